@@ -1,0 +1,40 @@
+/**
+ * Typed failures of the runtime itself (DESIGN principle 2). Problems inside an
+ * action are observations instead. Each message says what to do next.
+ */
+import { Schema } from "effect"
+
+/** The runtime could not be started (bad config, missing binary, server never became alive). */
+export class RuntimeStartError extends Schema.TaggedError<RuntimeStartError>()("RuntimeStartError", {
+  message: Schema.String
+}) {}
+
+/** The runtime stopped answering (process died, connection dropped). Start a new runtime. */
+export class RuntimeDisconnectedError extends Schema.TaggedError<RuntimeDisconnectedError>()(
+  "RuntimeDisconnectedError",
+  { message: Schema.String }
+) {}
+
+/** The runtime did not return an observation within the action's timeout plus a grace period. */
+export class RuntimeTimeoutError extends Schema.TaggedError<RuntimeTimeoutError>()("RuntimeTimeoutError", {
+  message: Schema.String
+}) {}
+
+/** JSON that is not a valid OpenHands action or observation. */
+export class WireDecodeError extends Schema.TaggedError<WireDecodeError>()("WireDecodeError", {
+  message: Schema.String
+}) {}
+
+/** Copying files into or out of the sandbox failed (missing source, path outside the workspace, bad zip). */
+export class TransferError extends Schema.TaggedError<TransferError>()("TransferError", {
+  message: Schema.String
+}) {}
+
+/** The runtime cannot do this (e.g. `pause` on a runtime with nothing to pause). */
+export class UnsupportedCapabilityError extends Schema.TaggedError<UnsupportedCapabilityError>()(
+  "UnsupportedCapabilityError",
+  { capability: Schema.String, runtime: Schema.String, message: Schema.String }
+) {}
+
+/** Any failure of the runtime (not of an action). */
+export type RuntimeError = RuntimeStartError | RuntimeDisconnectedError | RuntimeTimeoutError

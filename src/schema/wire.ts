@@ -1,0 +1,179 @@
+/**
+ * The OpenHands wire codec (spec §1): actions as `{action, args, timeout?, message}`
+ * and observations as `{observation, content, extras, success?, message}`, with
+ * snake_case keys. Field names map mechanically (`isInput` ⇄ `is_input`), so the
+ * classes in `Action.ts` / `Observation.ts` are the single description of each type.
+ */
+import { Effect, Schema } from "effect"
+import * as A from "./Action.ts"
+import { truncateCmdOutput } from "./cmdOutput.ts"
+import { WireDecodeError } from "./errors.ts"
+import * as O from "./Observation.ts"
+
+type JsonRecord = Record<string, unknown>
+
+const actionClasses = {
+  run: A.CmdRunAction,
+  run_ipython: A.IPythonRunCellAction,
+  read: A.FileReadAction,
+  write: A.FileWriteAction,
+  edit: A.FileEditAction,
+  browse: A.BrowseURLAction,
+  browse_interactive: A.BrowseInteractiveAction,
+  call_tool_mcp: A.McpCallAction
+} as const
+
+const observationClasses = {
+  run: O.CmdOutputObservation,
+  run_ipython: O.IPythonRunCellObservation,
+  read: O.FileReadObservation,
+  write: O.FileWriteObservation,
+  edit: O.FileEditObservation,
+  error: O.ErrorObservation,
+  browse: O.BrowserOutputObservation,
+  mcp: O.McpObservation,
+  download: O.FileDownloadObservation
+} as const
+
+export type ActionWireType = keyof typeof actionClasses
+export type ObservationWireType = keyof typeof observationClasses
+
+const wireTypeOf = <T extends JsonRecord>(table: T) => {
+  const byTag = new Map(Object.entries(table).map(([wire, cls]) => [(cls as { identifier: string }).identifier, wire]))
+  return (tag: string) => byTag.get(tag)!
+}
+
+/** `CmdRunAction` → `"run"`: the OpenHands `action` string of an action. */
+export const actionWireType: (action: A.Action) => ActionWireType = (action) =>
+  actionTagToWire(action._tag) as ActionWireType
+const actionTagToWire = wireTypeOf(actionClasses)
+
+/** `CmdOutputObservation` → `"run"`: the OpenHands `observation` string. */
+export const observationWireType: (observation: O.Observation) => ObservationWireType = (observation) =>
+  observationTagToWire(observation._tag) as ObservationWireType
+const observationTagToWire = wireTypeOf(observationClasses)
+
+const toSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+const toCamel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+
+/** Only these fields hold objects whose own keys are renamed; others (MCP arguments, DOM) pass through. */
+const nestedModels: ReadonlySet<string> = new Set(["metadata"])
+
+const renameKeys = (record: JsonRecord, rename: (key: string) => string): JsonRecord =>
+  Object.fromEntries(
+    Object.entries(record).map(([key, value]) => [
+      rename(key),
+      nestedModels.has(toCamel(key)) && isRecord(value) ? renameKeys(value, rename) : value
+    ])
+  )
+
+const isRecord = (u: unknown): u is JsonRecord => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const encodeFields = (cls: Schema.Top, value: unknown): JsonRecord => {
+  const { _tag: _, ...fields } = Schema.encodeUnknownSync(cls as Schema.Codec<unknown, JsonRecord>)(value)
+  return renameKeys(fields, toSnake)
+}
+
+/** Encode an action as OpenHands JSON. */
+export const encodeAction = (action: A.Action): JsonRecord => {
+  const type = actionWireType(action)
+  const { timeout, ...args } = encodeFields(actionClasses[type], action)
+  return {
+    message: action.message,
+    action: type,
+    args,
+    ...(timeout === undefined ? {} : { timeout })
+  }
+}
+
+/** Encode an observation as OpenHands JSON. */
+export const encodeObservation = (observation: O.Observation): JsonRecord => {
+  const type = observationWireType(observation)
+  const { content, ...extras } = encodeFields(observationClasses[type], observation)
+  // OpenHands leaks the private `_diff_cache` of FileEditObservation into extras.
+  if (type === "edit") extras["_diff_cache"] = null
+  return {
+    message: observation.message,
+    observation: type,
+    content,
+    extras,
+    ...("success" in observation ? { success: observation.success } : {})
+  }
+}
+
+const fail = (message: string) => Effect.fail(new WireDecodeError({ message }))
+
+const decodeInto = <C extends Schema.Top>(cls: C, kind: string, type: string, fields: JsonRecord) => {
+  const known = (cls as unknown as { fields: JsonRecord }).fields
+  // Unknown keys are ignored so newer OpenHands clients that add fields keep working.
+  const input = Object.fromEntries(Object.entries(fields).filter(([k]) => k in known))
+  return Schema.decodeUnknownEffect(cls as unknown as Schema.Codec<C["Type"]>)({
+    ...input,
+    _tag: (cls as unknown as { identifier: string }).identifier
+  }).pipe(Effect.mapError((e) => new WireDecodeError({ message: `Invalid ${kind} "${type}": ${e.message}` })))
+}
+
+/** Legacy arg names OpenHands still accepts (spec §1.1). */
+const legacyActionArgs = (args: JsonRecord): JsonRecord => {
+  const { timestamp: _t, keep_prompt: _k, task_completed: _c, is_confirmed, images_urls, ...rest } = args
+  return {
+    ...(is_confirmed === undefined ? {} : { confirmation_state: is_confirmed }),
+    ...(images_urls === undefined ? {} : { image_urls: images_urls }),
+    ...rest
+  }
+}
+
+/** Decode OpenHands action JSON (already parsed) into an `Action`. */
+export const decodeAction = (json: unknown): Effect.Effect<A.Action, WireDecodeError> => {
+  if (!isRecord(json)) return fail("An action must be a JSON object with an \"action\" field.")
+  const type = json["action"]
+  if (typeof type !== "string") return fail("The action has no \"action\" type string.")
+  if (!(type in actionClasses)) {
+    return fail(`Unknown action type "${type}". Known types: ${Object.keys(actionClasses).join(", ")}.`)
+  }
+  const args = json["args"] ?? {}
+  if (!isRecord(args)) return fail(`The "args" of action "${type}" must be a JSON object.`)
+  const fields = renameKeys(legacyActionArgs(args), toCamel)
+  if (json["timeout"] !== undefined && json["timeout"] !== null) fields["timeout"] = json["timeout"]
+  return decodeInto(actionClasses[type as ActionWireType], "action", type, fields) as Effect.Effect<
+    A.Action,
+    WireDecodeError
+  >
+}
+
+/** Legacy extras OpenHands folds into `metadata` (spec §1.2). */
+const legacyObservationExtras = (type: string, extras: JsonRecord): JsonRecord => {
+  const { _diff_cache: _d, formatted_output_and_error: _f, exit_code, command_id, ...rest } = extras
+  if (type !== "run" || (exit_code === undefined && command_id === undefined)) return rest
+  const metadata = isRecord(rest["metadata"]) ? rest["metadata"] : {}
+  return {
+    ...rest,
+    metadata: {
+      ...metadata,
+      ...(exit_code === undefined ? {} : { exit_code }),
+      ...(command_id === undefined ? {} : { pid: command_id })
+    }
+  }
+}
+
+/** Decode OpenHands observation JSON (already parsed) into an `Observation`. */
+export const decodeObservation = (json: unknown): Effect.Effect<O.Observation, WireDecodeError> => {
+  if (!isRecord(json)) return fail("An observation must be a JSON object with an \"observation\" field.")
+  const type = json["observation"]
+  if (typeof type !== "string") return fail("The observation has no \"observation\" type string.")
+  if (!(type in observationClasses)) {
+    return fail(`Unsupported observation type "${type}". Known types: ${Object.keys(observationClasses).join(", ")}.`)
+  }
+  const extras = json["extras"] ?? {}
+  if (!isRecord(extras)) return fail(`The "extras" of observation "${type}" must be a JSON object.`)
+  const fields = renameKeys(legacyObservationExtras(type, extras), toCamel)
+  const content = json["content"] ?? ""
+  // Like OpenHands' constructor, decoding re-applies command-output truncation (idempotent).
+  fields["content"] = type === "run" && typeof content === "string" && fields["hidden"] !== true
+    ? truncateCmdOutput(content)
+    : content
+  return decodeInto(observationClasses[type as ObservationWireType], "observation", type, fields) as Effect.Effect<
+    O.Observation,
+    WireDecodeError
+  >
+}
