@@ -1,0 +1,44 @@
+/**
+ * Environment variables added at run time (`Runtime.addEnvVars`). They are kept
+ * in a private file (mode 0600) that every shell sources before its next command
+ * when the set changed, so the session shell, `is_static` shells and restarted
+ * shells all see them, without writing secrets into `~/.bashrc` as OpenHands does.
+ */
+import { writeFileSync } from "node:fs"
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Single-quote a value for bash. */
+export const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`
+
+export class EnvStore {
+  private readonly vars = new Map<string, string>()
+  private gen = 0
+
+  readonly file: string
+
+  constructor(file: string) {
+    this.file = file
+  }
+
+  /** Bumped on every change; shells compare it with the generation they sourced. */
+  get generation(): number {
+    return this.gen
+  }
+
+  /** A copy of the variables, for processes started outside a shell. */
+  get values(): Record<string, string> {
+    return Object.fromEntries(this.vars)
+  }
+
+  /** Names are upper-cased as OpenHands does; returns the names that are not valid variable names. */
+  set(vars: Readonly<Record<string, string>>): Array<string> {
+    const invalid = Object.keys(vars).filter((name) => !NAME.test(name))
+    if (invalid.length > 0) return invalid
+    for (const [name, value] of Object.entries(vars)) this.vars.set(name.toUpperCase(), value)
+    this.gen++
+    const lines = [...this.vars].map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
+    writeFileSync(this.file, lines.join(""), { mode: 0o600 })
+    return []
+  }
+}

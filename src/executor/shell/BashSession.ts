@@ -1,0 +1,308 @@
+/**
+ * A persistent bash session that runs `CmdRunAction`s with OpenHands' semantics
+ * (spec §4): PS1 metadata, the no-change (soft) timeout, hard timeouts, input and
+ * control keys to a running process, "previous command still running" refusals,
+ * output truncation. Completion is the prompt event itself, so a command returns
+ * the moment bash prints its prompt (OpenHands polls every 0.5 s).
+ *
+ * Departures, on purpose: a multi-line action runs as one script (OpenHands
+ * rejects it); a truncated output is also saved whole to a file named in the
+ * observation; leading blank lines are trimmed but indentation is kept
+ * (OpenHands' echo stripping also ate the first line's indentation); `exit`
+ * restarts the shell instead of leaving the session dead.
+ */
+import { Deferred, Effect, Exit, Option, Scope } from "effect"
+import { randomUUID } from "node:crypto"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import type { CmdRunAction } from "../../schema/Action.ts"
+import { MAX_CMD_OUTPUT_SIZE, truncateCmdOutput } from "../../schema/cmdOutput.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { CmdOutputMetadata, CmdOutputObservation } from "../../schema/Observation.ts"
+import type { EnvStore } from "../env.ts"
+import { CommandOutput } from "./commandOutput.ts"
+import { controlKey, echoOfKey } from "./keys.ts"
+import * as Text from "./messages.ts"
+import { foregroundProcessGroup, killProcessGroup } from "./processTree.ts"
+import type { PromptMetadata } from "./prompt.ts"
+import { ShellProcess } from "./ShellProcess.ts"
+import { collapseCarriageReturns } from "./terminalText.ts"
+
+export interface BashSessionOptions {
+  readonly cwd: string
+  /** Private, existing directory for the rc file, scripts and spilled outputs. */
+  readonly stateDir: string
+  readonly env: EnvStore
+  /** OpenHands' NO_CHANGE_TIMEOUT_SECONDS (10 in its server). */
+  readonly noChangeTimeoutSeconds: number
+  /** Identifies processes of this runtime for reaping. */
+  readonly marker: string
+  readonly shellPath?: string
+  /** Source `~/.bashrc` before our prompt setup (off by default: the host user's rc is not the sandbox's). */
+  readonly loadUserRc?: boolean
+  /** Environment of the shell; defaults to this process's. */
+  readonly baseEnv?: Readonly<Record<string, string>>
+}
+
+export interface BashSession {
+  readonly execute: (action: CmdRunAction) => Effect.Effect<CmdOutputObservation, RuntimeStartError>
+  /** The shell's working directory as of its last prompt. */
+  readonly cwd: () => string
+}
+
+type Completion =
+  | { readonly _tag: "Prompt"; readonly metadata: PromptMetadata }
+  | { readonly _tag: "Exited"; readonly exitCode: number }
+
+interface Running {
+  readonly output: CommandOutput
+  readonly done: Deferred.Deferred<Completion>
+  /** An observation already returned part of its output (so later ones get the "Below is..." prefix). */
+  timedOut: boolean
+  lastChange: number
+}
+
+type WaitResult =
+  | { readonly _tag: "Done"; readonly completion: Completion }
+  | { readonly _tag: "Soft" }
+  | { readonly _tag: "Hard"; readonly seconds: number }
+
+const STARTUP_TIMEOUT = "10 seconds"
+const IDLE_OUTPUT_LIMIT = MAX_CMD_OUTPUT_SIZE
+const INTERRUPT_GRACE = "1 second"
+
+/** Start a bash session; closing the scope kills it and everything it started. */
+export const makeBashSession = (
+  options: BashSessionOptions
+): Effect.Effect<BashSession, RuntimeStartError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const outputsDir = join(options.stateDir, "outputs")
+    mkdirSync(outputsDir, { recursive: true, mode: 0o700 })
+    const scriptFile = join(options.stateDir, "command.sh")
+    const baseEnv = options.baseEnv ?? (process.env as Record<string, string>)
+
+    let shell: ShellProcess | null = null
+    let cwd = options.cwd
+    let running: Running | null = null
+    /** Output printed while no command ran (background jobs); shown with the next command, as in a terminal. */
+    let idleOutput = ""
+    let sourcedEnv = 0
+    let commandCount = 0
+
+    const spawn: Effect.Effect<void, RuntimeStartError> = Effect.gen(function*() {
+      const ready = Deferred.makeUnsafe<PromptMetadata, RuntimeStartError>()
+      let proc: ShellProcess
+      try {
+        proc = new ShellProcess({
+          cwd,
+          stateDir: options.stateDir,
+          shellPath: options.shellPath ?? "/bin/bash",
+          env: baseEnv,
+          marker: options.marker,
+          loadUserRc: options.loadUserRc ?? false
+        }, {
+          onOutput: (text) => {
+            if (proc !== shell) return
+            if (running !== null && !Deferred.isDoneUnsafe(running.done)) {
+              running.output.append(text)
+              running.lastChange = Date.now()
+            } else if (Deferred.isDoneUnsafe(ready)) {
+              idleOutput = (idleOutput + text).slice(-IDLE_OUTPUT_LIMIT)
+            }
+          },
+          onPrompt: (metadata) => {
+            if (metadata.workingDir) cwd = metadata.workingDir
+            if (!Deferred.isDoneUnsafe(ready)) Deferred.doneUnsafe(ready, Exit.succeed(metadata))
+            else if (running !== null) Deferred.doneUnsafe(running.done, Exit.succeed({ _tag: "Prompt", metadata }))
+          },
+          onExit: (exitCode) => {
+            if (proc === shell) shell = null
+            Deferred.doneUnsafe(
+              ready,
+              Exit.fail(new RuntimeStartError({ message: `bash exited with code ${exitCode} while starting.` }))
+            )
+            if (running !== null) Deferred.doneUnsafe(running.done, Exit.succeed({ _tag: "Exited", exitCode }))
+          }
+        })
+      } catch (cause) {
+        return yield* new RuntimeStartError({
+          message: `Cannot start ${options.shellPath ?? "/bin/bash"} in ${cwd}: ${String(cause)}`
+        })
+      }
+      shell = proc
+      sourcedEnv = 0
+      yield* Deferred.await(ready).pipe(
+        Effect.timeoutOrElse({
+          duration: STARTUP_TIMEOUT,
+          orElse: () => {
+            proc.kill()
+            return Effect.fail(
+              new RuntimeStartError({ message: `bash did not print its prompt within ${STARTUP_TIMEOUT}.` })
+            )
+          }
+        })
+      )
+      idleOutput = ""
+    })
+
+    yield* spawn
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        running?.output.close()
+        shell?.kill()
+      })
+    )
+
+    const start = (command: string): Effect.Effect<Running, RuntimeStartError> =>
+      Effect.gen(function*() {
+        if (shell === null) yield* spawn
+        const sourceEnv = options.env.generation !== sourcedEnv ? `. '${options.env.file}'\n` : ""
+        sourcedEnv = options.env.generation
+        writeFileSync(scriptFile, `${sourceEnv}${command}\n`, { mode: 0o600 })
+        const r: Running = {
+          output: new CommandOutput(join(outputsDir, `command-${++commandCount}.log`)),
+          done: Deferred.makeUnsafe<Completion>(),
+          timedOut: false,
+          lastChange: Date.now()
+        }
+        r.output.append(idleOutput)
+        idleOutput = ""
+        running = r
+        shell!.write(`. '${scriptFile}'\n`)
+        return r
+      })
+
+    /** The segment's text as an agent sees it; a truncated one is saved whole and named. */
+    const content = (r: Running, hidden: boolean) => {
+      const text = collapseCarriageReturns(r.output.takeSegment().text).replace(/^\n+/, "").trimEnd()
+      if (hidden || text.length <= MAX_CMD_OUTPUT_SIZE) return { text, note: "" }
+      return {
+        text: truncateCmdOutput(text),
+        note: Text.fullOutputSavedSuffix(r.output.length, r.output.saveToFile())
+      }
+    }
+
+    const finish = (r: Running) => {
+      if (running === r) running = null
+      r.output.close()
+    }
+
+    const completed = (r: Running, completion: Completion, action: CmdRunAction, key: string | null) => {
+      const { text, note } = content(r, action.hidden)
+      finish(r)
+      const metadata = completion._tag === "Prompt"
+        ? new CmdOutputMetadata({
+          ...completion.metadata,
+          suffix: note + Text.completedSuffix(completion.metadata.exitCode, key)
+        })
+        : new CmdOutputMetadata({
+          exitCode: completion.exitCode,
+          workingDir: cwd,
+          suffix: note + Text.completedSuffix(completion.exitCode, key) + Text.shellExitedSuffix(completion.exitCode)
+        })
+      return observation(action, text, metadata)
+    }
+
+    const partial = (r: Running, action: CmdRunAction, suffix: string) => {
+      const prefix = r.timedOut ? Text.PREVIOUS_OUTPUT_PREFIX : ""
+      r.timedOut = true
+      const { text, note } = content(r, action.hidden)
+      return observation(action, text, new CmdOutputMetadata({ prefix, suffix: note + suffix }))
+    }
+
+    const observation = (action: CmdRunAction, text: string, metadata: CmdOutputMetadata) =>
+      new CmdOutputObservation({ content: text, command: action.command.trim(), metadata, hidden: action.hidden })
+
+    const softTimeout = (r: Running) =>
+      Effect.gen(function*() {
+        const limit = options.noChangeTimeoutSeconds * 1000
+        while (true) {
+          const left = limit - (Date.now() - r.lastChange)
+          if (left <= 0) return { _tag: "Soft" } as const
+          yield* Effect.sleep(left)
+        }
+      })
+
+    /** Stop what `r` runs: Ctrl-C, then SIGKILL its process group, then the shell itself. */
+    const interrupt = (r: Running) =>
+      Effect.gen(function*() {
+        const settled = () => Deferred.await(r.done).pipe(Effect.timeoutOption(INTERRUPT_GRACE), Effect.map(Option.isSome))
+        if (!Deferred.isDoneUnsafe(r.done) && shell !== null) {
+          shell.write("\x03")
+          if (!(yield* settled())) {
+            const group = foregroundProcessGroup(shell.pid)
+            if (group !== null && group !== shell.pid) killProcessGroup(group)
+            if (!(yield* settled())) {
+              shell.kill()
+              shell = null
+            }
+          }
+        }
+        finish(r)
+      })
+
+    const wait = (r: Running, action: CmdRunAction, key: string | null) => {
+      r.lastChange = Date.now()
+      const racers: Array<Effect.Effect<WaitResult>> = [
+        Deferred.await(r.done).pipe(Effect.map((completion) => ({ _tag: "Done", completion }) as const))
+      ]
+      if (!action.blocking) racers.push(softTimeout(r))
+      const seconds = action.timeout
+      if (seconds !== undefined) racers.push(Effect.as(Effect.sleep(seconds * 1000), { _tag: "Hard", seconds } as const))
+      return Effect.raceAll(racers).pipe(
+        Effect.map((result) => {
+          switch (result._tag) {
+            case "Done":
+              return completed(r, result.completion, action, key)
+            case "Soft":
+              return partial(r, action, Text.softTimeoutSuffix(options.noChangeTimeoutSeconds))
+            case "Hard":
+              return partial(r, action, Text.hardTimeoutSuffix(result.seconds))
+          }
+        }),
+        Effect.onInterrupt(() => interrupt(r))
+      )
+    }
+
+    const noPrevious = (action: CmdRunAction, text: string) =>
+      new CmdOutputObservation({ content: text, command: "", metadata: new CmdOutputMetadata({}), hidden: action.hidden })
+
+    const execute = (action: CmdRunAction): Effect.Effect<CmdOutputObservation, RuntimeStartError> =>
+      Effect.gen(function*() {
+        const command = action.command.trim()
+        const current = running
+        if (current === null) {
+          if (command === "") return noPrevious(action, Text.NO_PREVIOUS_COMMAND_LOGS)
+          if (action.isInput) return noPrevious(action, Text.NO_PREVIOUS_COMMAND_INPUT)
+          return yield* wait(yield* start(command), action, null)
+        }
+        if (Deferred.isDoneUnsafe(current.done)) {
+          // It finished after its last (timed-out) observation. OpenHands drops the leftover
+          // output when a new command arrives, and reports the completion for '' or input.
+          if (command !== "" && !action.isInput) {
+            finish(current)
+            return yield* wait(yield* start(command), action, null)
+          }
+          return yield* wait(current, action, null)
+        }
+        if (command !== "" && !action.isInput) {
+          return partial(current, action, Text.notExecutedSuffix(command))
+        }
+        let key: string | null = null
+        if (command !== "") {
+          key = controlKey(command)
+          if (key !== null) {
+            current.output.append(echoOfKey(key))
+            shell?.write(key)
+          } else {
+            shell?.write(`${command}\n`)
+          }
+        }
+        return yield* wait(current, action, key === null ? null : command)
+      })
+
+    return { execute, cwd: () => cwd } satisfies BashSession
+  })
+
+/** A marker unique to one runtime, for `BashSessionOptions.marker`. */
+export const newSessionMarker = (): string => randomUUID()

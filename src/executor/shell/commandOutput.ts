@@ -1,0 +1,115 @@
+/**
+ * The output of one command, held in bounded memory however much it prints.
+ *
+ * Up to `MEMORY_LIMIT` characters stay in memory. Beyond that everything is
+ * streamed to a spill file (the full output, which the observation names) and
+ * memory keeps only the head of the current segment and a rolling tail: enough
+ * to build the 15,000 + 15,000 character view agents are shown.
+ *
+ * A *segment* is what one observation shows: the text since the previous
+ * observation of the same command (soft timeouts return partial output).
+ */
+import { closeSync, openSync, writeSync } from "node:fs"
+
+const MEMORY_LIMIT = 64 * 1024
+/** Both exceed half of MAX_CMD_OUTPUT_SIZE with room for trimming, so the seam is always cut away. */
+const HEAD = 20_000
+const TAIL = 20_000
+
+export interface Segment {
+  /** The segment, or its head + tail when the middle was only spilled to disk. */
+  readonly text: string
+  /** True when `text` lacks a middle part (then it is longer than the truncation limit). */
+  readonly gap: boolean
+}
+
+export class CommandOutput {
+  private chunks: Array<string> = []
+  private memoryLength = 0
+  private spillFd: number | null = null
+  private total = 0
+  private segmentStart = 0
+  private segmentHead = ""
+  private tail: Array<string> = []
+  private tailLength = 0
+
+  /** Where the full output goes once it outgrows memory (created lazily). */
+  readonly spillPath: string
+
+  constructor(spillPath: string) {
+    this.spillPath = spillPath
+  }
+
+  /** Characters printed since the command started. */
+  get length(): number {
+    return this.total
+  }
+
+  append(text: string): void {
+    if (text.length === 0) return
+    this.total += text.length
+    if (this.spillFd === null) {
+      this.chunks.push(text)
+      this.memoryLength += text.length
+      if (this.memoryLength > MEMORY_LIMIT) this.startSpill()
+      return
+    }
+    writeSync(this.spillFd, text)
+    if (this.segmentHead.length < HEAD) this.segmentHead += text.slice(0, HEAD - this.segmentHead.length)
+    this.pushTail(text)
+  }
+
+  /** Make sure the full output is on disk (for a truncated observation) and return its path. */
+  saveToFile(): string {
+    if (this.spillFd === null) this.startSpill()
+    return this.spillPath
+  }
+
+  /** The text since the previous call; the next segment starts now. */
+  takeSegment(): Segment {
+    const length = this.total - this.segmentStart
+    let segment: Segment
+    if (this.spillFd === null) {
+      const all = this.chunks.length === 1 ? this.chunks[0]! : this.chunks.join("")
+      this.chunks = [all]
+      segment = { text: all.slice(all.length - length), gap: false }
+    } else {
+      const fromTail = Math.min(this.tailLength, length - this.segmentHead.length)
+      const tail = fromTail > 0 ? this.tailText().slice(this.tailLength - fromTail) : ""
+      segment = { text: this.segmentHead + tail, gap: this.segmentHead.length + fromTail < length }
+      this.segmentHead = ""
+    }
+    this.segmentStart = this.total
+    return segment
+  }
+
+  close(): void {
+    if (this.spillFd !== null) closeSync(this.spillFd)
+    this.spillFd = null
+  }
+
+  private startSpill(): void {
+    const all = this.chunks.join("")
+    this.chunks = []
+    this.memoryLength = 0
+    this.spillFd = openSync(this.spillPath, "w", 0o600)
+    writeSync(this.spillFd, all)
+    const inSegment = all.slice(all.length - (this.total - this.segmentStart))
+    this.segmentHead = inSegment.slice(0, HEAD)
+    this.pushTail(all.slice(Math.max(0, all.length - TAIL)))
+  }
+
+  private pushTail(text: string): void {
+    this.tail.push(text)
+    this.tailLength += text.length
+    while (this.tail.length > 1 && this.tailLength - this.tail[0]!.length >= TAIL) {
+      this.tailLength -= this.tail.shift()!.length
+    }
+  }
+
+  private tailText(): string {
+    const text = this.tail.join("")
+    this.tail = [text]
+    return text
+  }
+}

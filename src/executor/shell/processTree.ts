@@ -1,0 +1,69 @@
+/**
+ * Finding and killing everything a shell started, including background jobs
+ * that were `disown`ed or `nohup`ed: a process belongs to the shell when it is in
+ * the shell's session (node-pty makes bash a session leader) or carries the
+ * shell's marker variable in its environment (which survives `setsid`).
+ * Linux only (/proc); elsewhere only the process group is signalled.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+
+/** Environment variable set in every shell; its value identifies the owning session. */
+export const SESSION_MARKER_VARIABLE = "EFFECT_SANDBOX_SESSION"
+
+const statFields = (pid: number): Array<string> | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the parenthesised command name: state, ppid, pgrp, session, tty_nr, tpgid, ...
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return null
+  }
+}
+
+/** The terminal's foreground process group of `shellPid` (the running job), or null. */
+export const foregroundProcessGroup = (shellPid: number): number | null => {
+  const tpgid = Number(statFields(shellPid)?.[5])
+  return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : null
+}
+
+const hasMarker = (pid: number, marker: string): boolean => {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`${SESSION_MARKER_VARIABLE}=${marker}`)
+  } catch {
+    return false
+  }
+}
+
+/** PIDs that belong to the shell `sessionId` / `marker`, excluding this process. */
+export const sessionProcesses = (sessionId: number, marker: string): Array<number> => {
+  let entries: Array<string>
+  try {
+    entries = readdirSync("/proc")
+  } catch {
+    return []
+  }
+  return entries.flatMap((name) => {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid === process.pid) return []
+    const fields = statFields(pid)
+    if (fields === null) return []
+    return Number(fields[3]) === sessionId || hasMarker(pid, marker) ? [pid] : []
+  })
+}
+
+const signal = (pid: number, sig: NodeJS.Signals): void => {
+  try {
+    process.kill(pid, sig)
+  } catch {
+    // already gone
+  }
+}
+
+/** SIGKILL the shell's whole session and every process carrying its marker. */
+export const killSession = (sessionId: number, marker: string): void => {
+  signal(-sessionId, "SIGKILL")
+  for (const pid of sessionProcesses(sessionId, marker)) signal(pid, "SIGKILL")
+}
+
+/** SIGKILL one process group (the foreground job). */
+export const killProcessGroup = (pgid: number): void => signal(-pgid, "SIGKILL")

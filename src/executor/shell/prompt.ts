@@ -1,0 +1,127 @@
+/**
+ * The prompt protocol between us and bash (spec §3.2). After every command bash
+ * prints a JSON block between markers; seeing the end marker *is* the completion
+ * event, so nothing polls. Unlike OpenHands' fixed markers ours carry a random
+ * nonce per shell, so no command output can fake a prompt.
+ */
+import { randomBytes } from "node:crypto"
+
+export interface PromptMetadata {
+  readonly exitCode: number
+  readonly pid: number
+  readonly username: string | null
+  readonly hostname: string | null
+  readonly workingDir: string | null
+  readonly pyInterpreterPath: string | null
+}
+
+export interface PromptMarkers {
+  readonly begin: string
+  readonly end: string
+}
+
+export const makeMarkers = (): PromptMarkers => {
+  const nonce = randomBytes(6).toString("hex")
+  return { begin: `\n###PS1JSON-${nonce}###\n`, end: `\n###PS1END-${nonce}###\n` }
+}
+
+/**
+ * The rc file bash runs at start. `stty -echo` (with `--noediting`, so readline does
+ * not echo either) keeps typed commands and input out of the output; `__es_prompt`
+ * saves `$?` first and JSON-escapes the cwd; the python path is looked up only when
+ * PATH changes, so a prompt costs no fork.
+ */
+export const shellRcScript = (markers: PromptMarkers, options: { readonly loadUserRc: boolean }): string => {
+  const json =
+    `{"pid": "$!", "exit_code": "$__es_ec", "username": "\\u", "hostname": "\\h", "working_dir": "$__es_wd", "py_interpreter_path": "$__es_py"}`
+  const ps1 = (markers.begin + json + markers.end).replaceAll("\n", "\\n")
+  return [
+    options.loadUserRc ? "[ -f ~/.bashrc ] && . ~/.bashrc" : "",
+    "stty -echo 2>/dev/null",
+    "unset HISTFILE",
+    "PS2=''",
+    "__es_prompt() {",
+    "  __es_ec=$?",
+    "  __es_wd=${PWD//\\\\/\\\\\\\\}; __es_wd=${__es_wd//\\\"/\\\\\\\"}",
+    "  if [[ \"$PATH\" != \"$__es_path\" ]]; then __es_path=$PATH; __es_py=$(type -P python 2>/dev/null); fi",
+    "}",
+    "PROMPT_COMMAND=__es_prompt",
+    `PS1='${ps1}'`,
+    "alias git='git --no-pager'",
+    ""
+  ].join("\n")
+}
+
+const toInt = (value: unknown): number => {
+  const n = Math.trunc(Number.parseFloat(String(value)))
+  return Number.isFinite(n) ? n : -1
+}
+const toText = (value: unknown): string | null => typeof value === "string" ? value : null
+
+/** Parse the JSON between the markers; `null` when it is not valid JSON (OpenHands skips such blocks). */
+export const parsePromptJson = (json: string): PromptMetadata | null => {
+  let raw: Record<string, unknown>
+  try {
+    raw = JSON.parse(json.trim())
+  } catch {
+    return null
+  }
+  return {
+    exitCode: toInt(raw["exit_code"]),
+    pid: toInt(raw["pid"]),
+    username: toText(raw["username"]),
+    hostname: toText(raw["hostname"]),
+    workingDir: toText(raw["working_dir"]),
+    pyInterpreterPath: toText(raw["py_interpreter_path"])
+  }
+}
+
+export type ScanItem =
+  | { readonly _tag: "Output"; readonly text: string }
+  | { readonly _tag: "Prompt"; readonly metadata: PromptMetadata }
+
+/**
+ * Splits the shell's text stream into output and prompts. Text that could be the
+ * start of a marker split across chunks is held back until the next chunk decides.
+ */
+export class PromptScanner {
+  private pending = ""
+  private readonly markers: PromptMarkers
+
+  constructor(markers: PromptMarkers) {
+    this.markers = markers
+  }
+
+  feed(text: string): Array<ScanItem> {
+    this.pending += text
+    const items: Array<ScanItem> = []
+    while (true) {
+      const begin = this.pending.indexOf(this.markers.begin)
+      if (begin === -1) {
+        const keep = partialMarkerLength(this.pending, this.markers.begin)
+        const out = this.pending.slice(0, this.pending.length - keep)
+        if (out.length > 0) items.push({ _tag: "Output", text: out })
+        this.pending = this.pending.slice(this.pending.length - keep)
+        return items
+      }
+      if (begin > 0) items.push({ _tag: "Output", text: this.pending.slice(0, begin) })
+      const jsonStart = begin + this.markers.begin.length
+      const end = this.pending.indexOf(this.markers.end, jsonStart)
+      if (end === -1) {
+        this.pending = this.pending.slice(begin)
+        return items
+      }
+      const metadata = parsePromptJson(this.pending.slice(jsonStart, end))
+      if (metadata !== null) items.push({ _tag: "Prompt", metadata })
+      this.pending = this.pending.slice(end + this.markers.end.length)
+    }
+  }
+}
+
+/** Length of the longest suffix of `text` that is a proper prefix of `marker`. */
+const partialMarkerLength = (text: string, marker: string): number => {
+  for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
+    if (marker.startsWith(text.slice(text.length - n))) return n
+  }
+  return 0
+}
