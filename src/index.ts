@@ -1,6 +1,11 @@
 /**
- * effect-sandbox: sandboxed execution runtimes for AI coding agents.
+ * effect-sandbox: sandboxed execution runtimes for AI coding agents, on Effect 4.
+ *
+ * Program against `Runtime`; choose where actions run by providing one layer
+ * (`CliRuntime.layer`, ... or `TestRuntime.layer` in tests).
  */
+export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
+export { type RecordedCopy, TestRuntime, type TestRuntimeOptions } from "./layers/TestRuntime.ts"
 export * from "./schema/Action.ts"
 export * from "./schema/cmdOutput.ts"
 export * from "./schema/errors.ts"
@@ -8,3 +13,5 @@ export * from "./schema/Observation.ts"
 export * from "./schema/RuntimeStatus.ts"
 export * from "./schema/SandboxConfig.ts"
 export * from "./schema/wire.ts"
+export * from "./services/ActionExecutor.ts"
+export * from "./services/Runtime.ts"

@@ -158,7 +158,11 @@ describe("wire codec", () => {
 
   it.effect("re-applies the 30,000-char truncation on decode (40,000 chars → 30,047)", () =>
     Effect.gen(function*() {
-      const obs = yield* decodeObservation({ observation: "run", content: "x".repeat(40_000), extras: { command: "c" } })
+      const obs = yield* decodeObservation({
+        observation: "run",
+        content: "x".repeat(40_000),
+        extras: { command: "c" }
+      })
       assert.strictEqual(obs.content.length, 30_047)
       const again = yield* decodeObservation(encodeObservation(obs))
       assert.strictEqual(again.content, obs.content)

@@ -35,7 +35,7 @@ export interface BashSessionOptions {
   readonly env: EnvStore
   /** OpenHands' NO_CHANGE_TIMEOUT_SECONDS (10 in its server). */
   readonly noChangeTimeoutSeconds: number
-  /** Identifies processes of this runtime for reaping. */
+  /** Identifies processes of this runtime for reaping; each shell appends its own suffix. */
   readonly marker: string
   readonly shellPath?: string
   /** Source `~/.bashrc` before our prompt setup (off by default: the host user's rc is not the sandbox's). */
@@ -71,6 +71,19 @@ const STARTUP_TIMEOUT = "10 seconds"
 const IDLE_OUTPUT_LIMIT = MAX_CMD_OUTPUT_SIZE
 const INTERRUPT_GRACE = "1 second"
 
+/** An observation of `action` (its command as sent, trimmed). */
+const observation = (action: CmdRunAction, text: string, metadata: CmdOutputMetadata) =>
+  new CmdOutputObservation({ content: text, command: action.command.trim(), metadata, hidden: action.hidden })
+
+/** OpenHands' answer to an empty command or input when nothing runs. */
+const noPrevious = (action: CmdRunAction, text: string) =>
+  new CmdOutputObservation({
+    content: text,
+    command: "",
+    metadata: new CmdOutputMetadata({}),
+    hidden: action.hidden
+  })
+
 /** Start a bash session; closing the scope kills it and everything it started. */
 export const makeBashSession = (
   options: BashSessionOptions
@@ -98,7 +111,8 @@ export const makeBashSession = (
           stateDir: options.stateDir,
           shellPath: options.shellPath ?? "/bin/bash",
           env: baseEnv,
-          marker: options.marker,
+          // Per shell, so closing an `is_static` shell reaps only what that shell started.
+          marker: `${options.marker}/${randomUUID().slice(0, 8)}`,
           loadUserRc: options.loadUserRc ?? false
         }, {
           onOutput: (text) => {
@@ -210,9 +224,6 @@ export const makeBashSession = (
       return observation(action, text, new CmdOutputMetadata({ prefix, suffix: note + suffix }))
     }
 
-    const observation = (action: CmdRunAction, text: string, metadata: CmdOutputMetadata) =>
-      new CmdOutputObservation({ content: text, command: action.command.trim(), metadata, hidden: action.hidden })
-
     const softTimeout = (r: Running) =>
       Effect.gen(function*() {
         const limit = options.noChangeTimeoutSeconds * 1000
@@ -226,7 +237,8 @@ export const makeBashSession = (
     /** Stop what `r` runs: Ctrl-C, then SIGKILL its process group, then the shell itself. */
     const interrupt = (r: Running) =>
       Effect.gen(function*() {
-        const settled = () => Deferred.await(r.done).pipe(Effect.timeoutOption(INTERRUPT_GRACE), Effect.map(Option.isSome))
+        const settled = () =>
+          Deferred.await(r.done).pipe(Effect.timeoutOption(INTERRUPT_GRACE), Effect.map(Option.isSome))
         if (!Deferred.isDoneUnsafe(r.done) && shell !== null) {
           shell.write("\x03")
           if (!(yield* settled())) {
@@ -248,7 +260,9 @@ export const makeBashSession = (
       ]
       if (!action.blocking) racers.push(softTimeout(r))
       const seconds = action.timeout
-      if (seconds !== undefined) racers.push(Effect.as(Effect.sleep(seconds * 1000), { _tag: "Hard", seconds } as const))
+      if (seconds !== undefined) {
+        racers.push(Effect.as(Effect.sleep(seconds * 1000), { _tag: "Hard", seconds } as const))
+      }
       return Effect.raceAll(racers).pipe(
         Effect.map((result) => {
           switch (result._tag) {
@@ -263,9 +277,6 @@ export const makeBashSession = (
         Effect.onInterrupt(() => interrupt(r))
       )
     }
-
-    const noPrevious = (action: CmdRunAction, text: string) =>
-      new CmdOutputObservation({ content: text, command: "", metadata: new CmdOutputMetadata({}), hidden: action.hidden })
 
     const execute = (action: CmdRunAction): Effect.Effect<CmdOutputObservation, RuntimeStartError> =>
       Effect.gen(function*() {
@@ -303,6 +314,3 @@ export const makeBashSession = (
 
     return { execute, cwd: () => cwd } satisfies BashSession
   })
-
-/** A marker unique to one runtime, for `BashSessionOptions.marker`. */
-export const newSessionMarker = (): string => randomUUID()

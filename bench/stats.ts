@@ -1,0 +1,42 @@
+/** Timing and memory helpers for the benchmarks. */
+
+export interface Sample {
+  readonly p50: number
+  readonly p95: number
+}
+
+export const percentiles = (durations: ReadonlyArray<number>): Sample => {
+  const sorted = [...durations].sort((a, b) => a - b)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+  return { p50: at(0.5), p95: at(0.95) }
+}
+
+/** Time `runs` sequential calls (after `warmup` untimed ones), in milliseconds. */
+export const timeRuns = async (runs: number, warmup: number, f: () => Promise<unknown>): Promise<Sample> => {
+  for (let i = 0; i < warmup; i++) await f()
+  const durations: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now()
+    await f()
+    durations.push(performance.now() - start)
+  }
+  return percentiles(durations)
+}
+
+/** Run `f` while sampling RSS every 5 ms; returns its wall time and the peak RSS growth, in MB. */
+export const measureMemory = async (f: () => Promise<unknown>): Promise<{ wallMs: number; rssGrowthMb: number }> => {
+  globalThis.gc?.()
+  const before = process.memoryUsage().rss
+  let peak = before
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss)
+  }, 5)
+  const start = performance.now()
+  try {
+    await f()
+  } finally {
+    clearInterval(timer)
+  }
+  peak = Math.max(peak, process.memoryUsage().rss)
+  return { wallMs: performance.now() - start, rssGrowthMb: (peak - before) / 2 ** 20 }
+}

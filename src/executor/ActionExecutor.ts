@@ -1,0 +1,179 @@
+/**
+ * The ActionExecutor implementation: one persistent bash session, the OHEditor,
+ * file read/write, transfers and run-time environment, behind a lock so actions
+ * of one session run one at a time (as OpenHands' server does). Tools that are
+ * not set up here answer with OpenHands' error texts.
+ */
+import { Effect, Layer, Scope, Semaphore } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Action, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction } from "../schema/Action.ts"
+import { copyWith } from "../schema/copy.ts"
+import { type RuntimeStartError, TransferError } from "../schema/errors.ts"
+import {
+  ErrorObservation,
+  FileEditObservation,
+  FileReadObservation,
+  FileWriteObservation,
+  type Observation
+} from "../schema/Observation.ts"
+import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExecutor.ts"
+import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
+import { EnvStore } from "./env.ts"
+import { readFile, writeFile } from "./files/fileOps.ts"
+import { type BashSession, makeBashSession } from "./shell/BashSession.ts"
+import * as Transfer from "./transfer.ts"
+import { Workspace } from "./workspace.ts"
+
+export interface ExecutorOptions {
+  /** Absolute path of the workspace directory (the shell starts there). */
+  readonly workspace: string
+  /** The path agents use for the workspace (OpenHands: `/workspace`); defaults to `workspace`. */
+  readonly mountPath?: string
+  /** Refuse file paths that resolve outside the workspace. */
+  readonly restrictToWorkspace: boolean
+  /** Seconds without output before a command returns partial output (OpenHands' NO_CHANGE_TIMEOUT_SECONDS). */
+  readonly noChangeTimeoutSeconds: number
+  /** Marks every process the shells start, so they can be reaped. */
+  readonly sessionMarker: string
+  readonly loadUserRc?: boolean
+}
+
+/** OpenHands' texts for tools this executor does not run (IPython, browser, MCP come with their plugins). */
+export const MISSING_TOOL_TEXT = {
+  ipython: "JupyterRequirement not found. Unable to run IPython action.",
+  browser: "Browser functionality is not supported or disabled.",
+  mcp: "No MCP servers configured",
+  llmEdit:
+    "The LLM-based draft editor (impl_source 'llm_based_edit') runs on the agent side; send editor commands with impl_source 'oh_aci'."
+} as const
+
+/** A private directory for shell scripts and saved outputs, removed with the scope. */
+const scopedStateDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "effect-sandbox-state-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+export const makeActionExecutor = (
+  options: ExecutorOptions
+): Effect.Effect<ActionExecutorShape, RuntimeStartError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const stateDir = yield* scopedStateDir
+    const ws = new Workspace({
+      root: options.workspace,
+      mountPath: options.mountPath ?? options.workspace,
+      restricted: options.restrictToWorkspace,
+      extraAllowed: [stateDir]
+    })
+    const env = new EnvStore(join(stateDir, "env.sh"))
+    const sessionOptions = (cwd: string, dir: string) => ({
+      cwd,
+      stateDir: dir,
+      env,
+      noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
+      marker: options.sessionMarker,
+      ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc })
+    })
+    const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
+    const editor = makeEditor(ws)
+    const lock = yield* Semaphore.make(1)
+    let staticCount = 0
+
+    /** `is_static`: a fresh shell for this one command (in `cwd`), closed afterwards. */
+    const runStatic = (action: CmdRunAction) =>
+      Effect.gen(function*() {
+        const resolved = yield* Effect.result(ws.resolve(action.cwd ?? options.workspace, shell.cwd()))
+        if (resolved._tag === "Failure") return new ErrorObservation({ content: resolved.failure.message })
+        const dir = join(stateDir, `static-${++staticCount}`)
+        const session = yield* makeBashSession(sessionOptions(resolved.success, dir))
+        return yield* session.execute(copyWith(action, { isStatic: false }))
+      }).pipe(Effect.scoped)
+
+    const read = (action: FileReadAction): Effect.Effect<Observation> =>
+      Effect.gen(function*() {
+        if (action.implSource === "oh_aci") {
+          const result = yield* editor.run({
+            command: "view",
+            path: action.path,
+            fileText: null,
+            oldStr: null,
+            newStr: null,
+            insertLine: null,
+            viewRange: action.viewRange
+          }, shell.cwd())
+          return new FileReadObservation({ content: result.output, path: action.path, implSource: "oh_aci" })
+        }
+        const result = yield* readFile(ws, shell.cwd(), action)
+        return result._tag === "Ok"
+          ? new FileReadObservation({ content: result.content, path: result.path })
+          : new ErrorObservation({ content: result.message })
+      })
+
+    const write = (action: FileWriteAction) =>
+      Effect.map(writeFile(ws, shell.cwd(), action), (r) =>
+        r._tag === "Ok"
+          ? new FileWriteObservation({ path: r.path })
+          : new ErrorObservation({ content: r.message }))
+
+    const edit = (action: FileEditAction): Effect.Effect<Observation> =>
+      Effect.gen(function*() {
+        if (action.implSource === "llm_based_edit") return new ErrorObservation({ content: MISSING_TOOL_TEXT.llmEdit })
+        const result = yield* editor.run({
+          command: action.command,
+          path: action.path,
+          fileText: action.fileText,
+          oldStr: action.oldStr,
+          newStr: action.newStr,
+          insertLine: action.insertLine,
+          viewRange: null
+        }, shell.cwd())
+        return new FileEditObservation({
+          content: result.output,
+          path: action.path,
+          oldContent: action.oldStr,
+          newContent: action.newStr,
+          implSource: "oh_aci",
+          diff: result.isError ? "" : unifiedDiff(result.oldFile ?? "", result.newFile ?? "", action.path)
+        })
+      })
+
+    const dispatch = (action: Action): Effect.Effect<Observation, RuntimeStartError> => {
+      switch (action._tag) {
+        case "CmdRunAction":
+          return action.isStatic ? runStatic(action) : shell.execute(action)
+        case "FileReadAction":
+          return read(action)
+        case "FileWriteAction":
+          return write(action)
+        case "FileEditAction":
+          return edit(action)
+        case "IPythonRunCellAction":
+          return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython }))
+        case "BrowseURLAction":
+        case "BrowseInteractiveAction":
+          return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))
+        case "McpCallAction":
+          return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.mcp }))
+      }
+    }
+
+    return {
+      workspace: ws.mountPath,
+      execute: (action) => lock.withPermits(1)(dispatch(action)),
+      upload: (request) => Transfer.upload(ws, shell.cwd(), request),
+      download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
+      listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
+      setEnv: (vars) =>
+        Effect.suspend(() => {
+          const invalid = env.set(vars)
+          return invalid.length === 0
+            ? Effect.void
+            : Effect.fail(new TransferError({ message: `Invalid environment variable names: ${invalid.join(", ")}` }))
+        })
+    } satisfies ActionExecutorShape
+  })
+
+/** The executor as a layer, e.g. for the action server or an in-process runtime. */
+export const layer = (options: ExecutorOptions): Layer.Layer<ActionExecutor, RuntimeStartError> =>
+  Layer.effect(ActionExecutor, makeActionExecutor(options))

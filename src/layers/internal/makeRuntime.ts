@@ -1,0 +1,120 @@
+/**
+ * Builds the `Runtime` service from a transport ("backend"): the in-process
+ * executor, the HTTP client, or a test script. Everything every runtime must do
+ * the same way lives here once: the default timeout, spans and metrics, masking
+ * of secrets, the status stream, typed shortcuts and capability checks.
+ */
+import { Effect, Redacted, SubscriptionRef } from "effect"
+import {
+  type Action,
+  BrowseInteractiveAction,
+  BrowseURLAction,
+  CmdRunAction,
+  FileReadAction,
+  FileWriteAction,
+  IPythonRunCellAction,
+  McpCallAction
+} from "../../schema/Action.ts"
+import { copyWith } from "../../schema/copy.ts"
+import { type RuntimeError, type TransferError, UnsupportedCapabilityError } from "../../schema/errors.ts"
+import type { Observation } from "../../schema/Observation.ts"
+import type { RuntimeStatus } from "../../schema/RuntimeStatus.ts"
+import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
+import { SecretMask } from "./secrets.ts"
+import { instrumentAction } from "./telemetry.ts"
+
+/** What a transport must provide; `makeRuntime` adds the rest. */
+export interface RuntimeBackend {
+  readonly info: RuntimeInfo
+  /** `SandboxConfig.timeout`: the hard timeout of actions that set none. */
+  readonly defaultTimeoutSeconds: number
+  readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  readonly copyTo: (
+    hostSource: string,
+    sandboxDest: string,
+    recursive: boolean
+  ) => Effect.Effect<void, TransferError | RuntimeError>
+  readonly copyFrom: (sandboxPath: string, hostZipPath: string) => Effect.Effect<void, TransferError | RuntimeError>
+  readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
+  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, TransferError | RuntimeError>
+  readonly pause?: Effect.Effect<void, RuntimeError>
+  readonly resume?: Effect.Effect<void, RuntimeError>
+}
+
+export const makeRuntime = (
+  backend: RuntimeBackend,
+  status: SubscriptionRef.SubscriptionRef<RuntimeStatus>
+): RuntimeShape => {
+  const mask = new SecretMask()
+  const kind = backend.info.kind
+
+  const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
+    const timed = action.timeout === undefined
+      ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
+      : action
+    return instrumentAction(kind, action, Effect.map(backend.execute(timed), (o) => mask.observation(o)))
+  }
+  // The executor answers each action type with its own observation types (or an ErrorObservation).
+  const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
+
+  const unsupported = (capability: string) =>
+    Effect.fail(
+      new UnsupportedCapabilityError({
+        capability,
+        runtime: kind,
+        message: `The ${kind} runtime cannot ${capability}: it has nothing to freeze. Use a Docker or remote runtime.`
+      })
+    )
+
+  return {
+    info: backend.info,
+    status: SubscriptionRef.changes(status),
+    currentStatus: SubscriptionRef.get(status),
+    run,
+    runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
+    runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
+    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path),
+    write: (file) => runAs(file instanceof FileWriteAction ? file : new FileWriteAction(file)),
+    edit: (action) => runAs(action),
+    browse: (url) => runAs(typeof url === "string" ? new BrowseURLAction({ url }) : url),
+    browseInteractive: (actions) =>
+      runAs(typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions),
+    callTool: (call) =>
+      runAs(
+        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} })
+      ),
+    copyTo: (hostSource, sandboxDest, options) =>
+      backend.copyTo(hostSource, sandboxDest, options?.recursive ?? false).pipe(
+        Effect.withSpan("Runtime.copyTo", { attributes: { "runtime.kind": kind } })
+      ),
+    copyFrom: (sandboxPath, hostZipPath) =>
+      backend.copyFrom(sandboxPath, hostZipPath).pipe(
+        Effect.withSpan("Runtime.copyFrom", { attributes: { "runtime.kind": kind } })
+      ),
+    listFiles: (path) => backend.listFiles(path),
+    addEnvVars: (vars: Readonly<Record<string, EnvValue>>) =>
+      Effect.suspend(() => {
+        const plain: Record<string, string> = {}
+        for (const [name, value] of Object.entries(vars)) {
+          if (Redacted.isRedacted(value)) {
+            mask.add(Redacted.value(value))
+            plain[name] = Redacted.value(value)
+          } else {
+            plain[name] = value
+          }
+        }
+        // Span attributes carry names only, never values.
+        return backend.setEnv(plain).pipe(
+          Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
+        )
+      }),
+    pause: backend.pause ?? unsupported("pause"),
+    resume: backend.resume ?? unsupported("resume")
+  }
+}
+
+/** The status stream's source, starting at STARTING_RUNTIME and ending at STOPPED when the scope closes. */
+export const makeStatus = Effect.acquireRelease(
+  SubscriptionRef.make<RuntimeStatus>("STARTING_RUNTIME"),
+  (ref) => SubscriptionRef.set(ref, "STOPPED")
+)

@@ -1,0 +1,37 @@
+/**
+ * The `ActionExecutor` service: turns an action into an observation, and owns
+ * the session's shell, editor, files and tools. It is written once; the CLI
+ * runtime calls it in-process and the action server exposes it over HTTP.
+ */
+import { Context, type Effect } from "effect"
+import type { Action } from "../schema/Action.ts"
+import type { RuntimeStartError, TransferError } from "../schema/errors.ts"
+import type { Observation } from "../schema/Observation.ts"
+
+export interface UploadRequest {
+  /** A local file holding the payload (the file itself, or a zip). */
+  readonly source: string
+  /** Name of the uploaded file (`x.txt`, `tree.zip`). */
+  readonly filename: string
+  /** Directory in the sandbox; created if missing. */
+  readonly destination: string
+  /** The payload is a zip to extract (a `.zip` filename is extracted anyway, as in OpenHands). */
+  readonly recursive: boolean
+}
+
+export interface ActionExecutorShape {
+  /** The workspace directory as agents address it. */
+  readonly workspace: string
+  /** Observations for every action; fails only when the shell cannot be (re)started. */
+  readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeStartError>
+  readonly upload: (request: UploadRequest) => Effect.Effect<void, TransferError>
+  /** Write a zip of a sandbox file or directory to the local file `outFile`. */
+  readonly download: (path: string, outFile: string) => Effect.Effect<void, TransferError>
+  readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Export variables to the next command of every shell (and to shells started later). */
+  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, TransferError>
+}
+
+export class ActionExecutor extends Context.Service<ActionExecutor, ActionExecutorShape>()(
+  "effect-sandbox/ActionExecutor"
+) {}

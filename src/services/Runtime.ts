@@ -1,0 +1,110 @@
+/**
+ * The `Runtime` service: the one contract every runtime layer provides
+ * (CliRuntime, LocalRuntime, DockerRuntime, ... and TestRuntime). Code written
+ * against it runs unchanged wherever the layer puts the sandbox.
+ */
+import { Context, type Effect, type Redacted, type Stream } from "effect"
+import type {
+  Action,
+  BrowseInteractiveAction,
+  BrowseURLAction,
+  CmdRunAction,
+  FileEditAction,
+  FileReadAction,
+  FileWriteAction,
+  IPythonRunCellAction,
+  McpCallAction
+} from "../schema/Action.ts"
+import type { RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
+import type {
+  BrowserOutputObservation,
+  CmdOutputObservation,
+  ErrorObservation,
+  FileDownloadObservation,
+  FileEditObservation,
+  FileReadObservation,
+  FileWriteObservation,
+  IPythonRunCellObservation,
+  McpObservation,
+  Observation
+} from "../schema/Observation.ts"
+import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
+
+/** What a runtime can do beyond the actions every runtime answers. */
+export interface RuntimeCapabilities {
+  readonly pause: boolean
+  readonly ipython: boolean
+  readonly browser: boolean
+  readonly mcp: boolean
+}
+
+/** Where a runtime lives. */
+export interface RuntimeInfo {
+  /** The session id; also labels every process or container the runtime starts. */
+  readonly id: string
+  /** `cli`, `local`, `docker`, ... */
+  readonly kind: string
+  /** The workspace directory as the sandbox sees it. */
+  readonly workspace: string
+  /** Reachable URLs (action server, app ports), by name. */
+  readonly urls: Readonly<Record<string, string>>
+  readonly capabilities: RuntimeCapabilities
+}
+
+/** An environment value: plain, or `Redacted` (never logged, masked in every observation). */
+export type EnvValue = string | Redacted.Redacted<string>
+
+export interface RuntimeShape {
+  readonly info: RuntimeInfo
+  /** The current status, then every change (OpenHands' RuntimeStatus values). */
+  readonly status: Stream.Stream<RuntimeStatus>
+  readonly currentStatus: Effect.Effect<RuntimeStatus>
+  /**
+   * Run any action. Problems in the action come back as observations (an
+   * `ErrorObservation`, or an exit code); only problems with the runtime fail.
+   * Without a `timeout` the action gets `SandboxConfig.timeout` (120 s), non-blocking.
+   * Interrupting the returned effect stops what the action started.
+   */
+  readonly run: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  readonly runCommand: (
+    command: string | CmdRunAction
+  ) => Effect.Effect<CmdOutputObservation | ErrorObservation, RuntimeError>
+  readonly runIPython: (
+    code: string | IPythonRunCellAction
+  ) => Effect.Effect<IPythonRunCellObservation | ErrorObservation, RuntimeError>
+  readonly read: (path: string | FileReadAction) => Effect.Effect<FileReadObservation | ErrorObservation, RuntimeError>
+  readonly write: (
+    file: FileWriteAction | { readonly path: string; readonly content: string }
+  ) => Effect.Effect<FileWriteObservation | ErrorObservation, RuntimeError>
+  readonly edit: (action: FileEditAction) => Effect.Effect<FileEditObservation | ErrorObservation, RuntimeError>
+  readonly browse: (
+    url: string | BrowseURLAction
+  ) => Effect.Effect<BrowserOutputObservation | ErrorObservation, RuntimeError>
+  readonly browseInteractive: (
+    actions: string | BrowseInteractiveAction
+  ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation, RuntimeError>
+  readonly callTool: (
+    call: McpCallAction | { readonly name: string; readonly arguments?: Record<string, unknown> }
+  ) => Effect.Effect<McpObservation | ErrorObservation, RuntimeError>
+  /**
+   * Copy a host file or directory into the sandbox directory `sandboxDest`
+   * (created if missing). A file lands at `<sandboxDest>/<basename>`; with
+   * `recursive` a directory keeps its own name: `<sandboxDest>/<dirname>/...`.
+   */
+  readonly copyTo: (
+    hostSource: string,
+    sandboxDest: string,
+    options?: { readonly recursive?: boolean }
+  ) => Effect.Effect<void, TransferError | RuntimeError>
+  /** Write a zip of a sandbox file or directory to `hostZipPath` (entries relative to a directory). */
+  readonly copyFrom: (sandboxPath: string, hostZipPath: string) => Effect.Effect<void, TransferError | RuntimeError>
+  /** Names in a sandbox directory (default: the workspace); directories end in `/`, listed first. */
+  readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
+  /** Export variables to every later command (and later shells); `Redacted` values are masked in output. */
+  readonly addEnvVars: (vars: Readonly<Record<string, EnvValue>>) => Effect.Effect<void, TransferError | RuntimeError>
+  /** Freeze the sandbox, keeping its state (runtimes with `capabilities.pause`). */
+  readonly pause: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
+  readonly resume: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
+}
+
+export class Runtime extends Context.Service<Runtime, RuntimeShape>()("effect-sandbox/Runtime") {}

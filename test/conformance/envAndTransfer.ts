@@ -1,0 +1,103 @@
+/** Environment variables (with secrets) and copying files in and out. */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { unzipSync } from "fflate"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { CmdRunAction, TransferError } from "../../src/index.ts"
+import { withRuntime } from "./helpers.ts"
+import type { ConformanceTarget } from "./target.ts"
+
+const hostDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "conformance-host-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+export const envAndTransferConformance = (target: ConformanceTarget) => {
+  describe("environment", () => {
+    it.live("added variables reach the shell and later separate shells", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          yield* rt.addEnvVars({ greeting: "hello 'quoted' $world" })
+          assert.strictEqual((yield* rt.runCommand("echo \"$GREETING\"")).content, "hello 'quoted' $world")
+          const staticShell = yield* rt.runCommand(new CmdRunAction({ command: "echo \"$GREETING\"", isStatic: true }))
+          assert.strictEqual(staticShell.content, "hello 'quoted' $world")
+        })))
+
+    it.live("Redacted values are usable but masked in every observation", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          yield* rt.addEnvVars({ API_TOKEN: Redacted.make("s3cr3t-t0ken") })
+          const echoed = yield* rt.runCommand(
+            "echo \"token=$API_TOKEN\"; test \"$API_TOKEN\" = s3cr3t-t0ken && echo matches"
+          )
+          assert.strictEqual(echoed.content, "token=<redacted>\nmatches")
+          yield* rt.runCommand("echo \"$API_TOKEN\" > t.txt")
+          const read = yield* rt.read(`${rt.info.workspace}/t.txt`)
+          assert.strictEqual(read.content, "<redacted>\n")
+        })))
+
+    it.live("rejects invalid variable names without changing anything", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(rt.addEnvVars({ "BAD-NAME": "x", GOOD: "y" }))
+          assert.instanceOf(error, TransferError)
+          assert.include(error.message, "BAD-NAME")
+          assert.strictEqual((yield* rt.runCommand("echo ${GOOD:-unset}")).content, "unset")
+        })))
+  })
+
+  describe("copy and list", () => {
+    it.live("copies a file and a tree in (with binary content and modes) and lists them", () =>
+      Effect.gen(function*() {
+        const host = yield* hostDir
+        writeFileSync(join(host, "single.txt"), "one file")
+        mkdirSync(join(host, "tree/nested"), { recursive: true })
+        writeFileSync(join(host, "tree/nested/bin.dat"), Buffer.from([0, 1, 2, 255, 254]))
+        writeFileSync(join(host, "tree/run.sh"), "#!/bin/sh\necho ran\n", { mode: 0o755 })
+        yield* withRuntime(target, (rt) =>
+          Effect.gen(function*() {
+            const dest = `${rt.info.workspace}/incoming`
+            yield* rt.copyTo(join(host, "single.txt"), dest)
+            yield* rt.copyTo(join(host, "tree"), dest, { recursive: true })
+            assert.strictEqual((yield* rt.runCommand("cat incoming/single.txt")).content, "one file")
+            assert.strictEqual(
+              (yield* rt.runCommand("od -An -tu1 incoming/tree/nested/bin.dat | xargs")).content,
+              "0 1 2 255 254"
+            )
+            assert.strictEqual((yield* rt.runCommand("incoming/tree/run.sh")).content, "ran")
+            assert.deepStrictEqual(yield* rt.listFiles(dest), ["tree/", "single.txt"])
+            assert.deepStrictEqual(yield* rt.listFiles(`${dest}/missing`), [])
+            yield* rt.runCommand("mkdir -p incoming/B && touch incoming/a incoming/C")
+            assert.deepStrictEqual(yield* rt.listFiles(dest), ["B/", "tree/", "a", "C", "single.txt"])
+          }))
+      }).pipe(Effect.scoped))
+
+    it.live("copies a directory and a single file out as zips", () =>
+      Effect.gen(function*() {
+        const host = yield* hostDir
+        yield* withRuntime(target, (rt) =>
+          Effect.gen(function*() {
+            yield* rt.runCommand("mkdir -p out/deep && printf 'abc' > out/a.txt && printf 'xyz' > out/deep/b.txt")
+            yield* rt.copyFrom(`${rt.info.workspace}/out`, join(host, "out.zip"))
+            const tree = unzipSync(readFileSync(join(host, "out.zip")))
+            assert.strictEqual(new TextDecoder().decode(tree["a.txt"]), "abc")
+            assert.strictEqual(new TextDecoder().decode(tree["deep/b.txt"]), "xyz")
+            yield* rt.copyFrom(`${rt.info.workspace}/out/a.txt`, join(host, "one.zip"))
+            const one = unzipSync(readFileSync(join(host, "one.zip")))
+            assert.deepStrictEqual(Object.keys(one), ["a.txt"])
+          }))
+      }).pipe(Effect.scoped))
+
+    it.live("fails clearly for a missing source", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(rt.copyTo("/nonexistent/source.txt", rt.info.workspace))
+          assert.instanceOf(error, TransferError)
+          assert.strictEqual(error.message, "Source file /nonexistent/source.txt does not exist")
+          const missing = yield* Effect.flip(rt.copyFrom(`${rt.info.workspace}/nothing`, "/tmp/never.zip"))
+          assert.instanceOf(missing, TransferError)
+        })))
+  })
+}

@@ -1,0 +1,27 @@
+import { Effect, Layer } from "effect"
+import { spawnSync } from "node:child_process"
+import { Runtime, type RuntimeShape } from "../../src/index.ts"
+import type { ConformanceTarget } from "./target.ts"
+
+/** OpenHands' TIMEOUT_MESSAGE_TEMPLATE, spelled out here so the tests pin it independently of the source. */
+export const TIMEOUT_TEMPLATE =
+  "You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys (\"C-c\", \"C-z\", \"C-d\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in execute_bash for future commands."
+
+/** Run `f` against a fresh runtime of `target`, released afterwards. */
+export const withRuntime = <A, E>(
+  target: ConformanceTarget,
+  f: (rt: RuntimeShape) => Effect.Effect<A, E>,
+  noChangeTimeoutSeconds = 1
+) =>
+  Effect.gen(function*() {
+    return yield* f(yield* Runtime)
+  }).pipe(Effect.provide(Layer.fresh(target.layer({ noChangeTimeoutSeconds }))))
+
+/** Host processes whose command line contains `pattern` (every runtime here runs on this machine's kernel). */
+export const hostProcesses = (pattern: string): Array<string> => {
+  const out = spawnSync("pgrep", ["-af", pattern], { encoding: "utf8" }).stdout
+  return out.split("\n").filter((line) => line.trim() !== "" && !line.includes("pgrep"))
+}
+
+/** A number unique to one test, to find the processes it started. */
+export const uniqueSeconds = () => `${900 + Math.floor(Math.random() * 99)}.${Math.floor(Math.random() * 1e6)}`

@@ -1,0 +1,72 @@
+/** Status, capabilities, and cleanup. */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
+import { ErrorObservation, Runtime, UnsupportedCapabilityError } from "../../src/index.ts"
+import { hostProcesses, uniqueSeconds, withRuntime } from "./helpers.ts"
+import type { ConformanceTarget } from "./target.ts"
+
+export const lifecycleConformance = (target: ConformanceTarget) =>
+  describe("lifecycle", () => {
+    it.live("status is READY once built and STOPPED after release", () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(Layer.fresh(target.layer({ noChangeTimeoutSeconds: 1 })), scope)
+        const rt = Context.get(context, Runtime)
+        assert.strictEqual(yield* rt.currentStatus, "READY")
+        const seen = yield* rt.status.pipe(
+          Stream.takeUntil((s) => s === "STOPPED"),
+          Stream.runCollect,
+          Effect.forkDetach
+        )
+        yield* Effect.sleep("50 millis")
+        yield* Scope.close(scope, Exit.void)
+        assert.deepStrictEqual(yield* Fiber.join(seen), ["READY", "STOPPED"])
+      }))
+
+    it.live("answers actions for tools it lacks with an ErrorObservation", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          if (!rt.info.capabilities.browser) {
+            const browse = yield* rt.browse("http://127.0.0.1:1/")
+            assert.instanceOf(browse, ErrorObservation)
+            assert.strictEqual(browse.content, "Browser functionality is not supported or disabled.")
+          }
+          if (!rt.info.capabilities.ipython) {
+            const cell = yield* rt.runIPython("print(1)")
+            assert.strictEqual(cell.content, "JupyterRequirement not found. Unable to run IPython action.")
+          }
+          if (!rt.info.capabilities.mcp) {
+            const tool = yield* rt.callTool({ name: "fetch" })
+            assert.strictEqual(tool.content, "No MCP servers configured")
+          }
+          if (!rt.info.capabilities.pause) {
+            const error = yield* Effect.flip(rt.pause)
+            assert.instanceOf(error, UnsupportedCapabilityError)
+          }
+        })))
+
+    it.live("leaves nothing running after release, even disowned background jobs", () =>
+      Effect.gen(function*() {
+        const seconds = uniqueSeconds()
+        yield* withRuntime(target, (rt) =>
+          Effect.gen(function*() {
+            yield* rt.runCommand(`sleep ${seconds} & disown; nohup sleep ${seconds} >/dev/null 2>&1 &`)
+            yield* rt.runCommand(`setsid sleep ${seconds} >/dev/null 2>&1 < /dev/null &`)
+            yield* Effect.sleep("200 millis")
+            assert.lengthOf(hostProcesses(`sleep ${seconds}`), 3)
+          }))
+        assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
+      }))
+
+    it.live("runs actions of one session one at a time", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const results = yield* Effect.all(
+            [1, 2, 3, 4].map((i) => rt.runCommand(`echo start-${i}; sleep 0.05; echo end-${i}`)),
+            { concurrency: "unbounded" }
+          )
+          for (const [index, obs] of results.entries()) {
+            assert.strictEqual(obs.content, `start-${index + 1}\nend-${index + 1}`)
+          }
+        })))
+  })

@@ -1,0 +1,21 @@
+/**
+ * The conformance suite: one set of behaviours, run against every runtime layer.
+ * A runtime is conformant when this passes for it; each runtime's test file
+ * calls `runConformance` with its layer.
+ */
+import { describe } from "@effect/vitest"
+import { envAndTransferConformance } from "./envAndTransfer.ts"
+import { filesConformance } from "./files.ts"
+import { lifecycleConformance } from "./lifecycle.ts"
+import { shellConformance } from "./shell.ts"
+import type { ConformanceTarget } from "./target.ts"
+
+export type { ConformanceTarget } from "./target.ts"
+
+export const runConformance = (target: ConformanceTarget) =>
+  describe(`conformance: ${target.name}`, () => {
+    shellConformance(target)
+    filesConformance(target)
+    envAndTransferConformance(target)
+    lifecycleConformance(target)
+  })
