@@ -61,7 +61,13 @@ const main = async () => {
     // 100 MB of output
     const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"
     const baseline = await measureMemory(() => bashCDiscard(big))
-    const measured = await measureMemory(() => run(big))
+    let observation: Awaited<ReturnType<typeof run>> | undefined
+    const measured = await measureMemory(async () => (observation = await run(big)))
+    // A benchmark that lost output would be meaningless: the suffix must name all 100 MB.
+    const suffix = observation?._tag === "CmdOutputObservation" ? observation.metadata.suffix : ""
+    if (!suffix.includes("all 100000000 characters")) {
+      throw new Error(`100 MB row: the output was not captured whole: ${JSON.stringify(observation)}`)
+    }
     record(
       "CliRuntime: command printing 100 MB (wall)",
       { p50: measured.wallMs, p95: measured.wallMs },

@@ -3,7 +3,7 @@
  * a command, a file write, an edit, a read, and the status stream.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Redacted, Stream } from "effect"
+import { Console, Duration, Effect, Redacted, Stream } from "effect"
 import { CliRuntime, CmdRunAction, FileEditAction, Runtime } from "../src/index.ts"
 
 const show = (title: string, text: string) =>
@@ -41,8 +41,8 @@ const program = Effect.gen(function*() {
   yield* show("hard timeout (1.5 s)", slow._tag === "CmdOutputObservation" ? slow.agentText : slow.content)
   yield* rt.runCommand(new CmdRunAction({ command: "C-c", isInput: true }))
 
-  const timer = yield* Effect.timed(rt.runCommand("echo hi"))
-  yield* Console.log(`\necho round trip: ${(Number(timer[0]) / 1e6).toFixed(2)} ms`)
+  const [elapsed] = yield* Effect.timed(rt.runCommand("echo hi"))
+  yield* Console.log(`\necho round trip: ${Duration.toMillis(elapsed).toFixed(2)} ms (OpenHands: 635 ms median)`)
 }).pipe(Effect.scoped)
 
 program.pipe(Effect.provide(CliRuntime.layer()), NodeRuntime.runMain)

@@ -5,6 +5,7 @@
  * (`CliRuntime.layer`, ... or `TestRuntime.layer` in tests).
  */
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
+export { ActionMetrics } from "./layers/internal/telemetry.ts"
 export { type RecordedCopy, TestRuntime, type TestRuntimeOptions } from "./layers/TestRuntime.ts"
 export * from "./schema/Action.ts"
 export * from "./schema/cmdOutput.ts"

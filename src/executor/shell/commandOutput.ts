@@ -74,7 +74,7 @@ export class CommandOutput {
       this.chunks = [all]
       segment = { text: all.slice(all.length - length), gap: false }
     } else {
-      const fromTail = Math.min(this.tailLength, length - this.segmentHead.length)
+      const fromTail = Math.min(TAIL, this.tailLength, length - this.segmentHead.length)
       const tail = fromTail > 0 ? this.tailText().slice(this.tailLength - fromTail) : ""
       segment = { text: this.segmentHead + tail, gap: this.segmentHead.length + fromTail < length }
       this.segmentHead = ""

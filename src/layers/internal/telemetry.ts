@@ -8,13 +8,15 @@ import type { Action } from "../../schema/Action.ts"
 import type { Observation } from "../../schema/Observation.ts"
 import { actionWireType } from "../../schema/wire.ts"
 
-export const actionCount = Metric.counter("effect_sandbox_actions_total", {
-  description: "Actions run, by runtime kind and action type"
-})
-
-export const actionDuration = Metric.timer("effect_sandbox_action_duration", {
-  description: "Time from sending an action to its observation"
-})
+/** The metrics every runtime feeds, attributed by `runtime.kind` and `action.type`. */
+export const ActionMetrics = {
+  count: Metric.counter("effect_sandbox_actions_total", {
+    description: "Actions run, by runtime kind and action type"
+  }),
+  duration: Metric.timer("effect_sandbox_action_duration", {
+    description: "Time from sending an action to its observation"
+  })
+} as const
 
 /** Wrap one action's execution in its span and metrics. */
 export const instrumentAction = <E, R>(
@@ -29,8 +31,8 @@ export const instrumentAction = <E, R>(
         ? Effect.annotateCurrentSpan("exit_code", observation.exitCode)
         : Effect.void
     ),
-    Effect.trackDuration(Metric.withAttributes(actionDuration, attributes)),
-    Effect.tap(() => Metric.update(Metric.withAttributes(actionCount, attributes), 1)),
+    Effect.trackDuration(Metric.withAttributes(ActionMetrics.duration, attributes)),
+    Effect.tap(() => Metric.update(Metric.withAttributes(ActionMetrics.count, attributes), 1)),
     Effect.withSpan(action._tag, { attributes })
   )
 }
