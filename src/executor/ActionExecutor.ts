@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Action, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction } from "../schema/Action.ts"
 import { copyWith } from "../schema/copy.ts"
-import { type RuntimeStartError, TransferError } from "../schema/errors.ts"
+import { InvalidEnvVarError, type RuntimeStartError } from "../schema/errors.ts"
 import {
   ErrorObservation,
   FileEditObservation,
@@ -169,7 +169,12 @@ export const makeActionExecutor = (
           const invalid = env.set(vars)
           return invalid.length === 0
             ? Effect.void
-            : Effect.fail(new TransferError({ message: `Invalid environment variable names: ${invalid.join(", ")}` }))
+            : Effect.fail(
+              new InvalidEnvVarError({
+                names: invalid,
+                message: `Invalid environment variable names: ${invalid.join(", ")}. Use letters, digits and _ only.`
+              })
+            )
         })
     } satisfies ActionExecutorShape
   })

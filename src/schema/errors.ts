@@ -30,6 +30,12 @@ export class TransferError extends Schema.TaggedError<TransferError>()("Transfer
   message: Schema.String
 }) {}
 
+/** Environment variables with names a shell cannot export; nothing was changed. */
+export class InvalidEnvVarError extends Schema.TaggedError<InvalidEnvVarError>()("InvalidEnvVarError", {
+  names: Schema.Array(Schema.String),
+  message: Schema.String
+}) {}
+
 /** The runtime cannot do this (e.g. `pause` on a runtime with nothing to pause). */
 export class UnsupportedCapabilityError extends Schema.TaggedError<UnsupportedCapabilityError>()(
   "UnsupportedCapabilityError",

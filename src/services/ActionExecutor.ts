@@ -5,7 +5,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { Action } from "../schema/Action.ts"
-import type { RuntimeStartError, TransferError } from "../schema/errors.ts"
+import type { InvalidEnvVarError, RuntimeStartError, TransferError } from "../schema/errors.ts"
 import type { Observation } from "../schema/Observation.ts"
 
 export interface UploadRequest {
@@ -29,7 +29,7 @@ export interface ActionExecutorShape {
   readonly download: (path: string, outFile: string) => Effect.Effect<void, TransferError>
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>>
   /** Export variables to the next command of every shell (and to shells started later). */
-  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, TransferError>
+  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError>
 }
 
 export class ActionExecutor extends Context.Service<ActionExecutor, ActionExecutorShape>()(

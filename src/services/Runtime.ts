@@ -15,7 +15,7 @@ import type {
   IPythonRunCellAction,
   McpCallAction
 } from "../schema/Action.ts"
-import type { RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
+import type { InvalidEnvVarError, RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
 import type {
   BrowserOutputObservation,
   CmdOutputObservation,
@@ -101,7 +101,9 @@ export interface RuntimeShape {
   /** Names in a sandbox directory (default: the workspace); directories end in `/`, listed first. */
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
   /** Export variables to every later command (and later shells); `Redacted` values are masked in output. */
-  readonly addEnvVars: (vars: Readonly<Record<string, EnvValue>>) => Effect.Effect<void, TransferError | RuntimeError>
+  readonly addEnvVars: (
+    vars: Readonly<Record<string, EnvValue>>
+  ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   /** Freeze the sandbox, keeping its state (runtimes with `capabilities.pause`). */
   readonly pause: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
   readonly resume: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>

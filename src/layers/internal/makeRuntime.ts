@@ -16,7 +16,12 @@ import {
   McpCallAction
 } from "../../schema/Action.ts"
 import { copyWith } from "../../schema/copy.ts"
-import { type RuntimeError, type TransferError, UnsupportedCapabilityError } from "../../schema/errors.ts"
+import {
+  type InvalidEnvVarError,
+  type RuntimeError,
+  type TransferError,
+  UnsupportedCapabilityError
+} from "../../schema/errors.ts"
 import type { Observation } from "../../schema/Observation.ts"
 import type { RuntimeStatus } from "../../schema/RuntimeStatus.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
@@ -36,7 +41,7 @@ export interface RuntimeBackend {
   ) => Effect.Effect<void, TransferError | RuntimeError>
   readonly copyFrom: (sandboxPath: string, hostZipPath: string) => Effect.Effect<void, TransferError | RuntimeError>
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
-  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, TransferError | RuntimeError>
+  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>
 }
