@@ -23,5 +23,15 @@ export const hostProcesses = (pattern: string): Array<string> => {
   return out.split("\n").filter((line) => line.trim() !== "" && !line.includes("pgrep"))
 }
 
+/** Poll (every 50 ms, up to 5 s) until exactly `count` host processes match `pattern`. */
+export const awaitProcessCount = (pattern: string, count: number) =>
+  Effect.gen(function*() {
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      if (hostProcesses(pattern).length === count) return
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.die(new Error(`expected ${count} processes matching "${pattern}": ${hostProcesses(pattern)}`))
+  })
+
 /** A number unique to one test, to find the processes it started. */
 export const uniqueSeconds = () => `${900 + Math.floor(Math.random() * 99)}.${Math.floor(Math.random() * 1e6)}`

@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { ErrorObservation, Runtime, UnsupportedCapabilityError } from "../../src/index.ts"
-import { hostProcesses, uniqueSeconds, withRuntime } from "./helpers.ts"
+import { awaitProcessCount, hostProcesses, uniqueSeconds, withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 export const lifecycleConformance = (target: ConformanceTarget) =>
@@ -52,8 +52,7 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
           Effect.gen(function*() {
             yield* rt.runCommand(`sleep ${seconds} & disown; nohup sleep ${seconds} >/dev/null 2>&1 &`)
             yield* rt.runCommand(`setsid sleep ${seconds} >/dev/null 2>&1 < /dev/null &`)
-            yield* Effect.sleep("200 millis")
-            assert.lengthOf(hostProcesses(`sleep ${seconds}`), 3)
+            yield* awaitProcessCount(`sleep ${seconds}`, 3)
           }))
         assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
       }))

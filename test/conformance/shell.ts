@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { CmdOutputObservation, CmdRunAction, type RuntimeShape } from "../../src/index.ts"
-import { hostProcesses, TIMEOUT_TEMPLATE, uniqueSeconds, withRuntime } from "./helpers.ts"
+import { awaitProcessCount, hostProcesses, TIMEOUT_TEMPLATE, uniqueSeconds, withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 const cmd = (rt: RuntimeShape, command: string, fields: Partial<ConstructorParameters<typeof CmdRunAction>[0]> = {}) =>
@@ -110,7 +110,7 @@ export const shellConformance = (target: ConformanceTarget) =>
             timedOut.metadata.suffix,
             `\n[The command timed out after 1.0 seconds. ${TIMEOUT_TEMPLATE}]`
           )
-          yield* Effect.sleep("1 second")
+          yield* Effect.sleep("1500 millis")
           // The command finished meanwhile, so a new one is accepted (spec §4.5).
           const after = yield* cmd(rt, "echo after")
           assert.strictEqual(after.content, "after")
@@ -202,8 +202,7 @@ export const shellConformance = (target: ConformanceTarget) =>
         Effect.gen(function*() {
           const seconds = uniqueSeconds()
           const fiber = yield* Effect.forkChild(cmd(rt, `sleep ${seconds}`, { blocking: true }))
-          yield* Effect.sleep("300 millis")
-          assert.lengthOf(hostProcesses(`sleep ${seconds}`), 1)
+          yield* awaitProcessCount(`sleep ${seconds}`, 1)
           yield* Fiber.interrupt(fiber)
           assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
           assert.strictEqual((yield* cmd(rt, "echo still here")).content, "still here")
@@ -216,7 +215,7 @@ export const shellConformance = (target: ConformanceTarget) =>
           const fiber = yield* Effect.forkChild(
             cmd(rt, `trap '' INT; sleep ${seconds}; echo survived`, { blocking: true })
           )
-          yield* Effect.sleep("300 millis")
+          yield* awaitProcessCount(`sleep ${seconds}`, 1)
           yield* Fiber.interrupt(fiber)
           assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
           assert.strictEqual((yield* cmd(rt, "echo usable")).content, "usable")
