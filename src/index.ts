@@ -6,6 +6,12 @@
  */
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
+export {
+  LocalRuntime,
+  type LocalRuntimeOptions,
+  type LocalServerOptions,
+  LocalServerPool
+} from "./layers/LocalRuntime.ts"
 export { type RecordedCopy, TestRuntime, type TestRuntimeOptions } from "./layers/TestRuntime.ts"
 export * from "./schema/Action.ts"
 export * from "./schema/cmdOutput.ts"

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Action, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction } from "../schema/Action.ts"
 import { copyWith } from "../schema/copy.ts"
-import { InvalidEnvVarError, type RuntimeStartError } from "../schema/errors.ts"
+import { invalidEnvMessage, InvalidEnvVarError, type RuntimeStartError } from "../schema/errors.ts"
 import {
   ErrorObservation,
   FileEditObservation,
@@ -22,7 +22,7 @@ import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExec
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
-import { type BashSession, makeBashSession } from "./shell/BashSession.ts"
+import { type BashSession, makeBashSession, type OutputListener } from "./shell/BashSession.ts"
 import * as Transfer from "./transfer.ts"
 import { Workspace } from "./workspace.ts"
 
@@ -81,13 +81,13 @@ export const makeActionExecutor = (
     let staticCount = 0
 
     /** `is_static`: a fresh shell for this one command (in `cwd`), closed afterwards. */
-    const runStatic = (action: CmdRunAction) =>
+    const runStatic = (action: CmdRunAction, onOutput: OutputListener | undefined) =>
       Effect.gen(function*() {
         const resolved = yield* Effect.result(ws.resolve(action.cwd ?? options.workspace, shell.cwd()))
         if (resolved._tag === "Failure") return new ErrorObservation({ content: resolved.failure.message })
         const dir = join(stateDir, `static-${++staticCount}`)
         const session = yield* makeBashSession(sessionOptions(resolved.success, dir))
-        return yield* session.execute(copyWith(action, { isStatic: false }))
+        return yield* session.execute(copyWith(action, { isStatic: false }), onOutput)
       }).pipe(Effect.scoped)
 
     const read = (action: FileReadAction): Effect.Effect<Observation> =>
@@ -138,10 +138,10 @@ export const makeActionExecutor = (
         })
       })
 
-    const dispatch = (action: Action): Effect.Effect<Observation, RuntimeStartError> => {
+    const dispatch = (action: Action, onOutput?: OutputListener): Effect.Effect<Observation, RuntimeStartError> => {
       switch (action._tag) {
         case "CmdRunAction":
-          return action.isStatic ? runStatic(action) : shell.execute(action)
+          return action.isStatic ? runStatic(action, onOutput) : shell.execute(action, onOutput)
         case "FileReadAction":
           return read(action)
         case "FileWriteAction":
@@ -160,7 +160,7 @@ export const makeActionExecutor = (
 
     return {
       workspace: ws.mountPath,
-      execute: (action) => lock.withPermits(1)(dispatch(action)),
+      execute: (action, onOutput) => lock.withPermits(1)(dispatch(action, onOutput)),
       upload: (request) => Transfer.upload(ws, shell.cwd(), request),
       download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
@@ -172,7 +172,7 @@ export const makeActionExecutor = (
             : Effect.fail(
               new InvalidEnvVarError({
                 names: invalid,
-                message: `Invalid environment variable names: ${invalid.join(", ")}. Use letters, digits and _ only.`
+                message: invalidEnvMessage(invalid)
               })
             )
         })

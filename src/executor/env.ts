@@ -8,6 +8,10 @@ import { writeFileSync } from "node:fs"
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
+/** Names a shell cannot export. */
+export const invalidEnvNames = (vars: Readonly<Record<string, unknown>>): Array<string> =>
+  Object.keys(vars).filter((name) => !NAME.test(name))
+
 /** Single-quote a value for bash. */
 export const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`
 
@@ -33,7 +37,7 @@ export class EnvStore {
 
   /** Names are upper-cased as OpenHands does; returns the names that are not valid variable names. */
   set(vars: Readonly<Record<string, string>>): Array<string> {
-    const invalid = Object.keys(vars).filter((name) => !NAME.test(name))
+    const invalid = invalidEnvNames(vars)
     if (invalid.length > 0) return invalid
     for (const [name, value] of Object.entries(vars)) this.vars.set(name.toUpperCase(), value)
     this.gen++

@@ -6,15 +6,13 @@
  */
 import { type Config, Effect, Layer, SubscriptionRef } from "effect"
 import { randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { basename, join, resolve } from "node:path"
 import { makeActionExecutor } from "../executor/ActionExecutor.ts"
-import { zipDirectory } from "../executor/zip.ts"
-import { type RuntimeStartError, TransferError } from "../schema/errors.ts"
+import type { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { withUploadPayload } from "./internal/uploadPayload.ts"
+import { scopedWorkspace } from "./local/workspace.ts"
 
 export interface CliRuntimeOptions {
   /** Workspace directory (created if missing). Default: a temporary directory removed on release. */
@@ -33,23 +31,12 @@ export interface CliRuntimeOptions {
   readonly loadUserRc?: boolean
 }
 
-const scopedWorkspace = (options: CliRuntimeOptions, sessionId: string) =>
-  options.workspace !== undefined
-    ? Effect.sync(() => {
-      mkdirSync(options.workspace!, { recursive: true })
-      return realpathSync(options.workspace!)
-    })
-    : Effect.acquireRelease(
-      Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), `effect-sandbox-${sessionId.slice(0, 8)}-`)))),
-      (dir) => options.keepWorkspace ? Effect.void : Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    )
-
 const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
     const sessionId = options.sessionId ?? randomUUID()
     const status = yield* makeStatus
     const sandbox = options.sandbox ?? (yield* sandboxConfigFromEnv)
-    const workspace = yield* scopedWorkspace(options, sessionId)
+    const workspace = yield* scopedWorkspace(options, sessionId.slice(0, 8))
     const executor = yield* makeActionExecutor({
       workspace,
       restrictToWorkspace: options.restrictToWorkspace ?? true,
@@ -60,31 +47,7 @@ const make = (options: CliRuntimeOptions) =>
     yield* SubscriptionRef.set(status, "RUNTIME_STARTED")
 
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
-      Effect.gen(function*() {
-        const source = resolve(hostSource)
-        if (!existsSync(source)) {
-          return yield* new TransferError({ message: `Source file ${hostSource} does not exist` })
-        }
-        if (!recursive) {
-          return yield* executor.upload({ source, filename: basename(source), destination: sandboxDest, recursive })
-        }
-        // Same wire shape as remote runtimes: a zip whose entries keep the directory's own name.
-        const zipFile = join(tmpdir(), `effect-sandbox-upload-${randomUUID()}.zip`)
-        yield* Effect.acquireUseRelease(
-          Effect.try({
-            try: () => writeFileSync(zipFile, zipDirectory(source, basename(source))),
-            catch: (cause) => new TransferError({ message: `Cannot zip ${hostSource}: ${String(cause)}` })
-          }),
-          () =>
-            executor.upload({
-              source: zipFile,
-              filename: `${basename(source)}.zip`,
-              destination: sandboxDest,
-              recursive
-            }),
-          () => Effect.sync(() => rmSync(zipFile, { force: true }))
-        )
-      })
+      withUploadPayload(hostSource, recursive, (payload) => executor.upload({ ...payload, destination: sandboxDest }))
 
     const runtime = makeRuntime({
       info: {

@@ -20,6 +20,12 @@ export class RuntimeTimeoutError extends Schema.TaggedError<RuntimeTimeoutError>
   message: Schema.String
 }) {}
 
+/** The action server refused a request (a 4xx other than 429); the message is its `detail`. */
+export class RuntimeRequestError extends Schema.TaggedError<RuntimeRequestError>()("RuntimeRequestError", {
+  status: Schema.Number,
+  message: Schema.String
+}) {}
+
 /** JSON that is not a valid OpenHands action or observation. */
 export class WireDecodeError extends Schema.TaggedError<WireDecodeError>()("WireDecodeError", {
   message: Schema.String
@@ -29,6 +35,10 @@ export class WireDecodeError extends Schema.TaggedError<WireDecodeError>()("Wire
 export class TransferError extends Schema.TaggedError<TransferError>()("TransferError", {
   message: Schema.String
 }) {}
+
+/** The message of an `InvalidEnvVarError`. */
+export const invalidEnvMessage = (names: ReadonlyArray<string>): string =>
+  `Invalid environment variable names: ${names.join(", ")}. Use letters, digits and _ only.`
 
 /** Environment variables with names a shell cannot export; nothing was changed. */
 export class InvalidEnvVarError extends Schema.TaggedError<InvalidEnvVarError>()("InvalidEnvVarError", {
@@ -43,4 +53,4 @@ export class UnsupportedCapabilityError extends Schema.TaggedError<UnsupportedCa
 ) {}
 
 /** Any failure of the runtime (not of an action). */
-export type RuntimeError = RuntimeStartError | RuntimeDisconnectedError | RuntimeTimeoutError
+export type RuntimeError = RuntimeStartError | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError

@@ -22,8 +22,11 @@ export interface UploadRequest {
 export interface ActionExecutorShape {
   /** The workspace directory as agents address it. */
   readonly workspace: string
-  /** Observations for every action; fails only when the shell cannot be (re)started. */
-  readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeStartError>
+  /**
+   * Observations for every action; fails only when the shell cannot be (re)started.
+   * `onOutput` receives a command's output as it is produced (other actions ignore it).
+   */
+  readonly execute: (action: Action, onOutput?: (text: string) => void) => Effect.Effect<Observation, RuntimeStartError>
   readonly upload: (request: UploadRequest) => Effect.Effect<void, TransferError>
   /** Write a zip of a sandbox file or directory to the local file `outFile`. */
   readonly download: (path: string, outFile: string) => Effect.Effect<void, TransferError>

@@ -45,7 +45,11 @@ export interface BashSessionOptions {
 }
 
 export interface BashSession {
-  readonly execute: (action: CmdRunAction) => Effect.Effect<CmdOutputObservation, RuntimeStartError>
+  /** Run an action; `onOutput` sees the command's output as it arrives (for streaming transports). */
+  readonly execute: (
+    action: CmdRunAction,
+    onOutput?: OutputListener
+  ) => Effect.Effect<CmdOutputObservation, RuntimeStartError>
   /** The shell's working directory as of its last prompt. */
   readonly cwd: () => string
 }
@@ -54,8 +58,13 @@ type Completion =
   | { readonly _tag: "Prompt"; readonly metadata: PromptMetadata }
   | { readonly _tag: "Exited"; readonly exitCode: number }
 
+/** Receives a command's output text as it arrives. */
+export type OutputListener = (text: string) => void
+
 interface Running {
   readonly output: CommandOutput
+  /** The waiting caller's listener, while one waits. */
+  listener: OutputListener | null
   readonly done: Deferred.Deferred<Completion>
   /** An observation already returned part of its output (so later ones get the "Below is..." prefix). */
   timedOut: boolean
@@ -119,6 +128,7 @@ export const makeBashSession = (
             if (proc !== shell) return
             if (running !== null && !Deferred.isDoneUnsafe(running.done)) {
               running.output.append(text)
+              running.listener?.(text)
               running.lastChange = Date.now()
             } else if (Deferred.isDoneUnsafe(ready)) {
               idleOutput = (idleOutput + text).slice(-IDLE_OUTPUT_LIMIT)
@@ -177,6 +187,7 @@ export const makeBashSession = (
           output: new CommandOutput(join(outputsDir, `command-${++commandCount}.log`)),
           done: Deferred.makeUnsafe<Completion>(),
           timedOut: false,
+          listener: null,
           lastChange: Date.now()
         }
         r.output.append(idleOutput)
@@ -253,8 +264,9 @@ export const makeBashSession = (
         finish(r)
       })
 
-    const wait = (r: Running, action: CmdRunAction, key: string | null) => {
+    const wait = (r: Running, action: CmdRunAction, key: string | null, onOutput: OutputListener | undefined) => {
       r.lastChange = Date.now()
+      r.listener = onOutput ?? null
       const racers: Array<Effect.Effect<WaitResult>> = [
         Deferred.await(r.done).pipe(Effect.map((completion) => ({ _tag: "Done", completion }) as const))
       ]
@@ -274,27 +286,31 @@ export const makeBashSession = (
               return partial(r, action, Text.hardTimeoutSuffix(result.seconds))
           }
         }),
-        Effect.onInterrupt(() => interrupt(r))
+        Effect.onInterrupt(() => interrupt(r)),
+        Effect.ensuring(Effect.sync(() => (r.listener = null)))
       )
     }
 
-    const execute = (action: CmdRunAction): Effect.Effect<CmdOutputObservation, RuntimeStartError> =>
+    const execute = (
+      action: CmdRunAction,
+      onOutput?: OutputListener
+    ): Effect.Effect<CmdOutputObservation, RuntimeStartError> =>
       Effect.gen(function*() {
         const command = action.command.trim()
         const current = running
         if (current === null) {
           if (command === "") return noPrevious(action, Text.NO_PREVIOUS_COMMAND_LOGS)
           if (action.isInput) return noPrevious(action, Text.NO_PREVIOUS_COMMAND_INPUT)
-          return yield* wait(yield* start(command), action, null)
+          return yield* wait(yield* start(command), action, null, onOutput)
         }
         if (Deferred.isDoneUnsafe(current.done)) {
           // It finished after its last (timed-out) observation. OpenHands drops the leftover
           // output when a new command arrives, and reports the completion for '' or input.
           if (command !== "" && !action.isInput) {
             finish(current)
-            return yield* wait(yield* start(command), action, null)
+            return yield* wait(yield* start(command), action, null, onOutput)
           }
-          return yield* wait(current, action, null)
+          return yield* wait(current, action, null, onOutput)
         }
         if (command !== "" && !action.isInput) {
           return partial(current, action, Text.notExecutedSuffix(command))
@@ -309,7 +325,7 @@ export const makeBashSession = (
             shell?.write(`${command}\n`)
           }
         }
-        return yield* wait(current, action, key === null ? null : command)
+        return yield* wait(current, action, key === null ? null : command, onOutput)
       })
 
     return { execute, cwd: () => cwd } satisfies BashSession

@@ -26,30 +26,31 @@ export const foregroundProcessGroup = (shellPid: number): number | null => {
   return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : null
 }
 
-const hasMarker = (pid: number, marker: string): boolean => {
+/** The process's marker value, if it has one. */
+const markerOf = (pid: number): string | null => {
   try {
-    return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`${SESSION_MARKER_VARIABLE}=${marker}`)
+    const prefix = `${SESSION_MARKER_VARIABLE}=`
+    const entry = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").find((e) => e.startsWith(prefix))
+    return entry === undefined ? null : entry.slice(prefix.length)
   } catch {
-    return false
+    return null
+  }
+}
+
+const allPids = (): Array<number> => {
+  try {
+    return readdirSync("/proc").map(Number).filter((pid) => Number.isInteger(pid) && pid !== process.pid)
+  } catch {
+    return []
   }
 }
 
 /** PIDs that belong to the shell `sessionId` / `marker`, excluding this process. */
-export const sessionProcesses = (sessionId: number, marker: string): Array<number> => {
-  let entries: Array<string>
-  try {
-    entries = readdirSync("/proc")
-  } catch {
-    return []
-  }
-  return entries.flatMap((name) => {
-    const pid = Number(name)
-    if (!Number.isInteger(pid) || pid === process.pid) return []
+export const sessionProcesses = (sessionId: number, marker: string): Array<number> =>
+  allPids().filter((pid) => {
     const fields = statFields(pid)
-    if (fields === null) return []
-    return Number(fields[3]) === sessionId || hasMarker(pid, marker) ? [pid] : []
+    return fields !== null && (Number(fields[3]) === sessionId || markerOf(pid) === marker)
   })
-}
 
 const signal = (pid: number, sig: NodeJS.Signals): void => {
   try {
@@ -63,6 +64,16 @@ const signal = (pid: number, sig: NodeJS.Signals): void => {
 export const killSession = (sessionId: number, marker: string): void => {
   signal(-sessionId, "SIGKILL")
   for (const pid of sessionProcesses(sessionId, marker)) signal(pid, "SIGKILL")
+}
+
+/**
+ * SIGKILL every process whose marker starts with `runtimeId/`: what the shells of
+ * one runtime started, found after its server is gone (crashed or killed).
+ */
+export const killRuntimeProcesses = (runtimeId: string): void => {
+  for (const pid of allPids()) {
+    if (markerOf(pid)?.startsWith(`${runtimeId}/`)) signal(pid, "SIGKILL")
+  }
 }
 
 /** SIGKILL one process group (the foreground job). */

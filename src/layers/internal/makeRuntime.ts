@@ -5,6 +5,7 @@
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
 import { Effect, Redacted, SubscriptionRef } from "effect"
+import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
   BrowseInteractiveAction,
@@ -17,7 +18,8 @@ import {
 } from "../../schema/Action.ts"
 import { copyWith } from "../../schema/copy.ts"
 import {
-  type InvalidEnvVarError,
+  invalidEnvMessage,
+  InvalidEnvVarError,
   type RuntimeError,
   type TransferError,
   UnsupportedCapabilityError
@@ -99,6 +101,10 @@ export const makeRuntime = (
     listFiles: (path) => backend.listFiles(path),
     addEnvVars: (vars: Readonly<Record<string, EnvValue>>) =>
       Effect.suspend(() => {
+        const invalid = invalidEnvNames(vars)
+        if (invalid.length > 0) {
+          return Effect.fail(new InvalidEnvVarError({ names: invalid, message: invalidEnvMessage(invalid) }))
+        }
         const plain: Record<string, string> = {}
         for (const [name, value] of Object.entries(vars)) {
           if (Redacted.isRedacted(value)) {

@@ -1,0 +1,255 @@
+/**
+ * The HTTP transport: an action server's base URL and session key become a
+ * `RuntimeBackend` (and so, through `makeRuntime`, a `Runtime`). Used by every
+ * runtime that runs the executor out of process.
+ *
+ * - waits for `/alive` with `aliveSchedule`;
+ * - retries only requests that never reached a handler (429, connection refused);
+ * - gives an action its timeout + 5 s on the wire (`RuntimeTimeoutError` after);
+ * - turns a dropped connection or dead server into `RuntimeDisconnectedError` and
+ *   sets the status to ERROR_RUNTIME_DISCONNECTED;
+ * - interrupting a request aborts it, and the server stops what it started.
+ */
+import { Duration, Effect, Redacted, SubscriptionRef } from "effect"
+import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { readFileSync, writeFileSync } from "node:fs"
+import type { RuntimeBackend } from "../layers/internal/makeRuntime.ts"
+import { withUploadPayload } from "../layers/internal/uploadPayload.ts"
+import type { Action } from "../schema/Action.ts"
+import {
+  RuntimeDisconnectedError,
+  RuntimeRequestError,
+  RuntimeStartError,
+  RuntimeTimeoutError,
+  TransferError
+} from "../schema/errors.ts"
+import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
+import { decodeObservation, encodeAction } from "../schema/wire.ts"
+import type { RuntimeInfo } from "../services/Runtime.ts"
+import { actionHttpTimeout, aliveSchedule, DEFAULT_ALIVE_TIMEOUT, REQUEST_TIMEOUTS, retrySchedule } from "./policies.ts"
+
+export interface ActionClientOptions {
+  /** e.g. `http://127.0.0.1:41237` */
+  readonly baseUrl: string
+  readonly sessionApiKey?: Redacted.Redacted<string> | undefined
+  readonly info: RuntimeInfo
+  readonly defaultTimeoutSeconds: number
+  readonly status: SubscriptionRef.SubscriptionRef<RuntimeStatus>
+  /** How long to wait for `/alive` (default 120 s). */
+  readonly aliveTimeout?: Duration.Input
+}
+
+/** The response's `{"detail": ...}` text, or its raw body. */
+const detailOf = (response: HttpClientResponse.HttpClientResponse) =>
+  response.text.pipe(
+    Effect.map((text) => {
+      try {
+        const json = JSON.parse(text)
+        return typeof json?.detail === "string" ? json.detail : text
+      } catch {
+        return text
+      }
+    }),
+    Effect.orElseSucceed(() => "")
+  )
+
+/** Connection refused: the request never reached a server, so sending it again is safe. */
+const neverDelivered = (error: HttpClientError.HttpClientError) =>
+  error.reason._tag === "TransportError" && /ECONNREFUSED/.test(error.message)
+
+/** A refused upload or download (bad destination, missing file) is the caller's problem, not the server's. */
+const transferRefused = (status: number, message: string) =>
+  status === 400 || status === 404 ? new TransferError({ message }) : undefined
+
+class Retryable {
+  readonly _tag = "Retryable"
+}
+
+export const makeActionClient = (
+  options: ActionClientOptions
+): Effect.Effect<RuntimeBackend, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const base = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest((request) => {
+        const withUrl = HttpClientRequest.prependUrl(request, options.baseUrl)
+        return options.sessionApiKey === undefined
+          ? withUrl
+          : HttpClientRequest.setHeader(withUrl, "X-Session-API-Key", Redacted.value(options.sessionApiKey))
+      })
+    )
+
+    const disconnected = (what: string, cause: string): Effect.Effect<never, RuntimeDisconnectedError> =>
+      SubscriptionRef.set(options.status, "ERROR_RUNTIME_DISCONNECTED").pipe(
+        Effect.andThen(
+          Effect.fail(
+            new RuntimeDisconnectedError({
+              message:
+                `The action server at ${options.baseUrl} stopped answering (${what}): ${cause}. Its session is lost; start a new runtime.`
+            })
+          )
+        )
+      )
+
+    /** One attempt; 429 and refused connections (never delivered) are worth retrying. */
+    const attempt = (
+      request: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<HttpClientResponse.HttpClientResponse, Retryable | HttpClientError.HttpClientError> =>
+      base.execute(request).pipe(
+        Effect.catch((error): Effect.Effect<never, Retryable | HttpClientError.HttpClientError> =>
+          neverDelivered(error) ? Effect.fail(new Retryable()) : Effect.fail(error)
+        ),
+        Effect.flatMap((response) => response.status === 429 ? Effect.fail(new Retryable()) : Effect.succeed(response))
+      )
+
+    /**
+     * Send a request with the transport's policies; a 2xx response is handed to `onOk`.
+     * 5xx and 404 mean the server (or a proxy before it) is gone, as in OpenHands' client.
+     */
+    const send = <A, E, F = never>(
+      what: string,
+      request: HttpClientRequest.HttpClientRequest,
+      timeout: Duration.Duration,
+      onOk: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E>,
+      /** This call's own meaning of a 4xx (e.g. 404 "File not found" for a download). */
+      refused?: (status: number, message: string) => F | undefined
+    ): Effect.Effect<A, E | F | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError> =>
+      Effect.gen(function*() {
+        const response = yield* attempt(request).pipe(
+          Effect.retry({ schedule: retrySchedule, while: (e) => e instanceof Retryable }),
+          Effect.catch((e) =>
+            disconnected(what, e instanceof Retryable ? "the server kept refusing the request" : e.message)
+          ),
+          Effect.timeoutOrElse({
+            duration: timeout,
+            orElse: () =>
+              Effect.fail(
+                new RuntimeTimeoutError({
+                  message: `Runtime failed to return ${what} before the requested timeout of ${
+                    Duration.toSeconds(timeout)
+                  }s`
+                })
+              )
+          })
+        )
+        if (response.status >= 200 && response.status < 300) return yield* onOk(response)
+        const message = yield* detailOf(response)
+        const own = response.status < 500 ? refused?.(response.status, message) : undefined
+        if (own !== undefined) return yield* Effect.fail(own)
+        if (response.status >= 500 || response.status === 404) {
+          return yield* disconnected(what, `HTTP ${response.status} ${message}`)
+        }
+        return yield* new RuntimeRequestError({ status: response.status, message })
+      })
+
+    const jsonOf = (response: HttpClientResponse.HttpClientResponse) =>
+      response.json.pipe(Effect.catch((e) => disconnected("reading a response", e.message)))
+
+    const execute = (action: Action) =>
+      send(
+        "execute_action",
+        HttpClientRequest.post("/execute_action").pipe(
+          HttpClientRequest.bodyJsonUnsafe({ action: encodeAction(action) })
+        ),
+        actionHttpTimeout(action, options.defaultTimeoutSeconds),
+        (response) =>
+          jsonOf(response).pipe(
+            Effect.flatMap((json) =>
+              decodeObservation(json).pipe(
+                Effect.catch((e) =>
+                  disconnected("execute_action", `the server sent an invalid observation: ${e.message}`)
+                )
+              )
+            )
+          )
+      )
+
+    const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
+      withUploadPayload(hostSource, recursive, (payload) => {
+        const form = new FormData()
+        form.append("file", new Blob([readFileSync(payload.source)]), payload.filename)
+        return send(
+          "upload_file",
+          HttpClientRequest.post("/upload_file").pipe(
+            HttpClientRequest.setUrlParams({ destination: sandboxDest, recursive: String(payload.recursive) }),
+            HttpClientRequest.bodyFormData(form)
+          ),
+          REQUEST_TIMEOUTS.upload,
+          () => Effect.void,
+          transferRefused
+        )
+      })
+
+    const copyFrom = (sandboxPath: string, hostZipPath: string) =>
+      send(
+        "download_files",
+        HttpClientRequest.get("/download_files").pipe(HttpClientRequest.setUrlParams({ path: sandboxPath })),
+        REQUEST_TIMEOUTS.download,
+        (response) =>
+          response.arrayBuffer.pipe(
+            Effect.catch((e) => disconnected("download_files", e.message)),
+            Effect.flatMap((bytes) =>
+              Effect.try({
+                try: () => writeFileSync(hostZipPath, new Uint8Array(bytes)),
+                catch: (cause) => new TransferError({ message: `Cannot write ${hostZipPath}: ${String(cause)}` })
+              })
+            )
+          ),
+        transferRefused
+      )
+
+    const listFiles = (path?: string) =>
+      send(
+        "list_files",
+        HttpClientRequest.post("/list_files").pipe(
+          HttpClientRequest.bodyJsonUnsafe(path === undefined ? {} : { path })
+        ),
+        REQUEST_TIMEOUTS.list,
+        (response) =>
+          jsonOf(response).pipe(
+            Effect.map((json) => Array.isArray(json) ? json.filter((n): n is string => typeof n === "string") : [])
+          )
+      )
+
+    const setEnv = (vars: Readonly<Record<string, string>>) =>
+      send(
+        "env",
+        HttpClientRequest.post("/v1/env").pipe(HttpClientRequest.bodyJsonUnsafe({ vars })),
+        REQUEST_TIMEOUTS.env,
+        () => Effect.void
+      )
+
+    return {
+      info: options.info,
+      defaultTimeoutSeconds: options.defaultTimeoutSeconds,
+      execute,
+      copyTo,
+      copyFrom,
+      listFiles,
+      setEnv
+    } satisfies RuntimeBackend
+  })
+
+/** Wait until the server answers `/alive` with a 2xx, or fail with `RuntimeStartError`. */
+export const waitUntilAlive = (
+  baseUrl: string,
+  timeout: Duration.Input = DEFAULT_ALIVE_TIMEOUT
+): Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient> =>
+  HttpClient.get(`${baseUrl}/alive`).pipe(
+    // docker-proxy and fresh servers may accept then reset: any failure means "not yet".
+    Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(response)),
+    Effect.retry(aliveSchedule),
+    Effect.timeoutOrElse({
+      duration: timeout,
+      orElse: () =>
+        Effect.fail(
+          new RuntimeStartError({
+            message: `The action server at ${baseUrl} did not answer /alive within ${
+              Duration.format(Duration.fromInputUnsafe(timeout))
+            }. Check its log for a start-up error.`
+          })
+        )
+    }),
+    Effect.catchTag("HttpClientError", () => Effect.void),
+    Effect.scoped,
+    Effect.asVoid
+  ) as Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient>

@@ -1,0 +1,31 @@
+/**
+ * The HTTP transport's policies, as values (DESIGN principle 3): how long and how
+ * often to wait for a server to come alive, what to retry, and how long an action
+ * may take over the wire.
+ */
+import { Duration, Schedule } from "effect"
+import type { Action } from "../schema/Action.ts"
+
+/** Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 250 ms. */
+export const aliveSchedule = Schedule.min([Schedule.exponential("5 millis", 1.5), Schedule.spaced("250 millis")])
+
+/** How long a server may take to answer `/alive` before the runtime gives up (OpenHands: 120 s). */
+export const DEFAULT_ALIVE_TIMEOUT = Duration.seconds(120)
+
+/** Retries for requests that never reached a handler (429, connection refused): jittered backoff, bounded. */
+export const retrySchedule = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("4 seconds")]).pipe(
+  Schedule.jittered,
+  Schedule.upTo({ times: 4 })
+)
+
+/** OpenHands' client allows the action's own timeout plus 5 s for the HTTP round trip. */
+export const actionHttpTimeout = (action: Action, defaultSeconds: number): Duration.Duration =>
+  Duration.seconds((action.timeout ?? defaultSeconds) + 5)
+
+/** Budgets of the other endpoints (spec §16: list 10 s, download 30 s, upload 300 s). */
+export const REQUEST_TIMEOUTS = {
+  list: Duration.seconds(10),
+  download: Duration.seconds(30),
+  upload: Duration.seconds(300),
+  env: Duration.seconds(60)
+} as const

@@ -1,0 +1,205 @@
+/**
+ * LocalRuntime: the action server as a child process on this machine, reached
+ * over loopback HTTP (no isolation: use Docker for that). Three ways in:
+ *
+ * - `LocalRuntime.layer(options)`: start a server for this runtime (cold start);
+ * - `LocalRuntime.layerPool({ warmServers })` + `LocalRuntime.layerWarm()`: keep
+ *   servers started in the background and hand a ready one to each runtime
+ *   (OpenHands' DESIRED_NUM_WARM_SERVERS); released runtimes are not reused;
+ * - `LocalRuntime.attach({ url, sessionApiKey })`: connect to a running server
+ *   without owning it.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { type Config, Context, Effect, Exit, Layer, Queue, Redacted, Schedule, Scope, SubscriptionRef } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
+import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import type { RuntimeStartError } from "../schema/errors.ts"
+import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
+import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
+import { Runtime } from "../services/Runtime.ts"
+import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
+import { scopedWorkspace, type WorkspaceChoice } from "./local/workspace.ts"
+
+export interface LocalServerOptions extends WorkspaceChoice {
+  /** Seconds without output before a command returns partial output (default 10). */
+  readonly noChangeTimeoutSeconds?: number
+  /** Extra environment for the server and its shells. */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+export interface LocalRuntimeOptions extends LocalServerOptions {
+  /** Sandbox settings; default: OpenHands' defaults overridden by `SANDBOX_*` variables. */
+  readonly sandbox?: SandboxConfig
+}
+
+/** A started server with its workspace and key, ready for a client. */
+interface LocalServer {
+  readonly process: ServerProcess
+  readonly workspace: string
+  readonly sessionId: string
+  readonly sessionApiKey: Redacted.Redacted<string>
+}
+
+const capabilities = { pause: false, ipython: false, browser: false, mcp: false } as const
+
+/** Start a server (and its workspace) in the current scope. */
+const startLocalServer = (options: LocalServerOptions) =>
+  Effect.gen(function*() {
+    const sessionId = randomUUID()
+    const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`)
+    // A fresh key per server: other local users cannot drive it through its port.
+    const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
+    const process = yield* startServerProcess({
+      workspace,
+      sessionId,
+      sessionApiKey,
+      noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
+      ...(options.env === undefined ? {} : { env: options.env })
+    })
+    yield* waitUntilAlive(process.baseUrl)
+    return { process, workspace, sessionId, sessionApiKey } satisfies LocalServer
+  }).pipe(
+    // Only for the /alive wait; each runtime keeps its own client for its lifetime.
+    Effect.provide(NodeHttpClient.layerUndici)
+  )
+
+/** A `Runtime` over a started server. */
+const runtimeFor = (
+  server: LocalServer,
+  status: SubscriptionRef.SubscriptionRef<RuntimeStatus>,
+  sandbox: SandboxConfig
+) =>
+  Effect.gen(function*() {
+    const backend = yield* makeActionClient({
+      baseUrl: server.process.baseUrl,
+      sessionApiKey: server.sessionApiKey,
+      defaultTimeoutSeconds: sandbox.timeout,
+      status,
+      info: {
+        id: server.sessionId,
+        kind: "local",
+        workspace: server.workspace,
+        urls: { actionServer: server.process.baseUrl },
+        capabilities
+      }
+    })
+    return makeRuntime(backend, status)
+  })
+
+const sandboxOf = (options: { readonly sandbox?: SandboxConfig }): Effect.Effect<SandboxConfig, Config.ConfigError> =>
+  Effect.gen(function*() {
+    return options.sandbox ?? (yield* sandboxConfigFromEnv)
+  })
+
+/** Warm servers waiting for a runtime. */
+export class LocalServerPool extends Context.Service<LocalServerPool, {
+  /** A ready server, now owned by the caller's scope. */
+  readonly take: Effect.Effect<LocalServer, never, Scope.Scope>
+}>()("effect-sandbox/LocalServerPool") {}
+
+/** A server started into its own scope, which the pool or, once taken, a runtime closes. */
+interface Owned {
+  readonly server: LocalServer
+  readonly scope: Scope.Closeable
+}
+
+const makePool = (options: LocalServerOptions & { readonly warmServers: number }) =>
+  Effect.gen(function*() {
+    const ready = yield* Queue.bounded<Owned>(Math.max(1, options.warmServers))
+    const startOne = Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        Scope.provide(startLocalServer(options), scope).pipe(
+          Effect.flatMap((server) => Queue.offer(ready, { server, scope }))
+        ),
+      // Ownership passed to the queue on success; otherwise close what was started.
+      (scope, exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)
+    )
+    yield* startOne.pipe(
+      Effect.tapCause((cause) => Effect.logWarning("warm local server failed to start; retrying", cause)),
+      Effect.retry({ schedule: Schedule.spaced("1 second") }),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Effect.addFinalizer(() =>
+      Queue.clear(ready).pipe(Effect.flatMap((left) => Effect.forEach(left, (o) => Scope.close(o.scope, Exit.void))))
+    )
+    return LocalServerPool.of({
+      take: Effect.gen(function*() {
+        const owned = yield* Queue.take(ready)
+        yield* Effect.addFinalizer(() => Scope.close(owned.scope, Exit.void))
+        return owned.server
+      })
+    })
+  })
+
+export const LocalRuntime = {
+  /** A runtime on a freshly started local server (stopped, workspace removed, on release). */
+  layer: (options: LocalRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+    Layer.effect(
+      Runtime,
+      Effect.gen(function*() {
+        const status = yield* makeStatus
+        const sandbox = yield* sandboxOf(options)
+        const server = yield* startLocalServer(options)
+        yield* SubscriptionRef.set(status, "RUNTIME_STARTED")
+        const runtime = yield* runtimeFor(server, status, sandbox)
+        yield* SubscriptionRef.set(status, "READY")
+        return runtime
+      })
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+
+  /** Keep `warmServers` servers started in the background, for `layerWarm`. */
+  layerPool: (options: LocalServerOptions & { readonly warmServers: number }): Layer.Layer<LocalServerPool> =>
+    Layer.effect(LocalServerPool, makePool(options)),
+
+  /** A runtime on a server taken from the pool (ready at once when one is warm); the pool refills. */
+  layerWarm: (
+    options: { readonly sandbox?: SandboxConfig } = {}
+  ): Layer.Layer<Runtime, Config.ConfigError, LocalServerPool> =>
+    Layer.effect(
+      Runtime,
+      Effect.gen(function*() {
+        const status = yield* makeStatus
+        const sandbox = yield* sandboxOf(options)
+        const server = yield* (yield* LocalServerPool).take
+        const runtime = yield* runtimeFor(server, status, sandbox)
+        yield* SubscriptionRef.set(status, "READY")
+        return runtime
+      })
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+
+  /** Connect to an already running action server; releasing the layer leaves it running. */
+  attach: (options: {
+    readonly url: string
+    readonly sessionApiKey?: Redacted.Redacted<string>
+    readonly workspace?: string
+    readonly sandbox?: SandboxConfig
+  }): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+    Layer.effect(
+      Runtime,
+      Effect.gen(function*() {
+        const status = yield* makeStatus
+        const sandbox = yield* sandboxOf(options)
+        const baseUrl = options.url.replace(/\/+$/, "")
+        yield* waitUntilAlive(baseUrl)
+        const backend = yield* makeActionClient({
+          baseUrl,
+          sessionApiKey: options.sessionApiKey,
+          defaultTimeoutSeconds: sandbox.timeout,
+          status,
+          info: {
+            id: baseUrl,
+            kind: "local",
+            workspace: options.workspace ?? "/workspace",
+            urls: { actionServer: baseUrl },
+            capabilities
+          }
+        })
+        const runtime = makeRuntime(backend, status)
+        yield* SubscriptionRef.set(status, "READY")
+        return runtime
+      })
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+} as const

@@ -1,0 +1,42 @@
+/**
+ * What `copyTo` sends, whatever the transport: a single file as itself, or a
+ * directory as a zip whose entries keep the directory's own name (OpenHands'
+ * upload format), written to a temporary file removed afterwards.
+ */
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { basename, join, resolve } from "node:path"
+import { zipDirectory } from "../../executor/zip.ts"
+import { TransferError } from "../../schema/errors.ts"
+
+export interface UploadPayload {
+  /** A local file holding the payload. */
+  readonly source: string
+  /** The name it is uploaded under (`x.txt`, or `<dir>.zip`). */
+  readonly filename: string
+  readonly recursive: boolean
+}
+
+export const withUploadPayload = <A, E, R>(
+  hostSource: string,
+  recursive: boolean,
+  use: (payload: UploadPayload) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | TransferError, R> =>
+  Effect.suspend(() => {
+    const source = resolve(hostSource)
+    if (!existsSync(source)) {
+      return Effect.fail(new TransferError({ message: `Source file ${hostSource} does not exist` }))
+    }
+    if (!recursive) return use({ source, filename: basename(source), recursive })
+    const zip = join(tmpdir(), `effect-sandbox-upload-${randomUUID()}.zip`)
+    return Effect.acquireUseRelease(
+      Effect.try({
+        try: () => writeFileSync(zip, zipDirectory(source, basename(source))),
+        catch: (cause) => new TransferError({ message: `Cannot zip ${hostSource}: ${String(cause)}` })
+      }),
+      () => use({ source: zip, filename: `${basename(source)}.zip`, recursive }),
+      () => Effect.sync(() => rmSync(zip, { force: true }))
+    )
+  })

@@ -1,0 +1,145 @@
+/**
+ * An action server as a child process of this one: a scoped resource.
+ *
+ * It runs in its own process group with `--exit-on-stdin-close` (if we die, its
+ * stdin closes and it shuts down cleanly). Releasing sends SIGTERM to the group,
+ * SIGKILL after a grace period, then kills anything its shells left behind
+ * (shells are session leaders, outside the group, but carry the runtime's marker).
+ * The port comes from the server's own announcement (it binds port 0): never
+ * probe-then-bind.
+ */
+import { Effect, Redacted } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { userInfo } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { killRuntimeProcesses } from "../../executor/shell/processTree.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { LISTENING_PREFIX } from "../../server/announce.ts"
+
+export interface ServerProcessOptions {
+  readonly workspace: string
+  readonly sessionId: string
+  readonly sessionApiKey: Redacted.Redacted<string>
+  readonly noChangeTimeoutSeconds: number
+  /** Extra environment for the server (and so its shells). */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+export interface ServerProcess {
+  readonly pid: number
+  readonly baseUrl: string
+}
+
+/** How long SIGTERM may take before SIGKILL (OpenHands: 5 s; our server stops in milliseconds). */
+const STOP_GRACE_MS = 3_000
+/** How long a server may take to announce its port. */
+const START_TIMEOUT_MS = 30_000
+
+/** The server's entry beside this module: `.ts` when running from source, `.js` from `dist/`. */
+const serverEntry = (): string => {
+  const here = fileURLToPath(import.meta.url)
+  return join(dirname(here), "..", "..", "server", `main${here.endsWith(".ts") ? ".ts" : ".js"}`)
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
+
+const waitForExit = (child: ChildProcess, ms: number) =>
+  new Promise<boolean>((resolve) => {
+    if (exited(child)) return resolve(true)
+    const timer = setTimeout(() => resolve(false), ms)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
+
+const signalGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
+  try {
+    process.kill(-child.pid!, signal)
+  } catch {
+    // the group is gone
+  }
+}
+
+const stop = (child: ChildProcess, sessionId: string) =>
+  Effect.promise(async () => {
+    if (!exited(child)) {
+      signalGroup(child, "SIGTERM")
+      if (!(await waitForExit(child, STOP_GRACE_MS))) {
+        signalGroup(child, "SIGKILL")
+        await waitForExit(child, STOP_GRACE_MS)
+      }
+    }
+    killRuntimeProcesses(sessionId)
+  })
+
+const launch = (options: ServerProcessOptions) =>
+  Effect.callback<{ readonly child: ChildProcess; readonly port: number }, RuntimeStartError>((resume) => {
+    const user = userInfo()
+    const child = spawn(
+      process.execPath,
+      [
+        serverEntry(),
+        "0",
+        "--working-dir",
+        options.workspace,
+        "--host",
+        "127.0.0.1",
+        "--username",
+        user.username,
+        "--user-id",
+        String(user.uid),
+        "--no-enable-browser",
+        "--exit-on-stdin-close"
+      ],
+      {
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          ...options.env,
+          SESSION_API_KEY: Redacted.value(options.sessionApiKey),
+          NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds),
+          RUNTIME_ID: options.sessionId
+        }
+      }
+    )
+    let stdout: string | null = ""
+    let stderr = ""
+    const fail = (message: string) => resume(Effect.fail(new RuntimeStartError({ message })))
+    const timer = setTimeout(() => {
+      signalGroup(child, "SIGKILL")
+      fail(`The action server did not announce its port within ${START_TIMEOUT_MS / 1000} s. stderr: ${stderr.trim()}`)
+    }, START_TIMEOUT_MS)
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-4096)))
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      if (stdout === null) return
+      stdout += d
+      const line = stdout.split("\n").find((l) => l.startsWith(LISTENING_PREFIX))
+      if (line === undefined) return
+      clearTimeout(timer)
+      const port = Number(JSON.parse(line.slice(LISTENING_PREFIX.length)).port)
+      stdout = null
+      resume(Effect.succeed({ child, port }))
+    })
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      fail(`Cannot start the action server (${process.execPath}): ${error.message}`)
+    })
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer)
+      fail(`The action server exited (${signal ?? `code ${code}`}) before listening. stderr: ${stderr.trim()}`)
+    })
+    // Interrupted while starting: do not leave it running.
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      signalGroup(child, "SIGKILL")
+    })
+  })
+
+/** Start an action server on 127.0.0.1 (OS-assigned port); stopped when the scope closes. */
+export const startServerProcess = (options: ServerProcessOptions) =>
+  Effect.acquireRelease(launch(options), ({ child }) => stop(child, options.sessionId)).pipe(
+    Effect.map(({ child, port }): ServerProcess => ({ pid: child.pid!, baseUrl: `http://127.0.0.1:${port}` }))
+  )

@@ -1,0 +1,62 @@
+/**
+ * The action server: the executor behind HTTP, wire-compatible with OpenHands'
+ * action execution server. Every runtime but the in-process one runs this.
+ */
+import { NodeHttpServer, NodeServices } from "@effect/platform-node"
+import { ByteSize, Effect, Layer, type Redacted } from "effect"
+import { HttpIncomingMessage, HttpRouter } from "effect/http"
+import { createServer } from "node:http"
+import * as Executor from "../executor/ActionExecutor.ts"
+import { sessionKeyMiddleware } from "./auth.ts"
+import { actionRoutes } from "./routes/actions.ts"
+import { fileRoutes } from "./routes/files.ts"
+import { infoRoutes } from "./routes/info.ts"
+import type { ServerClock } from "./serverInfo.ts"
+
+export interface ActionServerOptions {
+  readonly port: number
+  readonly host: string
+  /** The workspace: the shell starts here; relative file paths resolve here. */
+  readonly workingDir: string
+  /** Required on every request but /alive and /server_info (`X-Session-API-Key`). */
+  readonly sessionApiKey?: Redacted.Redacted<string> | undefined
+  readonly noChangeTimeoutSeconds: number
+  /** Marks the processes this server's shells start (see processTree.ts). */
+  readonly sessionId: string
+  /** Largest JSON body accepted (default 64 MiB); larger ones get 413. */
+  readonly maxBodyMebibytes?: number
+}
+
+/** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
+export const layer = (options: ActionServerOptions) => {
+  const clock: ServerClock = { startedAt: Date.now(), lastActionAt: Date.now() }
+  const bodyLimit = HttpRouter.middleware(
+    (httpEffect) =>
+      Effect.provideService(
+        httpEffect,
+        HttpIncomingMessage.MaxBodySize,
+        ByteSize.mebibytes(options.maxBodyMebibytes ?? 64)
+      ),
+    { global: true }
+  )
+  const routes = Layer.mergeAll(
+    actionRoutes(clock),
+    fileRoutes,
+    infoRoutes(clock, options.workingDir),
+    bodyLimit,
+    ...(options.sessionApiKey === undefined ? [] : [sessionKeyMiddleware(options.sessionApiKey)])
+  )
+  return HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
+    Layer.provide(
+      Executor.layer({
+        workspace: options.workingDir,
+        // The sandbox (container, pod, VM) is the boundary, as in OpenHands' server.
+        restrictToWorkspace: false,
+        noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
+        sessionMarker: options.sessionId
+      })
+    ),
+    Layer.provide(NodeServices.layer),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
+  )
+}

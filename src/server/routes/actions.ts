@@ -1,0 +1,77 @@
+/**
+ * `POST /execute_action` (OpenHands), and our extensions
+ * `POST /v1/execute_action/stream` (a command's output as NDJSON while it runs,
+ * then the observation) and `POST /v1/env` (add environment variables).
+ */
+import { Effect, Queue, Stream } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import type { Action } from "../../schema/Action.ts"
+import { decodeAction, encodeObservation } from "../../schema/wire.ts"
+import { ActionExecutor } from "../../services/ActionExecutor.ts"
+import { BadRequest, failed, isRecord, jsonBody } from "../responses.ts"
+import type { ServerClock } from "../serverInfo.ts"
+
+/** The `action` of an `{"action": {...}}` body, decoded. */
+const actionFromBody = Effect.gen(function*() {
+  const body = yield* jsonBody
+  if (!isRecord(body) || !("action" in body)) {
+    return yield* Effect.fail(new BadRequest(400, "The body must be a JSON object {\"action\": {...}}."))
+  }
+  return yield* decodeAction(body["action"]).pipe(Effect.mapError((e) => new BadRequest(400, e.message)))
+})
+
+const encoder = new TextEncoder()
+const ndjson = (value: unknown) => encoder.encode(`${JSON.stringify(value)}\n`)
+
+/** Output events while the command runs, then `{"type": "observation", ...}` (or `{"type": "error"}`). */
+const streamAction = (executor: ActionExecutor["Service"], action: Action) =>
+  Stream.callback<Uint8Array>((queue) =>
+    executor.execute(action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
+      Effect.match({
+        onSuccess: (observation) => ndjson({ type: "observation", observation: encodeObservation(observation) }),
+        onFailure: (error) => ndjson({ type: "error", detail: error.message })
+      }),
+      Effect.flatMap((last) => Queue.offer(queue, last)),
+      Effect.ensuring(Queue.end(queue)),
+      Effect.forkScoped
+    )
+  )
+
+export const actionRoutes = (clock: ServerClock) =>
+  HttpRouter.use(Effect.fn(function*(router) {
+    const executor = yield* ActionExecutor
+    yield* router.add(
+      "POST",
+      "/execute_action",
+      Effect.gen(function*() {
+        const action = yield* actionFromBody
+        clock.lastActionAt = Date.now()
+        const observation = yield* executor.execute(action)
+        return HttpServerResponse.jsonUnsafe(encodeObservation(observation))
+      }).pipe(Effect.catch(failed))
+    )
+    yield* router.add(
+      "POST",
+      "/v1/execute_action/stream",
+      Effect.gen(function*() {
+        const action = yield* actionFromBody
+        clock.lastActionAt = Date.now()
+        return HttpServerResponse.stream(streamAction(executor, action), { contentType: "application/x-ndjson" })
+      }).pipe(Effect.catch(failed))
+    )
+    yield* router.add(
+      "POST",
+      "/v1/env",
+      Effect.gen(function*() {
+        const body = yield* jsonBody
+        const vars = isRecord(body) ? body["vars"] : undefined
+        if (!isRecord(vars) || !Object.values(vars).every((v) => typeof v === "string")) {
+          return yield* Effect.fail(new BadRequest(400, "The body must be {\"vars\": {\"NAME\": \"value\", ...}}."))
+        }
+        yield* executor.setEnv(vars as Record<string, string>).pipe(
+          Effect.mapError((e) => new BadRequest(400, e.message))
+        )
+        return HttpServerResponse.jsonUnsafe({ detail: "Environment updated" })
+      }).pipe(Effect.catch(failed))
+    )
+  }))

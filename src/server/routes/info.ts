@@ -1,0 +1,63 @@
+/**
+ * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info`,
+ * `/vscode/connection_token`, and `/update_mcp_server`, which validates and keeps
+ * the stdio MCP server list (the MCP tools themselves are not served yet, which
+ * `router_error_log` says).
+ */
+import { Effect, Ref } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { BadRequest, detail, isRecord, jsonBody } from "../responses.ts"
+import { type ServerClock, serverInfo } from "../serverInfo.ts"
+
+/** OpenHands' MCPStdioServerConfig (spec §15.4). */
+export interface McpStdioServer {
+  readonly name: string
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+const NAME = /^[A-Za-z0-9_-]+$/
+const isStrings = (u: unknown): u is ReadonlyArray<string> => Array.isArray(u) && u.every((s) => typeof s === "string")
+
+const mcpServer = (u: unknown, index: number): McpStdioServer | string => {
+  if (!isRecord(u)) return `item ${index} is not an object`
+  const { name, command, args = [], env = {} } = u
+  if (typeof name !== "string" || !NAME.test(name)) return `item ${index}: "name" must match [A-Za-z0-9_-]+`
+  if (typeof command !== "string" || command === "") return `item ${index}: "command" must be a non-empty string`
+  if (!isStrings(args)) return `item ${index}: "args" must be a list of strings`
+  if (!isRecord(env) || !Object.values(env).every((v) => typeof v === "string")) {
+    return `item ${index}: "env" must map names to strings`
+  }
+  return { name, command, args, env: env as Record<string, string> }
+}
+
+export const infoRoutes = (clock: ServerClock, workingDir: string) =>
+  HttpRouter.use(Effect.fn(function*(router) {
+    const mcpServers = yield* Ref.make<ReadonlyArray<McpStdioServer>>([])
+    yield* router.add("GET", "/alive", Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+    yield* router.add(
+      "GET",
+      "/server_info",
+      Effect.sync(() => HttpServerResponse.jsonUnsafe(serverInfo(clock, workingDir)))
+    )
+    yield* router.add("GET", "/vscode/connection_token", Effect.succeed(HttpServerResponse.jsonUnsafe({ token: null })))
+    yield* router.add(
+      "POST",
+      "/update_mcp_server",
+      Effect.gen(function*() {
+        const body = yield* jsonBody
+        if (!Array.isArray(body)) {
+          return yield* Effect.fail(new BadRequest(400, "Request must be a list of MCP tools to sync"))
+        }
+        const servers = body.map(mcpServer)
+        const problem = servers.find((s): s is string => typeof s === "string")
+        if (problem !== undefined) return yield* Effect.fail(new BadRequest(400, `Invalid MCP server list: ${problem}`))
+        yield* Ref.set(mcpServers, servers as ReadonlyArray<McpStdioServer>)
+        return HttpServerResponse.jsonUnsafe({
+          detail: "MCP server updated successfully",
+          router_error_log: "MCP tool calls are not served by this runtime yet; the server list was stored."
+        })
+      }).pipe(Effect.catch((e) => Effect.succeed(detail(e.status, e.message))))
+    )
+  }))
