@@ -5,6 +5,12 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 
+/** Start and exit an empty Node process: the floor of any server start. */
+export const nodeStart = (): Promise<void> =>
+  new Promise((resolve, reject) => {
+    spawn(process.execPath, ["-e", ""]).on("error", reject).on("close", () => resolve())
+  })
+
 export const bashC = (command: string): Promise<string> =>
   new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", command])

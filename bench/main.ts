@@ -2,11 +2,12 @@
  * `npm run bench`: each row is measured beside its baseline in this process and
  * printed with the ratio, p50/p95 and memory; results go to bench/results.json.
  */
-import { ManagedRuntime } from "effect"
-import { writeFileSync } from "node:fs"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { spawnSync } from "node:child_process"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { CliRuntime, CmdRunAction, Runtime } from "../src/index.ts"
-import { bashC, bashCDiscard, PipeShell } from "./baselines.ts"
+import { CliRuntime, CmdRunAction, LocalRuntime, type LocalServerPool, Runtime } from "../src/index.ts"
+import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
 import { measureMemory, type Sample, timeRuns } from "./stats.ts"
 
 interface Row {
@@ -21,6 +22,8 @@ interface Row {
 }
 
 const RUNS = 300
+/** Untimed calls first, so both sides (and the server's JIT) reach their steady state. */
+const WARMUP = 200
 const rows: Array<Row> = []
 const rssMb = () => process.memoryUsage().rss / 2 ** 20
 const fmt = (n: number) => n < 10 ? n.toFixed(3) : n.toFixed(1)
@@ -44,6 +47,62 @@ const record = (name: string, sample: Sample, baseline: string, base: Sample, no
   )
 }
 
+/** The shipped server: the bundled payload (built here if missing). */
+const payloadEntry = () => {
+  const entry = join(import.meta.dirname, "..", "payload", "server.mjs")
+  if (!existsSync(entry)) spawnSync(process.execPath, [join(import.meta.dirname, "..", "scripts", "build-payload.ts")])
+  return entry
+}
+
+/**
+ * Time to build a runtime layer (start to READY), `runs` times; each is released before the
+ * next, after `pauseMs` (so a warm pool is refilled, as it is between real sessions).
+ */
+const timeStarts = (runs: number, layer: () => Layer.Layer<Runtime, unknown>, pauseMs = 0) =>
+  timeRuns(runs, 1, async () => {
+    await new Promise((resolve) => setTimeout(resolve, pauseMs))
+    const runtime = ManagedRuntime.make(layer())
+    const started = performance.now()
+    await runtime.runPromise(Runtime)
+    const ready = performance.now() - started
+    await runtime.dispose()
+    return ready
+  }, (result) => result as number)
+
+const localRows = async (echoInProcess: Sample) => {
+  const serverEntry = payloadEntry()
+  // echo over HTTP, beside the in-process figure
+  const local = ManagedRuntime.make(LocalRuntime.layer({ serverEntry }))
+  const rt = await local.runPromise(Runtime)
+  const overHttp = await timeRuns(
+    RUNS,
+    WARMUP,
+    () => local.runPromise(rt.runCommand(new CmdRunAction({ command: "echo hi", blocking: true })))
+  )
+  await local.dispose()
+  record(
+    "LocalRuntime: echo hi round trip (HTTP)",
+    overHttp,
+    "CliRuntime in-process",
+    echoInProcess,
+    "target p50 <= 3 ms"
+  )
+
+  const floor = await timeRuns(20, 2, () => nodeStart())
+  const cold = await timeStarts(10, () => LocalRuntime.layer({ serverEntry }))
+  record("LocalRuntime: start to READY (cold)", cold, "`node -e \"\"` process start", floor, "target <= 300 ms")
+
+  const pool = ManagedRuntime.make(LocalRuntime.layerPool({ warmServers: 2, serverEntry }))
+  const poolContext = await pool.runPromise(Effect.context<LocalServerPool>())
+  const warm = await timeStarts(
+    10,
+    () => LocalRuntime.layerWarm().pipe(Layer.provide(Layer.succeedContext(poolContext))),
+    600
+  )
+  await pool.dispose()
+  record("LocalRuntime: acquire from warm pool", warm, "`node -e \"\"` process start", floor, "target <= 20 ms")
+}
+
 const main = async () => {
   const runtime = ManagedRuntime.make(CliRuntime.layer())
   const rt = await runtime.runPromise(Runtime)
@@ -51,12 +110,13 @@ const main = async () => {
   const pipe = new PipeShell()
   try {
     // echo round trip
-    const viaRuntime = await timeRuns(RUNS, 20, () => run("echo hi"))
+    const viaRuntime = await timeRuns(RUNS, WARMUP, () => run("echo hi"))
     const freshBash = await timeRuns(RUNS, 20, () => bashC("echo hi"))
-    const floor = await timeRuns(RUNS, 20, () => pipe.run("echo hi"))
+    const floor = await timeRuns(RUNS, WARMUP, () => pipe.run("echo hi"))
     record("CliRuntime: echo hi round trip", viaRuntime, "fresh `bash -c echo hi`", freshBash)
     record("CliRuntime: echo hi round trip", viaRuntime, "persistent bash pipe (floor)", floor)
     console.log(`  vs OpenHands' observed 635 ms median: ${(635 / viaRuntime.p50).toFixed(0)}x faster`)
+    await localRows(viaRuntime)
 
     // 100 MB of output
     const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"

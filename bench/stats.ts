@@ -11,14 +11,22 @@ export const percentiles = (durations: ReadonlyArray<number>): Sample => {
   return { p50: at(0.5), p95: at(0.95) }
 }
 
-/** Time `runs` sequential calls (after `warmup` untimed ones), in milliseconds. */
-export const timeRuns = async (runs: number, warmup: number, f: () => Promise<unknown>): Promise<Sample> => {
+/**
+ * Time `runs` sequential calls (after `warmup` untimed ones), in milliseconds. By default a call's
+ * wall time; `measure` can instead take a duration the call reports itself (e.g. start to READY).
+ */
+export const timeRuns = async <A>(
+  runs: number,
+  warmup: number,
+  f: () => Promise<A>,
+  measure?: (result: A) => number
+): Promise<Sample> => {
   for (let i = 0; i < warmup; i++) await f()
   const durations: Array<number> = []
   for (let i = 0; i < runs; i++) {
     const start = performance.now()
-    await f()
-    durations.push(performance.now() - start)
+    const result = await f()
+    durations.push(measure === undefined ? performance.now() - start : measure(result))
   }
   return percentiles(durations)
 }

@@ -8,11 +8,18 @@ import { Console, Effect, Option, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { createInterface } from "node:readline"
 import { CliRuntime } from "../layers/CliRuntime.ts"
+import { LocalRuntime } from "../layers/LocalRuntime.ts"
 import { CmdRunAction } from "../schema/Action.ts"
+import { KNOWN_PLUGINS } from "../server/argv.ts"
+import { serve } from "../server/serve.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { interactiveAction } from "./interactive.ts"
 
 const runtimeFlags = {
+  runtime: Flag.Literals("runtime", ["cli", "local"]).pipe(
+    Flag.withDescription("cli: in this process; local: an action server child process over HTTP"),
+    Flag.withDefault("cli")
+  ),
   workspace: Flag.String("workspace").pipe(
     Flag.withDescription("Workspace directory (default: a temporary directory, removed afterwards)"),
     Flag.optional
@@ -23,11 +30,17 @@ const runtimeFlags = {
   )
 }
 
-const runtimeLayer = (options: { readonly workspace: Option.Option<string>; readonly noChangeTimeout: number }) =>
-  CliRuntime.layer({
+const runtimeLayer = (options: {
+  readonly runtime: "cli" | "local"
+  readonly workspace: Option.Option<string>
+  readonly noChangeTimeout: number
+}) => {
+  const common = {
     noChangeTimeoutSeconds: options.noChangeTimeout,
     ...(Option.isSome(options.workspace) ? { workspace: options.workspace.value } : {})
-  })
+  }
+  return options.runtime === "local" ? LocalRuntime.layer(common) : CliRuntime.layer(common)
+}
 
 const run = Command.make(
   "run",
@@ -76,9 +89,31 @@ const shell = Command.make(
     }).pipe(Effect.provide(runtimeLayer(options)))
 ).pipe(Command.withDescription("An interactive session on one persistent sandbox shell"))
 
+const serveCommand = Command.make(
+  "serve",
+  {
+    port: Argument.Int("port").pipe(
+      Argument.withDescription("Port to listen on (0: any free port, announced on stdout)")
+    ),
+    workingDir: Flag.String("working-dir").pipe(Flag.withDescription("Workspace directory"), Flag.optional),
+    host: Flag.String("host").pipe(Flag.withDefault("0.0.0.0")),
+    plugins: Flag.Literals("plugins", KNOWN_PLUGINS).pipe(Flag.atLeast(0)),
+    username: Flag.String("username").pipe(Flag.withDefault("openhands")),
+    userId: Flag.Int("user-id").pipe(Flag.withDefault(1000)),
+    enableBrowser: Flag.Boolean("enable-browser").pipe(Flag.withDefault(true)),
+    exitOnStdinClose: Flag.Boolean("exit-on-stdin-close").pipe(Flag.withDefault(false))
+  },
+  (options) =>
+    serve({
+      ...options,
+      workingDir: Option.getOrNull(options.workingDir),
+      browsergymEvalEnv: null
+    })
+).pipe(Command.withDescription("Run the action server (OpenHands' wire protocol) on this machine"))
+
 Command.make("effect-sandbox").pipe(
   Command.withDescription("Sandboxed execution runtimes for AI coding agents"),
-  Command.withSubcommands([run, shell]),
+  Command.withSubcommands([run, shell, serveCommand]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain

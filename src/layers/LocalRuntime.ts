@@ -10,7 +10,19 @@
  *   without owning it.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { type Config, Context, Effect, Exit, Layer, Queue, Redacted, Schedule, Scope, SubscriptionRef } from "effect"
+import {
+  type Config,
+  Context,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Queue,
+  Redacted,
+  Schedule,
+  Scope,
+  SubscriptionRef
+} from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
@@ -26,6 +38,8 @@ export interface LocalServerOptions extends WorkspaceChoice {
   readonly noChangeTimeoutSeconds?: number
   /** Extra environment for the server and its shells. */
   readonly env?: Readonly<Record<string, string>>
+  /** The server script to run (default: the bundled payload when installed, the source in this repo). */
+  readonly serverEntry?: string
 }
 
 export interface LocalRuntimeOptions extends LocalServerOptions {
@@ -55,7 +69,8 @@ const startLocalServer = (options: LocalServerOptions) =>
       sessionId,
       sessionApiKey,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-      ...(options.env === undefined ? {} : { env: options.env })
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
     })
     yield* waitUntilAlive(process.baseUrl)
     return { process, workspace, sessionId, sessionApiKey } satisfies LocalServer
@@ -116,14 +131,18 @@ const makePool = (options: LocalServerOptions & { readonly warmServers: number }
       // Ownership passed to the queue on success; otherwise close what was started.
       (scope, exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)
     )
-    yield* startOne.pipe(
+    const refill = yield* startOne.pipe(
       Effect.tapCause((cause) => Effect.logWarning("warm local server failed to start; retrying", cause)),
       Effect.retry({ schedule: Schedule.spaced("1 second") }),
       Effect.forever,
-      Effect.forkScoped
+      Effect.forkDetach
     )
+    // Stop refilling first: draining the queue would otherwise let a pending offer slip a new server in.
     yield* Effect.addFinalizer(() =>
-      Queue.clear(ready).pipe(Effect.flatMap((left) => Effect.forEach(left, (o) => Scope.close(o.scope, Exit.void))))
+      Fiber.interrupt(refill).pipe(
+        Effect.andThen(Queue.clear(ready)),
+        Effect.flatMap((left) => Effect.forEach(left, (o) => Scope.close(o.scope, Exit.void), { discard: true }))
+      )
     )
     return LocalServerPool.of({
       take: Effect.gen(function*() {

@@ -1,0 +1,90 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
+import { spawnSync } from "node:child_process"
+import { CmdRunAction, LocalRuntime, Runtime, RuntimeDisconnectedError, type RuntimeShape } from "../../src/index.ts"
+
+/** Host processes whose command line mentions `text` (server processes carry their workspace in argv). */
+const processesWith = (text: string) =>
+  spawnSync("pgrep", ["-af", text], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes("server/main"))
+
+/** Build `layer` in its own scope, so a test can release it at a chosen moment. */
+const buildRuntime = (layer: Layer.Layer<Runtime, unknown, never>) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(layer, scope)
+    return { rt: Context.get(context, Runtime), release: Scope.close(scope, Exit.void) }
+  })
+
+const serverPid = (rt: RuntimeShape) =>
+  Number(
+    spawnSync("pgrep", ["-f", "--", `--working-dir ${rt.info.workspace}`], { encoding: "utf8" }).stdout.trim().split(
+      "\n"
+    )[0]
+  )
+
+describe("LocalRuntime", () => {
+  it.live("stops its server and removes its workspace on release", () =>
+    Effect.gen(function*() {
+      const { release, rt } = yield* buildRuntime(LocalRuntime.layer())
+      assert.strictEqual(rt.info.kind, "local")
+      assert.match(rt.info.urls["actionServer"]!, /^http:\/\/127\.0\.0\.1:\d+$/)
+      assert.lengthOf(processesWith(rt.info.workspace), 1)
+      yield* release
+      assert.deepStrictEqual(processesWith(rt.info.workspace), [])
+      assert.isFalse(spawnSync("test", ["-e", rt.info.workspace]).status === 0)
+    }))
+
+  it.live("a server killed mid-action becomes a typed error and ERROR_RUNTIME_DISCONNECTED", () =>
+    Effect.gen(function*() {
+      const { release, rt } = yield* buildRuntime(LocalRuntime.layer())
+      const statuses = yield* rt.status.pipe(Stream.take(2), Stream.runCollect, Effect.forkDetach)
+      const running = yield* Effect.forkChild(rt.run(new CmdRunAction({ command: "sleep 30", blocking: true })))
+      yield* Effect.sleep("300 millis")
+      process.kill(serverPid(rt), "SIGKILL")
+      const error = yield* Effect.flip(Fiber.join(running))
+      assert.instanceOf(error, RuntimeDisconnectedError)
+      assert.include(error.message, "start a new runtime")
+      assert.deepStrictEqual(yield* Fiber.join(statuses), ["READY", "ERROR_RUNTIME_DISCONNECTED"])
+      const next = yield* Effect.flip(rt.runCommand("echo again"))
+      assert.instanceOf(next, RuntimeDisconnectedError)
+      yield* release
+      // The killed server's shell (and its sleep) were reaped on release.
+      assert.deepStrictEqual(spawnSync("pgrep", ["-f", "^sleep 30$"], { encoding: "utf8" }).stdout.trim(), "")
+    }))
+
+  it.live("attach connects to a running server and leaves it running on release", () =>
+    Effect.gen(function*() {
+      const owner = yield* buildRuntime(LocalRuntime.layer())
+      yield* owner.rt.runCommand("export FROM_OWNER=yes")
+      // The owner's session key is private to it, so attach through a keyless server instead.
+      const attached = yield* buildRuntime(LocalRuntime.attach({ url: owner.rt.info.urls["actionServer"]! }))
+      const denied = yield* Effect.flip(attached.rt.runCommand("echo $FROM_OWNER"))
+      assert.strictEqual(denied._tag, "RuntimeRequestError")
+      assert.include(denied.message, "Invalid API Key")
+      yield* attached.release
+      assert.lengthOf(processesWith(owner.rt.info.workspace), 1)
+      yield* owner.release
+    }))
+
+  it.live("a warm pool hands out ready servers, refills, and stops the rest on release", () =>
+    Effect.gen(function*() {
+      const poolScope = yield* Scope.make()
+      const pool = yield* Layer.buildWithScope(LocalRuntime.layerPool({ warmServers: 2 }), poolScope)
+      const warm = LocalRuntime.layerWarm().pipe(Layer.provide(Layer.succeedContext(pool)))
+      yield* Effect.sleep("3 seconds") // let both warm servers start
+      const first = yield* buildRuntime(warm)
+      const second = yield* buildRuntime(warm)
+      assert.notStrictEqual(first.rt.info.workspace, second.rt.info.workspace)
+      assert.strictEqual((yield* first.rt.runCommand("echo warm")).content, "warm")
+      assert.strictEqual((yield* second.rt.runCommand("pwd")).content, second.rt.info.workspace)
+      yield* first.release
+      assert.deepStrictEqual(processesWith(first.rt.info.workspace), [])
+      yield* second.release
+      yield* Effect.sleep("3 seconds") // refill
+      const refilled = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
+      assert.isAtLeast(refilled.split("\n").filter((l) => l.includes("effect-sandbox-local")).length, 2)
+      yield* Scope.close(poolScope, Exit.void)
+      const left = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
+      assert.deepStrictEqual(left.split("\n").filter((l) => l.includes("effect-sandbox-local")), [])
+    }), 30_000)
+})
