@@ -25,17 +25,19 @@ describe("package", () => {
       writeFileSync(
         join(scratch, "main.js"),
         `import { Effect } from "effect"
-import { CliRuntime, CmdRunAction, Runtime } from "effect-sandbox"
-const program = Effect.gen(function*() {
+import { CliRuntime, CmdRunAction, LocalRuntime, Runtime } from "effect-sandbox"
+const program = (name) => Effect.gen(function*() {
   const rt = yield* Runtime
-  const obs = yield* rt.run(new CmdRunAction({ command: "echo consumer-ok" }))
+  const obs = yield* rt.run(new CmdRunAction({ command: "echo " + name + "-ok" }))
   console.log(obs.content)
 })
-await Effect.runPromise(program.pipe(Effect.provide(CliRuntime.layer())))
+await Effect.runPromise(program("cli").pipe(Effect.provide(CliRuntime.layer())))
+// LocalRuntime runs the installed package's bundled server payload.
+await Effect.runPromise(program("local").pipe(Effect.provide(LocalRuntime.layer())))
 `
       )
       const out = execFileSync(process.execPath, ["main.js"], { cwd: scratch, encoding: "utf8" })
-      assert.strictEqual(out.trim(), "consumer-ok")
+      assert.strictEqual(out.trim(), "cli-ok\nlocal-ok")
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }
