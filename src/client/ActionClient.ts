@@ -238,18 +238,13 @@ export const waitUntilAlive = (
     // docker-proxy and fresh servers may accept then reset: any failure means "not yet".
     Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(response)),
     Effect.retry(aliveSchedule),
-    Effect.timeoutOrElse({
-      duration: timeout,
-      orElse: () =>
-        Effect.fail(
-          new RuntimeStartError({
-            message: `The action server at ${baseUrl} did not answer /alive within ${
-              Duration.format(Duration.fromInputUnsafe(timeout))
-            }. Check its log for a start-up error.`
-          })
-        )
-    }),
-    Effect.catchTag("HttpClientError", () => Effect.void),
-    Effect.scoped,
-    Effect.asVoid
-  ) as Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient>
+    // The schedule never gives up by itself: only the time budget ends the wait.
+    Effect.timeout(timeout),
+    Effect.mapError(() =>
+      new RuntimeStartError({
+        message: `The action server at ${baseUrl} did not answer /alive within ${
+          Duration.format(Duration.fromInputUnsafe(timeout))
+        }. Check its log for a start-up error.`
+      })
+    )
+  )

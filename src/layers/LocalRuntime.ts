@@ -13,6 +13,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import {
   type Config,
   Context,
+  type Duration,
   Effect,
   Exit,
   Fiber,
@@ -195,6 +196,8 @@ export const LocalRuntime = {
     readonly sessionApiKey?: Redacted.Redacted<string>
     readonly workspace?: string
     readonly sandbox?: SandboxConfig
+    /** How long to wait for `/alive` (default 120 s). */
+    readonly aliveTimeout?: Duration.Input
   }): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
     Layer.effect(
       Runtime,
@@ -202,7 +205,7 @@ export const LocalRuntime = {
         const status = yield* makeStatus
         const sandbox = yield* sandboxOf(options)
         const baseUrl = options.url.replace(/\/+$/, "")
-        yield* waitUntilAlive(baseUrl)
+        yield* waitUntilAlive(baseUrl, options.aliveTimeout)
         const backend = yield* makeActionClient({
           baseUrl,
           sessionApiKey: options.sessionApiKey,

@@ -52,6 +52,23 @@ describe("LocalRuntime", () => {
       assert.deepStrictEqual(spawnSync("pgrep", ["-f", "^sleep 30$"], { encoding: "utf8" }).stdout.trim(), "")
     }))
 
+  it.live("a server that cannot start is a RuntimeStartError with its stderr", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(buildRuntime(LocalRuntime.layer({ serverEntry: "/nonexistent/server.mjs" })))
+      assert.strictEqual((error as { _tag: string })._tag, "RuntimeStartError")
+      assert.include((error as Error).message, "exited (code 1) before listening")
+      assert.include((error as Error).message, "Cannot find module")
+    }))
+
+  it.live("attaching where nothing listens fails with a clear RuntimeStartError", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        buildRuntime(LocalRuntime.attach({ url: "http://127.0.0.1:1", aliveTimeout: "300 millis" }))
+      )
+      assert.strictEqual((error as { _tag: string })._tag, "RuntimeStartError")
+      assert.include((error as Error).message, "did not answer /alive within 300ms")
+    }))
+
   it.live("attach connects to a running server and leaves it running on release", () =>
     Effect.gen(function*() {
       const owner = yield* buildRuntime(LocalRuntime.layer())
