@@ -38,6 +38,12 @@ export interface ExecutorOptions {
   /** Marks every process the shells start, so they can be reaped. */
   readonly sessionMarker: string
   readonly loadUserRc?: boolean
+  /**
+   * Private directory for scripts, the env file and saved outputs. Default: a
+   * temporary one removed with the executor. Given, it belongs to the caller, who
+   * removes it even if this process is killed (LocalRuntime does).
+   */
+  readonly stateDir?: string
 }
 
 /** OpenHands' texts for tools this executor does not run (IPython, browser, MCP come with their plugins). */
@@ -50,7 +56,7 @@ export const MISSING_TOOL_TEXT = {
 } as const
 
 /** A private directory for shell scripts and saved outputs, removed with the scope. */
-const scopedStateDir = Effect.acquireRelease(
+export const scopedStateDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "effect-sandbox-state-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
@@ -59,7 +65,7 @@ export const makeActionExecutor = (
   options: ExecutorOptions
 ): Effect.Effect<ActionExecutorShape, RuntimeStartError, Scope.Scope> =>
   Effect.gen(function*() {
-    const stateDir = yield* scopedStateDir
+    const stateDir = options.stateDir ?? (yield* scopedStateDir)
     const ws = new Workspace({
       root: options.workspace,
       mountPath: options.mountPath ?? options.workspace,

@@ -26,6 +26,7 @@ import {
 } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
@@ -65,8 +66,11 @@ const startLocalServer = (options: LocalServerOptions) =>
     const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`)
     // A fresh key per server: other local users cannot drive it through its port.
     const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
+    // Created before the server and removed after it stops: nothing is left even if it is killed.
+    const stateDir = yield* scopedStateDir
     const process = yield* startServerProcess({
       workspace,
+      stateDir,
       sessionId,
       sessionApiKey,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,

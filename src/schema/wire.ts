@@ -110,7 +110,16 @@ const decodeInto = <C extends Schema.Top>(cls: C, kind: string, type: string, fi
   return Schema.decodeUnknownEffect(cls as unknown as Schema.Codec<C["Type"]>)({
     ...input,
     _tag: (cls as unknown as { identifier: string }).identifier
-  }).pipe(Effect.mapError((e) => new WireDecodeError({ message: `Invalid ${kind} "${type}": ${e.message}` })))
+  }).pipe(
+    Effect.mapError((e) =>
+      new WireDecodeError({
+        // Name fields as the client sent them (`["is_input"]`, not `["isInput"]`).
+        message: `Invalid ${kind} "${type}": ${
+          e.message.replace(/\["(\w+)"\]/g, (_, key: string) => `["${toSnake(key)}"]`)
+        }`
+      })
+    )
+  )
 }
 
 /** Legacy arg names OpenHands still accepts (spec §1.1). */

@@ -3,11 +3,12 @@
  * action execution server. Every runtime but the in-process one runs this.
  */
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
-import { ByteSize, Effect, Layer, type Redacted } from "effect"
-import { HttpIncomingMessage, HttpRouter } from "effect/http"
+import { Layer, type Redacted } from "effect"
+import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
 import * as Executor from "../executor/ActionExecutor.ts"
 import { sessionKeyMiddleware } from "./auth.ts"
+import { notFound } from "./notFound.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
@@ -23,27 +24,18 @@ export interface ActionServerOptions {
   readonly noChangeTimeoutSeconds: number
   /** Marks the processes this server's shells start (see processTree.ts). */
   readonly sessionId: string
-  /** Largest JSON body accepted (default 64 MiB); larger ones get 413. */
-  readonly maxBodyMebibytes?: number
+  /** The executor's private directory, when the server's owner provides (and removes) it. */
+  readonly stateDir?: string | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
 export const layer = (options: ActionServerOptions) => {
   const clock: ServerClock = { startedAt: Date.now(), lastActionAt: Date.now() }
-  const bodyLimit = HttpRouter.middleware(
-    (httpEffect) =>
-      Effect.provideService(
-        httpEffect,
-        HttpIncomingMessage.MaxBodySize,
-        ByteSize.mebibytes(options.maxBodyMebibytes ?? 64)
-      ),
-    { global: true }
-  )
   const routes = Layer.mergeAll(
     actionRoutes(clock),
     fileRoutes,
     infoRoutes(clock, options.workingDir),
-    bodyLimit,
+    notFound,
     ...(options.sessionApiKey === undefined ? [] : [sessionKeyMiddleware(options.sessionApiKey)])
   )
   return HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
@@ -53,7 +45,8 @@ export const layer = (options: ActionServerOptions) => {
         // The sandbox (container, pod, VM) is the boundary, as in OpenHands' server.
         restrictToWorkspace: false,
         noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
-        sessionMarker: options.sessionId
+        sessionMarker: options.sessionId,
+        ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir })
       })
     ),
     Layer.provide(NodeServices.layer),

@@ -31,7 +31,12 @@ export type ParsedArgs = { readonly _tag: "Ok"; readonly args: ServerArgs } | {
 export const USAGE =
   "usage: effect-sandbox-server <port> [--working-dir DIR] [--plugins NAME ...] [--username USER] [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ENV ...] [--host HOST] [--exit-on-stdin-close]"
 
-const isPort = (n: number) => Number.isInteger(n) && n >= 0 && n <= 65535
+/** Plain decimal, as argparse's `int` (no "", "0x1f" or "1e3"). */
+const parsePort = (text: string): number | null => {
+  if (!/^\d{1,5}$/.test(text)) return null
+  const port = Number(text)
+  return port <= 65535 ? port : null
+}
 
 export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
   const error = (message: string): ParsedArgs => ({ _tag: "Error", message: `${message}\n${USAGE}` })
@@ -77,9 +82,9 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
         break
       }
       case "--user-id": {
-        const value = Number(one())
-        if (!Number.isInteger(value) || value < 0) return error("--user-id needs a non-negative integer")
-        userId = value
+        const value = one()
+        if (value === null || !/^\d+$/.test(value)) return error("--user-id needs a non-negative integer")
+        userId = Number(value)
         break
       }
       case "--plugins": {
@@ -111,9 +116,8 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
       default: {
         if (arg.startsWith("-")) return error(`unrecognized argument: ${arg}`)
         if (port !== null) return error(`unexpected argument: ${arg}`)
-        const value = Number(arg)
-        if (!isPort(value)) return error(`invalid port: ${arg}`)
-        port = value
+        port = parsePort(arg)
+        if (port === null) return error(`invalid port: ${arg}`)
       }
     }
   }

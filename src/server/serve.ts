@@ -1,9 +1,10 @@
 /**
  * Run the action server from parsed arguments and the OpenHands environment
- * (`SESSION_API_KEY`, `NO_CHANGE_TIMEOUT_SECONDS`, `RUNTIME_ID`) until interrupted.
+ * (`SESSION_API_KEY`, `NO_CHANGE_TIMEOUT_SECONDS`, `RUNTIME_ID`, plus our
+ * `EFFECT_SANDBOX_STATE_DIR`) until interrupted.
  * Shared by `effect-sandbox-server` and `effect-sandbox serve`.
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { HttpServer } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, realpathSync } from "node:fs"
@@ -32,9 +33,11 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       port: args.port,
       host: args.host,
       workingDir: realpathSync(workingDir),
-      sessionApiKey: Option.getOrUndefined(Option.map(Option.fromNullishOr(env["SESSION_API_KEY"]), Redacted.make)),
+      // OpenHands tests the key for truth: an empty key means no authentication.
+      sessionApiKey: env["SESSION_API_KEY"] ? Redacted.make(env["SESSION_API_KEY"]) : undefined,
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
-      sessionId: env["RUNTIME_ID"] ?? randomUUID()
+      sessionId: env["RUNTIME_ID"] ?? randomUUID(),
+      stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined
     })
     return Layer.launch(announce(args).pipe(Layer.provide(server)))
   })

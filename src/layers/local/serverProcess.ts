@@ -20,6 +20,8 @@ import { LISTENING_PREFIX } from "../../server/announce.ts"
 
 export interface ServerProcessOptions {
   readonly workspace: string
+  /** The server's private state directory (ours to remove, so a killed server leaves nothing). */
+  readonly stateDir: string
   readonly sessionId: string
   readonly sessionApiKey: Redacted.Redacted<string>
   readonly noChangeTimeoutSeconds: number
@@ -112,7 +114,8 @@ const launch = (options: ServerProcessOptions) =>
           ...options.env,
           SESSION_API_KEY: Redacted.value(options.sessionApiKey),
           NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds),
-          RUNTIME_ID: options.sessionId
+          RUNTIME_ID: options.sessionId,
+          EFFECT_SANDBOX_STATE_DIR: options.stateDir
         }
       }
     )

@@ -10,6 +10,7 @@ import { decodeAction, encodeObservation } from "../../schema/wire.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, failed, isRecord, jsonBody } from "../responses.ts"
 import type { ServerClock } from "../serverInfo.ts"
+import { ENDPOINTS } from "./paths.ts"
 
 /** The `action` of an `{"action": {...}}` body, decoded. */
 const actionFromBody = Effect.gen(function*() {
@@ -41,8 +42,7 @@ export const actionRoutes = (clock: ServerClock) =>
   HttpRouter.use(Effect.fn(function*(router) {
     const executor = yield* ActionExecutor
     yield* router.add(
-      "POST",
-      "/execute_action",
+      ...ENDPOINTS.executeAction,
       Effect.gen(function*() {
         const action = yield* actionFromBody
         clock.lastActionAt = Date.now()
@@ -51,8 +51,7 @@ export const actionRoutes = (clock: ServerClock) =>
       }).pipe(Effect.catch(failed))
     )
     yield* router.add(
-      "POST",
-      "/v1/execute_action/stream",
+      ...ENDPOINTS.executeActionStream,
       Effect.gen(function*() {
         const action = yield* actionFromBody
         clock.lastActionAt = Date.now()
@@ -60,8 +59,7 @@ export const actionRoutes = (clock: ServerClock) =>
       }).pipe(Effect.catch(failed))
     )
     yield* router.add(
-      "POST",
-      "/v1/env",
+      ...ENDPOINTS.env,
       Effect.gen(function*() {
         const body = yield* jsonBody
         const vars = isRecord(body) ? body["vars"] : undefined

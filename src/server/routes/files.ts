@@ -12,7 +12,17 @@ import { readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, isAbsolute, join } from "node:path"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
-import { BadRequest, failed, isRecord, jsonBody, searchParams } from "../responses.ts"
+import { BadRequest, failed, isRecord, optionalJsonBody, searchParams } from "../responses.ts"
+import { ENDPOINTS } from "./paths.ts"
+
+/**
+ * A `content-disposition` for any file name: an ASCII fallback plus the exact
+ * name in RFC 5987 form (a raw non-Latin-1 name or newline would be rejected).
+ */
+const attachment = (name: string) => {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_")
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
+}
 
 const booleanParam = (value: string | null) => value !== null && ["true", "1", "yes"].includes(value.toLowerCase())
 
@@ -20,12 +30,9 @@ export const fileRoutes = HttpRouter.use(Effect.fn(function*(router) {
   const executor = yield* ActionExecutor
 
   yield* router.add(
-    "POST",
-    "/list_files",
+    ...ENDPOINTS.listFiles,
     Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const hasBody = (request.headers["content-length"] ?? "0") !== "0"
-      const body = hasBody ? yield* jsonBody : {}
+      const body = yield* optionalJsonBody({})
       const path = isRecord(body) ? body["path"] : undefined
       if (!isRecord(body) || (path !== undefined && path !== null && typeof path !== "string")) {
         return yield* Effect.fail(new BadRequest(400, "The body must be {\"path\": \"<directory>\"} (path optional)."))
@@ -35,8 +42,7 @@ export const fileRoutes = HttpRouter.use(Effect.fn(function*(router) {
   )
 
   yield* router.add(
-    "POST",
-    "/upload_file",
+    ...ENDPOINTS.uploadFile,
     Effect.gen(function*() {
       const params = yield* searchParams
       const destination = params.get("destination") ?? "/"
@@ -62,8 +68,7 @@ export const fileRoutes = HttpRouter.use(Effect.fn(function*(router) {
   )
 
   yield* router.add(
-    "GET",
-    "/download_files",
+    ...ENDPOINTS.downloadFiles,
     Effect.gen(function*() {
       const path = (yield* searchParams).get("path")
       if (path === null || !isAbsolute(path)) {
@@ -78,7 +83,7 @@ export const fileRoutes = HttpRouter.use(Effect.fn(function*(router) {
       )
       return HttpServerResponse.uint8Array(bytes, {
         contentType: "application/zip",
-        headers: { "content-disposition": `attachment; filename="${basename(path) || "root"}.zip"` }
+        headers: { "content-disposition": attachment(`${basename(path) || "root"}.zip`) }
       })
     }).pipe(Effect.catch(failed))
   )

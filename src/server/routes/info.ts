@@ -8,6 +8,7 @@ import { Effect, Ref } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { BadRequest, detail, isRecord, jsonBody } from "../responses.ts"
 import { type ServerClock, serverInfo } from "../serverInfo.ts"
+import { ENDPOINTS } from "./paths.ts"
 
 /** OpenHands' MCPStdioServerConfig (spec §15.4). */
 export interface McpStdioServer {
@@ -35,16 +36,14 @@ const mcpServer = (u: unknown, index: number): McpStdioServer | string => {
 export const infoRoutes = (clock: ServerClock, workingDir: string) =>
   HttpRouter.use(Effect.fn(function*(router) {
     const mcpServers = yield* Ref.make<ReadonlyArray<McpStdioServer>>([])
-    yield* router.add("GET", "/alive", Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
+    yield* router.add(...ENDPOINTS.alive, Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
     yield* router.add(
-      "GET",
-      "/server_info",
+      ...ENDPOINTS.serverInfo,
       Effect.sync(() => HttpServerResponse.jsonUnsafe(serverInfo(clock, workingDir)))
     )
-    yield* router.add("GET", "/vscode/connection_token", Effect.succeed(HttpServerResponse.jsonUnsafe({ token: null })))
+    yield* router.add(...ENDPOINTS.vscodeToken, Effect.succeed(HttpServerResponse.jsonUnsafe({ token: null })))
     yield* router.add(
-      "POST",
-      "/update_mcp_server",
+      ...ENDPOINTS.updateMcpServer,
       Effect.gen(function*() {
         const body = yield* jsonBody
         if (!Array.isArray(body)) {
