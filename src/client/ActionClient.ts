@@ -26,7 +26,14 @@ import {
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { decodeObservation, encodeAction } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
-import { actionHttpTimeout, aliveSchedule, DEFAULT_ALIVE_TIMEOUT, REQUEST_TIMEOUTS, retrySchedule } from "./policies.ts"
+import {
+  actionHttpTimeout,
+  ALIVE_ATTEMPT_TIMEOUT,
+  aliveSchedule,
+  DEFAULT_ALIVE_TIMEOUT,
+  REQUEST_TIMEOUTS,
+  retrySchedule
+} from "./policies.ts"
 
 export interface ActionClientOptions {
   /** e.g. `http://127.0.0.1:41237` */
@@ -235,8 +242,10 @@ export const waitUntilAlive = (
   timeout: Duration.Input = DEFAULT_ALIVE_TIMEOUT
 ): Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient> =>
   HttpClient.get(`${baseUrl}/alive`).pipe(
-    // docker-proxy and fresh servers may accept then reset: any failure means "not yet".
+    // docker-proxy accepts before the server inside listens, then resets or stalls the
+    // connection: any failure, or no answer within the attempt's budget, means "not yet".
     Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(response)),
+    Effect.timeout(ALIVE_ATTEMPT_TIMEOUT),
     Effect.retry(aliveSchedule),
     // The schedule never gives up by itself: only the time budget ends the wait.
     Effect.timeout(timeout),

@@ -9,6 +9,9 @@ import type { Action } from "../schema/Action.ts"
 /** Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 250 ms. */
 export const aliveSchedule = Schedule.min([Schedule.exponential("5 millis", 1.5), Schedule.spaced("250 millis")])
 
+/** One `/alive` attempt's budget: a stalled connection must not stall the wait (a live local server answers in ms). */
+export const ALIVE_ATTEMPT_TIMEOUT = Duration.millis(500)
+
 /** How long a server may take to answer `/alive` before the runtime gives up (OpenHands: 120 s). */
 export const DEFAULT_ALIVE_TIMEOUT = Duration.seconds(120)
 

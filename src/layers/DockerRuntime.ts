@@ -1,0 +1,260 @@
+/**
+ * DockerRuntime: the action server in a Docker container, reached over an
+ * engine-assigned port on 127.0.0.1 with the shared HTTP client.
+ *
+ * The runtime image is built once per (base image, payload, Node, user) and
+ * reused; containers are labelled with their session and owner and removed on
+ * release (or kept with `keepRuntimeAlive`, and attached to again by a later
+ * layer with the same session id); a reaper removes containers of dead owners.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import type Docker from "dockerode"
+import { type Config, Effect, Exit, Layer, Redacted, Scope, SubscriptionRef } from "effect"
+import { HttpClient } from "effect/http"
+import { randomBytes, randomUUID } from "node:crypto"
+import { chownSync } from "node:fs"
+import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import { RuntimeStartError } from "../schema/errors.ts"
+import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
+import { Runtime } from "../services/Runtime.ts"
+import { findContainer, type RunningContainer, SERVER_PORT, startContainer } from "./docker/container.ts"
+import { DockerEngine, engineCall } from "./docker/engine.ts"
+import { ensureRuntimeImage } from "./docker/imageBuilder.ts"
+import { currentOwner, LABEL, ownerLabels } from "./docker/labels.ts"
+import { startReaper } from "./docker/reaper.ts"
+import { parseVolumes } from "./docker/volumes.ts"
+import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { scopedWorkspace } from "./local/workspace.ts"
+
+export interface DockerRuntimeOptions {
+  /** Sandbox settings (images, volumes, GPU, networks, keep-alive, ...); default from `SANDBOX_*`. */
+  readonly sandbox?: SandboxConfig
+  /** Session id; a container named `<prefix>-<sessionId>` that exists is attached to instead of created. */
+  readonly sessionId?: string
+  /** Base image to build the runtime image from (default `sandbox.baseContainerImage`). */
+  readonly baseImage?: string
+  /** Host directory mounted at /workspace (default: a temporary one, removed on release). */
+  readonly workspace?: string
+  /** The sandbox user (default uid 1000 `openhands`, as OpenHands; created in the image if missing). */
+  readonly userId?: number
+  readonly username?: string
+  /** Limits; defaults 4 GiB of memory, 2 CPUs, 4096 processes. */
+  readonly memoryBytes?: number
+  readonly cpus?: number
+  readonly pidsLimit?: number
+  /** Extra container ports to publish on 127.0.0.1 (reported in `info.urls` as `app-<port>`). */
+  readonly appPorts?: ReadonlyArray<number>
+  readonly env?: Readonly<Record<string, string>>
+  readonly noChangeTimeoutSeconds?: number
+  readonly containerNamePrefix?: string
+}
+
+const WORKSPACE = "/workspace"
+const NODE = "/opt/effect-sandbox/bin/node"
+const SERVER = "/opt/effect-sandbox/payload/server.mjs"
+const GIB = 1024 ** 3
+
+const sandboxOf = (options: DockerRuntimeOptions): Effect.Effect<SandboxConfig, Config.ConfigError> =>
+  Effect.gen(function*() {
+    return options.sandbox ?? (yield* sandboxConfigFromEnv)
+  })
+
+/** Container options for a new sandbox (OpenHands' init_container, with our labels and limits). */
+const containerSpec = (input: {
+  readonly name: string
+  readonly image: string
+  readonly sessionId: string
+  readonly sessionKey: string
+  readonly workspace: string
+  readonly options: DockerRuntimeOptions
+  readonly sandbox: SandboxConfig
+  readonly uid: number
+  readonly username: string
+}): Docker.ContainerCreateOptions => {
+  const { options, sandbox } = input
+  const published = [SERVER_PORT, ...(options.appPorts ?? [])]
+  const gpu = sandbox.enableGpu
+    ? [{
+      Driver: "",
+      Count: sandbox.cudaVisibleDevices === null ? -1 : 0,
+      DeviceIDs: sandbox.cudaVisibleDevices === null ? [] : sandbox.cudaVisibleDevices.split(","),
+      Capabilities: [["gpu"]],
+      Options: {}
+    }]
+    : undefined
+  const env = {
+    ...sandbox.runtimeStartupEnvVars,
+    ...options.env,
+    ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
+    SESSION_API_KEY: input.sessionKey,
+    RUNTIME_ID: input.sessionId,
+    NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds ?? 10)
+  }
+  const spec: Docker.ContainerCreateOptions = {
+    name: input.name,
+    Image: input.image,
+    Cmd: [
+      NODE,
+      SERVER,
+      sandbox.useHostNetwork ? "0" : String(SERVER_PORT),
+      "--working-dir",
+      WORKSPACE,
+      "--username",
+      input.username,
+      "--user-id",
+      String(input.uid),
+      "--no-enable-browser",
+      ...(sandbox.useHostNetwork ? ["--host", "127.0.0.1"] : [])
+    ],
+    User: String(input.uid),
+    WorkingDir: WORKSPACE,
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: {
+      [LABEL.managed]: "true",
+      [LABEL.session]: input.sessionId,
+      [LABEL.createdAt]: new Date().toISOString(),
+      [LABEL.version]: "0.1.0",
+      [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
+      ...ownerLabels(currentOwner())
+    },
+    ExposedPorts: Object.fromEntries(published.map((p) => [`${p}/tcp`, {}])),
+    HostConfig: {
+      Init: true,
+      ...(sandbox.useHostNetwork
+        ? { NetworkMode: "host" }
+        : {
+          PortBindings: Object.fromEntries(published.map((p) => [`${p}/tcp`, [{ HostIp: "127.0.0.1", HostPort: "" }]]))
+        }),
+      Binds: [`${input.workspace}:${WORKSPACE}:rw`, ...parseVolumes(sandbox.volumes)],
+      Memory: options.memoryBytes ?? 4 * GIB,
+      NanoCpus: Math.round((options.cpus ?? 2) * 1e9),
+      PidsLimit: options.pidsLimit ?? 4096,
+      ...(gpu === undefined ? {} : { DeviceRequests: gpu })
+    }
+  }
+  // OpenHands' docker_runtime_kwargs: raw create options, merged last (HostConfig merged key by key).
+  const raw = (sandbox.dockerRuntimeKwargs ?? {}) as Docker.ContainerCreateOptions
+  return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
+}
+
+/** The action server's URL: the published port, or (host network) the port it announced in its log. */
+const serverUrl = (running: RunningContainer, hostNetwork: boolean) =>
+  Effect.gen(function*() {
+    if (!hostNetwork) return `http://127.0.0.1:${running.ports[SERVER_PORT]}`
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const log = yield* engineCall(
+        "read the server log",
+        () => running.container.logs({ stdout: true, stderr: false })
+      )
+      const port = /effect-sandbox-server listening \{[^}]*"port":(\d+)/.exec(log.toString("utf8"))?.[1]
+      if (port !== undefined) return `http://127.0.0.1:${port}`
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* new RuntimeStartError({ message: `The action server in ${running.name} never announced its port.` })
+  })
+
+const make = (options: DockerRuntimeOptions) =>
+  Effect.gen(function*() {
+    const status = yield* makeStatus
+    const sandbox = yield* sandboxOf(options)
+    const { docker } = yield* DockerEngine
+    yield* startReaper
+    const sessionId = options.sessionId ?? randomUUID()
+    const name = `${options.containerNamePrefix ?? "effect-sandbox"}-${sessionId}`
+    const uid = options.userId ?? 1000
+    const username = options.username ?? "openhands"
+    const keepAlive = sandbox.keepRuntimeAlive
+
+    const existing = yield* findContainer(name)
+    let running: RunningContainer
+    let sessionKey: string
+    if (existing !== null) {
+      // Attach: the container's own environment holds its session key.
+      const info = yield* engineCall(`inspect ${name}`, () => existing.container.inspect())
+      sessionKey = info.Config.Env.find((e) => e.startsWith("SESSION_API_KEY="))?.slice("SESSION_API_KEY=".length) ?? ""
+      running = existing
+      if (!keepAlive) {
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(() => existing.container.remove({ force: true }).catch(() => undefined))
+        )
+      }
+    } else {
+      const image = sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
+        {
+          baseImage: options.baseImage ?? sandbox.baseContainerImage,
+          userId: uid,
+          username,
+          forceRebuild: sandbox.forceRebuildRuntime
+        },
+        SubscriptionRef.set(status, "BUILDING_RUNTIME")
+      ))
+      const workspace = yield* scopedWorkspace(
+        { workspace: options.workspace, keepWorkspace: keepAlive },
+        `docker-${sessionId.slice(0, 8)}`
+      )
+      // A workspace we created belongs to the sandbox user, who must be able to write it.
+      if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
+      sessionKey = randomBytes(24).toString("base64url")
+      running = yield* startContainer(
+        containerSpec({ name, image, sessionId, sessionKey, workspace, options, sandbox, uid, username }),
+        () => keepAlive
+      )
+      for (const network of sandbox.additionalNetworks) {
+        yield* engineCall(`connect ${name} to network ${network}`, () =>
+          docker.getNetwork(network).connect({ Container: running.id }))
+      }
+    }
+    yield* SubscriptionRef.set(status, "RUNTIME_STARTED")
+    const baseUrl = yield* serverUrl(running, sandbox.useHostNetwork)
+    yield* waitUntilAlive(baseUrl, "60 seconds")
+
+    // A container that stops under us (killed, OOM) shows as ERROR_RUNTIME_DISCONNECTED at once.
+    const watching = yield* Scope.make()
+    yield* Effect.addFinalizer(() =>
+      Scope.close(watching, Exit.void)
+    )
+    yield* Effect.promise(() => running.container.wait().catch(() => undefined)).pipe(
+      Effect.andThen(SubscriptionRef.set(status, "ERROR_RUNTIME_DISCONNECTED")),
+      Effect.forkIn(watching)
+    )
+
+    const httpClient = yield* HttpClient.HttpClient
+    const backend = yield* makeActionClient({
+      baseUrl,
+      sessionApiKey: Redacted.make(sessionKey),
+      defaultTimeoutSeconds: sandbox.timeout,
+      status,
+      info: {
+        id: sessionId,
+        kind: "docker",
+        workspace: WORKSPACE,
+        urls: {
+          actionServer: baseUrl,
+          ...Object.fromEntries(
+            (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
+          )
+        },
+        capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+      }
+    })
+    const runtime = makeRuntime({
+      ...backend,
+      pause: engineCall(`pause ${name}`, () => running.container.pause()).pipe(Effect.asVoid),
+      resume: engineCall(`unpause ${name}`, () => running.container.unpause()).pipe(
+        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
+        Effect.provideService(HttpClient.HttpClient, httpClient),
+        Effect.andThen(SubscriptionRef.set(status, "READY"))
+      )
+    }, status)
+    yield* SubscriptionRef.set(status, "READY")
+    return runtime
+  })
+
+export const DockerRuntime = {
+  /** A runtime in a Docker container (created, or attached to by session id); removed on release unless kept alive. */
+  layer: (options: DockerRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+    Layer.effect(Runtime, make(options)).pipe(
+      Layer.provide(NodeHttpClient.layerUndici),
+      Layer.provide(DockerEngine.layer)
+    )
+} as const

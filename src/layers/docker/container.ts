@@ -1,0 +1,65 @@
+/**
+ * One sandbox container: created from a spec, started, its published port read
+ * back from the engine, and stopped and removed when its scope closes (unless
+ * kept alive). The server inside listens on a fixed container port; the host
+ * side is engine-assigned on 127.0.0.1 (never probe-then-bind).
+ */
+import type Docker from "dockerode"
+import { Effect } from "effect"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { DockerEngine, engineCall, statusOf } from "./engine.ts"
+
+/** The action server's port inside every container. */
+export const SERVER_PORT = 8000
+
+export interface RunningContainer {
+  readonly container: Docker.Container
+  readonly id: string
+  readonly name: string
+  /** Host ports by container port, all on 127.0.0.1. */
+  readonly ports: Readonly<Record<number, number>>
+}
+
+/** Published host ports (127.0.0.1) of a running container, by container port. */
+export const publishedPorts = (info: Docker.ContainerInspectInfo): Record<number, number> => {
+  const ports: Record<number, number> = {}
+  for (const [key, bindings] of Object.entries(info.NetworkSettings.Ports ?? {})) {
+    const hostPort = bindings?.find((b) => b.HostIp === "127.0.0.1")?.HostPort
+    if (hostPort !== undefined) ports[Number.parseInt(key, 10)] = Number(hostPort)
+  }
+  return ports
+}
+
+const inspectRunning = (container: Docker.Container, name: string) =>
+  engineCall(`inspect ${name}`, () => container.inspect()).pipe(
+    Effect.map((info): RunningContainer => ({ container, id: info.Id, name, ports: publishedPorts(info) }))
+  )
+
+/** Stop (no grace: the server needs none) and remove, ignoring a container already gone. */
+export const removeContainer = (container: Docker.Container) =>
+  Effect.promise(() => container.remove({ force: true, v: true }).catch((e) => statusOf(e) === 404 ? undefined : e))
+
+/** Create and start a container; closing the scope removes it unless `keep` says otherwise at that time. */
+export const startContainer = (options: Docker.ContainerCreateOptions, keep: () => boolean) =>
+  Effect.gen(function*() {
+    const { docker } = yield* DockerEngine
+    const name = options.name!
+    const container = yield* Effect.acquireRelease(
+      engineCall(`create container ${name}`, () => docker.createContainer(options)),
+      (c) => keep() ? Effect.void : removeContainer(c)
+    )
+    yield* engineCall(`start container ${name}`, () => container.start())
+    return yield* inspectRunning(container, name)
+  })
+
+/** An existing container by name, started if it stopped; `null` when there is none. */
+export const findContainer = (name: string): Effect.Effect<RunningContainer | null, RuntimeStartError, DockerEngine> =>
+  Effect.gen(function*() {
+    const { docker } = yield* DockerEngine
+    const container = docker.getContainer(name)
+    const info = yield* Effect.promise(() => container.inspect().catch(() => null))
+    if (info === null) return null
+    if (info.State.Paused) yield* engineCall(`unpause ${name}`, () => container.unpause())
+    else if (!info.State.Running) yield* engineCall(`start ${name}`, () => container.start())
+    return yield* inspectRunning(container, name)
+  })

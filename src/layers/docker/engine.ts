@@ -1,0 +1,42 @@
+/**
+ * The Docker engine, through dockerode: `DOCKER_HOST` or the default socket.
+ * Building the layer pings the engine, so a missing daemon is one clear error
+ * instead of a failure deep inside the first container operation.
+ */
+import Docker from "dockerode"
+import { Context, Effect, Layer } from "effect"
+import { RuntimeStartError } from "../../schema/errors.ts"
+
+export class DockerEngine extends Context.Service<DockerEngine, {
+  readonly docker: Docker
+  /** Human-readable address, for messages. */
+  readonly address: string
+}>()("effect-sandbox/DockerEngine") {
+  static readonly layer: Layer.Layer<DockerEngine, RuntimeStartError> = Layer.effect(
+    DockerEngine,
+    Effect.gen(function*() {
+      const docker = new Docker()
+      const address = process.env["DOCKER_HOST"] ?? "unix:///var/run/docker.sock"
+      yield* engineCall(`reach the Docker engine at ${address}`, () => docker.ping()).pipe(
+        Effect.mapError(() =>
+          new RuntimeStartError({
+            message:
+              `Cannot reach the Docker engine at ${address}. Start dockerd (or Docker Desktop), or point DOCKER_HOST at a running engine.`
+          })
+        )
+      )
+      return { docker, address }
+    })
+  )
+}
+
+/** A dockerode call as an Effect; failures become `RuntimeStartError` naming what was attempted. */
+export const engineCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, RuntimeStartError> =>
+  Effect.tryPromise({
+    try: call,
+    catch: (cause) => new RuntimeStartError({ message: `Docker: cannot ${what}: ${(cause as Error).message ?? cause}` })
+  })
+
+/** HTTP status of a dockerode error (404 for "no such container"), if any. */
+export const statusOf = (error: unknown): number | undefined =>
+  typeof error === "object" && error !== null ? (error as { statusCode?: number }).statusCode : undefined

@@ -1,0 +1,158 @@
+/**
+ * Builds the runtime image: any base image with a glibc userland, plus the
+ * action server payload and a Node binary under /opt/effect-sandbox. The tag is
+ * a hash of (base image id, payload hash, Node version, build options), so an
+ * unchanged input is never rebuilt. Builds go through the Engine API (`/build`,
+ * no buildx needed); the build log goes to the Effect logger.
+ */
+import { Cause, Effect, Queue, Stream } from "effect"
+import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, readFileSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { pack } from "tar-stream"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { DockerEngine, engineCall } from "./engine.ts"
+import { PREFLIGHT_MARK, preflightScript } from "./preflight.ts"
+
+export interface ImageOptions {
+  /** Any image with a glibc userland (see docs/image-contract.md). */
+  readonly baseImage: string
+  /** The uid (and name) of the user the sandbox runs as; created if the image lacks it. */
+  readonly userId: number
+  readonly username: string
+  readonly forceRebuild?: boolean
+}
+
+export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+const fromSource = import.meta.url.endsWith(".ts")
+
+let payloadBuilt = false
+/**
+ * The payload directory. Running from source, it is rebuilt once per process, so
+ * images always carry the current code; an installed package ships it built.
+ */
+const payloadDirectory = Effect.suspend(() => {
+  const packageRoot = fromSource ? root : join(root, "..")
+  const dir = join(packageRoot, "payload")
+  if (fromSource && !payloadBuilt) {
+    const result = spawnSync(process.execPath, [join(packageRoot, "scripts", "build-payload.ts")], { encoding: "utf8" })
+    if (result.status !== 0) {
+      return Effect.fail(new RuntimeStartError({ message: `Cannot build the server payload: ${result.stderr}` }))
+    }
+    payloadBuilt = true
+  }
+  return existsSync(join(dir, "manifest.json"))
+    ? Effect.succeed(dir)
+    : Effect.fail(new RuntimeStartError({ message: `The server payload is missing at ${dir}: run \`npm run build\`.` }))
+})
+
+interface Manifest {
+  readonly hash: string
+  readonly files: ReadonlyArray<string>
+}
+
+/** The build context: Dockerfile, preflight script, Node binary and payload. */
+const buildContext = (baseImageId: string, payload: string, manifest: Manifest, options: ImageOptions, tag: string) => {
+  const tar = pack()
+  const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
+  file(
+    "Dockerfile",
+    [
+      `FROM ${baseImageId}`,
+      "COPY opt /opt/effect-sandbox",
+      "USER root",
+      "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
+      `LABEL effect-sandbox.runtime-image="${tag}"`,
+      ""
+    ].join("\n")
+  )
+  file("opt/preflight.sh", preflightScript(options.userId, options.username), 0o755)
+  file("opt/bin/node", readFileSync(process.execPath), 0o755)
+  for (const name of manifest.files) {
+    const path = join(payload, name)
+    file(`opt/payload/${name}`, readFileSync(path), statSync(path).mode & 0o777)
+  }
+  tar.finalize()
+  // A streamx Readable: it pipes into dockerode's request like a Node stream.
+  return tar as unknown as NodeJS.ReadableStream
+}
+
+interface BuildEvent {
+  readonly stream?: string
+  readonly error?: string
+}
+
+/** The image tag for `options`, building it when it does not exist (or when forced). */
+export const ensureRuntimeImage = (
+  options: ImageOptions,
+  onBuildStart: Effect.Effect<void> = Effect.void
+): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
+  Effect.gen(function*() {
+    const { docker } = yield* DockerEngine
+    const base = yield* engineCall(`inspect the base image ${options.baseImage}`, () =>
+      docker.getImage(options.baseImage).inspect()).pipe(
+        Effect.mapError(() =>
+          new RuntimeStartError({
+            message:
+              `The base image ${options.baseImage} is not on this engine. Build it (\`npm run image:base\` makes a Debian one from nothing) or pull it.`
+          })
+        )
+      )
+    const payload = yield* payloadDirectory
+    const manifest: Manifest = JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8"))
+    const hash = createHash("sha256")
+      .update(JSON.stringify([base.Id, manifest.hash, process.version, options.userId, options.username]))
+      .digest("hex")
+      .slice(0, 16)
+    const tag = `${RUNTIME_IMAGE_REPOSITORY}:${hash}`
+    const exists = yield* Effect.promise(() =>
+      docker.getImage(tag).inspect().then(() => true, () => false)
+    )
+    if (exists && options.forceRebuild !== true) return tag
+
+    yield* onBuildStart
+    yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
+    const output = yield* engineCall("start the image build", () =>
+      docker.buildImage(buildContext(base.Id, payload, manifest, options, tag), { t: tag, rm: true, forcerm: true }))
+    const log: Array<string> = []
+    yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
+      Effect.sync(() =>
+        docker.modem.followProgress(
+          output,
+          (error) =>
+            error
+              ? Queue.failCauseUnsafe(
+                queue,
+                Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
+              )
+              : Queue.endUnsafe(queue),
+          (event: BuildEvent) =>
+            Queue.offerUnsafe(queue, event)
+        )
+      )
+    ).pipe(
+      Stream.runForEach((event) =>
+        Effect.gen(function*() {
+          if (event.stream !== undefined && event.stream.trim() !== "") {
+            log.push(event.stream.trimEnd())
+            yield* Effect.logDebug(`[image build] ${event.stream.trimEnd()}`)
+          }
+          if (event.error !== undefined) {
+            const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
+            return yield* new RuntimeStartError({
+              message: preflight === undefined
+                ? `Docker: building ${tag} failed: ${event.error}\n${log.slice(-15).join("\n")}`
+                : `The base image ${options.baseImage} cannot host the sandbox: ${
+                  preflight.slice(preflight.indexOf(PREFLIGHT_MARK) + PREFLIGHT_MARK.length).trim()
+                }`
+            })
+          }
+        })
+      )
+    )
+    return tag
+  })

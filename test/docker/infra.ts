@@ -1,0 +1,32 @@
+/**
+ * Docker for the tests: the engine must answer and the base image must exist
+ * (`npm run image:base` builds it; CI's .ci/run does). In CI a missing engine
+ * fails the tests; elsewhere they are skipped with a message saying why.
+ */
+import { describe } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+
+const engineAnswers = () => spawnSync("docker", ["info"], { stdio: "ignore" }).status === 0
+
+/** The base image tag (built by the script when missing). */
+export const baseImage = (): string => {
+  const result = spawnSync(join(import.meta.dirname, "..", "..", "scripts", "base-image.sh"), { encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`Cannot build the base image: ${result.stderr}`)
+  return result.stdout.trim().split("\n").at(-1)!
+}
+
+/** `describe` when Docker is usable; in CI a missing engine is an error, elsewhere a skip. */
+export const describeDocker = (name: string, body: () => void) => {
+  if (engineAnswers()) return describe(name, body)
+  if (process.env["CI"] === "true") {
+    throw new Error("Docker tests need a running Docker engine in CI: .ci/run installs docker.io and starts dockerd.")
+  }
+  return describe.skip(`${name} (skipped: no Docker engine answers \`docker info\`; start dockerd to run them)`, body)
+}
+
+/** Containers carrying a label (`key=value`), running or not. */
+export const containersWithLabel = (label: string): Array<string> =>
+  spawnSync("docker", ["ps", "-aq", "--filter", `label=${label}`], { encoding: "utf8" }).stdout.split("\n").filter(
+    (id) => id !== ""
+  )
