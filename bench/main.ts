@@ -8,6 +8,7 @@ import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CliRuntime, CmdRunAction, LocalRuntime, type LocalServerPool, Runtime } from "../src/index.ts"
 import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
+import { dockerRows } from "./docker.ts"
 import { measureMemory, type Sample, timeRuns } from "./stats.ts"
 
 interface Row {
@@ -117,6 +118,7 @@ const main = async () => {
     record("CliRuntime: echo hi round trip", viaRuntime, "persistent bash pipe (floor)", floor)
     console.log(`  vs OpenHands' observed 635 ms median: ${(635 / viaRuntime.p50).toFixed(0)}x faster`)
     await localRows(viaRuntime)
+    await dockerRows(record, viaRuntime)
 
     // 100 MB of output
     const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"

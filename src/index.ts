@@ -5,7 +5,7 @@
  * (`CliRuntime.layer`, ... or `TestRuntime.layer` in tests).
  */
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
-export { DockerRuntime, type DockerRuntimeOptions } from "./layers/DockerRuntime.ts"
+export { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "./layers/DockerRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
 export {
   LocalRuntime,

@@ -9,21 +9,29 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import type Docker from "dockerode"
-import { type Config, Effect, Exit, Layer, Redacted, Scope, SubscriptionRef } from "effect"
+import { type Config, Context, Effect, Exit, Layer, Redacted, Scope, SubscriptionRef } from "effect"
 import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
+import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
-import { findContainer, type RunningContainer, SERVER_PORT, startContainer } from "./docker/container.ts"
+import {
+  findContainer,
+  removeContainer,
+  type RunningContainer,
+  SERVER_PORT,
+  startContainer
+} from "./docker/container.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ensureRuntimeImage } from "./docker/imageBuilder.ts"
 import { currentOwner, LABEL, ownerLabels } from "./docker/labels.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { parseVolumes } from "./docker/volumes.ts"
 import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
 
 export interface DockerRuntimeOptions {
@@ -153,12 +161,25 @@ const serverUrl = (running: RunningContainer, hostNetwork: boolean) =>
     return yield* new RuntimeStartError({ message: `The action server in ${running.name} never announced its port.` })
   })
 
-const make = (options: DockerRuntimeOptions) =>
+/** A started container with a live action server, before any client is attached. */
+interface Sandbox {
+  readonly running: RunningContainer
+  readonly sessionId: string
+  readonly sessionKey: string
+  readonly baseUrl: string
+}
+
+/**
+ * Start (or attach to) the container of a session, in the current scope, and wait
+ * until its server answers. `onStatus` reports BUILDING_RUNTIME / RUNTIME_STARTED.
+ */
+const startSandbox = (
+  options: DockerRuntimeOptions,
+  sandbox: SandboxConfig,
+  onStatus: (status: "BUILDING_RUNTIME" | "RUNTIME_STARTED") => Effect.Effect<void> = () => Effect.void
+) =>
   Effect.gen(function*() {
-    const status = yield* makeStatus
-    const sandbox = yield* sandboxOf(options)
     const { docker } = yield* DockerEngine
-    yield* startReaper
     const sessionId = options.sessionId ?? randomUUID()
     const name = `${options.containerNamePrefix ?? "effect-sandbox"}-${sessionId}`
     const uid = options.userId ?? 1000
@@ -173,11 +194,7 @@ const make = (options: DockerRuntimeOptions) =>
       const info = yield* engineCall(`inspect ${name}`, () => existing.container.inspect())
       sessionKey = info.Config.Env.find((e) => e.startsWith("SESSION_API_KEY="))?.slice("SESSION_API_KEY=".length) ?? ""
       running = existing
-      if (!keepAlive) {
-        yield* Effect.addFinalizer(() =>
-          Effect.promise(() => existing.container.remove({ force: true }).catch(() => undefined))
-        )
-      }
+      if (!keepAlive) yield* Effect.addFinalizer(() => removeContainer(existing.container))
     } else {
       const image = sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
         {
@@ -186,7 +203,7 @@ const make = (options: DockerRuntimeOptions) =>
           username,
           forceRebuild: sandbox.forceRebuildRuntime
         },
-        SubscriptionRef.set(status, "BUILDING_RUNTIME")
+        onStatus("BUILDING_RUNTIME")
       ))
       const workspace = yield* scopedWorkspace(
         { workspace: options.workspace, keepWorkspace: keepAlive },
@@ -204,28 +221,36 @@ const make = (options: DockerRuntimeOptions) =>
           docker.getNetwork(network).connect({ Container: running.id }))
       }
     }
-    yield* SubscriptionRef.set(status, "RUNTIME_STARTED")
+    yield* onStatus("RUNTIME_STARTED")
     const baseUrl = yield* serverUrl(running, sandbox.useHostNetwork)
     yield* waitUntilAlive(baseUrl, "60 seconds")
+    return { running, sessionId, sessionKey, baseUrl } satisfies Sandbox
+  })
 
+/** A `Runtime` over a started sandbox: the HTTP client, pause/resume, and a watch on the container. */
+const runtimeFor = (
+  box: Sandbox,
+  options: DockerRuntimeOptions,
+  sandbox: SandboxConfig,
+  status: SubscriptionRef.SubscriptionRef<RuntimeStatus>
+) =>
+  Effect.gen(function*() {
+    const { running, baseUrl } = box
     // A container that stops under us (killed, OOM) shows as ERROR_RUNTIME_DISCONNECTED at once.
     const watching = yield* Scope.make()
-    yield* Effect.addFinalizer(() =>
-      Scope.close(watching, Exit.void)
-    )
+    yield* Effect.addFinalizer(() => Scope.close(watching, Exit.void))
     yield* Effect.promise(() => running.container.wait().catch(() => undefined)).pipe(
       Effect.andThen(SubscriptionRef.set(status, "ERROR_RUNTIME_DISCONNECTED")),
       Effect.forkIn(watching)
     )
-
     const httpClient = yield* HttpClient.HttpClient
     const backend = yield* makeActionClient({
       baseUrl,
-      sessionApiKey: Redacted.make(sessionKey),
+      sessionApiKey: Redacted.make(box.sessionKey),
       defaultTimeoutSeconds: sandbox.timeout,
       status,
       info: {
-        id: sessionId,
+        id: box.sessionId,
         kind: "docker",
         workspace: WORKSPACE,
         urls: {
@@ -237,18 +262,35 @@ const make = (options: DockerRuntimeOptions) =>
         capabilities: { pause: true, ipython: false, browser: false, mcp: false }
       }
     })
-    const runtime = makeRuntime({
+    return makeRuntime({
       ...backend,
-      pause: engineCall(`pause ${name}`, () => running.container.pause()).pipe(Effect.asVoid),
-      resume: engineCall(`unpause ${name}`, () => running.container.unpause()).pipe(
+      pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
+      resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
         Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
         Effect.provideService(HttpClient.HttpClient, httpClient),
         Effect.andThen(SubscriptionRef.set(status, "READY"))
       )
     }, status)
+  })
+
+const make = (options: DockerRuntimeOptions) =>
+  Effect.gen(function*() {
+    const status = yield* makeStatus
+    const sandbox = yield* sandboxOf(options)
+    yield* startReaper
+    const box = yield* startSandbox(options, sandbox, (s) => SubscriptionRef.set(status, s))
+    const runtime = yield* runtimeFor(box, options, sandbox, status)
     yield* SubscriptionRef.set(status, "READY")
     return runtime
   })
+
+/** Warm containers waiting for a runtime. */
+export class DockerSandboxPool extends Context.Service<DockerSandboxPool, {
+  readonly pool: WarmPool<Sandbox>
+  /** The options the pool's containers were started with. */
+  readonly options: DockerRuntimeOptions
+  readonly sandbox: SandboxConfig
+}>()("effect-sandbox/DockerSandboxPool") {}
 
 export const DockerRuntime = {
   /** A runtime in a Docker container (created, or attached to by session id); removed on release unless kept alive. */
@@ -256,5 +298,38 @@ export const DockerRuntime = {
     Layer.effect(Runtime, make(options)).pipe(
       Layer.provide(NodeHttpClient.layerUndici),
       Layer.provide(DockerEngine.layer)
-    )
+    ),
+
+  /**
+   * Keep `warmContainers` containers started (server alive) in the background, for
+   * `layerWarm`. Each taken container belongs to its runtime and is removed with it.
+   */
+  layerPool: (
+    options: DockerRuntimeOptions & { readonly warmContainers: number }
+  ): Layer.Layer<DockerSandboxPool, RuntimeStartError | Config.ConfigError> =>
+    Layer.effect(
+      DockerSandboxPool,
+      Effect.gen(function*() {
+        const sandbox = yield* sandboxOf(options)
+        yield* startReaper
+        // Pool members get fresh session ids; a fixed one would name one container only.
+        const { sessionId: _, ...shared } = options
+        const pool = yield* makeWarmPool(options.warmContainers, startSandbox(shared, sandbox), "Docker container")
+        return { pool, options: shared, sandbox }
+      })
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(DockerEngine.layer)),
+
+  /** A runtime on a container taken from the pool (ready at once when one is warm); the pool refills. */
+  layerWarm: (): Layer.Layer<Runtime, never, DockerSandboxPool> =>
+    Layer.effect(
+      Runtime,
+      Effect.gen(function*() {
+        const { options, pool, sandbox } = yield* DockerSandboxPool
+        const status = yield* makeStatus
+        const box = yield* pool.take
+        const runtime = yield* runtimeFor(box, options, sandbox, status)
+        yield* SubscriptionRef.set(status, "READY")
+        return runtime
+      })
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 } as const

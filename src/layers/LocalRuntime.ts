@@ -10,20 +10,7 @@
  *   without owning it.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import {
-  type Config,
-  Context,
-  type Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Queue,
-  Redacted,
-  Schedule,
-  Scope,
-  SubscriptionRef
-} from "effect"
+import { type Config, Context, type Duration, Effect, Layer, Redacted, SubscriptionRef } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
@@ -32,6 +19,7 @@ import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
 import { scopedWorkspace, type WorkspaceChoice } from "./local/workspace.ts"
 
@@ -113,50 +101,12 @@ const sandboxOf = (options: { readonly sandbox?: SandboxConfig }): Effect.Effect
   })
 
 /** Warm servers waiting for a runtime. */
-export class LocalServerPool extends Context.Service<LocalServerPool, {
-  /** A ready server, now owned by the caller's scope. */
-  readonly take: Effect.Effect<LocalServer, never, Scope.Scope>
-}>()("effect-sandbox/LocalServerPool") {}
-
-/** A server started into its own scope, which the pool or, once taken, a runtime closes. */
-interface Owned {
-  readonly server: LocalServer
-  readonly scope: Scope.Closeable
-}
+export class LocalServerPool extends Context.Service<LocalServerPool, WarmPool<LocalServer>>()(
+  "effect-sandbox/LocalServerPool"
+) {}
 
 const makePool = (options: LocalServerOptions & { readonly warmServers: number }) =>
-  Effect.gen(function*() {
-    const ready = yield* Queue.bounded<Owned>(Math.max(1, options.warmServers))
-    const startOne = Effect.acquireUseRelease(
-      Scope.make(),
-      (scope) =>
-        Scope.provide(startLocalServer(options), scope).pipe(
-          Effect.flatMap((server) => Queue.offer(ready, { server, scope }))
-        ),
-      // Ownership passed to the queue on success; otherwise close what was started.
-      (scope, exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)
-    )
-    const refill = yield* startOne.pipe(
-      Effect.tapCause((cause) => Effect.logWarning("warm local server failed to start; retrying", cause)),
-      Effect.retry({ schedule: Schedule.spaced("1 second") }),
-      Effect.forever,
-      Effect.forkDetach
-    )
-    // Stop refilling first: draining the queue would otherwise let a pending offer slip a new server in.
-    yield* Effect.addFinalizer(() =>
-      Fiber.interrupt(refill).pipe(
-        Effect.andThen(Queue.clear(ready)),
-        Effect.flatMap((left) => Effect.forEach(left, (o) => Scope.close(o.scope, Exit.void), { discard: true }))
-      )
-    )
-    return LocalServerPool.of({
-      take: Effect.gen(function*() {
-        const owned = yield* Queue.take(ready)
-        yield* Effect.addFinalizer(() => Scope.close(owned.scope, Exit.void))
-        return owned.server
-      })
-    })
-  })
+  Effect.map(makeWarmPool(options.warmServers, startLocalServer(options), "local server"), LocalServerPool.of)
 
 export const LocalRuntime = {
   /** A runtime on a freshly started local server (stopped, workspace removed, on release). */

@@ -1,0 +1,119 @@
+/**
+ * Docker rows of `npm run bench`, each beside its floor measured in the same run:
+ * a bare container (same image, a trivial Node HTTP server) from create to its
+ * first HTTP 200 through the published port.
+ */
+import Docker from "dockerode"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { CmdRunAction, DockerRuntime, type DockerSandboxPool, Runtime } from "../src/index.ts"
+import { type Sample, timeRuns } from "./stats.ts"
+
+type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
+
+const docker = new Docker()
+
+/** create + start + first 200 of a bare HTTP container, then remove it; returns ms to the 200. */
+const bareContainer = async (image: string): Promise<number> => {
+  const started = performance.now()
+  const container = await docker.createContainer({
+    Image: image,
+    Cmd: ["/opt/effect-sandbox/bin/node", "-e", "require('http').createServer((q,s)=>s.end('ok')).listen(8000)"],
+    ExposedPorts: { "8000/tcp": {} },
+    HostConfig: { PortBindings: { "8000/tcp": [{ HostIp: "127.0.0.1", HostPort: "" }] } }
+  })
+  try {
+    await container.start()
+    const port = (await container.inspect()).NetworkSettings.Ports["8000/tcp"]![0]!.HostPort
+    while (true) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) })
+        if (response.ok) break
+      } catch {
+        // docker-proxy accepts before the server listens
+      }
+    }
+    return performance.now() - started
+  } finally {
+    await container.remove({ force: true })
+  }
+}
+
+const cgroupMemoryMb = async (id: string): Promise<number> => {
+  const stats = await docker.getContainer(id).stats({ stream: false })
+  return (stats.memory_stats.usage - (stats.memory_stats.stats?.["cache"] ?? 0)) / 2 ** 20
+}
+
+export const dockerRows = async (record: Record, echoInProcess: Sample) => {
+  if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
+    console.log("(Docker rows skipped: no engine answers `docker info`)")
+    return
+  }
+  const base = spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout
+    .trim().split("\n").at(-1)!
+  const layer = () => DockerRuntime.layer({ baseImage: base })
+
+  // One start builds (or finds) the runtime image; the rows measure the cached case.
+  const first = ManagedRuntime.make(layer())
+  const rt = await first.runPromise(Runtime)
+  const image = (await docker.getContainer(`effect-sandbox-${rt.info.id}`).inspect()).Config.Image
+  const echo = await timeRuns(
+    300,
+    200,
+    () => first.runPromise(rt.runCommand(new CmdRunAction({ command: "echo hi", blocking: true })))
+  )
+  await first.dispose()
+  record("DockerRuntime: echo hi round trip", echo, "CliRuntime in-process", echoInProcess, "target p50 <= 2 ms")
+
+  const floor = await timeRuns(10, 1, () => bareContainer(image), (ms) => ms)
+  const cold = await timeRuns(10, 0, async () => {
+    const runtime = ManagedRuntime.make(layer())
+    const started = performance.now()
+    await runtime.runPromise(Runtime)
+    const ready = performance.now() - started
+    await runtime.dispose()
+    return ready
+  }, (ms) => ms)
+  record(
+    "DockerRuntime: start to READY (cached image)",
+    cold,
+    "bare container to first HTTP 200",
+    floor,
+    "target <= 600 ms"
+  )
+
+  const pool = ManagedRuntime.make(DockerRuntime.layerPool({ baseImage: base, warmContainers: 2 }))
+  const poolContext = await pool.runPromise(Effect.context<DockerSandboxPool>())
+  const warm = await timeRuns(10, 0, async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_500)) // refilled, as between real sessions
+    const runtime = ManagedRuntime.make(
+      DockerRuntime.layerWarm().pipe(Layer.provide(Layer.succeedContext(poolContext)))
+    )
+    const started = performance.now()
+    await runtime.runPromise(Runtime)
+    const ready = performance.now() - started
+    await runtime.dispose()
+    return ready
+  }, (ms) => ms)
+  await pool.dispose()
+  record("DockerRuntime: acquire from warm pool", warm, "bare container to first HTTP 200", floor, "target <= 20 ms")
+
+  // 20 at once: total time, and each container's memory once idle.
+  const runtimes = Array.from({ length: 20 }, () => ManagedRuntime.make(layer()))
+  const started = performance.now()
+  const all = await Promise.all(runtimes.map((r) => r.runPromise(Runtime)))
+  const total = performance.now() - started
+  const memory = await Promise.all(all.map((r) => cgroupMemoryMb(`effect-sandbox-${r.info.id}`)))
+  await Promise.all(runtimes.map((r) => r.dispose()))
+  const bareStarted = performance.now()
+  await Promise.all(Array.from({ length: 20 }, () => bareContainer(image)))
+  const bareTotal = performance.now() - bareStarted
+  record(
+    "DockerRuntime: 20 concurrent starts (total)",
+    { p50: total, p95: total },
+    "20 bare containers to HTTP 200",
+    { p50: bareTotal, p95: bareTotal },
+    `${(memory.reduce((a, b) => a + b, 0) / memory.length).toFixed(1)} MB per idle sandbox`
+  )
+}
