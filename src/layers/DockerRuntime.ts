@@ -145,9 +145,15 @@ const containerSpec = (input: {
   return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
 }
 
-/** The action server's URL: the published port, or (host network) the port it announced in its log. */
-const serverUrl = (running: RunningContainer, hostNetwork: boolean) =>
+/**
+ * Where the client reaches the server. On a local Linux engine: the container's
+ * bridge address, skipping docker-proxy (~1 ms a request, and it stalls early
+ * connections); elsewhere the port published on 127.0.0.1; with host networking
+ * the port the server announced in its log.
+ */
+const serverUrl = (running: RunningContainer, hostNetwork: boolean, localEngine: boolean) =>
   Effect.gen(function*() {
+    if (!hostNetwork && localEngine && running.ip !== "") return `http://${running.ip}:${SERVER_PORT}`
     if (!hostNetwork) return `http://127.0.0.1:${running.ports[SERVER_PORT]}`
     for (let attempt = 0; attempt < 300; attempt++) {
       const log = yield* engineCall(
@@ -179,7 +185,7 @@ const startSandbox = (
   onStatus: (status: "BUILDING_RUNTIME" | "RUNTIME_STARTED") => Effect.Effect<void> = () => Effect.void
 ) =>
   Effect.gen(function*() {
-    const { docker } = yield* DockerEngine
+    const { docker, local } = yield* DockerEngine
     const sessionId = options.sessionId ?? randomUUID()
     const name = `${options.containerNamePrefix ?? "effect-sandbox"}-${sessionId}`
     const uid = options.userId ?? 1000
@@ -222,7 +228,7 @@ const startSandbox = (
       }
     }
     yield* onStatus("RUNTIME_STARTED")
-    const baseUrl = yield* serverUrl(running, sandbox.useHostNetwork)
+    const baseUrl = yield* serverUrl(running, sandbox.useHostNetwork, local)
     yield* waitUntilAlive(baseUrl, "60 seconds")
     return { running, sessionId, sessionKey, baseUrl } satisfies Sandbox
   })
@@ -254,7 +260,8 @@ const runtimeFor = (
         kind: "docker",
         workspace: WORKSPACE,
         urls: {
-          actionServer: baseUrl,
+          // What users reach: the port published on 127.0.0.1 (the client may take a shorter route).
+          actionServer: sandbox.useHostNetwork ? baseUrl : `http://127.0.0.1:${running.ports[SERVER_PORT]}`,
           ...Object.fromEntries(
             (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
           )

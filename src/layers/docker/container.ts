@@ -18,6 +18,8 @@ export interface RunningContainer {
   readonly name: string
   /** Host ports by container port, all on 127.0.0.1. */
   readonly ports: Readonly<Record<number, number>>
+  /** The container's address on its first network (empty with host networking). */
+  readonly ip: string
 }
 
 /** Published host ports (127.0.0.1) of a running container, by container port. */
@@ -32,7 +34,13 @@ export const publishedPorts = (info: Docker.ContainerInspectInfo): Record<number
 
 const inspectRunning = (container: Docker.Container, name: string) =>
   engineCall(`inspect ${name}`, () => container.inspect()).pipe(
-    Effect.map((info): RunningContainer => ({ container, id: info.Id, name, ports: publishedPorts(info) }))
+    Effect.map((info): RunningContainer => ({
+      container,
+      id: info.Id,
+      name,
+      ports: publishedPorts(info),
+      ip: Object.values(info.NetworkSettings.Networks ?? {})[0]?.IPAddress ?? ""
+    }))
   )
 
 /** Stop (no grace: the server needs none) and remove, ignoring a container already gone. */

@@ -11,6 +11,8 @@ export class DockerEngine extends Context.Service<DockerEngine, {
   readonly docker: Docker
   /** Human-readable address, for messages. */
   readonly address: string
+  /** A Linux engine on this machine: containers' bridge addresses are reachable from here. */
+  readonly local: boolean
 }>()("effect-sandbox/DockerEngine") {
   static readonly layer: Layer.Layer<DockerEngine, RuntimeStartError> = Layer.effect(
     DockerEngine,
@@ -25,7 +27,8 @@ export class DockerEngine extends Context.Service<DockerEngine, {
           })
         )
       )
-      return { docker, address }
+      const local = process.platform === "linux" && address.startsWith("unix://")
+      return { docker, address, local }
     })
   )
 }
