@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { CliRuntime, CmdRunAction, LocalRuntime, type LocalServerPool, Runtime } from "../src/index.ts"
 import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
 import { dockerRows } from "./docker.ts"
+import { timeStarts } from "./startup.ts"
 import { measureMemory, type Sample, timeRuns } from "./stats.ts"
 
 interface Row {
@@ -54,21 +55,6 @@ const payloadEntry = () => {
   if (!existsSync(entry)) spawnSync(process.execPath, [join(import.meta.dirname, "..", "scripts", "build-payload.ts")])
   return entry
 }
-
-/**
- * Time to build a runtime layer (start to READY), `runs` times; each is released before the
- * next, after `pauseMs` (so a warm pool is refilled, as it is between real sessions).
- */
-const timeStarts = (runs: number, layer: () => Layer.Layer<Runtime, unknown>, pauseMs = 0) =>
-  timeRuns(runs, 1, async () => {
-    await new Promise((resolve) => setTimeout(resolve, pauseMs))
-    const runtime = ManagedRuntime.make(layer())
-    const started = performance.now()
-    await runtime.runPromise(Runtime)
-    const ready = performance.now() - started
-    await runtime.dispose()
-    return ready
-  }, (result) => result as number)
 
 const localRows = async (echoInProcess: Sample) => {
   const serverEntry = payloadEntry()
