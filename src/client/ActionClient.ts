@@ -10,10 +10,11 @@
  *   sets the status to ERROR_RUNTIME_DISCONNECTED;
  * - interrupting a request aborts it, and the server stops what it started.
  */
-import { Duration, Effect, Redacted, SubscriptionRef } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { readFileSync, writeFileSync } from "node:fs"
 import type { RuntimeBackend } from "../layers/internal/makeRuntime.ts"
+import type { StatusCell } from "../layers/internal/statusCell.ts"
 import { withUploadPayload } from "../layers/internal/uploadPayload.ts"
 import type { Action } from "../schema/Action.ts"
 import {
@@ -23,7 +24,6 @@ import {
   RuntimeTimeoutError,
   TransferError
 } from "../schema/errors.ts"
-import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { decodeObservation, encodeAction } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
 import {
@@ -41,9 +41,11 @@ export interface ActionClientOptions {
   readonly sessionApiKey?: Redacted.Redacted<string> | undefined
   readonly info: RuntimeInfo
   readonly defaultTimeoutSeconds: number
-  readonly status: SubscriptionRef.SubscriptionRef<RuntimeStatus>
+  readonly status: StatusCell
   /** How long to wait for `/alive` (default 120 s). */
   readonly aliveTimeout?: Duration.Input
+  /** What the provisioner knows about a lost server (e.g. "killed for exceeding its memory limit"). */
+  readonly explainDisconnect?: Effect.Effect<string | undefined>
 }
 
 /** The response's `{"detail": ...}` text, or its raw body. */
@@ -86,16 +88,15 @@ export const makeActionClient = (
     )
 
     const disconnected = (what: string, cause: string): Effect.Effect<never, RuntimeDisconnectedError> =>
-      SubscriptionRef.set(options.status, "ERROR_RUNTIME_DISCONNECTED").pipe(
-        Effect.andThen(
-          Effect.fail(
-            new RuntimeDisconnectedError({
-              message:
-                `The action server at ${options.baseUrl} stopped answering (${what}): ${cause}. Its session is lost; start a new runtime.`
-            })
-          )
-        )
-      )
+      Effect.gen(function*() {
+        const why = options.explainDisconnect === undefined ? undefined : yield* options.explainDisconnect
+        // A more specific status (ERROR_MEMORY) set by the provisioner stays.
+        yield* options.status.update((s) => s === "ERROR_MEMORY" ? s : "ERROR_RUNTIME_DISCONNECTED")
+        return yield* new RuntimeDisconnectedError({
+          message: `The action server at ${options.baseUrl} stopped answering (${what}): ${why ?? cause}. ` +
+            "Its session is lost; start a new runtime."
+        })
+      })
 
     /** One attempt; 429 and refused connections (never delivered) are worth retrying. */
     const attempt = (

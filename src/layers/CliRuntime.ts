@@ -4,13 +4,14 @@
  * OpenHands' CLIRuntime it keeps one persistent shell (cd and export persist),
  * supports interactive input, and confines file actions to the workspace.
  */
-import { type Config, Effect, Layer, SubscriptionRef } from "effect"
+import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
-import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { makeRuntime } from "./internal/makeRuntime.ts"
+import { makeStatus } from "./internal/statusCell.ts"
 import { withUploadPayload } from "./internal/uploadPayload.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
 
@@ -44,7 +45,7 @@ const make = (options: CliRuntimeOptions) =>
       sessionMarker: sessionId,
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc })
     })
-    yield* SubscriptionRef.set(status, "RUNTIME_STARTED")
+    yield* status.set("RUNTIME_STARTED")
 
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
       withUploadPayload(hostSource, recursive, (payload) => executor.upload({ ...payload, destination: sandboxDest }))
@@ -64,7 +65,7 @@ const make = (options: CliRuntimeOptions) =>
       listFiles: executor.listFiles,
       setEnv: executor.setEnv
     }, status)
-    yield* SubscriptionRef.set(status, "READY")
+    yield* status.set("READY")
     return runtime
   })
 

@@ -9,18 +9,17 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import type Docker from "dockerode"
-import { type Config, Context, Effect, Exit, Layer, Redacted, Scope, SubscriptionRef } from "effect"
+import { type Config, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
-import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import {
   findContainer,
-  removeContainer,
+  removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
   startContainer
@@ -28,9 +27,11 @@ import {
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ensureRuntimeImage } from "./docker/imageBuilder.ts"
 import { currentOwner, LABEL, ownerLabels } from "./docker/labels.ts"
+import { forwardContainerLogs, logTail } from "./docker/logs.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { parseVolumes } from "./docker/volumes.ts"
-import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { makeRuntime } from "./internal/makeRuntime.ts"
+import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
 
@@ -74,6 +75,8 @@ const containerSpec = (input: {
   readonly sessionId: string
   readonly sessionKey: string
   readonly workspace: string
+  /** We created the workspace (so whoever removes the container removes it too). */
+  readonly temporaryWorkspace: boolean
   readonly options: DockerRuntimeOptions
   readonly sandbox: SandboxConfig
   readonly uid: number
@@ -123,6 +126,7 @@ const containerSpec = (input: {
       [LABEL.createdAt]: new Date().toISOString(),
       [LABEL.version]: "0.1.0",
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
+      ...(input.temporaryWorkspace ? { [LABEL.temporaryWorkspace]: input.workspace } : {}),
       ...ownerLabels(currentOwner())
     },
     ExposedPorts: Object.fromEntries(published.map((p) => [`${p}/tcp`, {}])),
@@ -167,6 +171,31 @@ const serverUrl = (running: RunningContainer, hostNetwork: boolean, localEngine:
     return yield* new RuntimeStartError({ message: `The action server in ${running.name} never announced its port.` })
   })
 
+/** Fails (with the exit code and last log lines) if the container stops before its server answers. */
+const exitedAtStartup = (running: RunningContainer) =>
+  Effect.gen(function*() {
+    const exit = yield* Effect.promise(() => running.container.wait().catch(() => ({ StatusCode: -1 })))
+    const log = yield* logTail(running.container)
+    return yield* new RuntimeStartError({
+      message: `The container ${running.name} exited with code ${exit.StatusCode} before its action server answered. ` +
+        `Its last log lines:\n${log}`
+    })
+  })
+
+/** Why the container stopped, for a disconnect message: out of memory, or its exit code. */
+const whyStopped = (running: RunningContainer) =>
+  Effect.promise(() =>
+    running.container.inspect().then(
+      (info) =>
+        info.State.OOMKilled
+          ? `the container was killed for exceeding its memory limit (${info.HostConfig.Memory} bytes)`
+          : info.State.Running
+          ? undefined
+          : `the container exited with code ${info.State.ExitCode}`,
+      () => "the container is gone"
+    )
+  )
+
 /** A started container with a live action server, before any client is attached. */
 interface Sandbox {
   readonly running: RunningContainer
@@ -200,7 +229,9 @@ const startSandbox = (
       const info = yield* engineCall(`inspect ${name}`, () => existing.container.inspect())
       sessionKey = info.Config.Env.find((e) => e.startsWith("SESSION_API_KEY="))?.slice("SESSION_API_KEY=".length) ?? ""
       running = existing
-      if (!keepAlive) yield* Effect.addFinalizer(() => removeContainer(existing.container))
+      if (!keepAlive) {
+        yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, info.Config.Labels ?? {}))
+      }
     } else {
       const image = sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
         {
@@ -219,17 +250,32 @@ const startSandbox = (
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
       running = yield* startContainer(
-        containerSpec({ name, image, sessionId, sessionKey, workspace, options, sandbox, uid, username }),
+        containerSpec({
+          name,
+          image,
+          sessionId,
+          sessionKey,
+          workspace,
+          temporaryWorkspace: options.workspace === undefined,
+          options,
+          sandbox,
+          uid,
+          username
+        }),
         () => keepAlive
       )
       for (const network of sandbox.additionalNetworks) {
-        yield* engineCall(`connect ${name} to network ${network}`, () =>
-          docker.getNetwork(network).connect({ Container: running.id }))
+        yield* engineCall(
+          `connect ${name} to network ${network}`,
+          () => docker.getNetwork(network).connect({ Container: running.id })
+        )
       }
     }
     yield* onStatus("RUNTIME_STARTED")
-    const baseUrl = yield* serverUrl(running, sandbox.useHostNetwork, local)
-    yield* waitUntilAlive(baseUrl, "60 seconds")
+    const baseUrl = yield* Effect.raceFirst(
+      serverUrl(running, sandbox.useHostNetwork, local).pipe(Effect.tap((url) => waitUntilAlive(url, "60 seconds"))),
+      exitedAtStartup(running)
+    )
     return { running, sessionId, sessionKey, baseUrl } satisfies Sandbox
   })
 
@@ -238,15 +284,18 @@ const runtimeFor = (
   box: Sandbox,
   options: DockerRuntimeOptions,
   sandbox: SandboxConfig,
-  status: SubscriptionRef.SubscriptionRef<RuntimeStatus>
+  status: StatusCell
 ) =>
   Effect.gen(function*() {
     const { running, baseUrl } = box
+    const { docker } = yield* DockerEngine
+    yield* forwardContainerLogs(docker, running.container, running.name)
     // A container that stops under us (killed, OOM) shows as ERROR_RUNTIME_DISCONNECTED at once.
     const watching = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(watching, Exit.void))
     yield* Effect.promise(() => running.container.wait().catch(() => undefined)).pipe(
-      Effect.andThen(SubscriptionRef.set(status, "ERROR_RUNTIME_DISCONNECTED")),
+      Effect.andThen(whyStopped(running)),
+      Effect.flatMap((why) => status.set(why?.includes("memory") ? "ERROR_MEMORY" : "ERROR_RUNTIME_DISCONNECTED")),
       Effect.forkIn(watching)
     )
     const httpClient = yield* HttpClient.HttpClient
@@ -255,6 +304,7 @@ const runtimeFor = (
       sessionApiKey: Redacted.make(box.sessionKey),
       defaultTimeoutSeconds: sandbox.timeout,
       status,
+      explainDisconnect: whyStopped(running),
       info: {
         id: box.sessionId,
         kind: "docker",
@@ -275,7 +325,7 @@ const runtimeFor = (
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
         Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
         Effect.provideService(HttpClient.HttpClient, httpClient),
-        Effect.andThen(SubscriptionRef.set(status, "READY"))
+        Effect.andThen(status.set("READY"))
       )
     }, status)
   })
@@ -285,15 +335,16 @@ const make = (options: DockerRuntimeOptions) =>
     const status = yield* makeStatus
     const sandbox = yield* sandboxOf(options)
     yield* startReaper
-    const box = yield* startSandbox(options, sandbox, (s) => SubscriptionRef.set(status, s))
+    const box = yield* startSandbox(options, sandbox, (s) => status.set(s))
     const runtime = yield* runtimeFor(box, options, sandbox, status)
-    yield* SubscriptionRef.set(status, "READY")
+    yield* status.set("READY")
     return runtime
   })
 
 /** Warm containers waiting for a runtime. */
 export class DockerSandboxPool extends Context.Service<DockerSandboxPool, {
   readonly pool: WarmPool<Sandbox>
+  readonly engine: DockerEngine["Service"]
   /** The options the pool's containers were started with. */
   readonly options: DockerRuntimeOptions
   readonly sandbox: SandboxConfig
@@ -322,7 +373,7 @@ export const DockerRuntime = {
         // Pool members get fresh session ids; a fixed one would name one container only.
         const { sessionId: _, ...shared } = options
         const pool = yield* makeWarmPool(options.warmContainers, startSandbox(shared, sandbox), "Docker container")
-        return { pool, options: shared, sandbox }
+        return { pool, engine: yield* DockerEngine, options: shared, sandbox }
       })
     ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(DockerEngine.layer)),
 
@@ -331,11 +382,13 @@ export const DockerRuntime = {
     Layer.effect(
       Runtime,
       Effect.gen(function*() {
-        const { options, pool, sandbox } = yield* DockerSandboxPool
+        const { engine, options, pool, sandbox } = yield* DockerSandboxPool
         const status = yield* makeStatus
         const box = yield* pool.take
-        const runtime = yield* runtimeFor(box, options, sandbox, status)
-        yield* SubscriptionRef.set(status, "READY")
+        const runtime = yield* runtimeFor(box, options, sandbox, status).pipe(
+          Effect.provideService(DockerEngine, engine)
+        )
+        yield* status.set("READY")
         return runtime
       })
     ).pipe(Layer.provide(NodeHttpClient.layerUndici))

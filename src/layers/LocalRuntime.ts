@@ -10,15 +10,15 @@
  *   without owning it.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { type Config, Context, type Duration, Effect, Layer, Redacted, SubscriptionRef } from "effect"
+import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
-import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
-import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { makeRuntime } from "./internal/makeRuntime.ts"
+import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
 import { scopedWorkspace, type WorkspaceChoice } from "./local/workspace.ts"
@@ -75,7 +75,7 @@ const startLocalServer = (options: LocalServerOptions) =>
 /** A `Runtime` over a started server. */
 const runtimeFor = (
   server: LocalServer,
-  status: SubscriptionRef.SubscriptionRef<RuntimeStatus>,
+  status: StatusCell,
   sandbox: SandboxConfig
 ) =>
   Effect.gen(function*() {
@@ -117,9 +117,9 @@ export const LocalRuntime = {
         const status = yield* makeStatus
         const sandbox = yield* sandboxOf(options)
         const server = yield* startLocalServer(options)
-        yield* SubscriptionRef.set(status, "RUNTIME_STARTED")
+        yield* status.set("RUNTIME_STARTED")
         const runtime = yield* runtimeFor(server, status, sandbox)
-        yield* SubscriptionRef.set(status, "READY")
+        yield* status.set("READY")
         return runtime
       })
     ).pipe(Layer.provide(NodeHttpClient.layerUndici)),
@@ -139,7 +139,7 @@ export const LocalRuntime = {
         const sandbox = yield* sandboxOf(options)
         const server = yield* (yield* LocalServerPool).take
         const runtime = yield* runtimeFor(server, status, sandbox)
-        yield* SubscriptionRef.set(status, "READY")
+        yield* status.set("READY")
         return runtime
       })
     ).pipe(Layer.provide(NodeHttpClient.layerUndici)),
@@ -174,7 +174,7 @@ export const LocalRuntime = {
           }
         })
         const runtime = makeRuntime(backend, status)
-        yield* SubscriptionRef.set(status, "READY")
+        yield* status.set("READY")
         return runtime
       })
     ).pipe(Layer.provide(NodeHttpClient.layerUndici))

@@ -5,13 +5,14 @@
  * the same wrapper as every runtime, so default timeouts, masking and spans
  * behave as in production.
  */
-import { Context, Effect, Layer, Ref, SubscriptionRef } from "effect"
+import { Context, Effect, Layer, Ref } from "effect"
 import type { Action } from "../schema/Action.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
 import { Runtime } from "../services/Runtime.ts"
-import { makeRuntime, makeStatus } from "./internal/makeRuntime.ts"
+import { makeRuntime } from "./internal/makeRuntime.ts"
+import { makeStatus } from "./internal/statusCell.ts"
 
 export interface TestRuntimeOptions {
   /** Answers actions when no queued observation is left. */
@@ -74,14 +75,14 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         listFiles: () => Effect.succeed([]),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars }))
       }, status)
-      yield* SubscriptionRef.set(status, "READY")
+      yield* status.set("READY")
 
       return Context.make(Runtime, runtime).pipe(Context.add(TestRuntime, {
         actions: Ref.get(actions),
         enqueue: (...observations) => Ref.update(queue, (q) => [...q, ...observations]),
         env: Ref.get(env),
         copies: Ref.get(copies),
-        setStatus: (s) => SubscriptionRef.set(status, s)
+        setStatus: (s) => status.set(s)
       }))
     }))
   }

@@ -73,13 +73,13 @@ export const shellConformance = (target: ConformanceTarget) =>
     it.live("soft timeout, more output, refusal while running, and C-c", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          const first = yield* cmd(rt, "for i in 1 2 3; do echo $i; sleep 2; done")
+          const first = yield* cmd(rt, "for i in 1 2 3; do echo $i; sleep 4; done")
           assert.strictEqual(first.content, "1")
           assert.strictEqual(first.exitCode, -1)
           assert.strictEqual(first.metadata.prefix, "")
           assert.strictEqual(
             first.metadata.suffix,
-            `\n[The command has no new output after 1 seconds. ${TIMEOUT_TEMPLATE}]`
+            `\n[The command has no new output after 2 seconds. ${TIMEOUT_TEMPLATE}]`
           )
           const more = yield* cmd(rt, "", { isInput: true })
           assert.strictEqual(more.content, "2")
@@ -98,7 +98,7 @@ export const shellConformance = (target: ConformanceTarget) =>
             "\n[The command completed with exit code 130. CTRL+C was sent.]"
           )
           assert.strictEqual((yield* cmd(rt, "echo ready")).content, "ready")
-        })))
+        }), 2))
 
     it.live("hard timeout prints Python floats and leaves the command running", () =>
       withRuntime(target, (rt) =>
@@ -129,7 +129,7 @@ export const shellConformance = (target: ConformanceTarget) =>
           const answered = yield* cmd(rt, "Bob", { isInput: true })
           assert.strictEqual(answered.content, "Hello Bob")
           assert.strictEqual(answered.exitCode, 0)
-        })))
+        }), 2))
 
     it.live("C-z stops a job (exit 148)", () =>
       withRuntime(target, (rt) =>

@@ -37,14 +37,21 @@ describe("LocalRuntime", () => {
   it.live("a server killed mid-action becomes a typed error and ERROR_RUNTIME_DISCONNECTED", () =>
     Effect.gen(function*() {
       const { release, rt } = yield* buildRuntime(LocalRuntime.layer())
-      const statuses = yield* rt.status.pipe(Stream.take(2), Stream.runCollect, Effect.forkDetach)
+      const statuses = yield* rt.status.pipe(
+        Stream.takeUntil((s) => s === "ERROR_RUNTIME_DISCONNECTED"),
+        Stream.runCollect,
+        Effect.forkDetach
+      )
       const running = yield* Effect.forkChild(rt.run(new CmdRunAction({ command: "sleep 30", blocking: true })))
       yield* Effect.sleep("300 millis")
       process.kill(serverPid(rt), "SIGKILL")
       const error = yield* Effect.flip(Fiber.join(running))
       assert.instanceOf(error, RuntimeDisconnectedError)
       assert.include(error.message, "start a new runtime")
-      assert.deepStrictEqual(yield* Fiber.join(statuses), ["READY", "ERROR_RUNTIME_DISCONNECTED"])
+      assert.deepStrictEqual(
+        yield* Fiber.join(statuses),
+        ["STARTING_RUNTIME", "RUNTIME_STARTED", "READY", "ERROR_RUNTIME_DISCONNECTED"]
+      )
       const next = yield* Effect.flip(rt.runCommand("echo again"))
       assert.instanceOf(next, RuntimeDisconnectedError)
       yield* release

@@ -38,6 +38,8 @@ export const shellRcScript = (markers: PromptMarkers, options: { readonly loadUs
   return [
     options.loadUserRc ? "[ -f ~/.bashrc ] && . ~/.bashrc" : "",
     "stty -echo 2>/dev/null",
+    // Agent commands are the OOM killer's first victims: a memory hog dies, not the server or host services.
+    "echo 1000 > /proc/self/oom_score_adj 2>/dev/null",
     "unset HISTFILE",
     "PS2=''",
     "__es_prompt() {",

@@ -6,8 +6,11 @@
  */
 import type Docker from "dockerode"
 import { Effect } from "effect"
+import { rmSync } from "node:fs"
+import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { DockerEngine, engineCall, statusOf } from "./engine.ts"
+import { LABEL } from "./labels.ts"
 
 /** The action server's port inside every container. */
 export const SERVER_PORT = 8000
@@ -46,6 +49,20 @@ const inspectRunning = (container: Docker.Container, name: string) =>
 /** Stop (no grace: the server needs none) and remove, ignoring a container already gone. */
 export const removeContainer = (container: Docker.Container) =>
   Effect.promise(() => container.remove({ force: true, v: true }).catch((e) => statusOf(e) === 404 ? undefined : e))
+
+/**
+ * Remove a container created earlier (by this or a dead process) and the
+ * temporary workspace its labels name, when that workspace is on this host.
+ */
+export const removeWithWorkspace = (container: Docker.Container, labels: Readonly<Record<string, string>>) =>
+  removeContainer(container).pipe(
+    Effect.andThen(Effect.sync(() => {
+      const workspace = labels[LABEL.temporaryWorkspace]
+      if (workspace !== undefined && labels[LABEL.ownerHost] === hostname()) {
+        rmSync(workspace, { recursive: true, force: true })
+      }
+    }))
+  )
 
 /** Create and start a container; closing the scope removes it unless `keep` says otherwise at that time. */
 export const startContainer = (options: Docker.ContainerCreateOptions, keep: () => boolean) =>

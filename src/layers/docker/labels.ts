@@ -16,8 +16,8 @@ export const LABEL = {
   version: "effect-sandbox.version",
   /** Containers kept alive on release are not reaped with their owner. */
   keepAlive: "effect-sandbox.keep-alive",
-  /** Idle warm-pool members. */
-  pool: "effect-sandbox.pool"
+  /** A temporary host workspace we created: removed with the container, whoever removes it last. */
+  temporaryWorkspace: "effect-sandbox.temporary-workspace"
 } as const
 
 /** The start time of a process (clock ticks since boot), or null when it does not exist. */

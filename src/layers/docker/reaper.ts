@@ -6,6 +6,7 @@
  * Containers released with `keepRuntimeAlive` are left alone.
  */
 import { Effect, Schedule } from "effect"
+import { removeWithWorkspace } from "./container.ts"
 import { DockerEngine } from "./engine.ts"
 import { LABEL, ownerIsGone } from "./labels.ts"
 
@@ -21,7 +22,7 @@ export const reapOrphans: Effect.Effect<number, never, DockerEngine> = Effect.ge
   yield* Effect.forEach(
     orphans,
     (c) =>
-      Effect.promise(() => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)).pipe(
+      removeWithWorkspace(docker.getContainer(c.Id), c.Labels).pipe(
         Effect.tap(() => Effect.logInfo(`reaped container ${c.Names[0] ?? c.Id} of a dead owner`))
       ),
     { concurrency: 4, discard: true }

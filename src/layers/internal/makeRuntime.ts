@@ -4,7 +4,7 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted, SubscriptionRef } from "effect"
+import { Effect, Redacted } from "effect"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
@@ -25,9 +25,9 @@ import {
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
 import type { Observation } from "../../schema/Observation.ts"
-import type { RuntimeStatus } from "../../schema/RuntimeStatus.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
 import { SecretMask } from "./secrets.ts"
+import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
 
 /** What a transport must provide; `makeRuntime` adds the rest. */
@@ -50,7 +50,7 @@ export interface RuntimeBackend {
 
 export const makeRuntime = (
   backend: RuntimeBackend,
-  status: SubscriptionRef.SubscriptionRef<RuntimeStatus>
+  status: StatusCell
 ): RuntimeShape => {
   const mask = new SecretMask()
   const kind = backend.info.kind
@@ -75,8 +75,8 @@ export const makeRuntime = (
 
   return {
     info: backend.info,
-    status: SubscriptionRef.changes(status),
-    currentStatus: SubscriptionRef.get(status),
+    status: status.changes,
+    currentStatus: status.get,
     run,
     runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
     runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
@@ -123,9 +123,3 @@ export const makeRuntime = (
     resume: backend.resume ?? unsupported("resume")
   }
 }
-
-/** The status stream's source, starting at STARTING_RUNTIME and ending at STOPPED when the scope closes. */
-export const makeStatus = Effect.acquireRelease(
-  SubscriptionRef.make<RuntimeStatus>("STARTING_RUNTIME"),
-  (ref) => SubscriptionRef.set(ref, "STOPPED")
-)

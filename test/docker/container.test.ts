@@ -1,0 +1,210 @@
+/**
+ * The container a DockerRuntime creates: ports published on 127.0.0.1 only,
+ * app ports, limits, environment, volumes and the workspace bind mount.
+ */
+import { afterAll, assert, it } from "@effect/vitest"
+import { Effect, Fiber, Result, Stream } from "effect"
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { freemem, tmpdir } from "node:os"
+import { join } from "node:path"
+import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
+import {
+  assertNoContainer,
+  buildRuntime,
+  containerName,
+  dockerCli,
+  dockerLayer,
+  eventually,
+  httpGet,
+  inspect,
+  removeLeftovers,
+  sessionId,
+  sh
+} from "./helpers.ts"
+import { baseImage, describeDocker } from "./infra.ts"
+
+const MIB = 1024 ** 2
+
+const tempDir = (label: string) => mkdtempSync(join(tmpdir(), `effect-sandbox-test-${label}-`))
+
+describeDocker("DockerRuntime container", () => {
+  const image = baseImage()
+  afterAll(() => removeLeftovers("ctr"))
+
+  it.live(
+    "publishes the server and app ports on 127.0.0.1 only, and app ports answer through info.urls",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("ctr")
+        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, appPorts: [9000] }))
+        const info = (yield* inspect(containerName(session)))!
+        const bindings = info.HostConfig.PortBindings as Record<string, Array<{ HostIp: string; HostPort: string }>>
+        assert.deepStrictEqual(Object.keys(bindings).sort(), ["8000/tcp", "9000/tcp"])
+        for (const list of Object.values(bindings)) {
+          for (const binding of list) assert.strictEqual(binding.HostIp, "127.0.0.1")
+        }
+        const published = info.NetworkSettings.Ports
+        assert.deepStrictEqual(Object.keys(published).sort(), ["8000/tcp", "9000/tcp"])
+        for (const list of Object.values(published)) {
+          assert.isNotEmpty(list)
+          for (const binding of list) {
+            assert.strictEqual(binding.HostIp, "127.0.0.1")
+            assert.notStrictEqual(binding.HostIp, "0.0.0.0")
+          }
+        }
+        assert.strictEqual(rt.info.urls["actionServer"], `http://127.0.0.1:${published["8000/tcp"]![0]!.HostPort}`)
+        assert.strictEqual(rt.info.urls["app-9000"], `http://127.0.0.1:${published["9000/tcp"]![0]!.HostPort}`)
+
+        const started = yield* sh(
+          rt,
+          `nohup /opt/effect-sandbox/bin/node -e "require('http').createServer((q,s)=>s.end('app ok')).listen(9000)" >/dev/null 2>&1 &`
+        )
+        assert.strictEqual(started.exitCode, 0)
+        const answer = yield* httpGet(rt.info.urls["app-9000"]!)
+        assert.deepStrictEqual(answer, { status: 200, body: "app ok" })
+        yield* release
+        assertNoContainer(session)
+      }),
+    60_000
+  )
+
+  it.live("applies the configured limits, init and user", () =>
+    Effect.gen(function*() {
+      const session = sessionId("ctr")
+      const { release, rt } = yield* buildRuntime(
+        dockerLayer(image, { sessionId: session, memoryBytes: 512 * MIB, cpus: 1.5, pidsLimit: 300, userId: 1000 })
+      )
+      const info = (yield* inspect(containerName(session)))!
+      assert.strictEqual(info.HostConfig.Memory, 512 * MIB)
+      assert.strictEqual(info.HostConfig.NanoCpus, 1_500_000_000)
+      assert.strictEqual(info.HostConfig.PidsLimit, 300)
+      assert.strictEqual(info.HostConfig.Init, true)
+      assert.strictEqual(info.Config.User, "1000")
+      assert.strictEqual((yield* sh(rt, "id -u")).content, "1000")
+      // The pids limit holds inside: the cgroup says so.
+      assert.strictEqual((yield* sh(rt, "cat /sys/fs/cgroup/pids/pids.max")).content, "300")
+      yield* release
+      assertNoContainer(session)
+    }), 60_000)
+
+  it.live(
+    "a memory hog dies inside its 64 MiB container; the host is unharmed and the outcome is reported",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("ctr")
+        const hostFreeBefore = freemem()
+        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, memoryBytes: 64 * MIB }))
+        assert.strictEqual((yield* inspect(containerName(session)))!.HostConfig.Memory, 64 * MIB)
+        const statuses = yield* rt.status.pipe(
+          Stream.takeUntil((s) => s === "ERROR_RUNTIME_DISCONNECTED"),
+          Stream.runCollect,
+          Effect.forkChild
+        )
+        const hog = yield* Effect.result(rt.runCommand("head -c 300M /dev/zero | tail; echo \"exit=${PIPESTATUS[1]}\""))
+        if (Result.isSuccess(hog)) {
+          // The OOM killer chose tail (SIGKILL, 128 + 9) and the session goes on.
+          assert.include(hog.success.content, "exit=137")
+          assert.strictEqual((yield* sh(rt, "echo still here")).content, "still here")
+          yield* Fiber.interrupt(statuses)
+        } else {
+          // What happens here: the OOM killer picks the action server first (its ~75 MB RSS, half of it the
+          // mapped Node binary, outweighs tail's), so the container stops. The runtime says so with a typed
+          // error and ERROR_RUNTIME_DISCONNECTED, and the engine records the OOM kill.
+          assert.instanceOf(hog.failure, RuntimeDisconnectedError)
+          assert.include(hog.failure.message, "start a new runtime")
+          assert.include(yield* Fiber.join(statuses), "ERROR_RUNTIME_DISCONNECTED")
+          assert.isTrue(
+            yield* eventually(
+              () => dockerCli("inspect", "-f", "{{.State.Running}}", containerName(session)).stdout.trim() === "false",
+              10_000
+            )
+          )
+          assert.isTrue((yield* inspect(containerName(session)))!.State.OOMKilled)
+          assert.instanceOf(yield* Effect.flip(rt.runCommand("echo again")), RuntimeDisconnectedError)
+        }
+        // The host did not pay for the 300 MB: only the container's cgroup was short of memory.
+        assert.isAbove(freemem(), hostFreeBefore - 200 * MIB)
+        assert.strictEqual(dockerCli("info").status, 0)
+        yield* release
+        assertNoContainer(session)
+      }),
+    60_000
+  )
+
+  it.live("env and sandbox.runtimeStartupEnvVars reach the shell", () =>
+    Effect.gen(function*() {
+      const session = sessionId("ctr")
+      const sandbox = new SandboxConfig({ runtimeStartupEnvVars: { STARTUP_ONE: "from-startup", SHARED: "startup" } })
+      const { release, rt } = yield* buildRuntime(
+        dockerLayer(image, { sessionId: session, sandbox, env: { OPT_ONE: "from-options", SHARED: "options" } })
+      )
+      const out = yield* sh(rt, "echo \"$STARTUP_ONE|$OPT_ONE|$SHARED|$RUNTIME_ID\"")
+      assert.strictEqual(out.content, `from-startup|from-options|options|${session}`)
+      yield* release
+      assertNoContainer(session)
+    }), 60_000)
+
+  it.live("sandbox.volumes binds a host directory read-only", () =>
+    Effect.gen(function*() {
+      const session = sessionId("ctr")
+      const dir = tempDir("ro")
+      chmodSync(dir, 0o777) // only the :ro mode may stop a write
+      writeFileSync(join(dir, "given.txt"), "from the host\n")
+      const sandbox = new SandboxConfig({ volumes: `${dir}:/data:ro` })
+      const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, sandbox }))
+      const mount = (yield* inspect(containerName(session)))!.Mounts.find((m) => m.Destination === "/data")!
+      assert.strictEqual(mount.Source, dir)
+      assert.isFalse(mount.RW)
+      assert.strictEqual((yield* sh(rt, "cat /data/given.txt")).content, "from the host")
+      const write = yield* sh(rt, "echo nope > /data/new.txt")
+      assert.notStrictEqual(write.exitCode, 0)
+      assert.include(write.content, "Read-only file system")
+      assert.isFalse(existsSync(join(dir, "new.txt")))
+      yield* release
+      assertNoContainer(session)
+      // The host directory is the user's: it stays.
+      assert.strictEqual(readFileSync(join(dir, "given.txt"), "utf8"), "from the host\n")
+      rmSync(dir, { recursive: true, force: true })
+    }), 60_000)
+
+  it.live("the workspace is a bind mount of the host directory given as `workspace`", () =>
+    Effect.gen(function*() {
+      const session = sessionId("ctr")
+      const dir = tempDir("ws")
+      chownSync(dir, 1000, 1000) // the sandbox user's directory, as on a developer's machine
+      const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, workspace: dir }))
+      assert.strictEqual(rt.info.workspace, "/workspace")
+      assert.strictEqual((yield* sh(rt, "pwd")).content, "/workspace")
+      const written = yield* sh(rt, "echo made in the sandbox > /workspace/from-sandbox.txt")
+      assert.strictEqual(written.exitCode, 0)
+      assert.strictEqual(readFileSync(join(dir, "from-sandbox.txt"), "utf8"), "made in the sandbox\n")
+      writeFileSync(join(dir, "from-host.txt"), "made on the host\n")
+      assert.strictEqual((yield* sh(rt, "cat /workspace/from-host.txt")).content, "made on the host")
+      yield* release
+      assertNoContainer(session)
+      // A workspace the caller gave is never removed.
+      assert.isTrue(existsSync(join(dir, "from-sandbox.txt")))
+      rmSync(dir, { recursive: true, force: true })
+    }), 60_000)
+
+  it.live(
+    "a container whose server cannot start fails fast with a RuntimeStartError carrying its log",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("ctr")
+        // OpenHands' docker_runtime_kwargs are raw create options: replace the server by a command that fails.
+        const sandbox = new SandboxConfig({
+          dockerRuntimeKwargs: { Cmd: ["/bin/sh", "-c", "echo 'server cannot start: boom' >&2; exit 3"] }
+        })
+        const started = Date.now()
+        const error = yield* Effect.flip(buildRuntime(dockerLayer(image, { sessionId: session, sandbox })))
+        const elapsed = Date.now() - started
+        assert.instanceOf(error, RuntimeStartError)
+        // The container stopped within a second; waiting the whole /alive budget (60 s) for it is a bug.
+        assert.isBelow(elapsed, 20_000, `failed after ${elapsed} ms: ${error.message}`)
+        assert.include(error.message, "server cannot start: boom")
+        assertNoContainer(session)
+      }),
+    90_000
+  )
+})

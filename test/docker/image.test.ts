@@ -1,0 +1,151 @@
+/**
+ * The runtime image: built once per base image and reused, skipped entirely when
+ * `sandbox.runtimeContainerImage` names one, and refused with a message saying
+ * what is missing when the base image cannot host the sandbox.
+ */
+import { afterAll, assert, it } from "@effect/vitest"
+import { Effect, Stream } from "effect"
+import { RuntimeStartError, SandboxConfig } from "../../src/index.ts"
+import {
+  assertNoContainer,
+  buildLogged,
+  containerName,
+  dockerCli,
+  dockerLayer,
+  inspect,
+  removeLeftovers,
+  sessionId,
+  sh
+} from "./helpers.ts"
+import { baseImage, describeDocker } from "./infra.ts"
+
+const BUILDING = "building runtime image"
+
+/**
+ * A base image without bash, cached by the base image's id: the Debian base with
+ * /usr/bin/bash deleted (bookworm's /bin is /usr/bin). It has /bin/sh (dash), so
+ * the preflight runs and reports the first thing the image lacks.
+ */
+const imageWithoutBash = (base: string): string => {
+  const baseId = dockerCli("image", "inspect", "-f", "{{.Id}}", base).stdout.trim().replace("sha256:", "").slice(0, 12)
+  const tag = `effect-sandbox-test/no-bash:${baseId}`
+  if (dockerCli("image", "inspect", tag).status === 0) return tag
+  const name = `effect-sandbox-test-no-bash-${process.pid}`
+  const steps = [
+    ["create", "--name", name, "--user", "root", base, "/bin/sh", "-c", "rm -f /usr/bin/bash /bin/bash"],
+    ["start", "-a", name],
+    ["commit", "--change", "CMD [\"/bin/sh\"]", name, tag]
+  ]
+  try {
+    for (const step of steps) {
+      const result = dockerCli(...step)
+      if (result.status !== 0) throw new Error(`docker ${step[0]} failed: ${result.stderr}`)
+    }
+  } finally {
+    dockerCli("rm", "-f", name)
+  }
+  return tag
+}
+
+/** Whether a layer build failed, and with what. */
+const startError = (layer: Parameters<typeof buildLogged>[0]) =>
+  buildLogged(layer).pipe(
+    Effect.flatMap(({ release }) => release),
+    Effect.flip
+  )
+
+describeDocker("DockerRuntime image", () => {
+  const image = baseImage()
+  afterAll(() => removeLeftovers("img"))
+
+  it.live("is built once per base image and reused by the next runtime", () =>
+    Effect.gen(function*() {
+      // A forced rebuild (all steps cached) proves the build is visible in the log.
+      const first = sessionId("img")
+      const built = yield* buildLogged(
+        dockerLayer(image, { sessionId: first, sandbox: new SandboxConfig({ forceRebuildRuntime: true }) })
+      )
+      assert.isTrue(built.lines.some((line) => line.includes(BUILDING)), built.lines.join("\n"))
+      const buildingStatuses = yield* built.rt.status.pipe(Stream.take(4), Stream.runCollect)
+      assert.deepStrictEqual(buildingStatuses, ["STARTING_RUNTIME", "BUILDING_RUNTIME", "RUNTIME_STARTED", "READY"])
+      const firstInfo = (yield* inspect(containerName(first)))!
+      yield* built.release
+      assertNoContainer(first)
+
+      const second = sessionId("img")
+      const reused = yield* buildLogged(dockerLayer(image, { sessionId: second }))
+      assert.deepStrictEqual(reused.lines.filter((line) => line.includes(BUILDING)), [])
+      // The stream replays the whole start: no BUILDING_RUNTIME when the image was reused.
+      const seen = yield* reused.rt.status.pipe(Stream.take(3), Stream.runCollect)
+      assert.deepStrictEqual(seen, ["STARTING_RUNTIME", "RUNTIME_STARTED", "READY"])
+      const secondInfo = (yield* inspect(containerName(second)))!
+      assert.strictEqual(secondInfo.Image, firstInfo.Image)
+      assert.strictEqual(secondInfo.Config.Image, firstInfo.Config.Image)
+      assert.match(secondInfo.Config.Image, /^effect-sandbox-runtime:[0-9a-f]{16}$/)
+      // The image carries its own tag as a label, and only one image has it.
+      const labelled = dockerCli(
+        "images",
+        "-q",
+        "--filter",
+        `label=effect-sandbox.runtime-image=${secondInfo.Config.Image}`
+      ).stdout.trim().split("\n")
+      assert.deepStrictEqual(labelled, [secondInfo.Image.replace("sha256:", "").slice(0, 12)])
+      assert.strictEqual((yield* sh(reused.rt, "echo reused")).content, "reused")
+      yield* reused.release
+      assertNoContainer(second)
+    }), 120_000)
+
+  it.live("sandbox.runtimeContainerImage skips the build entirely", () =>
+    Effect.gen(function*() {
+      // The image of an ordinary runtime, then a runtime on it whose base image does not even exist.
+      const probe = sessionId("img")
+      const { release, rt: probeRt } = yield* buildLogged(dockerLayer(image, { sessionId: probe }))
+      const runtimeImage = (yield* inspect(containerName(probe)))!.Config.Image
+      assert.strictEqual((yield* sh(probeRt, "echo probe")).content, "probe")
+      yield* release
+      assertNoContainer(probe)
+
+      const session = sessionId("img")
+      const given = yield* buildLogged(
+        dockerLayer(`effect-sandbox-test/absent:${session}`, {
+          sessionId: session,
+          sandbox: new SandboxConfig({ runtimeContainerImage: runtimeImage })
+        })
+      )
+      assert.deepStrictEqual(given.lines.filter((line) => line.includes(BUILDING)), [])
+      assert.strictEqual((yield* inspect(containerName(session)))!.Config.Image, runtimeImage)
+      assert.strictEqual((yield* sh(given.rt, "echo given")).content, "given")
+      yield* given.release
+      assertNoContainer(session)
+    }), 120_000)
+
+  it.live(
+    "a base image without bash is refused with a RuntimeStartError naming /bin/bash",
+    () =>
+      Effect.gen(function*() {
+        const noBash = imageWithoutBash(image)
+        const session = sessionId("img")
+        const error = yield* startError(dockerLayer(noBash, { sessionId: session }))
+        assert.instanceOf(error, RuntimeStartError)
+        assert.include(error.message, "/bin/bash")
+        assert.include(error.message, `The base image ${noBash} cannot host the sandbox`)
+        assertNoContainer(session)
+      }),
+    120_000
+  )
+
+  it.live(
+    "a missing base image tag is a RuntimeStartError pointing at `npm run image:base`",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("img")
+        const missing = `effect-sandbox-test/missing:${session}`
+        const error = yield* startError(dockerLayer(missing, { sessionId: session }))
+        assert.instanceOf(error, RuntimeStartError)
+        assert.include(error.message, missing)
+        assert.include(error.message, "npm run image:base")
+        assertNoContainer(session)
+      }),
+    60_000
+  )
+})
