@@ -5,6 +5,8 @@
  * (`CliRuntime.layer`, ... or `TestRuntime.layer` in tests).
  */
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
+export { DockerEngine } from "./layers/docker/engine.ts"
+export { ImageBuilder, type ImageOptions } from "./layers/docker/imageBuilder.ts"
 export { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "./layers/DockerRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
 export {

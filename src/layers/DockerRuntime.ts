@@ -25,7 +25,7 @@ import {
   startContainer
 } from "./docker/container.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
-import { ensureRuntimeImage } from "./docker/imageBuilder.ts"
+import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { currentOwner, LABEL, ownerLabels } from "./docker/labels.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
 import { startReaper } from "./docker/reaper.ts"
@@ -233,7 +233,7 @@ const startSandbox = (
         yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, info.Config.Labels ?? {}))
       }
     } else {
-      const image = sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
+      const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(
         {
           baseImage: options.baseImage ?? sandbox.baseContainerImage,
           userId: uid,
@@ -355,6 +355,7 @@ export const DockerRuntime = {
   layer: (options: DockerRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
     Layer.effect(Runtime, make(options)).pipe(
       Layer.provide(NodeHttpClient.layerUndici),
+      Layer.provide(ImageBuilder.layer),
       Layer.provide(DockerEngine.layer)
     ),
 
@@ -375,7 +376,11 @@ export const DockerRuntime = {
         const pool = yield* makeWarmPool(options.warmContainers, startSandbox(shared, sandbox), "Docker container")
         return { pool, engine: yield* DockerEngine, options: shared, sandbox }
       })
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(DockerEngine.layer)),
+    ).pipe(
+      Layer.provide(NodeHttpClient.layerUndici),
+      Layer.provide(ImageBuilder.layer),
+      Layer.provide(DockerEngine.layer)
+    ),
 
   /** A runtime on a container taken from the pool (ready at once when one is warm); the pool refills. */
   layerWarm: (): Layer.Layer<Runtime, never, DockerSandboxPool> =>

@@ -5,7 +5,7 @@
  * unchanged input is never rebuilt. Builds go through the Engine API (`/build`,
  * no buildx needed); the build log goes to the Effect logger.
  */
-import { Cause, Effect, Queue, Stream } from "effect"
+import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync, statSync } from "node:fs"
@@ -87,7 +87,7 @@ interface BuildEvent {
 }
 
 /** The image tag for `options`, building it when it does not exist (or when forced). */
-export const ensureRuntimeImage = (
+const ensureRuntimeImage = (
   options: ImageOptions,
   onBuildStart: Effect.Effect<void> = Effect.void
 ): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
@@ -156,3 +156,27 @@ export const ensureRuntimeImage = (
     )
     return tag
   })
+
+/**
+ * The image builder, as a service: DockerRuntime asks it for an image, so a
+ * different builder (a remote one, a registry lookup) can be provided instead.
+ */
+export class ImageBuilder extends Context.Service<ImageBuilder, {
+  /** The runtime image's tag, built first when missing; `onBuildStart` runs only when a build starts. */
+  readonly ensure: (
+    options: ImageOptions,
+    onBuildStart?: Effect.Effect<void>
+  ) => Effect.Effect<string, RuntimeStartError>
+}>()("effect-sandbox/ImageBuilder") {
+  /** Builds through the Engine API of the `DockerEngine` in context. */
+  static readonly layer: Layer.Layer<ImageBuilder, never, DockerEngine> = Layer.effect(
+    ImageBuilder,
+    Effect.gen(function*() {
+      const engine = yield* DockerEngine
+      return ImageBuilder.of({
+        ensure: (options, onBuildStart) =>
+          ensureRuntimeImage(options, onBuildStart).pipe(Effect.provideService(DockerEngine, engine))
+      })
+    })
+  )
+}
