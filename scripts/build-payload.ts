@@ -3,7 +3,8 @@
  * Node >= 22.19 binary runs (containers, pods, VMs):
  *
  *   payload/server.mjs                       the server, bundled into one file
- *   payload/node_modules/node-pty/           its native addon (lib + build/Release/pty.node)
+ *   payload/node_modules/<native>/           native addons with their runtime files only
+ *                                            (node-pty; zeromq and its loader, cmake-ts)
  *   payload/manifest.json                    file list and a content hash (image builders tag by it)
  *
  * Start it with `node payload/server.mjs <port> --working-dir /workspace ...`.
@@ -21,23 +22,32 @@ const started = performance.now()
 rmSync(out, { recursive: true, force: true })
 mkdirSync(out, { recursive: true })
 
+/**
+ * Packages that load a native addon by a path relative to themselves: kept out of
+ * the bundle and copied with just the files they load at run time.
+ */
+const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "node-pty": ["package.json", "lib/**/*.js", "build/Release/pty.node"],
+  zeromq: ["package.json", "lib/**/*.js", "build/manifest.json", `build/${process.platform}/${process.arch}/**/*.node`],
+  "cmake-ts": ["package.json", "build/loader.js"]
+}
+
 const bundle = await rolldown({
   input: join(root, "src/server/main.ts"),
   platform: "node",
-  external: ["node-pty", ...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
+  external: [...Object.keys(NATIVE), ...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
   logLevel: "warn"
 })
 await bundle.write({ file: join(out, "server.mjs"), format: "esm", minify: true, sourcemap: false })
 await bundle.close()
 
-// node-pty's runtime files only: no sources, tests or build intermediates.
-const pty = join(root, "node_modules/node-pty")
-const ptyOut = join(out, "node_modules/node-pty")
-cpSync(join(pty, "package.json"), join(ptyOut, "package.json"))
-for (const file of globSync("lib/**/*.js", { cwd: pty, exclude: ["lib/**/*.test.js"] })) {
-  cpSync(join(pty, file), join(ptyOut, file))
+// Runtime files only: no sources, tests or build intermediates.
+for (const [name, patterns] of Object.entries(NATIVE)) {
+  const from = join(root, "node_modules", name)
+  for (const file of globSync([...patterns], { cwd: from, exclude: ["**/*.test.js"] })) {
+    cpSync(join(from, file), join(out, "node_modules", name, file))
+  }
 }
-cpSync(join(pty, "build/Release/pty.node"), join(ptyOut, "build/Release/pty.node"))
 
 const files = globSync("**/*", { cwd: out, withFileTypes: true })
   .filter((entry) => entry.isFile())

@@ -22,6 +22,7 @@ import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExec
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
+import { makeIPython } from "./jupyter/IPython.ts"
 import { type BashSession, makeBashSession, type OutputListener } from "./shell/BashSession.ts"
 import * as Transfer from "./transfer.ts"
 import { Workspace } from "./workspace.ts"
@@ -44,7 +45,12 @@ export interface ExecutorOptions {
    * removes it even if this process is killed (LocalRuntime does).
    */
   readonly stateDir?: string
+  /** Run IPython cells in a real kernel with this Python (which needs ipykernel); absent: no IPython. */
+  readonly ipython?: { readonly python: string }
 }
+
+/** Debian's Python, which has ipykernel once `python3-ipykernel` is installed. */
+export const DEFAULT_PYTHON = "/usr/bin/python3"
 
 /** OpenHands' texts for tools this executor does not run (IPython, browser, MCP come with their plugins). */
 export const MISSING_TOOL_TEXT = {
@@ -83,6 +89,14 @@ export const makeActionExecutor = (
     })
     const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
     const editor = makeEditor(ws)
+    const ipython = options.ipython === undefined ? null : yield* makeIPython({
+      python: options.ipython.python,
+      stateDir,
+      cwd: () => shell.cwd(),
+      env,
+      baseEnv: process.env as Record<string, string>,
+      marker: `${options.sessionMarker}/kernel`
+    })
     const lock = yield* Semaphore.make(1)
     let staticCount = 0
 
@@ -155,7 +169,9 @@ export const makeActionExecutor = (
         case "FileEditAction":
           return edit(action)
         case "IPythonRunCellAction":
-          return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython }))
+          return ipython === null
+            ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython }))
+            : ipython.run(action)
         case "BrowseURLAction":
         case "BrowseInteractiveAction":
           return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))

@@ -6,7 +6,7 @@
  */
 import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { makeActionExecutor } from "../executor/ActionExecutor.ts"
+import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
@@ -30,7 +30,15 @@ export interface CliRuntimeOptions {
   readonly sessionId?: string
   /** Source `~/.bashrc` in the shell (default false). */
   readonly loadUserRc?: boolean
+  /** Run IPython cells in a real kernel (default off); `python` needs ipykernel (default /usr/bin/python3). */
+  readonly ipython?: boolean | { readonly python?: string }
 }
+
+/** The executor's IPython setting for a runtime option. */
+export const ipythonOption = (option: CliRuntimeOptions["ipython"]) =>
+  option === undefined || option === false
+    ? undefined
+    : { python: (option === true ? undefined : option.python) ?? DEFAULT_PYTHON }
 
 const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
@@ -38,12 +46,14 @@ const make = (options: CliRuntimeOptions) =>
     const status = yield* makeStatus
     const sandbox = options.sandbox ?? (yield* sandboxConfigFromEnv)
     const workspace = yield* scopedWorkspace(options, sessionId.slice(0, 8))
+    const ipython = ipythonOption(options.ipython)
     const executor = yield* makeActionExecutor({
       workspace,
       restrictToWorkspace: options.restrictToWorkspace ?? true,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
       sessionMarker: sessionId,
-      ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc })
+      ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
+      ...(ipython === undefined ? {} : { ipython })
     })
     yield* status.set("RUNTIME_STARTED")
 
@@ -56,7 +66,7 @@ const make = (options: CliRuntimeOptions) =>
         kind: "cli",
         workspace,
         urls: {},
-        capabilities: { pause: false, ipython: false, browser: false, mcp: false }
+        capabilities: { pause: false, ipython: ipython !== undefined, browser: false, mcp: false }
       },
       defaultTimeoutSeconds: sandbox.timeout,
       execute: executor.execute,

@@ -16,7 +16,8 @@ import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
-import { Runtime } from "../services/Runtime.ts"
+import type { PluginName } from "../server/argv.ts"
+import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
@@ -30,6 +31,8 @@ export interface LocalServerOptions extends WorkspaceChoice {
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
+  /** OpenHands plugins for the server: `jupyter` runs IPython cells in a real kernel. */
+  readonly plugins?: ReadonlyArray<PluginName>
 }
 
 export interface LocalRuntimeOptions extends LocalServerOptions {
@@ -43,9 +46,16 @@ interface LocalServer {
   readonly workspace: string
   readonly sessionId: string
   readonly sessionApiKey: Redacted.Redacted<string>
+  readonly capabilities: RuntimeCapabilities
 }
 
-const capabilities = { pause: false, ipython: false, browser: false, mcp: false } as const
+/** What a server with these plugins can do (an attached server's plugins are unknown: none assumed). */
+const capabilitiesOf = (plugins: ReadonlyArray<PluginName> = []): RuntimeCapabilities => ({
+  pause: false,
+  ipython: plugins.includes("jupyter"),
+  browser: false,
+  mcp: false
+})
 
 /** Start a server (and its workspace) in the current scope. */
 const startLocalServer = (options: LocalServerOptions) =>
@@ -63,10 +73,17 @@ const startLocalServer = (options: LocalServerOptions) =>
       sessionApiKey,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
       ...(options.env === undefined ? {} : { env: options.env }),
-      ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
+      ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry }),
+      ...(options.plugins === undefined ? {} : { plugins: options.plugins })
     })
     yield* waitUntilAlive(process.baseUrl)
-    return { process, workspace, sessionId, sessionApiKey } satisfies LocalServer
+    return {
+      process,
+      workspace,
+      sessionId,
+      sessionApiKey,
+      capabilities: capabilitiesOf(options.plugins)
+    } satisfies LocalServer
   }).pipe(
     // Only for the /alive wait; each runtime keeps its own client for its lifetime.
     Effect.provide(NodeHttpClient.layerUndici)
@@ -89,7 +106,7 @@ const runtimeFor = (
         kind: "local",
         workspace: server.workspace,
         urls: { actionServer: server.process.baseUrl },
-        capabilities
+        capabilities: server.capabilities
       }
     })
     return makeRuntime(backend, status)
@@ -170,7 +187,7 @@ export const LocalRuntime = {
             kind: "local",
             workspace: options.workspace ?? "/workspace",
             urls: { actionServer: baseUrl },
-            capabilities
+            capabilities: capabilitiesOf()
           }
         })
         const runtime = makeRuntime(backend, status)

@@ -26,6 +26,8 @@ export interface ActionServerOptions {
   readonly sessionId: string
   /** The executor's private directory, when the server's owner provides (and removes) it. */
   readonly stateDir?: string | undefined
+  /** The `jupyter` plugin: IPython cells in a kernel run by this Python. */
+  readonly ipython?: { readonly python: string } | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
@@ -46,7 +48,8 @@ export const layer = (options: ActionServerOptions) => {
         restrictToWorkspace: false,
         noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
         sessionMarker: options.sessionId,
-        ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir })
+        ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+        ...(options.ipython === undefined ? {} : { ipython: options.ipython })
       })
     ),
     Layer.provide(NodeServices.layer),

@@ -8,6 +8,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { HttpServer } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, realpathSync } from "node:fs"
+import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import * as ActionServer from "./ActionServer.ts"
 import { listeningLine } from "./announce.ts"
 import type { ServerArgs } from "./argv.ts"
@@ -37,7 +38,9 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       sessionApiKey: env["SESSION_API_KEY"] ? Redacted.make(env["SESSION_API_KEY"]) : undefined,
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
-      stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined
+      stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
+      // OpenHands' `--plugins jupyter`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
+      ipython: args.plugins.includes("jupyter") ? { python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON } : undefined
     })
     return Layer.launch(announce(args).pipe(Layer.provide(server)))
   })

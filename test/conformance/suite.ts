@@ -6,6 +6,7 @@
 import { describe } from "@effect/vitest"
 import { envAndTransferConformance } from "./envAndTransfer.ts"
 import { filesConformance } from "./files.ts"
+import { ipythonConformance } from "./ipython.ts"
 import { lifecycleConformance } from "./lifecycle.ts"
 import { shellConformance } from "./shell.ts"
 import type { ConformanceTarget } from "./target.ts"
@@ -18,4 +19,5 @@ export const runConformance = (target: ConformanceTarget) =>
     filesConformance(target)
     envAndTransferConformance(target)
     lifecycleConformance(target)
+    ipythonConformance(target)
   })

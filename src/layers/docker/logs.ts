@@ -38,10 +38,18 @@ const demux = (buffer: Buffer): string => {
   return Buffer.concat(parts).toString("utf8")
 }
 
-/** The last `lines` lines a container printed (stdout and stderr). */
+/** Longest log line quoted in an error (a stack trace can hold a whole minified bundle). */
+const MAX_LINE = 300
+
+/** The last `lines` lines a container printed (stdout and stderr), each cut to a readable length. */
 export const logTail = (container: Docker.Container, lines = 20) =>
   Effect.promise(() =>
-    container.logs({ stdout: true, stderr: true, tail: lines }).then((log) => demux(log).trimEnd(), () => "")
+    container.logs({ stdout: true, stderr: true, tail: lines }).then(
+      (log) =>
+        demux(log).trimEnd().split("\n").map((line) => line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}...` : line)
+          .join("\n"),
+      () => ""
+    )
   )
 
 /** Follow the container's log in the background of the current scope. */

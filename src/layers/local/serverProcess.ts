@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url"
 import { killRuntimeProcesses } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
+import type { PluginName } from "../../server/argv.ts"
 
 export interface ServerProcessOptions {
   readonly workspace: string
@@ -29,6 +30,8 @@ export interface ServerProcessOptions {
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run with this Node (default: `defaultServerEntry()`). */
   readonly serverEntry?: string
+  /** OpenHands plugins to enable (`--plugins ...`). */
+  readonly plugins?: ReadonlyArray<PluginName>
 }
 
 export interface ServerProcess {
@@ -104,7 +107,8 @@ const launch = (options: ServerProcessOptions) =>
         "--user-id",
         String(user.uid),
         "--no-enable-browser",
-        "--exit-on-stdin-close"
+        "--exit-on-stdin-close",
+        ...(options.plugins !== undefined && options.plugins.length > 0 ? ["--plugins", ...options.plugins] : [])
       ],
       {
         detached: true,

@@ -1,0 +1,178 @@
+/**
+ * IPython cells with OpenHands' semantics (spec §2.6, §2.7): before each cell the
+ * kernel's cwd follows the shell's and added environment variables are applied;
+ * output is stream text, `text/plain` results and PNG images (as data URLs);
+ * errors are the traceback without colour codes; a timeout interrupts the
+ * kernel; a dead kernel is restarted and the observation says its state is lost.
+ */
+import { Deferred, Effect, type Scope } from "effect"
+import type { IPythonRunCellAction } from "../../schema/Action.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { IPythonRunCellObservation } from "../../schema/Observation.ts"
+import type { EnvStore } from "../env.ts"
+import { pythonFloat } from "../shell/messages.ts"
+import { type CellOutput, isDeath, KernelProcess } from "./KernelProcess.ts"
+import type { Message } from "./messages.ts"
+
+export interface IPythonOptions {
+  readonly python: string
+  readonly stateDir: string
+  /** The shell's working directory, which the kernel follows. */
+  readonly cwd: () => string
+  readonly env: EnvStore
+  readonly baseEnv: Readonly<Record<string, string>>
+  readonly marker: string
+}
+
+export interface IPython {
+  readonly run: (action: IPythonRunCellAction) => Effect.Effect<IPythonRunCellObservation, RuntimeStartError>
+}
+
+export const NO_OUTPUT = "[Code executed successfully with no output]"
+export const KERNEL_RESTARTED = "[The IPython kernel died and was restarted: its variables and imports are lost.]"
+const READY_TIMEOUT_MS = 30_000
+const INTERRUPT_GRACE_MS = 5_000
+// OpenHands strips \x1b[<n>(;<n>){0,2}m; we strip every CSI sequence.
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
+
+/** The text and images of a cell's messages. */
+export const collectOutput = (messages: ReadonlyArray<Message>): Omit<CellOutput, "status"> & { error: boolean } => {
+  let text = ""
+  const images: Array<string> = []
+  let error = false
+  for (const { content, header } of messages) {
+    switch (header.msg_type) {
+      case "stream":
+        text += String(content["text"] ?? "")
+        break
+      case "execute_result":
+      case "display_data": {
+        const data = (content["data"] ?? {}) as Record<string, unknown>
+        // IPython's base64 carries line breaks; a data URL must not.
+        if (typeof data["image/png"] === "string") {
+          images.push(`data:image/png;base64,${data["image/png"].replace(/\s/g, "")}`)
+        } else if (typeof data["text/plain"] === "string") {
+          text += `${data["text/plain"]}\n`
+        }
+        break
+      }
+      case "error":
+        error = true
+        text += `${((content["traceback"] ?? []) as Array<string>).join("\n")}\n`
+        break
+    }
+  }
+  return { text: text.replace(ANSI, ""), images, error }
+}
+
+const withTimeout = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve("timeout"), ms)
+    void promise.then((value) => {
+      clearTimeout(timer)
+      resolve(value)
+    })
+  })
+
+export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    let kernel: KernelProcess | null = null
+    let interpreter = ""
+    let syncedCwd: string | null = null
+    let syncedEnv = -1
+
+    const start = Effect.tryPromise({
+      try: async () => {
+        const started = new KernelProcess({
+          python: options.python,
+          stateDir: options.stateDir,
+          cwd: options.cwd(),
+          env: { ...options.baseEnv, ...options.env.values },
+          marker: options.marker
+        })
+        kernel = started
+        if (!(await started.waitReady(READY_TIMEOUT_MS))) {
+          throw new Error(`the kernel did not start (${options.python} -m ipykernel_launcher): ${started.log}`)
+        }
+        await started.execute("%colors nocolor", true)
+        interpreter = collectOutput(await started.execute("import sys; print(sys.executable)", false)).text.trim()
+        syncedCwd = null
+        syncedEnv = -1
+      },
+      catch: (cause) =>
+        new RuntimeStartError({
+          message: `Cannot start the IPython kernel: ${
+            (cause as Error).message
+          }. Install ipykernel (Debian: python3-ipykernel).`
+        })
+    })
+
+    // Started at once, in the background: the first cell waits for it (OpenHands inits plugins concurrently).
+    const ready = yield* Deferred.make<void, RuntimeStartError>()
+    yield* start.pipe(Effect.exit, Effect.flatMap((exit) => Deferred.done(ready, exit)), Effect.forkScoped)
+    yield* Effect.addFinalizer(() => Effect.sync(() => kernel?.close()))
+
+    /** Apply the shell's cwd and added variables before a cell, as OpenHands does. */
+    const sync = async (k: KernelProcess) => {
+      if (options.env.generation !== syncedEnv) {
+        await k.execute(`import os as __es_os\n__es_os.environ.update(${JSON.stringify(options.env.values)})`, true)
+        syncedEnv = options.env.generation
+      }
+      const cwd = options.cwd()
+      if (cwd !== syncedCwd) {
+        await k.execute(`import os as __es_os\n__es_os.chdir(${JSON.stringify(cwd)})`, true)
+        syncedCwd = cwd
+      }
+    }
+
+    const runCell = (action: IPythonRunCellAction, restarted: boolean) =>
+      Effect.promise(async () => {
+        const k = kernel!
+        await sync(k)
+        if (action.kernelInitCode !== "") await k.execute(action.kernelInitCode, true)
+        const seconds = action.timeout ?? 120
+        const running = k.execute(action.code, false)
+        let messages = await withTimeout(running, seconds * 1000)
+        let timedOut = false
+        if (messages === "timeout") {
+          timedOut = true
+          k.interrupt()
+          const settled = await withTimeout(running, INTERRUPT_GRACE_MS)
+          messages = settled === "timeout" ? [] : settled
+        }
+        const died = isDeath(messages, k)
+        const { images, text } = collectOutput(messages)
+        let content = text.trimEnd()
+        if (timedOut) {
+          content = `${content}${content === "" ? "" : "\n"}[Execution timed out (${pythonFloat(seconds)} seconds).]`
+        } else if (content === "" && !died) content = NO_OUTPUT
+        if (restarted) content = `${KERNEL_RESTARTED}\n${content}`
+        if (died) {
+          content = `${content}${content === "" ? "" : "\n"}${KERNEL_RESTARTED.replace("was restarted", "stopped")}`
+        }
+        if (action.includeExtra) {
+          content += `\n[Jupyter current working directory: ${
+            syncedCwd ?? options.cwd()
+          }]\n[Jupyter Python interpreter: ${interpreter}]`
+        }
+        return new IPythonRunCellObservation({
+          content,
+          code: action.code,
+          imageUrls: images.length === 0 ? null : images
+        })
+      })
+
+    return {
+      run: (action) =>
+        Effect.gen(function*() {
+          yield* Deferred.await(ready)
+          const restarted = kernel !== null && !kernel.isAlive
+          if (restarted) {
+            kernel!.close()
+            yield* start
+          }
+          return yield* runCell(action, restarted)
+        })
+    }
+  })

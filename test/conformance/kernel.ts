@@ -1,0 +1,22 @@
+/**
+ * Whether the conformance suite can run IPython: the Python must have ipykernel.
+ * In CI it must (CI installs python3-ipykernel); on a laptop without it the
+ * IPython cases are skipped, and this says why.
+ */
+import { spawnSync } from "node:child_process"
+import { DEFAULT_PYTHON } from "../../src/executor/ActionExecutor.ts"
+
+export const kernelAvailable = (): boolean => {
+  const ok = spawnSync(DEFAULT_PYTHON, ["-c", "import ipykernel, jupyter_client"], { stdio: "ignore" }).status === 0
+  if (!ok && process.env["CI"] === "true") {
+    throw new Error(
+      `IPython tests need ipykernel for ${DEFAULT_PYTHON} in CI: install python3-ipykernel python3-jupyter-client.`
+    )
+  }
+  if (!ok) {
+    console.warn(
+      `IPython conformance cases skipped: ${DEFAULT_PYTHON} has no ipykernel (apt install python3-ipykernel).`
+    )
+  }
+  return ok
+}
