@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { CliRuntime, CmdRunAction, LocalRuntime, type LocalServerPool, Runtime } from "../src/index.ts"
 import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
 import { dockerRows } from "./docker.ts"
+import { ipythonRows } from "./ipython.ts"
 import { timeStarts } from "./startup.ts"
 import { measureMemory, type Sample, timeRuns } from "./stats.ts"
 
@@ -105,6 +106,7 @@ const main = async () => {
     console.log(`  vs OpenHands' observed 635 ms median: ${(635 / viaRuntime.p50).toFixed(0)}x faster`)
     await localRows(viaRuntime)
     await dockerRows(record, viaRuntime)
+    await ipythonRows(record)
 
     // 100 MB of output
     const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"
