@@ -23,6 +23,7 @@ import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
 import { makeIPython } from "./jupyter/IPython.ts"
+import { makeMcpHub, type McpRemoteServer, type McpStdioServer } from "./mcp/McpHub.ts"
 import { type BashSession, makeBashSession, type OutputListener } from "./shell/BashSession.ts"
 import * as Transfer from "./transfer.ts"
 import { Workspace } from "./workspace.ts"
@@ -47,6 +48,8 @@ export interface ExecutorOptions {
   readonly stateDir?: string
   /** Run IPython cells in a real kernel with this Python (which needs ipykernel); absent: no IPython. */
   readonly ipython?: { readonly python: string }
+  /** MCP servers whose tools `McpCallAction` calls (stdio servers can be replaced later). */
+  readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
 }
 
 /** Debian's Python, which has ipykernel once `python3-ipykernel` is installed. */
@@ -56,7 +59,6 @@ export const DEFAULT_PYTHON = "/usr/bin/python3"
 export const MISSING_TOOL_TEXT = {
   ipython: "JupyterRequirement not found. Unable to run IPython action.",
   browser: "Browser functionality is not supported or disabled.",
-  mcp: "No MCP servers configured",
   llmEdit:
     "The LLM-based draft editor (impl_source 'llm_based_edit') runs on the agent side; send editor commands with impl_source 'oh_aci'."
 } as const
@@ -98,6 +100,12 @@ export const makeActionExecutor = (
       marker: `${options.sessionMarker}/kernel`
     })
     const lock = yield* Semaphore.make(1)
+    const mcp = yield* makeMcpHub(
+      options.mcp?.remote ?? [],
+      options.mcp?.stdio ?? [],
+      process.env as Record<string, string>
+    )
+    yield* Effect.addFinalizer(() => mcp.close)
     let staticCount = 0
 
     /** `is_static`: a fresh shell for this one command (in `cwd`), closed afterwards. */
@@ -176,7 +184,7 @@ export const makeActionExecutor = (
         case "BrowseInteractiveAction":
           return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))
         case "McpCallAction":
-          return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.mcp }))
+          return mcp.call(action)
       }
     }
 
@@ -186,6 +194,7 @@ export const makeActionExecutor = (
       upload: (request) => Transfer.upload(ws, shell.cwd(), request),
       download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
+      setMcpServers: mcp.setStdioServers,
       setEnv: (vars) =>
         Effect.suspend(() => {
           const invalid = env.set(vars)

@@ -7,6 +7,7 @@
 import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
+import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
@@ -32,6 +33,8 @@ export interface CliRuntimeOptions {
   readonly loadUserRc?: boolean
   /** Run IPython cells in a real kernel (default off); `python` needs ipykernel (default /usr/bin/python3). */
   readonly ipython?: boolean | { readonly python?: string }
+  /** MCP servers whose tools `callTool` reaches: stdio ones are started (and stopped) with the runtime. */
+  readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
 }
 
 /** The executor's IPython setting for a runtime option. */
@@ -53,7 +56,8 @@ const make = (options: CliRuntimeOptions) =>
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
       sessionMarker: sessionId,
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
-      ...(ipython === undefined ? {} : { ipython })
+      ...(ipython === undefined ? {} : { ipython }),
+      ...(options.mcp === undefined ? {} : { mcp: options.mcp })
     })
     yield* status.set("RUNTIME_STARTED")
 
@@ -66,7 +70,12 @@ const make = (options: CliRuntimeOptions) =>
         kind: "cli",
         workspace,
         urls: {},
-        capabilities: { pause: false, ipython: ipython !== undefined, browser: false, mcp: false }
+        capabilities: {
+          pause: false,
+          ipython: ipython !== undefined,
+          browser: false,
+          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0
+        }
       },
       defaultTimeoutSeconds: sandbox.timeout,
       execute: executor.execute,

@@ -11,10 +11,12 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
-import type { RuntimeStartError } from "../schema/errors.ts"
+import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
+import { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import type { PluginName } from "../server/argv.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
@@ -33,6 +35,8 @@ export interface LocalServerOptions extends WorkspaceChoice {
   readonly serverEntry?: string
   /** OpenHands plugins for the server: `jupyter` runs IPython cells in a real kernel. */
   readonly plugins?: ReadonlyArray<PluginName>
+  /** stdio MCP servers, sent to the server's /update_mcp_server once it is alive (as OpenHands does). */
+  readonly mcpServers?: ReadonlyArray<McpStdioServer>
 }
 
 export interface LocalRuntimeOptions extends LocalServerOptions {
@@ -50,12 +54,33 @@ interface LocalServer {
 }
 
 /** What a server with these plugins can do (an attached server's plugins are unknown: none assumed). */
-const capabilitiesOf = (plugins: ReadonlyArray<PluginName> = []): RuntimeCapabilities => ({
+const capabilitiesOf = (options: LocalServerOptions = {}): RuntimeCapabilities => ({
   pause: false,
-  ipython: plugins.includes("jupyter"),
+  ipython: options.plugins?.includes("jupyter") ?? false,
   browser: false,
-  mcp: false
+  mcp: (options.mcpServers?.length ?? 0) > 0
 })
+
+/** POST the stdio MCP servers; a server that cannot connect fails the start with its error. */
+const sendMcpServers = (baseUrl: string, key: Redacted.Redacted<string>, servers: ReadonlyArray<McpStdioServer>) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(
+      HttpClientRequest.post(`${baseUrl}/update_mcp_server`).pipe(
+        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key)),
+        HttpClientRequest.bodyJsonUnsafe(servers)
+      )
+    )
+    const json = (yield* response.json) as { router_error_log?: string }
+    if (json.router_error_log) {
+      return yield* new RuntimeStartError({ message: `MCP servers failed to start: ${json.router_error_log}` })
+    }
+  }).pipe(
+    Effect.catchTag(
+      "HttpClientError",
+      (e) => Effect.fail(new RuntimeStartError({ message: `Cannot configure MCP servers: ${e.message}` }))
+    )
+  )
 
 /** Start a server (and its workspace) in the current scope. */
 const startLocalServer = (options: LocalServerOptions) =>
@@ -77,12 +102,15 @@ const startLocalServer = (options: LocalServerOptions) =>
       ...(options.plugins === undefined ? {} : { plugins: options.plugins })
     })
     yield* waitUntilAlive(process.baseUrl)
+    if (options.mcpServers !== undefined && options.mcpServers.length > 0) {
+      yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcpServers)
+    }
     return {
       process,
       workspace,
       sessionId,
       sessionApiKey,
-      capabilities: capabilitiesOf(options.plugins)
+      capabilities: capabilitiesOf(options)
     } satisfies LocalServer
   }).pipe(
     // Only for the /alive wait; each runtime keeps its own client for its lifetime.

@@ -4,6 +4,7 @@
  * runtime calls it in-process and the action server exposes it over HTTP.
  */
 import { Context, type Effect } from "effect"
+import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
 import type { InvalidEnvVarError, RuntimeStartError, TransferError } from "../schema/errors.ts"
 import type { Observation } from "../schema/Observation.ts"
@@ -31,6 +32,8 @@ export interface ActionExecutorShape {
   /** Write a zip of a sandbox file or directory to the local file `outFile`. */
   readonly download: (path: string, outFile: string) => Effect.Effect<void, TransferError>
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Replace the stdio MCP servers (OpenHands' /update_mcp_server); returns connection errors. */
+  readonly setMcpServers: (servers: ReadonlyArray<McpStdioServer>) => Effect.Effect<ReadonlyArray<string>>
   /** Export variables to the next command of every shell (and to shells started later). */
   readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError>
 }

@@ -8,6 +8,7 @@ import { envAndTransferConformance } from "./envAndTransfer.ts"
 import { filesConformance } from "./files.ts"
 import { ipythonConformance } from "./ipython.ts"
 import { lifecycleConformance } from "./lifecycle.ts"
+import { mcpConformance } from "./mcp.ts"
 import { shellConformance } from "./shell.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -20,4 +21,5 @@ export const runConformance = (target: ConformanceTarget) =>
     envAndTransferConformance(target)
     lifecycleConformance(target)
     ipythonConformance(target)
+    mcpConformance(target)
   })

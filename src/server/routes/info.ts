@@ -1,22 +1,15 @@
 /**
  * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info`,
- * `/vscode/connection_token`, and `/update_mcp_server`, which validates and keeps
- * the stdio MCP server list (the MCP tools themselves are not served yet, which
- * `router_error_log` says).
+ * `/vscode/connection_token`, and `/update_mcp_server`, which replaces the
+ * session's stdio MCP servers (connection errors go to `router_error_log`).
  */
-import { Effect, Ref } from "effect"
+import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
+import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
+import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, detail, isRecord, jsonBody } from "../responses.ts"
 import { type ServerClock, serverInfo } from "../serverInfo.ts"
 import { ENDPOINTS } from "./paths.ts"
-
-/** OpenHands' MCPStdioServerConfig (spec §15.4). */
-export interface McpStdioServer {
-  readonly name: string
-  readonly command: string
-  readonly args: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
-}
 
 const NAME = /^[A-Za-z0-9_-]+$/
 const isStrings = (u: unknown): u is ReadonlyArray<string> => Array.isArray(u) && u.every((s) => typeof s === "string")
@@ -35,7 +28,7 @@ const mcpServer = (u: unknown, index: number): McpStdioServer | string => {
 
 export const infoRoutes = (clock: ServerClock, workingDir: string) =>
   HttpRouter.use(Effect.fn(function*(router) {
-    const mcpServers = yield* Ref.make<ReadonlyArray<McpStdioServer>>([])
+    const executor = yield* ActionExecutor
     yield* router.add(...ENDPOINTS.alive, Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
     yield* router.add(
       ...ENDPOINTS.serverInfo,
@@ -52,10 +45,10 @@ export const infoRoutes = (clock: ServerClock, workingDir: string) =>
         const servers = body.map(mcpServer)
         const problem = servers.find((s): s is string => typeof s === "string")
         if (problem !== undefined) return yield* Effect.fail(new BadRequest(400, `Invalid MCP server list: ${problem}`))
-        yield* Ref.set(mcpServers, servers as ReadonlyArray<McpStdioServer>)
+        const errors = yield* executor.setMcpServers(servers as ReadonlyArray<McpStdioServer>)
         return HttpServerResponse.jsonUnsafe({
           detail: "MCP server updated successfully",
-          router_error_log: "MCP tool calls are not served by this runtime yet; the server list was stored."
+          router_error_log: errors.join("\n")
         })
       }).pipe(Effect.catch((e) => Effect.succeed(detail(e.status, e.message))))
     )
