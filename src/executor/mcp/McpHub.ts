@@ -140,6 +140,7 @@ export const makeMcpHub = (
       setStdioServers,
       call,
       tools: Effect.sync(() => Object.fromEntries([...connected].map(([name, c]) => [name, c.tools]))),
-      close: closeAll([...connected.keys()])
+      // Read at close time: servers added later by setStdioServers are closed too.
+      close: Effect.suspend(() => closeAll([...connected.keys()]))
     }
   })
