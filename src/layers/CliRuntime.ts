@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto"
 import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { RuntimeStartError } from "../schema/errors.ts"
-import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
+import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
@@ -38,7 +38,7 @@ export interface CliRuntimeOptions {
 }
 
 /** The executor's IPython setting for a runtime option. */
-export const ipythonOption = (option: CliRuntimeOptions["ipython"]) =>
+const ipythonOption = (option: CliRuntimeOptions["ipython"]) =>
   option === undefined || option === false
     ? undefined
     : { python: (option === true ? undefined : option.python) ?? DEFAULT_PYTHON }
@@ -47,7 +47,7 @@ const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
     const sessionId = options.sessionId ?? randomUUID()
     const status = yield* makeStatus
-    const sandbox = options.sandbox ?? (yield* sandboxConfigFromEnv)
+    const sandbox = yield* sandboxConfigOr(options.sandbox)
     const workspace = yield* scopedWorkspace(options, sessionId.slice(0, 8))
     const ipython = ipythonOption(options.ipython)
     const executor = yield* makeActionExecutor({

@@ -15,7 +15,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
-import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
+import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import {
   findContainer,
@@ -62,11 +62,6 @@ const WORKSPACE = "/workspace"
 const NODE = "/opt/effect-sandbox/bin/node"
 const SERVER = "/opt/effect-sandbox/payload/server.mjs"
 const GIB = 1024 ** 3
-
-const sandboxOf = (options: DockerRuntimeOptions): Effect.Effect<SandboxConfig, Config.ConfigError> =>
-  Effect.gen(function*() {
-    return options.sandbox ?? (yield* sandboxConfigFromEnv)
-  })
 
 /** Container options for a new sandbox (OpenHands' init_container, with our labels and limits). */
 const containerSpec = (input: {
@@ -333,7 +328,7 @@ const runtimeFor = (
 const make = (options: DockerRuntimeOptions) =>
   Effect.gen(function*() {
     const status = yield* makeStatus
-    const sandbox = yield* sandboxOf(options)
+    const sandbox = yield* sandboxConfigOr(options.sandbox)
     yield* startReaper
     const box = yield* startSandbox(options, sandbox, (s) => status.set(s))
     const runtime = yield* runtimeFor(box, options, sandbox, status)
@@ -369,7 +364,7 @@ export const DockerRuntime = {
     Layer.effect(
       DockerSandboxPool,
       Effect.gen(function*() {
-        const sandbox = yield* sandboxOf(options)
+        const sandbox = yield* sandboxConfigOr(options.sandbox)
         yield* startReaper
         // Pool members get fresh session ids; a fixed one would name one container only.
         const { sessionId: _, ...shared } = options

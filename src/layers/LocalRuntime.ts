@@ -17,7 +17,7 @@ import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
-import { type SandboxConfig, sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
+import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import type { PluginName } from "../server/argv.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
@@ -140,11 +140,6 @@ const runtimeFor = (
     return makeRuntime(backend, status)
   })
 
-const sandboxOf = (options: { readonly sandbox?: SandboxConfig }): Effect.Effect<SandboxConfig, Config.ConfigError> =>
-  Effect.gen(function*() {
-    return options.sandbox ?? (yield* sandboxConfigFromEnv)
-  })
-
 /** Warm servers waiting for a runtime. */
 export class LocalServerPool extends Context.Service<LocalServerPool, WarmPool<LocalServer>>()(
   "effect-sandbox/LocalServerPool"
@@ -160,7 +155,7 @@ export const LocalRuntime = {
       Runtime,
       Effect.gen(function*() {
         const status = yield* makeStatus
-        const sandbox = yield* sandboxOf(options)
+        const sandbox = yield* sandboxConfigOr(options.sandbox)
         const server = yield* startLocalServer(options)
         yield* status.set("RUNTIME_STARTED")
         const runtime = yield* runtimeFor(server, status, sandbox)
@@ -181,7 +176,7 @@ export const LocalRuntime = {
       Runtime,
       Effect.gen(function*() {
         const status = yield* makeStatus
-        const sandbox = yield* sandboxOf(options)
+        const sandbox = yield* sandboxConfigOr(options.sandbox)
         const server = yield* (yield* LocalServerPool).take
         const runtime = yield* runtimeFor(server, status, sandbox)
         yield* status.set("READY")
@@ -202,7 +197,7 @@ export const LocalRuntime = {
       Runtime,
       Effect.gen(function*() {
         const status = yield* makeStatus
-        const sandbox = yield* sandboxOf(options)
+        const sandbox = yield* sandboxConfigOr(options.sandbox)
         const baseUrl = options.url.replace(/\/+$/, "")
         yield* waitUntilAlive(baseUrl, options.aliveTimeout)
         const backend = yield* makeActionClient({

@@ -125,3 +125,9 @@ export const sandboxConfigFromEnv: Config.Config<SandboxConfig> = Config.all(
     )
   })
 )
+
+/** `given`, or the configuration from `SANDBOX_*` variables when a layer was given none. */
+export const sandboxConfigOr = (given: SandboxConfig | undefined): Effect.Effect<SandboxConfig, Config.ConfigError> =>
+  Effect.gen(function*() {
+    return given ?? (yield* sandboxConfigFromEnv)
+  })

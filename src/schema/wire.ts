@@ -67,7 +67,8 @@ const renameKeys = (record: JsonRecord, rename: (key: string) => string): JsonRe
     ])
   )
 
-const isRecord = (u: unknown): u is JsonRecord => typeof u === "object" && u !== null && !Array.isArray(u)
+/** A JSON object (not null, not an array). */
+export const isRecord = (u: unknown): u is JsonRecord => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const encodeFields = (cls: Schema.Top, value: unknown): JsonRecord => {
   const { _tag: _, ...fields } = Schema.encodeUnknownSync(cls as Schema.Codec<unknown, JsonRecord>)(value)

@@ -65,5 +65,4 @@ export const searchParams = Effect.gen(function*() {
   return new URL(request.url, "http://server").searchParams
 })
 
-export const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
+export { isRecord } from "../schema/wire.ts"
