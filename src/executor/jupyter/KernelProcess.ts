@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Dealer, Subscriber } from "zeromq"
-import { SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
+import { killProcessGroup, SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
 import { type Message, Signer } from "./messages.ts"
 
 export interface KernelOptions {
@@ -181,13 +181,7 @@ export class KernelProcess {
 
   close(): void {
     for (const socket of [this.shell, this.iopub]) socket.close()
-    if (!this.exited && this.child.pid !== undefined) {
-      try {
-        process.kill(-this.child.pid, "SIGKILL")
-      } catch {
-        // already gone
-      }
-    }
+    if (!this.exited && this.child.pid !== undefined) killProcessGroup(this.child.pid)
     rmSync(this.dir, { recursive: true, force: true })
   }
 }

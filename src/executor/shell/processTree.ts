@@ -76,5 +76,8 @@ export const killRuntimeProcesses = (runtimeId: string): void => {
   }
 }
 
-/** SIGKILL one process group (the foreground job). */
-export const killProcessGroup = (pgid: number): void => signal(-pgid, "SIGKILL")
+/** Signal a whole process group; a group already gone is not an error. */
+export const signalProcessGroup = (pgid: number, sig: NodeJS.Signals): void => signal(-pgid, sig)
+
+/** SIGKILL one process group (the foreground job, a kernel, a server). */
+export const killProcessGroup = (pgid: number): void => signalProcessGroup(pgid, "SIGKILL")

@@ -14,7 +14,7 @@ import { existsSync } from "node:fs"
 import { userInfo } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { killRuntimeProcesses } from "../../executor/shell/processTree.ts"
+import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
 import type { PluginName } from "../../server/argv.ts"
@@ -70,20 +70,12 @@ const waitForExit = (child: ChildProcess, ms: number) =>
     })
   })
 
-const signalGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
-  try {
-    process.kill(-child.pid!, signal)
-  } catch {
-    // the group is gone
-  }
-}
-
 const stop = (child: ChildProcess, sessionId: string) =>
   Effect.promise(async () => {
     if (!exited(child)) {
-      signalGroup(child, "SIGTERM")
+      signalProcessGroup(child.pid!, "SIGTERM")
       if (!(await waitForExit(child, STOP_GRACE_MS))) {
-        signalGroup(child, "SIGKILL")
+        signalProcessGroup(child.pid!, "SIGKILL")
         await waitForExit(child, STOP_GRACE_MS)
       }
     }
@@ -127,7 +119,7 @@ const launch = (options: ServerProcessOptions) =>
     let stderr = ""
     const fail = (message: string) => resume(Effect.fail(new RuntimeStartError({ message })))
     const timer = setTimeout(() => {
-      signalGroup(child, "SIGKILL")
+      signalProcessGroup(child.pid!, "SIGKILL")
       fail(`The action server did not announce its port within ${START_TIMEOUT_MS / 1000} s. stderr: ${stderr.trim()}`)
     }, START_TIMEOUT_MS)
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-4096)))
@@ -152,7 +144,7 @@ const launch = (options: ServerProcessOptions) =>
     // Interrupted while starting: do not leave it running.
     return Effect.sync(() => {
       clearTimeout(timer)
-      signalGroup(child, "SIGKILL")
+      signalProcessGroup(child.pid!, "SIGKILL")
     })
   })
 
