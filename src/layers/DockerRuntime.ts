@@ -221,12 +221,9 @@ const startSandbox = (
     let sessionKey: string
     if (existing !== null) {
       // Attach: the container's own environment holds its session key.
-      const info = yield* engineCall(`inspect ${name}`, () => existing.container.inspect())
-      sessionKey = info.Config.Env.find((e) => e.startsWith("SESSION_API_KEY="))?.slice("SESSION_API_KEY=".length) ?? ""
+      sessionKey = existing.env.find((e) => e.startsWith("SESSION_API_KEY="))?.slice("SESSION_API_KEY=".length) ?? ""
       running = existing
-      if (!keepAlive) {
-        yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, info.Config.Labels ?? {}))
-      }
+      if (!keepAlive) yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, existing.labels))
     } else {
       const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(
         {

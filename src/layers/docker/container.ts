@@ -23,6 +23,9 @@ export interface RunningContainer {
   readonly ports: Readonly<Record<number, number>>
   /** The container's address on its first network (empty with host networking). */
   readonly ip: string
+  readonly labels: Readonly<Record<string, string>>
+  /** `NAME=value` entries, as the engine reports them. */
+  readonly env: ReadonlyArray<string>
 }
 
 /** Published host ports (127.0.0.1) of a running container, by container port. */
@@ -42,7 +45,9 @@ const inspectRunning = (container: Docker.Container, name: string) =>
       id: info.Id,
       name,
       ports: publishedPorts(info),
-      ip: Object.values(info.NetworkSettings.Networks ?? {})[0]?.IPAddress ?? ""
+      ip: Object.values(info.NetworkSettings.Networks ?? {})[0]?.IPAddress ?? "",
+      labels: info.Config.Labels ?? {},
+      env: info.Config.Env ?? []
     }))
   )
 
