@@ -11,7 +11,7 @@ import { RuntimeStartError } from "../../schema/errors.ts"
 import { IPythonRunCellObservation } from "../../schema/Observation.ts"
 import type { EnvStore } from "../env.ts"
 import { pythonFloat } from "../shell/messages.ts"
-import { type CellOutput, isDeath, KernelProcess } from "./KernelProcess.ts"
+import { isDeath, KernelProcess } from "./KernelProcess.ts"
 import type { Message } from "./messages.ts"
 
 export interface IPythonOptions {
@@ -36,11 +36,17 @@ const INTERRUPT_GRACE_MS = 5_000
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
 
-/** The text and images of a cell's messages. */
-export const collectOutput = (messages: ReadonlyArray<Message>): Omit<CellOutput, "status"> & { error: boolean } => {
+/** What one cell printed and displayed. */
+export interface CellOutput {
+  readonly text: string
+  /** `data:image/png;base64,...` URLs. */
+  readonly images: ReadonlyArray<string>
+}
+
+/** The text and images of a cell's messages (an exception's traceback is text). */
+export const collectOutput = (messages: ReadonlyArray<Message>): CellOutput => {
   let text = ""
   const images: Array<string> = []
-  let error = false
   for (const { content, header } of messages) {
     switch (header.msg_type) {
       case "stream":
@@ -58,12 +64,11 @@ export const collectOutput = (messages: ReadonlyArray<Message>): Omit<CellOutput
         break
       }
       case "error":
-        error = true
         text += `${((content["traceback"] ?? []) as Array<string>).join("\n")}\n`
         break
     }
   }
-  return { text: text.replace(ANSI, ""), images, error }
+  return { text: text.replace(ANSI, ""), images }
 }
 
 const withTimeout = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>

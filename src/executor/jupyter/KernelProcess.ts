@@ -23,14 +23,6 @@ export interface KernelOptions {
   readonly marker: string
 }
 
-/** What one cell produced. */
-export interface CellOutput {
-  readonly text: string
-  readonly images: ReadonlyArray<string>
-  /** `ok`, `error` (an exception: `text` holds the traceback), or `timeout`. */
-  readonly status: "ok" | "error" | "timeout"
-}
-
 type Collector = (message: Message) => void
 
 export class KernelProcess {
@@ -89,10 +81,6 @@ export class KernelProcess {
     this.iopub.subscribe()
     void this.route(this.shell)
     void this.route(this.iopub)
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid
   }
 
   get isAlive(): boolean {
