@@ -19,6 +19,7 @@ import {
   type Observation
 } from "../schema/Observation.ts"
 import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExecutor.ts"
+import { makeBrowser } from "./browser/Browser.ts"
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
@@ -50,6 +51,8 @@ export interface ExecutorOptions {
   readonly ipython?: { readonly python: string }
   /** MCP servers whose tools `McpCallAction` calls (stdio servers can be replaced later). */
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
+  /** Browse with Chromium (launched on the first browser action); absent: no browser. */
+  readonly browser?: { readonly executablePath?: string }
 }
 
 /** Debian's Python, which has ipykernel once `python3-ipykernel` is installed. */
@@ -98,6 +101,13 @@ export const makeActionExecutor = (
       env,
       baseEnv: process.env as Record<string, string>,
       marker: `${options.sessionMarker}/kernel`
+    })
+    const browser = options.browser === undefined ? null : yield* makeBrowser({
+      ...options.browser,
+      workspace: ws,
+      cwd: () => shell.cwd(),
+      marker: `${options.sessionMarker}/browser`,
+      env: process.env as Record<string, string>
     })
     const lock = yield* Semaphore.make(1)
     const mcp = yield* makeMcpHub(
@@ -181,8 +191,13 @@ export const makeActionExecutor = (
             ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython }))
             : ipython.run(action)
         case "BrowseURLAction":
+          return browser === null
+            ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))
+            : browser.browse(action)
         case "BrowseInteractiveAction":
-          return Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))
+          return browser === null
+            ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))
+            : browser.browseInteractive(action)
         case "McpCallAction":
           return mcp.call(action)
       }

@@ -35,6 +35,11 @@ export interface CliRuntimeOptions {
   readonly ipython?: boolean | { readonly python?: string }
   /** MCP servers whose tools `callTool` reaches: stdio ones are started (and stopped) with the runtime. */
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
+  /**
+   * Browse with Chromium (default off), launched on the first browser action;
+   * `executablePath` defaults to `EFFECT_SANDBOX_CHROMIUM`, then Debian's chromium.
+   */
+  readonly browser?: boolean | { readonly executablePath?: string }
 }
 
 /** The executor's IPython setting for a runtime option. */
@@ -57,7 +62,10 @@ const make = (options: CliRuntimeOptions) =>
       sessionMarker: sessionId,
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
       ...(ipython === undefined ? {} : { ipython }),
-      ...(options.mcp === undefined ? {} : { mcp: options.mcp })
+      ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+      ...(options.browser === undefined || options.browser === false
+        ? {}
+        : { browser: options.browser === true ? {} : options.browser })
     })
     yield* status.set("RUNTIME_STARTED")
 
@@ -73,7 +81,7 @@ const make = (options: CliRuntimeOptions) =>
         capabilities: {
           pause: false,
           ipython: ipython !== undefined,
-          browser: false,
+          browser: options.browser !== undefined && options.browser !== false,
           mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0
         }
       },

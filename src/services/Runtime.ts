@@ -79,7 +79,7 @@ export interface RuntimeShape {
   readonly edit: (action: FileEditAction) => Effect.Effect<FileEditObservation | ErrorObservation, RuntimeError>
   readonly browse: (
     url: string | BrowseURLAction
-  ) => Effect.Effect<BrowserOutputObservation | ErrorObservation, RuntimeError>
+  ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation, RuntimeError>
   readonly browseInteractive: (
     actions: string | BrowseInteractiveAction
   ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation, RuntimeError>

@@ -1,0 +1,294 @@
+/**
+ * The session's browser (spec §2.6, §2.8): Chromium driven by playwright-core,
+ * one browser context per session, launched on the first browser action and
+ * closed with the session. `browse` opens a URL and returns the page as text;
+ * `browse_interactive` runs BrowserGym actions and returns the accessibility
+ * tree with bids. Both save a screenshot under the workspace's
+ * `.browser_screenshots/`; a download yields a FileDownloadObservation.
+ */
+import { Effect, type Scope } from "effect"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { isAbsolute, join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { type Browser as PwBrowser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core"
+import type { BrowseInteractiveAction, BrowseURLAction } from "../../schema/Action.ts"
+import { BrowserOutputObservation, ErrorObservation, FileDownloadObservation } from "../../schema/Observation.ts"
+import { SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
+import type { Workspace } from "../workspace.ts"
+import { parseActions } from "./actionParser.ts"
+import { bindAction, type BoundAction } from "./actionSet.ts"
+import { axtreeText, type ElementProperties, markPage, readAXTree } from "./axtree.ts"
+import { findChromium, NO_CHROMIUM_TEXT } from "./chromium.ts"
+import { Downloads } from "./downloads.ts"
+import { Navigations } from "./navigations.ts"
+import { browseText, interactiveText } from "./observationText.ts"
+import { pageText } from "./pageText.ts"
+import { type ActionContext, errorText, runActions, type Tabs } from "./runActions.ts"
+
+export interface BrowserOptions {
+  /** The Chromium binary (default: `EFFECT_SANDBOX_CHROMIUM`, then Debian's chromium). */
+  readonly executablePath?: string
+  readonly workspace: Workspace
+  /** The shell's working directory: relative `browse` URLs are files under it. */
+  readonly cwd: () => string
+  /** Marks the browser's processes as the session's, so they are reaped with it. */
+  readonly marker: string
+  readonly env: Readonly<Record<string, string>>
+}
+
+export interface Browser {
+  readonly browse: (
+    action: BrowseURLAction
+  ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation>
+  readonly browseInteractive: (
+    action: BrowseInteractiveAction
+  ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation>
+}
+
+/** Navigation budget when the action sets no timeout. */
+const DEFAULT_NAVIGATION_TIMEOUT_S = 30
+
+const timeoutMs = (seconds: number | undefined) => (seconds ?? DEFAULT_NAVIGATION_TIMEOUT_S) * 1000
+
+/** A launched browser with its one context and the tab the agent is on. */
+interface Session {
+  readonly browser: PwBrowser
+  readonly context: BrowserContext
+  readonly cdp: WeakMap<Page, CDPSession>
+  readonly navigations: Navigations
+  active: Page
+}
+
+/** `screenshot_<YYYYmmdd_HHMMSS_ffffff>.png` in local time, as OpenHands names them. */
+const pad = (n: number, width = 2) => String(n).padStart(width, "0")
+
+const screenshotName = (now: Date, sequence: number): string => {
+  const date = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}`
+  const time = `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`
+  // Microseconds from the milliseconds plus a sequence number, so two shots never share a name.
+  return `screenshot_${date}_${time}_${pad(now.getMilliseconds() * 1000 + (sequence % 1000), 6)}.png`
+}
+
+/** A URL as BrowserGym's `goto` gets it: with a scheme, or a file under the working directory. */
+const absoluteUrl = (url: string, cwd: string): string =>
+  /^[a-z][a-z0-9+.-]*:/i.test(url) ? url : pathToFileURL(isAbsolute(url) ? url : join(cwd, url)).href
+
+export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const ws = options.workspace
+    const downloads = new Downloads(ws.root, ws.mountPath)
+    let session: Session | null = null
+    let shots = 0
+    const watch = (page: Page) => page.on("download", (download) => downloads.track(download))
+
+    const launch = async (): Promise<Session> => {
+      const executablePath = findChromium(options.executablePath, options.env)
+      if (executablePath === null) throw new Error(NO_CHROMIUM_TEXT)
+      const browser = await chromium.launch({
+        executablePath,
+        headless: true,
+        // The runtime is the sandbox (a container, or no isolation at all for Local/CLI).
+        chromiumSandbox: false,
+        env: { ...options.env, [SESSION_MARKER_VARIABLE]: options.marker }
+      }).catch((error) => {
+        throw new Error(`Browser could not start: ${errorText(error)}`)
+      })
+      const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 720 } })
+      const started: Session = {
+        browser,
+        context,
+        cdp: new WeakMap(),
+        navigations: new Navigations(context),
+        active: await context.newPage()
+      }
+      watch(started.active)
+      // Pages the site opens (target=_blank, window.open) become the active tab, as in BrowserGym.
+      context.on("page", (page) => {
+        watch(page)
+        started.active = page
+      })
+      browser.on("disconnected", () => {
+        if (session === started) session = null
+      })
+      return started
+    }
+
+    const ensure = async (): Promise<Session> => (session ??= await launch())
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        const open = session
+        session = null
+        await open?.browser.close().catch(() => undefined)
+      })
+    )
+
+    const tabs = (s: Session): Tabs => ({
+      active: () => s.active,
+      open: async () => {
+        s.active = await s.context.newPage()
+      },
+      closeActive: async () => {
+        await s.active.close()
+        s.active = s.context.pages().at(-1) ?? await s.context.newPage()
+      },
+      focus: async (index) => {
+        const page = s.context.pages()[index]
+        if (page === undefined) throw new Error(`there is no tab ${index} (${s.context.pages().length} open)`)
+        s.active = page
+        await page.bringToFront()
+      }
+    })
+
+    const cdpOf = async (s: Session, page: Page): Promise<CDPSession> => {
+      const known = s.cdp.get(page)
+      if (known !== undefined) return known
+      const cdp = await s.context.newCDPSession(page)
+      s.cdp.set(page, cdp)
+      return cdp
+    }
+
+    /** Screenshot (saved and inline), accessibility tree and element properties of the active tab. */
+    const observe = async (s: Session, withPageText: boolean) => {
+      const page = s.active
+      const cdp = await cdpOf(s, page)
+      const marked = await markPage(page, withPageText).catch(() => ({
+        properties: {} as Record<string, ElementProperties>,
+        focusedBid: "",
+        html: ""
+      }))
+      // CDP's capture directly: Playwright's page.screenshot adds waits we do not need here.
+      const [snapshot, shot] = await Promise.all([
+        readAXTree(cdp).catch(() => null),
+        (cdp.send("Page.captureScreenshot", { format: "png" }) as Promise<{ data: string }>).then(
+          ({ data }) => data,
+          () => null
+        )
+      ])
+      let screenshotPath: string | null = null
+      if (shot !== null) {
+        const name = screenshotName(new Date(), shots++)
+        mkdirSync(join(ws.root, ".browser_screenshots"), { recursive: true })
+        writeFileSync(join(ws.root, ".browser_screenshots", name), Buffer.from(shot, "base64"))
+        screenshotPath = join(ws.mountPath, ".browser_screenshots", name)
+      }
+      const pages = s.context.pages()
+      return {
+        url: page.url(),
+        marked,
+        snapshot,
+        axtree: snapshot === null ? "" : axtreeText(snapshot, marked.properties),
+        text: withPageText ? pageText(marked.html, page.url()) : "",
+        screenshot: shot === null ? "" : `data:image/png;base64,${shot}`,
+        screenshotPath,
+        openPagesUrls: pages.map((p) => p.url()),
+        activePageIndex: pages.indexOf(page)
+      }
+    }
+
+    const output = (
+      view: Awaited<ReturnType<typeof observe>>,
+      fields: {
+        readonly content: string
+        readonly trigger: "browse" | "browse_interactive"
+        readonly lastAction: string
+        readonly error: string
+        readonly returnAxtree: boolean
+      }
+    ) =>
+      new BrowserOutputObservation({
+        content: fields.content,
+        url: view.url,
+        triggerByAction: fields.trigger,
+        screenshot: view.screenshot,
+        screenshotPath: view.screenshotPath,
+        error: fields.error !== "",
+        openPagesUrls: view.openPagesUrls,
+        activePageIndex: view.activePageIndex,
+        // OpenHands empties these unless the agent asked for the tree.
+        axtreeObject: fields.returnAxtree && view.snapshot !== null ? { nodes: view.snapshot.nodes } : {},
+        domObject: fields.returnAxtree && view.snapshot !== null ? { root: view.snapshot.dom } : {},
+        extraElementProperties: fields.returnAxtree ? view.marked.properties : {},
+        lastBrowserAction: fields.lastAction,
+        lastBrowserActionError: fields.error,
+        focusedElementBid: view.marked.focusedBid
+      })
+
+    /** Runs `body` with a launched browser; a browser that cannot start is an ErrorObservation. */
+    const withSession = <A>(body: (s: Session) => Promise<A>) =>
+      Effect.promise(() =>
+        ensure().then(body).catch((error: unknown) => new ErrorObservation({ content: errorText(error) }))
+      )
+
+    /** The download an action caused, copied into the workspace, as OpenHands reports it. */
+    const downloaded = async (actionText: string) => {
+      const download = await downloads.collect()
+      return download === null ? null : new FileDownloadObservation({
+        content:
+          `Execution of the previous action ${actionText} resulted in a file download. The downloaded file is saved at location: ${download.agentPath}`,
+        filePath: download.agentPath
+      })
+    }
+
+    const browse = (action: BrowseURLAction) =>
+      withSession(async (s) => {
+        const url = absoluteUrl(action.url, options.cwd())
+        let error = ""
+        try {
+          const response = await s.active.goto(url, { timeout: timeoutMs(action.timeout) })
+          if (response !== null && response.status() >= 400) {
+            error = `HTTP ${response.status()} ${response.statusText()} for ${url}`.replace("  ", " ")
+          }
+        } catch (cause) {
+          error = errorText(cause)
+        }
+        const download = await downloaded(`goto(${JSON.stringify(url)})`)
+        if (download !== null) return download
+        const view = await observe(s, true)
+        return output(view, {
+          content: browseText({ url: view.url, error, pageText: view.text }),
+          trigger: "browse",
+          lastAction: `goto(${JSON.stringify(url)})`,
+          error,
+          returnAxtree: action.returnAxtree
+        })
+      })
+
+    const browseInteractive = (action: BrowseInteractiveAction) =>
+      withSession(async (s) => {
+        let error = ""
+        let bound: Array<BoundAction> = []
+        try {
+          bound = parseActions(action.browserActions).map(bindAction)
+        } catch (cause) {
+          error = errorText(cause)
+        }
+        const context: ActionContext = {
+          tabs: tabs(s),
+          navigationTimeoutMs: timeoutMs(action.timeout),
+          resolveFile: (path) => Effect.runPromise(ws.resolve(path, options.cwd())),
+          messages: []
+        }
+        if (error === "") error = await runActions(bound, context)
+        // A click on a download link ends in a download, not a page: wait for its request to settle.
+        await s.navigations.settled(context.navigationTimeoutMs)
+        const download = await downloaded(action.browserActions)
+        if (download !== null) return download
+        const view = await observe(s, false)
+        return output(view, {
+          content: interactiveText({
+            url: view.url,
+            focusedBid: view.marked.focusedBid,
+            screenshotPath: view.screenshotPath,
+            error,
+            axtree: view.axtree
+          }),
+          trigger: "browse_interactive",
+          lastAction: action.browserActions,
+          error,
+          returnAxtree: action.returnAxtree
+        })
+      })
+
+    return { browse, browseInteractive } satisfies Browser
+  })

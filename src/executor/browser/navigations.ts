@@ -1,0 +1,37 @@
+/**
+ * Navigation requests in flight in a browser context. An action such as a click
+ * on a link returns once its navigation has started; if the response turns out
+ * to be a download no page load follows, so the observation waits for the
+ * navigation requests themselves to finish or fail.
+ */
+import type { BrowserContext, Request } from "playwright-core"
+
+export class Navigations {
+  readonly #inFlight = new Set<Request>()
+  #waiters: Array<() => void> = []
+
+  constructor(context: BrowserContext) {
+    context.on("request", (request) => {
+      if (request.isNavigationRequest()) this.#inFlight.add(request)
+    })
+    const done = (request: Request) => {
+      if (this.#inFlight.delete(request) && this.#inFlight.size === 0) {
+        for (const wake of this.#waiters.splice(0)) wake()
+      }
+    }
+    context.on("requestfinished", done)
+    context.on("requestfailed", done)
+  }
+
+  /** Resolves when no navigation request is in flight, or after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs)
+      this.#waiters.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+}
