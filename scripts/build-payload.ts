@@ -4,7 +4,8 @@
  *
  *   payload/server.mjs                       the server, bundled into one file
  *   payload/node_modules/<native>/           native addons with their runtime files only
- *                                            (node-pty; zeromq and its loader, cmake-ts)
+ *                                            (node-pty; zeromq and its loader, cmake-ts),
+ *                                            and playwright-core
  *   payload/manifest.json                    file list and a content hash (image builders tag by it)
  *
  * Start it with `node payload/server.mjs <port> --working-dir /workspace ...`.
@@ -23,13 +24,24 @@ rmSync(out, { recursive: true, force: true })
 mkdirSync(out, { recursive: true })
 
 /**
- * Packages that load a native addon by a path relative to themselves: kept out of
- * the bundle and copied with just the files they load at run time.
+ * Packages that load files by paths relative to themselves (native addons; Playwright's
+ * injected scripts and driver): kept out of the bundle and copied with just the files
+ * they load at run time.
  */
 const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
   "node-pty": ["package.json", "lib/**/*.js", "build/Release/pty.node"],
   zeromq: ["package.json", "lib/**/*.js", "build/manifest.json", `build/${process.platform}/${process.arch}/**/*.node`],
-  "cmake-ts": ["package.json", "build/loader.js"]
+  "cmake-ts": ["package.json", "build/loader.js"],
+  // Without the trace viewer's web app (lib/vite) and the CLI tools: the server only drives Chromium.
+  "playwright-core": [
+    "package.json",
+    "index.js",
+    "index.mjs",
+    "browsers.json",
+    "lib/*.js",
+    "lib/server/**/*",
+    "lib/entry/**/*"
+  ]
 }
 
 const bundle = await rolldown({
@@ -44,7 +56,9 @@ await bundle.close()
 // Runtime files only: no sources, tests or build intermediates.
 for (const [name, patterns] of Object.entries(NATIVE)) {
   const from = join(root, "node_modules", name)
-  for (const file of globSync([...patterns], { cwd: from, exclude: ["**/*.test.js"] })) {
+  for (const entry of globSync([...patterns], { cwd: from, exclude: ["**/*.test.js"], withFileTypes: true })) {
+    if (!entry.isFile()) continue
+    const file = relative(from, join(entry.parentPath, entry.name))
     cpSync(join(from, file), join(out, "node_modules", name, file))
   }
 }

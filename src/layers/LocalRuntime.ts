@@ -37,6 +37,11 @@ export interface LocalServerOptions extends WorkspaceChoice {
   readonly plugins?: ReadonlyArray<PluginName>
   /** stdio MCP servers, sent to the server's /update_mcp_server once it is alive (as OpenHands does). */
   readonly mcpServers?: ReadonlyArray<McpStdioServer>
+  /**
+   * Browse with Chromium (default off), launched by the server on the first browser
+   * action; set `EFFECT_SANDBOX_CHROMIUM` in `env` to choose the binary.
+   */
+  readonly browser?: boolean
 }
 
 export interface LocalRuntimeOptions extends LocalServerOptions {
@@ -57,7 +62,7 @@ interface LocalServer {
 const capabilitiesOf = (options: LocalServerOptions = {}): RuntimeCapabilities => ({
   pause: false,
   ipython: options.plugins?.includes("jupyter") ?? false,
-  browser: false,
+  browser: options.browser ?? false,
   mcp: (options.mcpServers?.length ?? 0) > 0
 })
 
@@ -99,7 +104,8 @@ const startLocalServer = (options: LocalServerOptions) =>
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry }),
-      ...(options.plugins === undefined ? {} : { plugins: options.plugins })
+      ...(options.plugins === undefined ? {} : { plugins: options.plugins }),
+      ...(options.browser === undefined ? {} : { browser: options.browser })
     })
     yield* waitUntilAlive(process.baseUrl)
     if (options.mcpServers !== undefined && options.mcpServers.length > 0) {

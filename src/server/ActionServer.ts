@@ -28,6 +28,8 @@ export interface ActionServerOptions {
   readonly stateDir?: string | undefined
   /** The `jupyter` plugin: IPython cells in a kernel run by this Python. */
   readonly ipython?: { readonly python: string } | undefined
+  /** OpenHands' `--enable-browser`: Chromium launched on the first browser action. */
+  readonly browser?: { readonly executablePath?: string } | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
@@ -49,7 +51,8 @@ export const layer = (options: ActionServerOptions) => {
         noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
         sessionMarker: options.sessionId,
         ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
-        ...(options.ipython === undefined ? {} : { ipython: options.ipython })
+        ...(options.ipython === undefined ? {} : { ipython: options.ipython }),
+        ...(options.browser === undefined ? {} : { browser: options.browser })
       })
     ),
     Layer.provide(NodeServices.layer),

@@ -40,7 +40,12 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
       // OpenHands' `--plugins jupyter`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
-      ipython: args.plugins.includes("jupyter") ? { python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON } : undefined
+      ipython: args.plugins.includes("jupyter")
+        ? { python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON }
+        : undefined,
+      // On by default, as in OpenHands; Chromium starts only when a browser action comes
+      // (EFFECT_SANDBOX_CHROMIUM names the binary).
+      browser: args.enableBrowser ? {} : undefined
     })
     return Layer.launch(announce(args).pipe(Layer.provide(server)))
   })

@@ -1,13 +1,15 @@
 import { CliRuntime } from "../../src/index.ts"
+import { chromiumAvailable } from "./chromium.ts"
 import { kernelAvailable } from "./kernel.ts"
 import { everythingServer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
 const ipython = kernelAvailable()
+const browser = chromiumAvailable()
 
 runConformance({
   name: "CliRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
-    CliRuntime.layer({ noChangeTimeoutSeconds, ipython, mcp: { stdio: [everythingServer] } }),
+    CliRuntime.layer({ noChangeTimeoutSeconds, ipython, browser, mcp: { stdio: [everythingServer] } }),
   restrictedToWorkspace: true
 })

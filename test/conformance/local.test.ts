@@ -1,14 +1,16 @@
 import { LocalRuntime } from "../../src/index.ts"
+import { chromiumAvailable } from "./chromium.ts"
 import { kernelAvailable } from "./kernel.ts"
 import { everythingServer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
 const plugins = kernelAvailable() ? ["jupyter" as const] : []
+const browser = chromiumAvailable()
 
 runConformance({
   name: "LocalRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
-    LocalRuntime.layer({ noChangeTimeoutSeconds, plugins, mcpServers: [everythingServer] }),
+    LocalRuntime.layer({ noChangeTimeoutSeconds, plugins, browser, mcpServers: [everythingServer] }),
   // The action server, like OpenHands', does not confine paths: a container is the boundary.
   restrictedToWorkspace: false
 })

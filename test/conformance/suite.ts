@@ -4,6 +4,7 @@
  * calls `runConformance` with its layer.
  */
 import { describe } from "@effect/vitest"
+import { browserConformance } from "./browser.ts"
 import { envAndTransferConformance } from "./envAndTransfer.ts"
 import { filesConformance } from "./files.ts"
 import { ipythonConformance } from "./ipython.ts"
@@ -22,4 +23,5 @@ export const runConformance = (target: ConformanceTarget) =>
     lifecycleConformance(target)
     ipythonConformance(target)
     mcpConformance(target)
+    browserConformance(target)
   })

@@ -45,6 +45,9 @@ export interface Browser {
   ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation>
 }
 
+/** How long an aborted navigation may take to turn into a download. */
+const DOWNLOAD_GRACE_MS = 2_000
+
 /** Navigation budget when the action sets no timeout. */
 const DEFAULT_NAVIGATION_TIMEOUT_S = 30
 
@@ -272,6 +275,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         if (error === "") error = await runActions(bound, context)
         // A click on a download link ends in a download, not a page: wait for its request to settle.
         await s.navigations.settled(context.navigationTimeoutMs)
+        if (s.navigations.takeAborted()) await downloads.arrival(DOWNLOAD_GRACE_MS)
         const download = await downloaded(action.browserActions)
         if (download !== null) return download
         const view = await observe(s, false)

@@ -50,6 +50,7 @@ export interface SavedDownload {
 export class Downloads {
   #count = 0
   #pending: Array<Promise<string | null>> = []
+  #onTrack: Array<() => void> = []
 
   readonly root: string
   readonly mountPath: string
@@ -65,6 +66,19 @@ export class Downloads {
     mkdirSync(dir, { recursive: true })
     const target = join(dir, freeName(dir, download.suggestedFilename() || "download"))
     this.#pending.push(download.saveAs(target).then(() => target, () => null))
+    for (const wake of this.#onTrack.splice(0)) wake()
+  }
+
+  /** Resolves once a download has started (now or within `timeoutMs`). */
+  arrival(timeoutMs: number): Promise<void> {
+    if (this.#pending.length > 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs)
+      this.#onTrack.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
   }
 
   /** Waits for the downloads started so far; copies the newest into the workspace as `file_<n><ext>`. */

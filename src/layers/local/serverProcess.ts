@@ -32,6 +32,8 @@ export interface ServerProcessOptions {
   readonly serverEntry?: string
   /** OpenHands plugins to enable (`--plugins ...`). */
   readonly plugins?: ReadonlyArray<PluginName>
+  /** Let the server browse (`--enable-browser`; default `--no-enable-browser`). */
+  readonly browser?: boolean
 }
 
 export interface ServerProcess {
@@ -98,7 +100,7 @@ const launch = (options: ServerProcessOptions) =>
         user.username,
         "--user-id",
         String(user.uid),
-        "--no-enable-browser",
+        options.browser === true ? "--enable-browser" : "--no-enable-browser",
         "--exit-on-stdin-close",
         ...(options.plugins !== undefined && options.plugins.length > 0 ? ["--plugins", ...options.plugins] : [])
       ],
