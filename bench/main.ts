@@ -8,6 +8,7 @@ import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CliRuntime, CmdRunAction, LocalRuntime, type LocalServerPool, Runtime } from "../src/index.ts"
 import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
+import { browserRows } from "./browser.ts"
 import { dockerRows } from "./docker.ts"
 import { ipythonRows } from "./ipython.ts"
 import { timeStarts } from "./startup.ts"
@@ -107,6 +108,7 @@ const main = async () => {
     await localRows(viaRuntime)
     await dockerRows(record, viaRuntime)
     await ipythonRows(record)
+    await browserRows(record)
 
     // 100 MB of output
     const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"

@@ -163,10 +163,11 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
       // CDP's capture directly: Playwright's page.screenshot adds waits we do not need here.
       const [snapshot, shot] = await Promise.all([
         readAXTree(cdp).catch(() => null),
-        (cdp.send("Page.captureScreenshot", { format: "png" }) as Promise<{ data: string }>).then(
-          ({ data }) => data,
-          () => null
-        )
+        (cdp.send("Page.captureScreenshot", { format: "png", optimizeForSpeed: true }) as Promise<{ data: string }>)
+          .then(
+            ({ data }) => data,
+            () => null
+          )
       ])
       let screenshotPath: string | null = null
       if (shot !== null) {
