@@ -39,8 +39,13 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
-      // OpenHands' `--plugins jupyter`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
-      ipython: args.plugins.includes("jupyter") ? { python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON } : undefined
+      // OpenHands' `--plugins jupyter [agent_skills]`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
+      ipython: args.plugins.includes("jupyter")
+        ? {
+          python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON,
+          agentSkills: args.plugins.includes("agent_skills")
+        }
+        : undefined
     })
     return Layer.launch(announce(args).pipe(Layer.provide(server)))
   })

@@ -22,6 +22,8 @@ export interface IPythonOptions {
   readonly env: EnvStore
   readonly baseEnv: Readonly<Record<string, string>>
   readonly marker: string
+  /** Run after every kernel start (e.g. agent_skills' import); an exception fails the start. */
+  readonly initCode?: string
 }
 
 export interface IPython {
@@ -101,6 +103,12 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
           throw new Error(`the kernel did not start (${options.python} -m ipykernel_launcher): ${started.log}`)
         }
         await started.execute("%colors nocolor", true)
+        if (options.initCode !== undefined) {
+          const init = await started.execute(options.initCode, true)
+          if (init.some((m) => m.header.msg_type === "error")) {
+            throw new Error(`its start-up code failed: ${collectOutput(init).text.trim()}`)
+          }
+        }
         interpreter = collectOutput(await started.execute("import sys; print(sys.executable)", false)).text.trim()
         syncedCwd = null
         syncedEnv = -1
