@@ -3,7 +3,7 @@ import { kernelAvailable } from "./kernel.ts"
 import { everythingServer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
-const plugins = kernelAvailable() ? ["jupyter" as const] : []
+const plugins = kernelAvailable() ? ["agent_skills" as const, "jupyter" as const] : []
 
 runConformance({
   name: "LocalRuntime",
