@@ -73,6 +73,9 @@ export const collectOutput = (messages: ReadonlyArray<Message>): CellOutput => {
   return { text: text.replace(ANSI, ""), images }
 }
 
+/** The kernel runs, but the code it must run at start (`initCode`) raised. */
+class StartupCodeError extends Error {}
+
 const withTimeout = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
   new Promise((resolve) => {
     const timer = setTimeout(() => resolve("timeout"), ms)
@@ -106,7 +109,7 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
         if (options.initCode !== undefined) {
           const init = await started.execute(options.initCode, true)
           if (init.some((m) => m.header.msg_type === "error")) {
-            throw new Error(`its start-up code failed: ${collectOutput(init).text.trim()}`)
+            throw new StartupCodeError(`its start-up code failed: ${collectOutput(init).text.trim()}`)
           }
         }
         interpreter = collectOutput(await started.execute("import sys; print(sys.executable)", false)).text.trim()
@@ -115,9 +118,9 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
       },
       catch: (cause) =>
         new RuntimeStartError({
-          message: `Cannot start the IPython kernel: ${
-            (cause as Error).message
-          }. Install ipykernel (Debian: python3-ipykernel).`
+          message: `Cannot start the IPython kernel: ${(cause as Error).message}${
+            cause instanceof StartupCodeError ? "" : ". Install ipykernel (Debian: python3-ipykernel)."
+          }`
         })
     })
 
