@@ -5,7 +5,7 @@
  * The cases of the shared block run in order on one kernel (the open file is
  * module state): the "no file open" case must stay first.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, describe, it as standalone, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { join } from "node:path"
 import { DEFAULT_PYTHON, scopedStateDir } from "../../src/executor/ActionExecutor.ts"
@@ -223,24 +223,27 @@ describe.runIf(kernelAvailable())("agent_skills", () => {
       }))
   })
 
-  it.live("start-up code that raises fails the kernel's start with its traceback", () =>
-    Effect.gen(function*() {
-      const dir = yield* scopedStateDir
-      const ipython = yield* makeIPython({
-        python: DEFAULT_PYTHON,
-        stateDir: dir,
-        cwd: () => dir,
-        env: new EnvStore(join(dir, "env.sh")),
-        baseEnv: process.env as Record<string, string>,
-        marker: "agent-skills-test",
-        initCode: "raise ValueError('no skills')"
-      })
-      const error = yield* Effect.flip(ipython.run(new IPythonRunCellAction({ code: "1" })))
-      assert.match(
-        error.message,
-        /^Cannot start the IPython kernel: its start-up code failed: -+\nValueError +Traceback.*\nValueError: no skills$/s
-      )
-    }).pipe(Effect.scoped))
+  standalone.live(
+    "start-up code that raises fails the kernel's start with its traceback",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* scopedStateDir
+        const ipython = yield* makeIPython({
+          python: DEFAULT_PYTHON,
+          stateDir: dir,
+          cwd: () => dir,
+          env: new EnvStore(join(dir, "env.sh")),
+          baseEnv: process.env as Record<string, string>,
+          marker: "agent-skills-test",
+          initCode: "raise ValueError('no skills')"
+        })
+        const error = yield* Effect.flip(ipython.run(new IPythonRunCellAction({ code: "1" })))
+        assert.match(
+          error.message,
+          /^Cannot start the IPython kernel: its start-up code failed: -+\nValueError +Traceback.*\nValueError: no skills$/s
+        )
+      }).pipe(Effect.scoped)
+  )
 
   layer(CliRuntime.layer({ ipython: { agentSkills: false } }), { excludeTestServices: true })("opted out", (it) => {
     it.effect("ipython with agentSkills: false has no helpers", () =>
