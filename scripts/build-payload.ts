@@ -3,6 +3,8 @@
  * Node >= 22.19 binary runs (containers, pods, VMs):
  *
  *   payload/server.mjs                       the server, bundled into one file
+ *   payload/editor.mjs                       the file editor agent_skills' `file_editor` runs
+ *   payload/python/effect_sandbox_skills/    the agent_skills Python helpers
  *   payload/node_modules/<native>/           native addons with their runtime files only
  *                                            (node-pty; zeromq and its loader, cmake-ts),
  *                                            and playwright-core
@@ -44,14 +46,22 @@ const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
   ]
 }
 
-const bundle = await rolldown({
-  input: join(root, "src/server/main.ts"),
-  platform: "node",
-  external: [...Object.keys(NATIVE), ...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
-  logLevel: "warn"
+const ENTRIES = { "server.mjs": "src/server/main.ts", "editor.mjs": "src/executor/skills/editorMain.ts" }
+for (const [file, input] of Object.entries(ENTRIES)) {
+  const bundle = await rolldown({
+    input: join(root, input),
+    platform: "node",
+    external: [...Object.keys(NATIVE), ...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
+    logLevel: "warn"
+  })
+  await bundle.write({ file: join(out, file), format: "esm", minify: true, sourcemap: false })
+  await bundle.close()
+}
+// Found beside the bundled server at run time (src/executor/skills/agentSkills.ts).
+cpSync(join(root, "src/executor/skills/python"), join(out, "python"), {
+  recursive: true,
+  filter: (source) => !source.includes("__pycache__")
 })
-await bundle.write({ file: join(out, "server.mjs"), format: "esm", minify: true, sourcemap: false })
-await bundle.close()
 
 // Runtime files only: no sources, tests or build intermediates.
 for (const [name, patterns] of Object.entries(NATIVE)) {

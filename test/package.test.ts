@@ -8,8 +8,13 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { kernelAvailable } from "./conformance/kernel.ts"
 
 const root = resolve(import.meta.dirname, "..")
+/** agent_skills' file_editor, from the built package (dist/ for CliRuntime, payload/ for LocalRuntime's server). */
+const SKILLS_CELL = "import json\nprint(json.loads(file_editor('view', '/no-such-file').split('\\n')[1])['error'])"
+const SKILLS_ERROR =
+  "Invalid `path` parameter: /no-such-file. The path /no-such-file does not exist. Please provide a valid path."
 
 describe("package", () => {
   it("installs by path and imports from a scratch project", () => {
@@ -25,7 +30,7 @@ describe("package", () => {
       writeFileSync(
         join(scratch, "main.js"),
         `import { Effect } from "effect"
-import { CliRuntime, CmdRunAction, LocalRuntime, Runtime } from "effect-sandbox"
+import { CliRuntime, CmdRunAction, IPythonRunCellAction, LocalRuntime, Runtime } from "effect-sandbox"
 const program = (name) => Effect.gen(function*() {
   const rt = yield* Runtime
   const obs = yield* rt.run(new CmdRunAction({ command: "echo " + name + "-ok" }))
@@ -34,10 +39,28 @@ const program = (name) => Effect.gen(function*() {
 await Effect.runPromise(program("cli").pipe(Effect.provide(CliRuntime.layer())))
 // LocalRuntime runs the installed package's bundled server payload.
 await Effect.runPromise(program("local").pipe(Effect.provide(LocalRuntime.layer())))
+const skills = Effect.gen(function*() {
+  const rt = yield* Runtime
+  const obs = yield* rt.runIPython(new IPythonRunCellAction({ code: ${
+          JSON.stringify(SKILLS_CELL)
+        }, includeExtra: false }))
+  console.log(obs.content)
+})
+if (process.argv[2] === "skills") {
+  await Effect.runPromise(skills.pipe(Effect.provide(CliRuntime.layer({ ipython: true }))))
+  await Effect.runPromise(skills.pipe(Effect.provide(LocalRuntime.layer({ plugins: ["agent_skills", "jupyter"] }))))
+}
 `
       )
-      const out = execFileSync(process.execPath, ["main.js"], { cwd: scratch, encoding: "utf8" })
-      assert.strictEqual(out.trim(), "cli-ok\nlocal-ok")
+      const withSkills = kernelAvailable()
+      const out = execFileSync(process.execPath, ["main.js", withSkills ? "skills" : ""], {
+        cwd: scratch,
+        encoding: "utf8"
+      })
+      assert.strictEqual(
+        out.trim(),
+        ["cli-ok", "local-ok", ...(withSkills ? [SKILLS_ERROR, SKILLS_ERROR] : [])].join("\n")
+      )
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }

@@ -26,6 +26,7 @@ import { readFile, writeFile } from "./files/fileOps.ts"
 import { makeIPython } from "./jupyter/IPython.ts"
 import { makeMcpHub, type McpRemoteServer, type McpStdioServer } from "./mcp/McpHub.ts"
 import { type BashSession, makeBashSession, type OutputListener } from "./shell/BashSession.ts"
+import { agentSkillsKernel } from "./skills/agentSkills.ts"
 import * as Transfer from "./transfer.ts"
 import { Workspace } from "./workspace.ts"
 
@@ -47,8 +48,11 @@ export interface ExecutorOptions {
    * removes it even if this process is killed (LocalRuntime does).
    */
   readonly stateDir?: string
-  /** Run IPython cells in a real kernel with this Python (which needs ipykernel); absent: no IPython. */
-  readonly ipython?: { readonly python: string }
+  /**
+   * Run IPython cells in a real kernel with this Python (which needs ipykernel); absent: no IPython.
+   * `agentSkills`: import the agent_skills helpers into the kernel (OpenHands' `agent_skills` plugin).
+   */
+  readonly ipython?: { readonly python: string; readonly agentSkills?: boolean }
   /** MCP servers whose tools `McpCallAction` calls (stdio servers can be replaced later). */
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
   /** Browse with Chromium (launched on the first browser action); absent: no browser. */
@@ -94,13 +98,15 @@ export const makeActionExecutor = (
     })
     const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
     const editor = makeEditor(ws)
+    const skills = options.ipython?.agentSkills === true ? yield* agentSkillsKernel(stateDir, process.env) : null
     const ipython = options.ipython === undefined ? null : yield* makeIPython({
       python: options.ipython.python,
       stateDir,
       cwd: () => shell.cwd(),
       env,
-      baseEnv: process.env as Record<string, string>,
-      marker: `${options.sessionMarker}/kernel`
+      baseEnv: { ...process.env as Record<string, string>, ...skills?.env },
+      marker: `${options.sessionMarker}/kernel`,
+      ...(skills === null ? {} : { initCode: skills.initCode })
     })
     const browser = options.browser === undefined ? null : yield* makeBrowser({
       ...options.browser,

@@ -31,8 +31,12 @@ export interface CliRuntimeOptions {
   readonly sessionId?: string
   /** Source `~/.bashrc` in the shell (default false). */
   readonly loadUserRc?: boolean
-  /** Run IPython cells in a real kernel (default off); `python` needs ipykernel (default /usr/bin/python3). */
-  readonly ipython?: boolean | { readonly python?: string }
+  /**
+   * Run IPython cells in a real kernel (default off); `python` needs ipykernel (default /usr/bin/python3).
+   * The agent_skills helpers (`open_file`, `file_editor`, ...) are imported into it unless `agentSkills: false`,
+   * as OpenHands' default agents run jupyter with agent_skills.
+   */
+  readonly ipython?: boolean | { readonly python?: string; readonly agentSkills?: boolean }
   /** MCP servers whose tools `callTool` reaches: stdio ones are started (and stopped) with the runtime. */
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
   /**
@@ -46,7 +50,10 @@ export interface CliRuntimeOptions {
 const ipythonOption = (option: CliRuntimeOptions["ipython"]) =>
   option === undefined || option === false
     ? undefined
-    : { python: (option === true ? undefined : option.python) ?? DEFAULT_PYTHON }
+    : {
+      python: (option === true ? undefined : option.python) ?? DEFAULT_PYTHON,
+      agentSkills: option === true || (option.agentSkills ?? true)
+    }
 
 const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {

@@ -33,7 +33,10 @@ export interface LocalServerOptions extends WorkspaceChoice {
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
-  /** OpenHands plugins for the server: `jupyter` runs IPython cells in a real kernel. */
+  /**
+   * OpenHands plugins for the server: `jupyter` runs IPython cells in a real kernel; `agent_skills` (with
+   * `jupyter`) imports the helpers (`open_file`, `file_editor`, ...) into it.
+   */
   readonly plugins?: ReadonlyArray<PluginName>
   /** stdio MCP servers, sent to the server's /update_mcp_server once it is alive (as OpenHands does). */
   readonly mcpServers?: ReadonlyArray<McpStdioServer>

@@ -26,10 +26,10 @@ export interface ActionServerOptions {
   readonly sessionId: string
   /** The executor's private directory, when the server's owner provides (and removes) it. */
   readonly stateDir?: string | undefined
-  /** The `jupyter` plugin: IPython cells in a kernel run by this Python. */
-  readonly ipython?: { readonly python: string } | undefined
+  /** The `jupyter` plugin: IPython cells in a kernel run by this Python (with `agent_skills`: its helpers). */
+  readonly ipython?: Executor.ExecutorOptions["ipython"] | undefined
   /** OpenHands' `--enable-browser`: Chromium launched on the first browser action. */
-  readonly browser?: { readonly executablePath?: string } | undefined
+  readonly browser?: Executor.ExecutorOptions["browser"] | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */

@@ -39,9 +39,12 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
-      // OpenHands' `--plugins jupyter`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
+      // OpenHands' `--plugins jupyter [agent_skills]`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
       ipython: args.plugins.includes("jupyter")
-        ? { python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON }
+        ? {
+          python: env["EFFECT_SANDBOX_PYTHON"] ?? DEFAULT_PYTHON,
+          agentSkills: args.plugins.includes("agent_skills")
+        }
         : undefined,
       // On by default, as in OpenHands; Chromium starts only when a browser action comes
       // (EFFECT_SANDBOX_CHROMIUM names the binary).

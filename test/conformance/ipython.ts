@@ -82,6 +82,35 @@ export const ipythonConformance = (target: ConformanceTarget) =>
           assert.strictEqual((yield* cell(rt, "import os; os.environ['FOR_PYTHON']")).content, "'from env'")
         })))
 
+    // Every conformance target with IPython also has agent_skills (OpenHands' default agent set).
+    it.live("has the agent_skills helpers, whose file_editor keeps its own undo history", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          if (!rt.info.capabilities.ipython) return
+          const path = `${rt.info.workspace}/skills.txt`
+          yield* rt.write({ path, content: "alpha\nbeta" }) // written as alpha\nbeta\n
+          assert.strictEqual(
+            (yield* cell(rt, "open_file('skills.txt')")).content,
+            `[File: ${path} (2 lines total)]\n(this is the beginning of the file)\n1|alpha\n2|beta\n(this is the end of the file)`
+          )
+          const editorText = (code: string) =>
+            cell(rt, `import json\nprint(json.loads(${code}.split('\\n')[1])['formatted_output_and_error'])`).pipe(
+              Effect.map((o) => o.content)
+            )
+          assert.strictEqual(
+            yield* editorText(`file_editor('str_replace', '${path}', old_str='beta', new_str='gamma')`),
+            `The file ${path} has been edited. Here's the result of running \`cat -n\` on a snippet of ${path}:\n     1\talpha\n     2\tgamma\n     3\t\nReview the changes and make sure they are as expected. Edit the file again if necessary.`
+          )
+          assert.strictEqual(
+            yield* editorText(`file_editor('undo_edit', '${path}')`),
+            `Last edit to ${path} undone successfully. Here's the result of running \`cat -n\` on ${path}:\n     1\talpha\n     2\tbeta\n     3` // the cell's trailing tab and newline are trimmed
+          )
+          assert.strictEqual(
+            yield* editorText(`file_editor('undo_edit', '${path}')`),
+            `ERROR:\nNo edit history found for ${path}.`
+          )
+        })))
+
     it.live("restarts a kernel that died and says its state is lost", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {

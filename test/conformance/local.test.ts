@@ -4,7 +4,7 @@ import { kernelAvailable } from "./kernel.ts"
 import { everythingServer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
-const plugins = kernelAvailable() ? ["jupyter" as const] : []
+const plugins = kernelAvailable() ? ["agent_skills" as const, "jupyter" as const] : []
 const browser = chromiumAvailable()
 
 runConformance({

@@ -19,6 +19,7 @@ import { type Target, validatePath } from "./validate.ts"
 import { viewFile } from "./view.ts"
 
 export { unifiedDiff } from "./diff.ts"
+export { EditHistory } from "./history.ts"
 export type { EditorRequest, EditorResult, OHEditor } from "./types.ts"
 
 const COMMANDS = ["view", "create", "str_replace", "insert", "undo_edit"]
@@ -119,18 +120,16 @@ const execute = (
     }
   })
 
-export const makeEditor = (ws: Workspace): OHEditor => {
-  const history = new EditHistory()
-  return {
-    run: (req, cwd) =>
-      execute(ws, history, req, cwd).pipe(
-        Effect.catchTag("ToolError", (error) =>
-          Effect.succeed<EditorResult>({
-            output: `ERROR:\n${error.message}`,
-            isError: true,
-            oldFile: null,
-            newFile: null
-          }))
-      )
-  }
-}
+/** An editor over `ws`; `history` (default: in memory) may live in a directory shared by several editors. */
+export const makeEditor = (ws: Workspace, history: EditHistory = new EditHistory()): OHEditor => ({
+  run: (req, cwd) =>
+    execute(ws, history, req, cwd).pipe(
+      Effect.catchTag("ToolError", (error) =>
+        Effect.succeed<EditorResult>({
+          output: `ERROR:\n${error.message}`,
+          isError: true,
+          oldFile: null,
+          newFile: null
+        }))
+    )
+})

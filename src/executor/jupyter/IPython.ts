@@ -22,6 +22,8 @@ export interface IPythonOptions {
   readonly env: EnvStore
   readonly baseEnv: Readonly<Record<string, string>>
   readonly marker: string
+  /** Run after every kernel start (e.g. agent_skills' import); an exception fails the start. */
+  readonly initCode?: string
 }
 
 export interface IPython {
@@ -71,6 +73,9 @@ export const collectOutput = (messages: ReadonlyArray<Message>): CellOutput => {
   return { text: text.replace(ANSI, ""), images }
 }
 
+/** The kernel runs, but the code it must run at start (`initCode`) raised. */
+class StartupCodeError extends Error {}
+
 const withTimeout = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
   new Promise((resolve) => {
     const timer = setTimeout(() => resolve("timeout"), ms)
@@ -101,15 +106,21 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
           throw new Error(`the kernel did not start (${options.python} -m ipykernel_launcher): ${started.log}`)
         }
         await started.execute("%colors nocolor", true)
+        if (options.initCode !== undefined) {
+          const init = await started.execute(options.initCode, true)
+          if (init.some((m) => m.header.msg_type === "error")) {
+            throw new StartupCodeError(`its start-up code failed: ${collectOutput(init).text.trim()}`)
+          }
+        }
         interpreter = collectOutput(await started.execute("import sys; print(sys.executable)", false)).text.trim()
         syncedCwd = null
         syncedEnv = -1
       },
       catch: (cause) =>
         new RuntimeStartError({
-          message: `Cannot start the IPython kernel: ${
-            (cause as Error).message
-          }. Install ipykernel (Debian: python3-ipykernel).`
+          message: `Cannot start the IPython kernel: ${(cause as Error).message}${
+            cause instanceof StartupCodeError ? "" : ". Install ipykernel (Debian: python3-ipykernel)."
+          }`
         })
     })
 
