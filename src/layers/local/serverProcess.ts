@@ -18,6 +18,7 @@ import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/p
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
 import type { PluginName } from "../../server/argv.ts"
+import { pluginArgs } from "../internal/serverTools.ts"
 
 export interface ServerProcessOptions {
   readonly workspace: string
@@ -100,7 +101,7 @@ const launch = (options: ServerProcessOptions) =>
         String(user.uid),
         "--no-enable-browser",
         "--exit-on-stdin-close",
-        ...(options.plugins !== undefined && options.plugins.length > 0 ? ["--plugins", ...options.plugins] : [])
+        ...pluginArgs(options.plugins)
       ],
       {
         detached: true,
