@@ -57,6 +57,13 @@ export const buildLogged = (layer: Layer.Layer<Runtime, unknown>) =>
     return { ...built, lines }
   })
 
+/** The error a runtime layer failed to start with (a started one is released, and the test fails). */
+export const startError = (layer: Layer.Layer<Runtime, unknown>) =>
+  buildLogged(layer).pipe(
+    Effect.flatMap(({ release }) => release),
+    Effect.flip
+  )
+
 /** Run a command; its output (a failed command is not an error here: check `exitCode`). */
 export const sh = (rt: RuntimeShape, command: string) => rt.runCommand(command).pipe(Effect.map((obs) => asCmd(obs)))
 

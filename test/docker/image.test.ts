@@ -15,7 +15,8 @@ import {
   inspect,
   removeLeftovers,
   sessionId,
-  sh
+  sh,
+  startError
 } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
 
@@ -46,13 +47,6 @@ const imageWithoutBash = (base: string): string => {
   }
   return tag
 }
-
-/** Whether a layer build failed, and with what. */
-const startError = (layer: Parameters<typeof buildLogged>[0]) =>
-  buildLogged(layer).pipe(
-    Effect.flatMap(({ release }) => release),
-    Effect.flip
-  )
 
 describeDocker("DockerRuntime image", () => {
   const image = baseImage()

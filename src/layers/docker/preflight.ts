@@ -19,15 +19,22 @@ export const CONTAINER_CHROMIUM = "/usr/bin/chromium"
 
 const TOOLS_HINT = "build on the tools image (`npm run image:tools`) or add the Debian packages"
 
+/** One shell word, whatever it holds (a Python path comes from the user's environment). */
+const shellWord = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
+
 const requirementChecks = (requires: ImageRequirements): string =>
   [
     ...(requires.ipythonPython === undefined ? [] : [
-      `${requires.ipythonPython} -c "import ipykernel, jupyter_client" >/dev/null 2>&1 \\
-  || fail "the jupyter plugin needs ipykernel and jupyter_client for ${requires.ipythonPython}: ${TOOLS_HINT} python3-ipykernel python3-jupyter-client."`
+      `${shellWord(requires.ipythonPython)} -c "import ipykernel, jupyter_client" >/dev/null 2>&1 \\
+  || fail ${
+        shellWord(
+          `the jupyter plugin needs ipykernel and jupyter_client for ${requires.ipythonPython}: ${TOOLS_HINT} python3-ipykernel python3-jupyter-client.`
+        )
+      }`
     ]),
     ...(requires.chromium !== true ? [] : [
       `${CONTAINER_CHROMIUM} --version >/dev/null 2>&1 \\
-  || fail "the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${TOOLS_HINT} chromium fonts-liberation."`
+  || fail ${shellWord(`the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${TOOLS_HINT} chromium fonts-liberation.`)}`
     ])
   ].map((check) => `${check}\n`).join("")
 
