@@ -7,17 +7,16 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { RuntimeStartError } from "../../src/index.ts"
 import {
   assertNoContainer,
   buildRuntime,
   containerName,
   dockerLayer,
   inspect,
+  refusedStart,
   removeLeftovers,
   sessionId,
-  sh,
-  startError
+  sh
 } from "./helpers.ts"
 import { baseImage, describeDocker, toolsImage } from "./infra.ts"
 
@@ -73,50 +72,46 @@ describeDocker("DockerRuntime tools", () => {
     120_000
   )
 
-  it.live(
-    "the jupyter plugin on an image without ipykernel is refused, naming what to install",
-    () =>
-      Effect.gen(function*() {
-        const session = sessionId("tools")
-        const error = yield* startError(dockerLayer(base, { sessionId: session, plugins: ["jupyter"] }))
-        assert.instanceOf(error, RuntimeStartError)
-        assert.strictEqual(
-          error.message,
-          `The base image ${base} cannot host the sandbox: the jupyter plugin needs ipykernel and jupyter_client ` +
-            "for /usr/bin/python3: build on the tools image (`npm run image:tools`) or add the Debian packages " +
-            "python3-ipykernel python3-jupyter-client."
-        )
-        assertNoContainer(session)
-      }),
-    120_000
-  )
-
-  it.live("the browser on an image without Chromium is refused, naming what to install", () =>
-    Effect.gen(function*() {
-      const session = sessionId("tools")
-      const error = yield* startError(dockerLayer(base, { sessionId: session, browser: true }))
-      assert.instanceOf(error, RuntimeStartError)
-      assert.strictEqual(
-        error.message,
-        `The base image ${base} cannot host the sandbox: the browser needs Chromium at /usr/bin/chromium: ` +
-          "build on the tools image (`npm run image:tools`) or add the Debian packages chromium fonts-liberation."
-      )
-      assertNoContainer(session)
-    }), 120_000)
+  const HINT = "build on the tools image (`npm run image:tools`) or add the Debian packages"
+  const missing = [
+    {
+      tool: "the jupyter plugin",
+      lacking: "ipykernel",
+      options: { plugins: ["jupyter"] as const },
+      says: `the jupyter plugin needs ipykernel and jupyter_client for /usr/bin/python3: ${HINT} ` +
+        "python3-ipykernel python3-jupyter-client."
+    },
+    {
+      tool: "the browser",
+      lacking: "Chromium",
+      options: { browser: true },
+      says: `the browser needs Chromium at /usr/bin/chromium: ${HINT} chromium fonts-liberation.`
+    }
+  ]
+  for (const { lacking, options, says, tool } of missing) {
+    it.live(
+      `${tool} on an image without ${lacking} is refused by the preflight, naming what to install`,
+      () =>
+        Effect.gen(function*() {
+          const message = yield* refusedStart("tools", (session) =>
+            dockerLayer(base, { sessionId: session, ...options }))
+          assert.strictEqual(message, `The base image ${base} cannot host the sandbox: ${says}`)
+        }),
+      120_000
+    )
+  }
 
   it.live(
     "an MCP server whose command the container lacks fails the start, and the container goes",
     () =>
       Effect.gen(function*() {
-        const session = sessionId("tools")
-        const error = yield* startError(dockerLayer(tools, {
-          sessionId: session,
-          mcpServers: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }]
-        }))
-        assert.instanceOf(error, RuntimeStartError)
-        assert.match(error.message, /^MCP servers failed to start: .*absent/s)
-        assert.include(error.message, "ENOENT")
-        assertNoContainer(session)
+        const message = yield* refusedStart("tools", (session) =>
+          dockerLayer(tools, {
+            sessionId: session,
+            mcpServers: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }]
+          }))
+        assert.match(message, /^MCP servers failed to start: .*absent/s)
+        assert.include(message, "ENOENT")
       }),
     120_000
   )
