@@ -93,8 +93,10 @@ describeDocker("DockerRuntime tools", () => {
       `${tool} on an image without ${lacking} is refused by the preflight, naming what to install`,
       () =>
         Effect.gen(function*() {
-          const message = yield* refusedStart("tools", (session) =>
-            dockerLayer(base, { sessionId: session, ...options }))
+          const message = yield* refusedStart(
+            "tools",
+            (session) => dockerLayer(base, { sessionId: session, ...options })
+          )
           assert.strictEqual(message, `The base image ${base} cannot host the sandbox: ${says}`)
         }),
       120_000
