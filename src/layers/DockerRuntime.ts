@@ -14,6 +14,7 @@ import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
@@ -28,14 +29,22 @@ import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { currentOwner, LABEL, ownerLabels } from "./docker/labels.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
+import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { parseVolumes } from "./docker/volumes.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import {
+  browserArg,
+  pluginArgs,
+  sendMcpServers,
+  type ServerToolOptions,
+  toolCapabilities
+} from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
 
-export interface DockerRuntimeOptions {
+export interface DockerRuntimeOptions extends ServerToolOptions {
   /** Sandbox settings (images, volumes, GPU, networks, keep-alive, ...); default from `SANDBOX_*`. */
   readonly sandbox?: SandboxConfig
   /** Session id; a container named `<prefix>-<sessionId>` that exists is attached to instead of created. */
@@ -59,6 +68,7 @@ export interface DockerRuntimeOptions {
 }
 
 const WORKSPACE = "/workspace"
+/** The Node binary every runtime image carries: stdio MCP servers written for Node can run with it. */
 const NODE = "/opt/effect-sandbox/bin/node"
 const SERVER = "/opt/effect-sandbox/payload/server.mjs"
 const GIB = 1024 ** 3
@@ -109,7 +119,8 @@ const containerSpec = (input: {
       input.username,
       "--user-id",
       String(input.uid),
-      "--no-enable-browser",
+      ...pluginArgs(options.plugins),
+      browserArg(options.browser),
       ...(sandbox.useHostNetwork ? ["--host", "127.0.0.1"] : [])
     ],
     User: String(input.uid),
@@ -143,6 +154,17 @@ const containerSpec = (input: {
   const raw = (sandbox.dockerRuntimeKwargs ?? {}) as Docker.ContainerCreateOptions
   return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
 }
+
+/** What the image must carry for the tools asked for (the preflight names what it lacks). */
+const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => ({
+  ...(options.plugins?.includes("jupyter") === true
+    ? {
+      ipythonPython: options.env?.["EFFECT_SANDBOX_PYTHON"] ?? sandbox.runtimeStartupEnvVars["EFFECT_SANDBOX_PYTHON"] ??
+        DEFAULT_PYTHON
+    }
+    : {}),
+  ...(options.browser === true ? { chromium: true } : {})
+})
 
 /**
  * Where the client reaches the server. On a local Linux engine: the container's
@@ -230,7 +252,8 @@ const startSandbox = (
           baseImage: options.baseImage ?? sandbox.baseContainerImage,
           userId: uid,
           username,
-          forceRebuild: sandbox.forceRebuildRuntime
+          forceRebuild: sandbox.forceRebuildRuntime,
+          requires: imageRequirements(options, sandbox)
         },
         onStatus("BUILDING_RUNTIME")
       ))
@@ -268,6 +291,8 @@ const startSandbox = (
       serverUrl(running, sandbox.useHostNetwork, local).pipe(Effect.tap((url) => waitUntilAlive(url, "60 seconds"))),
       exitedAtStartup(running)
     )
+    // Every start, attached or not: a restarted container's server has forgotten them.
+    yield* sendMcpServers(baseUrl, Redacted.make(sessionKey), options.mcpServers)
     return { running, sessionId, sessionKey, baseUrl } satisfies Sandbox
   })
 
@@ -308,7 +333,7 @@ const runtimeFor = (
             (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
           )
         },
-        capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+        capabilities: toolCapabilities(options, { pause: true })
       }
     })
     return makeRuntime({

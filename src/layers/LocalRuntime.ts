@@ -11,40 +11,26 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
-import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import type { PluginName } from "../server/argv.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { sendMcpServers, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
 import { scopedWorkspace, type WorkspaceChoice } from "./local/workspace.ts"
 
-export interface LocalServerOptions extends WorkspaceChoice {
+export interface LocalServerOptions extends WorkspaceChoice, ServerToolOptions {
   /** Seconds without output before a command returns partial output (default 10). */
   readonly noChangeTimeoutSeconds?: number
   /** Extra environment for the server and its shells. */
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
-  /**
-   * OpenHands plugins for the server: `jupyter` runs IPython cells in a real kernel; `agent_skills` (with
-   * `jupyter`) imports the helpers (`open_file`, `file_editor`, ...) into it.
-   */
-  readonly plugins?: ReadonlyArray<PluginName>
-  /** stdio MCP servers, sent to the server's /update_mcp_server once it is alive (as OpenHands does). */
-  readonly mcpServers?: ReadonlyArray<McpStdioServer>
-  /**
-   * Browse with Chromium (default off), launched by the server on the first browser
-   * action; set `EFFECT_SANDBOX_CHROMIUM` in `env` to choose the binary.
-   */
-  readonly browser?: boolean
 }
 
 export interface LocalRuntimeOptions extends LocalServerOptions {
@@ -62,33 +48,8 @@ interface LocalServer {
 }
 
 /** What a server with these plugins can do (an attached server's plugins are unknown: none assumed). */
-const capabilitiesOf = (options: LocalServerOptions = {}): RuntimeCapabilities => ({
-  pause: false,
-  ipython: options.plugins?.includes("jupyter") ?? false,
-  browser: options.browser ?? false,
-  mcp: (options.mcpServers?.length ?? 0) > 0
-})
-
-/** POST the stdio MCP servers; a server that cannot connect fails the start with its error. */
-const sendMcpServers = (baseUrl: string, key: Redacted.Redacted<string>, servers: ReadonlyArray<McpStdioServer>) =>
-  Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    const response = yield* client.execute(
-      HttpClientRequest.post(`${baseUrl}/update_mcp_server`).pipe(
-        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key)),
-        HttpClientRequest.bodyJsonUnsafe(servers)
-      )
-    )
-    const json = (yield* response.json) as { router_error_log?: string }
-    if (json.router_error_log) {
-      return yield* new RuntimeStartError({ message: `MCP servers failed to start: ${json.router_error_log}` })
-    }
-  }).pipe(
-    Effect.catchTag(
-      "HttpClientError",
-      (e) => Effect.fail(new RuntimeStartError({ message: `Cannot configure MCP servers: ${e.message}` }))
-    )
-  )
+const capabilitiesOf = (options: LocalServerOptions = {}): RuntimeCapabilities =>
+  toolCapabilities(options, { pause: false })
 
 /** Start a server (and its workspace) in the current scope. */
 const startLocalServer = (options: LocalServerOptions) =>
@@ -111,9 +72,7 @@ const startLocalServer = (options: LocalServerOptions) =>
       ...(options.browser === undefined ? {} : { browser: options.browser })
     })
     yield* waitUntilAlive(process.baseUrl)
-    if (options.mcpServers !== undefined && options.mcpServers.length > 0) {
-      yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcpServers)
-    }
+    yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcpServers)
     return {
       process,
       workspace,

@@ -1,16 +1,46 @@
-import { afterAll, assert } from "@effect/vitest"
-import { DockerRuntime } from "../../src/index.ts"
-import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
+/**
+ * The conformance suite against DockerRuntime on the tools image, with the
+ * jupyter and agent_skills plugins, the browser and an MCP server running inside
+ * the container, so every case runs, the IPython, browser and MCP ones included. (docker-base.test.ts runs the suite
+ * on the minimal base image, where those cases skip themselves.)
+ */
+import { afterAll, assert, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { DockerRuntime, Runtime, SandboxConfig } from "../../src/index.ts"
+import { containersWithLabel, describeDocker, toolsImage } from "../docker/infra.ts"
+import { everythingInContainer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
-describeDocker("docker", () => {
-  const image = baseImage()
+describeDocker("docker (tools image)", () => {
+  const tools = toolsImage()
+  const withTools = (noChangeTimeoutSeconds: number) =>
+    DockerRuntime.layer({
+      baseImage: tools,
+      noChangeTimeoutSeconds,
+      plugins: ["jupyter", "agent_skills"],
+      browser: true,
+      mcpServers: [everythingInContainer.server],
+      sandbox: new SandboxConfig({ volumes: everythingInContainer.volume })
+    })
+
+  // The tool cases skip runtimes without the capability: make sure this one has them all.
+  it.live(
+    "the runtime reports IPython, the browser and MCP, so their conformance cases run",
+    () =>
+      Effect.gen(function*() {
+        const rt = yield* Runtime
+        assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: true, browser: true, mcp: true })
+      }).pipe(Effect.provide(Layer.fresh(withTools(1)))),
+    120_000
+  )
+
   runConformance({
-    name: "DockerRuntime",
-    layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: image, noChangeTimeoutSeconds }),
+    name: "DockerRuntime (tools image: jupyter, agent_skills, browser, MCP)",
+    layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     // The container is the boundary, as in OpenHands.
     restrictedToWorkspace: false
   })
+
   afterAll(() => {
     // Every conformance test released its runtime: no container of this process may remain.
     assert.deepStrictEqual(containersWithLabel(`effect-sandbox.owner.pid=${process.pid}`), [])

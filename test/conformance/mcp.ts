@@ -1,6 +1,7 @@
 /** MCP tool calls (spec §9) for runtimes configured with the test's MCP server. */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { realpathSync } from "node:fs"
 import { join } from "node:path"
 import { ErrorObservation, McpCallAction, McpObservation } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
@@ -15,6 +16,23 @@ export const everythingServer = {
     "stdio"
   ],
   env: {}
+}
+
+/** Where `everythingInContainer` finds the host's node_modules inside the container. */
+const CONTAINER_MODULES = "/opt/mcp/node_modules"
+
+/**
+ * The same server inside a container: the host's node_modules (the server and its
+ * dependencies) mounted read-only as a `node_modules` directory, so Node resolves
+ * them there as here, and run by the Node every runtime image carries.
+ */
+export const everythingInContainer = {
+  volume: `${realpathSync(join(import.meta.dirname, "..", "..", "node_modules"))}:${CONTAINER_MODULES}:ro`,
+  server: {
+    ...everythingServer,
+    command: "/opt/effect-sandbox/bin/node",
+    args: [`${CONTAINER_MODULES}/@modelcontextprotocol/server-everything/dist/index.js`, "stdio"]
+  }
 }
 
 export const mcpConformance = (target: ConformanceTarget) =>

@@ -14,7 +14,8 @@ import {
   type DockerRuntimeOptions,
   type ErrorObservation,
   Runtime,
-  type RuntimeShape
+  type RuntimeShape,
+  RuntimeStartError
 } from "../../src/index.ts"
 import { containersWithLabel } from "./infra.ts"
 
@@ -55,6 +56,26 @@ export const buildLogged = (layer: Layer.Layer<Runtime, unknown>) =>
       Effect.provideService(References.MinimumLogLevel, "Info")
     )
     return { ...built, lines }
+  })
+
+/** The error a runtime layer failed to start with (a started one is released, and the test fails). */
+export const startError = (layer: Layer.Layer<Runtime, unknown>) =>
+  buildLogged(layer).pipe(
+    Effect.flatMap(({ release }) => release),
+    Effect.flip
+  )
+
+/**
+ * Start a runtime of a fresh session (`dt-<file>-...`) that must fail: the
+ * message of its RuntimeStartError, once no container of the session remains.
+ */
+export const refusedStart = (file: string, layer: (session: string) => Layer.Layer<Runtime, unknown>) =>
+  Effect.gen(function*() {
+    const session = sessionId(file)
+    const error = yield* startError(layer(session))
+    assert.instanceOf(error, RuntimeStartError)
+    assertNoContainer(session)
+    return (error as RuntimeStartError).message
   })
 
 /** Run a command; its output (a failed command is not an error here: check `exitCode`). */

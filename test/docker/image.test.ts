@@ -5,7 +5,7 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
-import { RuntimeStartError, SandboxConfig } from "../../src/index.ts"
+import { SandboxConfig } from "../../src/index.ts"
 import {
   assertNoContainer,
   buildLogged,
@@ -13,6 +13,7 @@ import {
   dockerCli,
   dockerLayer,
   inspect,
+  refusedStart,
   removeLeftovers,
   sessionId,
   sh
@@ -46,13 +47,6 @@ const imageWithoutBash = (base: string): string => {
   }
   return tag
 }
-
-/** Whether a layer build failed, and with what. */
-const startError = (layer: Parameters<typeof buildLogged>[0]) =>
-  buildLogged(layer).pipe(
-    Effect.flatMap(({ release }) => release),
-    Effect.flip
-  )
 
 describeDocker("DockerRuntime image", () => {
   const image = baseImage()
@@ -124,12 +118,9 @@ describeDocker("DockerRuntime image", () => {
     () =>
       Effect.gen(function*() {
         const noBash = imageWithoutBash(image)
-        const session = sessionId("img")
-        const error = yield* startError(dockerLayer(noBash, { sessionId: session }))
-        assert.instanceOf(error, RuntimeStartError)
-        assert.include(error.message, "/bin/bash")
-        assert.include(error.message, `The base image ${noBash} cannot host the sandbox`)
-        assertNoContainer(session)
+        const message = yield* refusedStart("img", (session) => dockerLayer(noBash, { sessionId: session }))
+        assert.include(message, "/bin/bash")
+        assert.include(message, `The base image ${noBash} cannot host the sandbox`)
       }),
     120_000
   )
@@ -138,13 +129,10 @@ describeDocker("DockerRuntime image", () => {
     "a missing base image tag is a RuntimeStartError pointing at `npm run image:base`",
     () =>
       Effect.gen(function*() {
-        const session = sessionId("img")
-        const missing = `effect-sandbox-test/missing:${session}`
-        const error = yield* startError(dockerLayer(missing, { sessionId: session }))
-        assert.instanceOf(error, RuntimeStartError)
-        assert.include(error.message, missing)
-        assert.include(error.message, "npm run image:base")
-        assertNoContainer(session)
+        const missing = `effect-sandbox-test/missing:${process.pid}`
+        const message = yield* refusedStart("img", (session) => dockerLayer(missing, { sessionId: session }))
+        assert.include(message, missing)
+        assert.include(message, "npm run image:base")
       }),
     60_000
   )

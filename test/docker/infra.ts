@@ -1,6 +1,7 @@
 /**
- * Docker for the tests: the engine must answer and the base image must exist
- * (`npm run image:base` builds it; CI's .ci/run does). In CI a missing engine
+ * Docker for the tests: the engine must answer and the images must exist
+ * (`npm run image:base` and `npm run image:tools` build them; CI's .ci/run does;
+ * a missing one is built here, which takes a minute or two). In CI a missing engine
  * fails the tests; elsewhere they are skipped with a message saying why.
  */
 import { describe } from "@effect/vitest"
@@ -9,12 +10,19 @@ import { join } from "node:path"
 
 const engineAnswers = () => spawnSync("docker", ["info"], { stdio: "ignore" }).status === 0
 
-/** The base image tag (built by the script when missing). */
-export const baseImage = (): string => {
-  const result = spawnSync(join(import.meta.dirname, "..", "..", "scripts", "base-image.sh"), { encoding: "utf8" })
-  if (result.status !== 0) throw new Error(`Cannot build the base image: ${result.stderr}`)
+/** An image variant's tag, built by `scripts/base-image.sh` when missing. */
+const imageOf = (variant: "base" | "tools"): string => {
+  const script = join(import.meta.dirname, "..", "..", "scripts", "base-image.sh")
+  const result = spawnSync(script, [variant], { encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`Cannot build the ${variant} image: ${result.stderr}`)
   return result.stdout.trim().split("\n").at(-1)!
 }
+
+/** The Debian base image tag (`npm run image:base`). */
+export const baseImage = (): string => imageOf("base")
+
+/** The tools image tag (`npm run image:tools`): the base plus Chromium, ipykernel and Pillow. */
+export const toolsImage = (): string => imageOf("tools")
 
 /** `describe` when Docker is usable; in CI a missing engine is an error, elsewhere a skip. */
 export const describeDocker = (name: string, body: () => void) => {

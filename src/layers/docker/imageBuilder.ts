@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { pack } from "tar-stream"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
-import { PREFLIGHT_MARK, preflightScript } from "./preflight.ts"
+import { type ImageRequirements, PREFLIGHT_MARK, preflightScript } from "./preflight.ts"
 
 export interface ImageOptions {
   /** Any image with a glibc userland (see docs/image-contract.md). */
@@ -23,6 +23,8 @@ export interface ImageOptions {
   readonly userId: number
   readonly username: string
   readonly forceRebuild?: boolean
+  /** What the runtime's tools need from the image (checked by the preflight; part of the tag). */
+  readonly requires?: ImageRequirements
 }
 
 export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
@@ -63,14 +65,17 @@ const buildContext = (baseImageId: string, payload: string, manifest: Manifest, 
     "Dockerfile",
     [
       `FROM ${baseImageId}`,
-      "COPY opt /opt/effect-sandbox",
+      // Node and the payload first: runtime images that differ only in their preflight share these layers.
+      "COPY opt/bin /opt/effect-sandbox/bin",
+      "COPY opt/payload /opt/effect-sandbox/payload",
+      "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
       "USER root",
       "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
       `LABEL effect-sandbox.runtime-image="${tag}"`,
       ""
     ].join("\n")
   )
-  file("opt/preflight.sh", preflightScript(options.userId, options.username), 0o755)
+  file("opt/preflight.sh", preflightScript(options.userId, options.username, options.requires), 0o755)
   file("opt/bin/node", readFileSync(process.execPath), 0o755)
   for (const name of manifest.files) {
     const path = join(payload, name)
@@ -85,6 +90,12 @@ interface BuildEvent {
   readonly stream?: string
   readonly error?: string
 }
+
+/** The requirements as part of the tag (nothing when none, so such tags do not change). */
+const requirementKey = (requires: ImageRequirements = {}): Array<string | boolean> =>
+  requires.ipythonPython === undefined && requires.chromium !== true
+    ? []
+    : [requires.ipythonPython ?? "", requires.chromium === true]
 
 /** The image tag for `options`, building it when it does not exist (or when forced). */
 const ensureRuntimeImage = (
@@ -105,7 +116,14 @@ const ensureRuntimeImage = (
     const payload = yield* payloadDirectory
     const manifest: Manifest = JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8"))
     const hash = createHash("sha256")
-      .update(JSON.stringify([base.Id, manifest.hash, process.version, options.userId, options.username]))
+      .update(JSON.stringify([
+        base.Id,
+        manifest.hash,
+        process.version,
+        options.userId,
+        options.username,
+        ...requirementKey(options.requires)
+      ]))
       .digest("hex")
       .slice(0, 16)
     const tag = `${RUNTIME_IMAGE_REPOSITORY}:${hash}`

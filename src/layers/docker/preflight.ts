@@ -1,10 +1,44 @@
 /**
  * The image contract, checked while the runtime image is built: each failed
- * check stops the build with a line saying what the base image lacks.
+ * check stops the build with a line saying what the base image lacks. The
+ * tools a runtime asks for (the jupyter plugin, the browser) add their own
+ * checks, so a missing package is named at build time, not at the first action.
  */
 export const PREFLIGHT_MARK = "PREFLIGHT:"
 
-export const preflightScript = (uid: number, username: string): string =>
+/** What the runtime's tools need from the image, beyond the base contract. */
+export interface ImageRequirements {
+  /** The jupyter plugin: this Python must import ipykernel and jupyter_client. */
+  readonly ipythonPython?: string
+  /** The browser: Chromium at /usr/bin/chromium. */
+  readonly chromium?: boolean
+}
+
+/** Where the browser tool looks for Chromium in a container (Debian's `chromium` package). */
+export const CONTAINER_CHROMIUM = "/usr/bin/chromium"
+
+const TOOLS_HINT = "build on the tools image (`npm run image:tools`) or add the Debian packages"
+
+/** One shell word, whatever it holds (a Python path comes from the user's environment). */
+const shellWord = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
+
+const requirementChecks = (requires: ImageRequirements): string =>
+  [
+    ...(requires.ipythonPython === undefined ? [] : [
+      `${shellWord(requires.ipythonPython)} -c "import ipykernel, jupyter_client" >/dev/null 2>&1 \\
+  || fail ${
+        shellWord(
+          `the jupyter plugin needs ipykernel and jupyter_client for ${requires.ipythonPython}: ${TOOLS_HINT} python3-ipykernel python3-jupyter-client.`
+        )
+      }`
+    ]),
+    ...(requires.chromium !== true ? [] : [
+      `${CONTAINER_CHROMIUM} --version >/dev/null 2>&1 \\
+  || fail ${shellWord(`the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${TOOLS_HINT} chromium fonts-liberation.`)}`
+    ])
+  ].map((check) => `${check}\n`).join("")
+
+export const preflightScript = (uid: number, username: string, requires: ImageRequirements = {}): string =>
   `#!/bin/sh
 # effect-sandbox image preflight: what a base image must provide.
 fail() { echo "${PREFLIGHT_MARK} $1"; exit 1; }
@@ -12,7 +46,7 @@ fail() { echo "${PREFLIGHT_MARK} $1"; exit 1; }
 /opt/effect-sandbox/bin/node -e 0 >/dev/null 2>&1 || fail "Node.js cannot run in the base image: it needs a glibc userland (libc6, libstdc++6, libgcc-s1) for $(uname -m)."
 /opt/effect-sandbox/bin/node -e "require('/opt/effect-sandbox/payload/node_modules/node-pty')" >/dev/null 2>&1 \\
   || fail "node-pty's native addon cannot load in the base image (glibc too old or a different architecture)."
-if ! getent passwd ${uid} >/dev/null 2>&1; then
+${requirementChecks(requires)}if ! getent passwd ${uid} >/dev/null 2>&1; then
   command -v useradd >/dev/null 2>&1 || fail "no user with uid ${uid} and no useradd to create it: use a base image with 'passwd', or run as an existing user."
   useradd --create-home --uid ${uid} --shell /bin/bash ${username} || fail "cannot create user ${username} (uid ${uid})."
 fi

@@ -17,9 +17,10 @@ import { fileURLToPath } from "node:url"
 import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
-import type { PluginName } from "../../server/argv.ts"
+import { browserArg, pluginArgs, type ServerToolOptions } from "../internal/serverTools.ts"
 
-export interface ServerProcessOptions {
+/** How to start one server; of its tools, the plugins and the browser flag (MCP servers are sent once it answers). */
+export interface ServerProcessOptions extends Omit<ServerToolOptions, "mcpServers"> {
   readonly workspace: string
   /** The server's private state directory (ours to remove, so a killed server leaves nothing). */
   readonly stateDir: string
@@ -30,10 +31,6 @@ export interface ServerProcessOptions {
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run with this Node (default: `defaultServerEntry()`). */
   readonly serverEntry?: string
-  /** OpenHands plugins to enable (`--plugins ...`). */
-  readonly plugins?: ReadonlyArray<PluginName>
-  /** Let the server browse (`--enable-browser`; default `--no-enable-browser`). */
-  readonly browser?: boolean
 }
 
 export interface ServerProcess {
@@ -100,9 +97,9 @@ const launch = (options: ServerProcessOptions) =>
         user.username,
         "--user-id",
         String(user.uid),
-        options.browser === true ? "--enable-browser" : "--no-enable-browser",
+        browserArg(options.browser),
         "--exit-on-stdin-close",
-        ...(options.plugins !== undefined && options.plugins.length > 0 ? ["--plugins", ...options.plugins] : [])
+        ...pluginArgs(options.plugins)
       ],
       {
         detached: true,

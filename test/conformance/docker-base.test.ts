@@ -1,0 +1,25 @@
+/**
+ * The conformance suite against DockerRuntime on the minimal Debian base image:
+ * the image contract alone (bash, glibc, a user), no tools. The IPython and MCP
+ * cases skip themselves here (no kernel, no MCP server); docker.test.ts runs
+ * them on the tools image. A file of its own so the two runs, each a few
+ * minutes of container starts, go to different test workers.
+ */
+import { afterAll, assert } from "@effect/vitest"
+import { DockerRuntime } from "../../src/index.ts"
+import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
+import { runConformance } from "./suite.ts"
+
+describeDocker("docker (base image)", () => {
+  const image = baseImage()
+  runConformance({
+    name: "DockerRuntime (base image)",
+    layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: image, noChangeTimeoutSeconds }),
+    // The container is the boundary, as in OpenHands.
+    restrictedToWorkspace: false
+  })
+  afterAll(() => {
+    // Every conformance test released its runtime: no container of this process may remain.
+    assert.deepStrictEqual(containersWithLabel(`effect-sandbox.owner.pid=${process.pid}`), [])
+  })
+})

@@ -1,0 +1,120 @@
+/**
+ * The tools a DockerRuntime runs beside its shell: plugins and the browser flag
+ * reach the server's command line and the runtime's capabilities; Chromium runs
+ * headless as the sandbox user on the tools image; what an image lacks for them
+ * is named by the preflight; an MCP server that cannot start fails the start.
+ * Every test ends with its container gone.
+ */
+import { afterAll, assert, it } from "@effect/vitest"
+import { Effect } from "effect"
+import {
+  assertNoContainer,
+  buildRuntime,
+  containerName,
+  dockerLayer,
+  inspect,
+  refusedStart,
+  removeLeftovers,
+  sessionId,
+  sh
+} from "./helpers.ts"
+import { baseImage, describeDocker, toolsImage } from "./infra.ts"
+
+describeDocker("DockerRuntime tools", () => {
+  const base = baseImage()
+  const tools = toolsImage()
+  afterAll(() => removeLeftovers("tools"))
+
+  it.live(
+    "passes plugins and --enable-browser to the server and reports them; Chromium renders as uid 1000",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("tools")
+        const { release, rt } = yield* buildRuntime(
+          dockerLayer(tools, { sessionId: session, plugins: ["jupyter", "agent_skills"], browser: true })
+        )
+        assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: true, browser: true, mcp: false })
+        const cmd = (yield* inspect(containerName(session)))!.Config.Cmd
+        assert.deepStrictEqual(cmd.slice(cmd.indexOf("--plugins"), cmd.indexOf("--plugins") + 4), [
+          "--plugins",
+          "jupyter",
+          "agent_skills",
+          "--enable-browser"
+        ])
+        assert.notInclude(cmd, "--no-enable-browser")
+        assert.strictEqual((yield* sh(rt, "id -u")).content, "1000")
+        const dom = yield* sh(
+          rt,
+          "/usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage " +
+            "--dump-dom 'data:text/html,<title>t</title><p>rendered</p>' 2>/dev/null"
+        )
+        assert.strictEqual(dom.exitCode, 0)
+        assert.strictEqual(dom.content, "<html><head><title>t</title></head><body><p>rendered</p></body></html>")
+        yield* release
+        assertNoContainer(session)
+      }),
+    180_000
+  )
+
+  it.live(
+    "without plugins or browser: --no-enable-browser, no --plugins, no tool capabilities",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("tools")
+        const { release, rt } = yield* buildRuntime(dockerLayer(tools, { sessionId: session }))
+        assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: false, browser: false, mcp: false })
+        const cmd = (yield* inspect(containerName(session)))!.Config.Cmd
+        assert.include(cmd, "--no-enable-browser")
+        assert.notInclude(cmd, "--plugins")
+        yield* release
+        assertNoContainer(session)
+      }),
+    120_000
+  )
+
+  const HINT = "build on the tools image (`npm run image:tools`) or add the Debian packages"
+  const missing = [
+    {
+      tool: "the jupyter plugin",
+      lacking: "ipykernel",
+      options: { plugins: ["jupyter"] as const },
+      says: `the jupyter plugin needs ipykernel and jupyter_client for /usr/bin/python3: ${HINT} ` +
+        "python3-ipykernel python3-jupyter-client."
+    },
+    {
+      tool: "the browser",
+      lacking: "Chromium",
+      options: { browser: true },
+      says: `the browser needs Chromium at /usr/bin/chromium: ${HINT} chromium fonts-liberation.`
+    }
+  ]
+  for (const { lacking, options, says, tool } of missing) {
+    it.live(
+      `${tool} on an image without ${lacking} is refused by the preflight, naming what to install`,
+      () =>
+        Effect.gen(function*() {
+          const message = yield* refusedStart(
+            "tools",
+            (session) => dockerLayer(base, { sessionId: session, ...options })
+          )
+          assert.strictEqual(message, `The base image ${base} cannot host the sandbox: ${says}`)
+        }),
+      120_000
+    )
+  }
+
+  it.live(
+    "an MCP server whose command the container lacks fails the start, and the container goes",
+    () =>
+      Effect.gen(function*() {
+        const message = yield* refusedStart("tools", (session) =>
+          dockerLayer(tools, {
+            sessionId: session,
+            mcpServers: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }]
+          }))
+        assert.match(message, /^MCP servers failed to start: .*absent/s)
+        assert.include(message, "ENOENT")
+      }),
+    120_000
+  )
+})
