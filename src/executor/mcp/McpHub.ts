@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Semaphore } from "effect"
 import type { McpCallAction } from "../../schema/Action.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
 import { McpTool } from "../../schema/McpTool.ts"
 import { ErrorObservation, McpObservation } from "../../schema/Observation.ts"
 
@@ -82,11 +83,12 @@ const connect = async (server: McpStdioServer | McpRemoteServer, baseEnv: Readon
     : new StreamableHTTPClientTransport(new URL(server.url), {
       requestInit: { headers: server.apiKey === undefined ? {} : { "X-Session-API-Key": server.apiKey } }
     })
-  await client.connect(transport)
   try {
+    await client.connect(transport)
     return { client, tools: await allTools(client, server.name) } satisfies Connected
   } catch (error) {
-    await client.close().catch(() => undefined)
+    // A failed SSE connection would otherwise keep reconnecting (and the process alive).
+    await transport.close().catch(() => undefined)
     throw error
   }
 }
@@ -98,7 +100,7 @@ export const makeMcpHub = (
   remote: ReadonlyArray<McpRemoteServer>,
   stdio: ReadonlyArray<McpStdioServer>,
   baseEnv: Readonly<Record<string, string>>
-): Effect.Effect<McpHub> =>
+): Effect.Effect<McpHub, RuntimeStartError> =>
   Effect.gen(function*() {
     const connected = new Map<string, Connected>()
     const lock = yield* Semaphore.make(1)
@@ -141,8 +143,13 @@ export const makeMcpHub = (
         return errors
       }))
 
-    yield* connectAll(remote)
-    yield* setStdioServers(stdio)
+    // The configured servers are part of the runtime: one that cannot connect fails the start
+    // (as LocalRuntime's start fails on /update_mcp_server's router_error_log).
+    const errors = [...yield* connectAll(remote), ...yield* setStdioServers(stdio)]
+    if (errors.length > 0) {
+      yield* closeAll([...connected.keys()])
+      return yield* new RuntimeStartError({ message: `MCP servers failed to start: ${errors.join("; ")}` })
+    }
 
     const call = (action: McpCallAction) =>
       lock.withPermits(1)(Effect.promise(async (): Promise<McpObservation | ErrorObservation> => {
