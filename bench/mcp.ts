@@ -12,8 +12,9 @@ import { type Sample, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
-const RUNS = 300
-const WARMUP = 100
+const RUNS = 500
+/** A call is well under a millisecond: enough untimed calls first for both sides to be JIT-compiled. */
+const WARMUP = 500
 
 const everything = {
   name: "everything",
