@@ -219,6 +219,16 @@ export const makeActionClient = (
           )
       )
 
+    /** A server without the endpoint (OpenHands' own, an older one) is alive: it just cannot list. */
+    const noListing = (status: number) =>
+      status === 404
+        ? new RuntimeRequestError({
+          status,
+          message: `The action server at ${options.baseUrl} has no GET /v1/mcp/tools (an OpenHands or older ` +
+            "server): it cannot list MCP tools; callTool still works."
+        })
+        : undefined
+
     const listTools = send(
       "mcp/tools",
       HttpClientRequest.get("/v1/mcp/tools"),
@@ -231,7 +241,8 @@ export const makeActionClient = (
             "SchemaError",
             (e) => disconnected("mcp/tools", `the server sent an invalid tool list: ${e.message}`)
           )
-        )
+        ),
+      noListing
     )
 
     const setEnv = (vars: Readonly<Record<string, string>>) =>
