@@ -1,16 +1,26 @@
 /**
  * `npm run bench`: each row is measured beside its baseline in this process and
  * printed with the ratio, p50/p95 and memory; results go to bench/results.json.
+ * `npm run bench -- mcp ipython` runs only those groups (echo, local, docker, browser,
+ * ipython, output, mcp) and replaces only their rows in results.json.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { CliRuntime, CmdRunAction, LocalRuntime, type LocalServerPool, Runtime } from "../src/index.ts"
+import {
+  CliRuntime,
+  CmdRunAction,
+  LocalRuntime,
+  type LocalServerPool,
+  type Observation,
+  Runtime
+} from "../src/index.ts"
 import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
 import { browserRows } from "./browser.ts"
 import { dockerRows } from "./docker.ts"
 import { ipythonRows } from "./ipython.ts"
+import { mcpRows } from "./mcp.ts"
 import { timeStarts } from "./startup.ts"
 import { measureMemory, type Sample, timeRuns } from "./stats.ts"
 
@@ -29,6 +39,11 @@ const RUNS = 300
 /** Untimed calls first, so both sides (and the server's JIT) reach their steady state. */
 const WARMUP = 200
 const rows: Array<Row> = []
+const GROUPS = ["echo", "local", "docker", "ipython", "browser", "output", "mcp"] as const
+const only = process.argv.slice(2)
+const unknownGroup = only.find((g) => !(GROUPS as ReadonlyArray<string>).includes(g))
+if (unknownGroup !== undefined) throw new Error(`unknown bench group "${unknownGroup}"; groups: ${GROUPS.join(", ")}`)
+const wanted = (group: (typeof GROUPS)[number]) => only.length === 0 || only.includes(group)
 const rssMb = () => process.memoryUsage().rss / 2 ** 20
 const fmt = (n: number) => n < 10 ? n.toFixed(3) : n.toFixed(1)
 
@@ -92,46 +107,58 @@ const localRows = async (echoInProcess: Sample) => {
   record("LocalRuntime: acquire from warm pool", warm, "`node -e \"\"` process start", floor, "target <= 20 ms")
 }
 
+/** 100 MB of output through the runtime, beside `bash -c` discarding it. */
+const outputRow = async (run: (command: string) => Promise<Observation>) => {
+  const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"
+  const baseline = await measureMemory(() => bashCDiscard(big))
+  let observation: Observation | undefined
+  const measured = await measureMemory(async () => (observation = await run(big)))
+  // A benchmark that lost output would be meaningless: the suffix must name all 100 MB.
+  const suffix = observation?._tag === "CmdOutputObservation" ? observation.metadata.suffix : ""
+  if (!suffix.includes("all 100000000 characters")) {
+    throw new Error(`100 MB row: the output was not captured whole: ${JSON.stringify(observation)}`)
+  }
+  record(
+    "CliRuntime: command printing 100 MB (wall)",
+    { p50: measured.wallMs, p95: measured.wallMs },
+    "`bash -c`, output discarded",
+    { p50: baseline.wallMs, p95: baseline.wallMs },
+    `peak RSS growth ${measured.rssGrowthMb.toFixed(1)} MB, target <= 50 MB`
+  )
+}
+
 const main = async () => {
   const runtime = ManagedRuntime.make(CliRuntime.layer())
   const rt = await runtime.runPromise(Runtime)
   const run = (command: string) => runtime.runPromise(rt.runCommand(new CmdRunAction({ command, blocking: true })))
   const pipe = new PipeShell()
   try {
-    // echo round trip
+    // echo round trip (also the in-process figure the local and docker rows compare with)
     const viaRuntime = await timeRuns(RUNS, WARMUP, () => run("echo hi"))
-    const freshBash = await timeRuns(RUNS, 20, () => bashC("echo hi"))
-    const floor = await timeRuns(RUNS, WARMUP, () => pipe.run("echo hi"))
-    record("CliRuntime: echo hi round trip", viaRuntime, "fresh `bash -c echo hi`", freshBash)
-    record("CliRuntime: echo hi round trip", viaRuntime, "persistent bash pipe (floor)", floor)
-    console.log(`  vs OpenHands' observed 635 ms median: ${(635 / viaRuntime.p50).toFixed(0)}x faster`)
-    await localRows(viaRuntime)
-    await dockerRows(record, viaRuntime)
-    await ipythonRows(record)
-    await browserRows(record)
-
-    // 100 MB of output
-    const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"
-    const baseline = await measureMemory(() => bashCDiscard(big))
-    let observation: Awaited<ReturnType<typeof run>> | undefined
-    const measured = await measureMemory(async () => (observation = await run(big)))
-    // A benchmark that lost output would be meaningless: the suffix must name all 100 MB.
-    const suffix = observation?._tag === "CmdOutputObservation" ? observation.metadata.suffix : ""
-    if (!suffix.includes("all 100000000 characters")) {
-      throw new Error(`100 MB row: the output was not captured whole: ${JSON.stringify(observation)}`)
+    if (wanted("echo")) {
+      const freshBash = await timeRuns(RUNS, 20, () => bashC("echo hi"))
+      const floor = await timeRuns(RUNS, WARMUP, () => pipe.run("echo hi"))
+      record("CliRuntime: echo hi round trip", viaRuntime, "fresh `bash -c echo hi`", freshBash)
+      record("CliRuntime: echo hi round trip", viaRuntime, "persistent bash pipe (floor)", floor)
+      console.log(`  vs OpenHands' observed 635 ms median: ${(635 / viaRuntime.p50).toFixed(0)}x faster`)
     }
-    record(
-      "CliRuntime: command printing 100 MB (wall)",
-      { p50: measured.wallMs, p95: measured.wallMs },
-      "`bash -c`, output discarded",
-      { p50: baseline.wallMs, p95: baseline.wallMs },
-      `peak RSS growth ${measured.rssGrowthMb.toFixed(1)} MB, target <= 50 MB`
-    )
+    if (wanted("local")) await localRows(viaRuntime)
+    if (wanted("docker")) await dockerRows(record, viaRuntime)
+    if (wanted("ipython")) await ipythonRows(record)
+    if (wanted("browser")) await browserRows(record)
+    if (wanted("mcp")) await mcpRows(record, payloadEntry())
+    if (wanted("output")) await outputRow(run)
   } finally {
     pipe.close()
     await runtime.dispose()
   }
-  writeFileSync(join(import.meta.dirname, "results.json"), JSON.stringify(rows, null, 2) + "\n")
+  const file = join(import.meta.dirname, "results.json")
+  // A partial run keeps the other groups' rows (a row is its name and baseline).
+  const same = (a: Row, b: Row) => a.name === b.name && a.baseline === b.baseline
+  const kept = only.length === 0 || !existsSync(file)
+    ? []
+    : (JSON.parse(readFileSync(file, "utf8")) as Array<Row>).filter((old) => !rows.some((row) => same(old, row)))
+  writeFileSync(file, JSON.stringify([...kept, ...rows], null, 2) + "\n")
   console.log(`\nwrote ${rows.length} rows to bench/results.json`)
 }
 

@@ -19,6 +19,7 @@ export { type RecordedCopy, TestRuntime, type TestRuntimeOptions } from "./layer
 export * from "./schema/Action.ts"
 export * from "./schema/cmdOutput.ts"
 export * from "./schema/errors.ts"
+export * from "./schema/McpTool.ts"
 export * from "./schema/Observation.ts"
 export * from "./schema/RuntimeStatus.ts"
 export * from "./schema/SandboxConfig.ts"

@@ -10,7 +10,7 @@
  *   sets the status to ERROR_RUNTIME_DISCONNECTED;
  * - interrupting a request aborts it, and the server stops what it started.
  */
-import { Duration, Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted, Schema } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { readFileSync, writeFileSync } from "node:fs"
 import type { RuntimeBackend } from "../layers/internal/makeRuntime.ts"
@@ -24,6 +24,7 @@ import {
   RuntimeTimeoutError,
   TransferError
 } from "../schema/errors.ts"
+import { McpToolList } from "../schema/McpTool.ts"
 import { decodeObservation, encodeAction } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
 import {
@@ -218,6 +219,32 @@ export const makeActionClient = (
           )
       )
 
+    /** A server without the endpoint (OpenHands' own, an older one) is alive: it just cannot list. */
+    const noListing = (status: number) =>
+      status === 404
+        ? new RuntimeRequestError({
+          status,
+          message: `The action server at ${options.baseUrl} has no GET /v1/mcp/tools (an OpenHands or older ` +
+            "server): it cannot list MCP tools; callTool still works."
+        })
+        : undefined
+
+    const listTools = send(
+      "mcp/tools",
+      HttpClientRequest.get("/v1/mcp/tools"),
+      REQUEST_TIMEOUTS.mcpTools,
+      (response) =>
+        jsonOf(response).pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(McpToolList)),
+          Effect.map((body) => body.tools),
+          Effect.catchTag(
+            "SchemaError",
+            (e) => disconnected("mcp/tools", `the server sent an invalid tool list: ${e.message}`)
+          )
+        ),
+      noListing
+    )
+
     const setEnv = (vars: Readonly<Record<string, string>>) =>
       send(
         "env",
@@ -233,6 +260,7 @@ export const makeActionClient = (
       copyTo,
       copyFrom,
       listFiles,
+      listTools,
       setEnv
     } satisfies RuntimeBackend
   })

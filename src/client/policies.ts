@@ -30,5 +30,6 @@ export const REQUEST_TIMEOUTS = {
   list: Duration.seconds(10),
   download: Duration.seconds(30),
   upload: Duration.seconds(300),
-  env: Duration.seconds(60)
+  env: Duration.seconds(60),
+  mcpTools: Duration.seconds(10)
 } as const

@@ -216,6 +216,7 @@ export const makeActionExecutor = (
       download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
       setMcpServers: mcp.setStdioServers,
+      listMcpTools: mcp.listTools,
       setEnv: (vars) =>
         Effect.suspend(() => {
           const invalid = env.set(vars)

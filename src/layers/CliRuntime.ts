@@ -97,6 +97,7 @@ const make = (options: CliRuntimeOptions) =>
       copyTo,
       copyFrom: executor.download,
       listFiles: executor.listFiles,
+      listTools: executor.listMcpTools,
       setEnv: executor.setEnv
     }, status)
     yield* status.set("READY")

@@ -7,6 +7,7 @@
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import type { Action } from "../schema/Action.ts"
+import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
@@ -17,6 +18,8 @@ import { makeStatus } from "./internal/statusCell.ts"
 export interface TestRuntimeOptions {
   /** Answers actions when no queued observation is left. */
   readonly respond?: (action: Action) => Observation | Effect.Effect<Observation>
+  /** What `listTools` answers (default `[]`). */
+  readonly tools?: ReadonlyArray<McpTool>
 }
 
 /** A file copy the code under test asked for. */
@@ -73,6 +76,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
         copyFrom: (source, destination) => recordCopy({ direction: "from", source, destination }),
         listFiles: () => Effect.succeed([]),
+        listTools: Effect.succeed(options.tools ?? []),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars }))
       }, status)
       yield* status.set("READY")

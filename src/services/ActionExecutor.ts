@@ -7,6 +7,7 @@ import { Context, type Effect } from "effect"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
 import type { InvalidEnvVarError, RuntimeStartError, TransferError } from "../schema/errors.ts"
+import type { McpTool } from "../schema/McpTool.ts"
 import type { Observation } from "../schema/Observation.ts"
 
 export interface UploadRequest {
@@ -34,6 +35,8 @@ export interface ActionExecutorShape {
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>>
   /** Replace the stdio MCP servers (OpenHands' /update_mcp_server); returns connection errors. */
   readonly setMcpServers: (servers: ReadonlyArray<McpStdioServer>) => Effect.Effect<ReadonlyArray<string>>
+  /** The tools of every connected MCP server. */
+  readonly listMcpTools: Effect.Effect<ReadonlyArray<McpTool>>
   /** Export variables to the next command of every shell (and to shells started later). */
   readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError>
 }

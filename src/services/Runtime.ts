@@ -16,6 +16,7 @@ import type {
   McpCallAction
 } from "../schema/Action.ts"
 import type { InvalidEnvVarError, RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
+import type { McpTool } from "../schema/McpTool.ts"
 import type {
   BrowserOutputObservation,
   CmdOutputObservation,
@@ -86,6 +87,8 @@ export interface RuntimeShape {
   readonly callTool: (
     call: McpCallAction | { readonly name: string; readonly arguments?: Record<string, unknown> }
   ) => Effect.Effect<McpObservation | ErrorObservation, RuntimeError>
+  /** The tools `callTool` can reach: every connected MCP server's, with its name (`[]` when none). */
+  readonly listTools: Effect.Effect<ReadonlyArray<McpTool>, RuntimeError>
   /**
    * Copy a host file or directory into the sandbox directory `sandboxDest`
    * (created if missing). A file lands at `<sandboxDest>/<basename>`; with

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { realpathSync } from "node:fs"
 import { join } from "node:path"
-import { ErrorObservation, McpCallAction, McpObservation } from "../../src/index.ts"
+import { ErrorObservation, McpCallAction, McpObservation, McpTool, type RuntimeShape } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -35,6 +35,32 @@ export const everythingInContainer = {
   }
 }
 
+/** server-everything's `echo`, as listed by a runtime whose server is named `server`. */
+export const echoTool = (server: string) =>
+  new McpTool({
+    server,
+    name: "echo",
+    description: "Echoes back the input string",
+    inputSchema: {
+      type: "object",
+      properties: { message: { type: "string", description: "Message to echo" } },
+      required: ["message"],
+      $schema: "http://json-schema.org/draft-07/schema#"
+    }
+  })
+
+/** `rt.listTools` holds server-everything's tools, all from `server`, `echo` among them as it is defined. */
+export const assertEverythingTools = (rt: RuntimeShape, server: string) =>
+  Effect.gen(function*() {
+    const tools = yield* rt.listTools
+    const names = tools.map((t) => t.name)
+    assert.includeMembers(names, ["echo", "get-sum", "get-env"])
+    assert.strictEqual(new Set(names).size, names.length, `a tool listed twice: ${names}`)
+    assert.deepStrictEqual(tools.map((t) => t.server), names.map(() => server))
+    assert.deepStrictEqual(tools.find((t) => t.name === "echo"), echoTool(server))
+    for (const tool of tools) assert.strictEqual(tool.inputSchema["type"], "object", tool.name)
+  })
+
 export const mcpConformance = (target: ConformanceTarget) =>
   describe("mcp", () => {
     it.live("calls a tool and returns its CallToolResult as JSON", () =>
@@ -46,6 +72,16 @@ export const mcpConformance = (target: ConformanceTarget) =>
           assert.deepStrictEqual(JSON.parse(obs.content), { content: [{ type: "text", text: "Echo: hi there" }] })
           assert.strictEqual((obs as McpObservation).name, "echo")
           assert.deepStrictEqual((obs as McpObservation).arguments, { message: "hi there" })
+        })))
+
+    it.live("lists every tool with its server, description and input schema", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          if (!rt.info.capabilities.mcp) {
+            assert.deepStrictEqual(yield* rt.listTools, [])
+            return
+          }
+          yield* assertEverythingTools(rt, everythingServer.name)
         })))
 
     it.live("answers an unknown tool with OpenHands' error text", () =>

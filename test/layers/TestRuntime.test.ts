@@ -6,11 +6,21 @@ import {
   CmdRunAction,
   ErrorObservation,
   FileReadObservation,
+  McpTool,
   Runtime,
   TestRuntime
 } from "../../src/index.ts"
 
 describe("TestRuntime", () => {
+  it.effect("lists the tools it was given, and none by default", () =>
+    Effect.gen(function*() {
+      const tool = new McpTool({ server: "s", name: "t", inputSchema: { type: "object" } })
+      assert.deepStrictEqual(yield* Effect.provide(Runtime.use((rt) => rt.listTools), TestRuntime.layer()), [])
+      const listed = yield* Effect.provide(Runtime.use((rt) => rt.listTools), TestRuntime.layer({ tools: [tool] }))
+      assert.deepStrictEqual(listed, [tool])
+      assert.strictEqual(listed[0]!.description, "")
+    }))
+
   it.effect("answers queued observations in order and records the actions", () =>
     Effect.gen(function*() {
       const control = yield* TestRuntime

@@ -5,6 +5,7 @@ import { unzipSync, zipSync } from "fflate"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { echoTool, everythingServer } from "../conformance/mcp.ts"
 import { assertDetail, call, fileForm, json, postJson, run, serverLayer, streamAction, TestServer } from "./helpers.ts"
 
 const q = (params: Record<string, string>) => `?${new URLSearchParams(params)}`
@@ -212,6 +213,21 @@ layer(serverLayer(), { excludeTestServices: true })("action server endpoints", (
       assert.strictEqual(typeof json(ok).router_error_log, "string")
       const notList = yield* postJson(server, "/update_mcp_server", { name: "fetch", command: "uvx" })
       assertDetail(notList, 400, "Request must be a list of MCP tools to sync")
+    }))
+
+  it.effect("GET /v1/mcp/tools lists the tools of the servers /update_mcp_server set, with their server", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const set = yield* postJson(server, "/update_mcp_server", [{ ...everythingServer, name: "ev" }])
+      assert.deepStrictEqual(json(set), { detail: "MCP server updated successfully", router_error_log: "" })
+      const listed = yield* call(server, "/v1/mcp/tools")
+      assert.strictEqual(listed.status, 200, listed.text)
+      const tools = json(listed).tools as Array<Record<string, unknown>>
+      assert.deepStrictEqual(Object.keys(json(listed)), ["tools"])
+      assert.deepStrictEqual(tools.find((t) => t.name === "echo"), { ...echoTool("ev") })
+      assert.deepStrictEqual(new Set(tools.map((t) => t.server)), new Set(["ev"]))
+      yield* postJson(server, "/update_mcp_server", [])
+      assert.deepStrictEqual(json(yield* call(server, "/v1/mcp/tools")), { tools: [] })
     }))
 
   it.effect("GET /vscode/connection_token is {\"token\": null}", () =>

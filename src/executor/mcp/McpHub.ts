@@ -3,7 +3,8 @@
  * with @modelcontextprotocol/sdk, for stdio servers (each a child process owned
  * by the hub) and remote ones (streamable HTTP, or legacy SSE). A call goes to
  * the first server that lists a tool of that name; the observation's content is
- * the JSON of the tool's `CallToolResult`, as OpenHands returns it.
+ * the JSON of the tool's `CallToolResult`, as OpenHands returns it. Each
+ * server's tools are listed (every page) once, when it connects.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
@@ -11,6 +12,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Semaphore } from "effect"
 import type { McpCallAction } from "../../schema/Action.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { McpTool } from "../../schema/McpTool.ts"
 import { ErrorObservation, McpObservation } from "../../schema/Observation.ts"
 
 /** OpenHands' MCPStdioServerConfig. */
@@ -33,14 +36,35 @@ export interface McpHub {
   /** Replace the stdio servers (OpenHands' /update_mcp_server); returns connection errors, if any. */
   readonly setStdioServers: (servers: ReadonlyArray<McpStdioServer>) => Effect.Effect<ReadonlyArray<string>>
   readonly call: (action: McpCallAction) => Effect.Effect<McpObservation | ErrorObservation>
-  /** Tool names by server. */
-  readonly tools: Effect.Effect<Readonly<Record<string, ReadonlyArray<string>>>>
+  /** The tools of every connected server: remote servers first, then stdio ones, each in configuration order. */
+  readonly listTools: Effect.Effect<ReadonlyArray<McpTool>>
   readonly close: Effect.Effect<void>
 }
 
 interface Connected {
   readonly client: Client
-  readonly tools: ReadonlyArray<string>
+  readonly tools: ReadonlyArray<McpTool>
+}
+
+/** Every page of the server's `tools/list`. */
+const allTools = async (client: Client, server: string) => {
+  const tools: Array<McpTool> = []
+  let cursor: string | undefined
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor })
+    for (const tool of page.tools) {
+      tools.push(
+        new McpTool({
+          server,
+          name: tool.name,
+          description: tool.description ?? "",
+          inputSchema: tool.inputSchema
+        })
+      )
+    }
+    cursor = page.nextCursor
+  } while (cursor !== undefined)
+  return tools
 }
 
 const connect = async (server: McpStdioServer | McpRemoteServer, baseEnv: Readonly<Record<string, string>>) => {
@@ -59,9 +83,14 @@ const connect = async (server: McpStdioServer | McpRemoteServer, baseEnv: Readon
     : new StreamableHTTPClientTransport(new URL(server.url), {
       requestInit: { headers: server.apiKey === undefined ? {} : { "X-Session-API-Key": server.apiKey } }
     })
-  await client.connect(transport)
-  const { tools } = await client.listTools()
-  return { client, tools: tools.map((t) => t.name) } satisfies Connected
+  try {
+    await client.connect(transport)
+    return { client, tools: await allTools(client, server.name) } satisfies Connected
+  } catch (error) {
+    // A failed SSE connection would otherwise keep reconnecting (and the process alive).
+    await transport.close().catch(() => undefined)
+    throw error
+  }
 }
 
 /** Seconds a tool call may take before it is answered as timed out (OpenHands' shape). */
@@ -71,22 +100,23 @@ export const makeMcpHub = (
   remote: ReadonlyArray<McpRemoteServer>,
   stdio: ReadonlyArray<McpStdioServer>,
   baseEnv: Readonly<Record<string, string>>
-): Effect.Effect<McpHub> =>
+): Effect.Effect<McpHub, RuntimeStartError> =>
   Effect.gen(function*() {
     const connected = new Map<string, Connected>()
     const lock = yield* Semaphore.make(1)
 
     const connectAll = (servers: ReadonlyArray<McpStdioServer | McpRemoteServer>) =>
       Effect.promise(async () => {
-        const errors: Array<string> = []
-        await Promise.all(servers.map(async (server) => {
-          try {
-            connected.set(server.name, await connect(server, baseEnv))
-          } catch (error) {
-            errors.push(`${server.name}: ${(error as Error).message}`)
+        const results = await Promise.allSettled(servers.map((server) => connect(server, baseEnv)))
+        // Added in configuration order, whichever connected first: the first server listing a tool gets its calls.
+        return results.flatMap((result, i) => {
+          const name = servers[i]!.name
+          if (result.status === "fulfilled") {
+            connected.set(name, result.value)
+            return []
           }
-        }))
-        return errors
+          return [`${name}: ${(result.reason as Error).message}`]
+        })
       })
 
     const closeAll = (names: ReadonlyArray<string>) =>
@@ -99,20 +129,32 @@ export const makeMcpHub = (
       )
 
     let stdioNames: ReadonlyArray<string> = []
+    /**
+     * The tools, taken when a replacement is complete: a listing neither waits for a
+     * running tool call nor sees a half-replaced set of servers.
+     */
+    let listing: ReadonlyArray<McpTool> = []
     const setStdioServers = (servers: ReadonlyArray<McpStdioServer>) =>
       lock.withPermits(1)(Effect.gen(function*() {
         yield* closeAll(stdioNames)
         stdioNames = servers.map((s) => s.name)
-        return yield* connectAll(servers)
+        const errors = yield* connectAll(servers)
+        listing = [...connected.values()].flatMap((c) => c.tools)
+        return errors
       }))
 
-    yield* connectAll(remote)
-    yield* setStdioServers(stdio)
+    // The configured servers are part of the runtime: one that cannot connect fails the start
+    // (as LocalRuntime's start fails on /update_mcp_server's router_error_log).
+    const errors = [...yield* connectAll(remote), ...yield* setStdioServers(stdio)]
+    if (errors.length > 0) {
+      yield* closeAll([...connected.keys()])
+      return yield* new RuntimeStartError({ message: `MCP servers failed to start: ${errors.join("; ")}` })
+    }
 
     const call = (action: McpCallAction) =>
       lock.withPermits(1)(Effect.promise(async (): Promise<McpObservation | ErrorObservation> => {
         if (connected.size === 0) return new ErrorObservation({ content: "No MCP servers configured" })
-        const owner = [...connected.values()].find((c) => c.tools.includes(action.name))
+        const owner = [...connected.values()].find((c) => c.tools.some((t) => t.name === action.name))
         if (owner === undefined) {
           return new ErrorObservation({ content: `No matching MCP agent found for tool name: ${action.name}` })
         }
@@ -139,7 +181,7 @@ export const makeMcpHub = (
     return {
       setStdioServers,
       call,
-      tools: Effect.sync(() => Object.fromEntries([...connected].map(([name, c]) => [name, c.tools]))),
+      listTools: Effect.sync(() => listing),
       // Read at close time: servers added later by setStdioServers are closed too.
       close: Effect.suspend(() => closeAll([...connected.keys()]))
     }

@@ -24,6 +24,7 @@ import {
   type TransferError,
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
+import type { McpTool } from "../../schema/McpTool.ts"
 import type { Observation } from "../../schema/Observation.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
 import { SecretMask } from "./secrets.ts"
@@ -43,6 +44,7 @@ export interface RuntimeBackend {
   ) => Effect.Effect<void, TransferError | RuntimeError>
   readonly copyFrom: (sandboxPath: string, hostZipPath: string) => Effect.Effect<void, TransferError | RuntimeError>
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
+  readonly listTools: Effect.Effect<ReadonlyArray<McpTool>, RuntimeError>
   readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>
@@ -90,6 +92,7 @@ export const makeRuntime = (
       runAs(
         call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} })
       ),
+    listTools: backend.listTools.pipe(Effect.withSpan("Runtime.listTools", { attributes: { "runtime.kind": kind } })),
     copyTo: (hostSource, sandboxDest, options) =>
       backend.copyTo(hostSource, sandboxDest, options?.recursive ?? false).pipe(
         Effect.withSpan("Runtime.copyTo", { attributes: { "runtime.kind": kind } })

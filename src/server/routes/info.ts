@@ -1,15 +1,19 @@
 /**
  * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info`,
  * `/vscode/connection_token`, and `/update_mcp_server`, which replaces the
- * session's stdio MCP servers (connection errors go to `router_error_log`).
+ * session's stdio MCP servers (connection errors go to `router_error_log`);
+ * our `GET /v1/mcp/tools` lists the tools of every connected MCP server.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
+import { McpToolList } from "../../schema/McpTool.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, detail, isRecord, jsonBody } from "../responses.ts"
 import { type ServerClock, serverInfo } from "../serverInfo.ts"
 import { ENDPOINTS } from "./paths.ts"
+
+const encodeTools = Schema.encodeSync(McpToolList)
 
 const NAME = /^[A-Za-z0-9_-]+$/
 const isStrings = (u: unknown): u is ReadonlyArray<string> => Array.isArray(u) && u.every((s) => typeof s === "string")
@@ -51,5 +55,9 @@ export const infoRoutes = (clock: ServerClock, workingDir: string) =>
           router_error_log: errors.join("\n")
         })
       }).pipe(Effect.catch((e) => Effect.succeed(detail(e.status, e.message))))
+    )
+    yield* router.add(
+      ...ENDPOINTS.mcpTools,
+      Effect.map(executor.listMcpTools, (tools) => HttpServerResponse.jsonUnsafe(encodeTools({ tools })))
     )
   }))

@@ -7,6 +7,7 @@ export const ENDPOINTS = {
   executeAction: ["POST", "/execute_action"],
   executeActionStream: ["POST", "/v1/execute_action/stream"],
   env: ["POST", "/v1/env"],
+  mcpTools: ["GET", "/v1/mcp/tools"],
   listFiles: ["POST", "/list_files"],
   uploadFile: ["POST", "/upload_file"],
   downloadFiles: ["GET", "/download_files"]
