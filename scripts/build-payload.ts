@@ -54,7 +54,8 @@ for (const [file, input] of Object.entries(ENTRIES)) {
     external: [...Object.keys(NATIVE), ...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
     logLevel: "warn"
   })
-  await bundle.write({ file: join(out, file), format: "esm", minify: true, sourcemap: false })
+  // One file each: a module imported lazily (turndown) stays inside, evaluated when first imported.
+  await bundle.write({ file: join(out, file), format: "esm", minify: true, sourcemap: false, codeSplitting: false })
   await bundle.close()
 }
 // Found beside the bundled server at run time (src/executor/skills/agentSkills.ts).

@@ -99,7 +99,7 @@ export const makeActionExecutor = (
     const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
     const editor = makeEditor(ws)
     const skills = options.ipython?.agentSkills === true ? yield* agentSkillsKernel(stateDir, process.env) : null
-    const ipython = options.ipython === undefined ? null : yield* makeIPython({
+    const startIPython = options.ipython === undefined ? Effect.succeed(null) : makeIPython({
       python: options.ipython.python,
       stateDir,
       cwd: () => shell.cwd(),
@@ -108,6 +108,13 @@ export const makeActionExecutor = (
       marker: `${options.sessionMarker}/kernel`,
       ...(skills === null ? {} : { initCode: skills.initCode })
     })
+    const startMcp = Effect.acquireRelease(
+      makeMcpHub(options.mcp?.remote ?? [], options.mcp?.stdio ?? [], process.env as Record<string, string>),
+      (hub) => hub.close
+    )
+    // The tools start side by side, as OpenHands initialises its plugins concurrently; each
+    // bounds its own start (kernel 30 s, MCP's initialize request 60 s), within OpenHands' 120 s.
+    const [ipython, mcp] = yield* Effect.all([startIPython, startMcp], { concurrency: "unbounded" })
     const browser = options.browser === undefined ? null : yield* makeBrowser({
       ...options.browser,
       workspace: ws,
@@ -116,12 +123,6 @@ export const makeActionExecutor = (
       env: process.env as Record<string, string>
     })
     const lock = yield* Semaphore.make(1)
-    const mcp = yield* makeMcpHub(
-      options.mcp?.remote ?? [],
-      options.mcp?.stdio ?? [],
-      process.env as Record<string, string>
-    )
-    yield* Effect.addFinalizer(() => mcp.close)
     let staticCount = 0
 
     /** `is_static`: a fresh shell for this one command (in `cwd`), closed afterwards. */

@@ -38,8 +38,9 @@ const parsePort = (text: string): number | null => {
   return port <= 65535 ? port : null
 }
 
+const error = (message: string): ParsedArgs => ({ _tag: "Error", message: `${message}\n${USAGE}` })
+
 export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
-  const error = (message: string): ParsedArgs => ({ _tag: "Error", message: `${message}\n${USAGE}` })
   let port: number | null = null
   let host = "0.0.0.0"
   let workingDir: string | null = null

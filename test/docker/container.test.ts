@@ -5,7 +5,7 @@
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect, Fiber, Result, Stream } from "effect"
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { freemem, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import {
@@ -92,7 +92,6 @@ describeDocker("DockerRuntime container", () => {
     () =>
       Effect.gen(function*() {
         const session = sessionId("ctr")
-        const hostFreeBefore = freemem()
         const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, memoryBytes: 64 * MIB }))
         assert.strictEqual((yield* inspect(containerName(session)))!.HostConfig.Memory, 64 * MIB)
         const statuses = yield* rt.status.pipe(
@@ -105,6 +104,13 @@ describeDocker("DockerRuntime container", () => {
           // The OOM killer chose tail (SIGKILL, 128 + 9) and the session goes on.
           assert.include(hog.success.content, "exit=137")
           assert.strictEqual((yield* sh(rt, "echo still here")).content, "still here")
+          // The 300 MB never existed outside the cgroup: its peak stayed within the limit.
+          const peak =
+            (yield* sh(
+              rt,
+              "cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes /sys/fs/cgroup/memory.peak 2>/dev/null | head -1"
+            )).content
+          assert.isAtMost(Number(peak), 64 * MIB, peak)
           yield* Fiber.interrupt(statuses)
         } else {
           // What happens here: the OOM killer picks the action server first (its ~75 MB RSS, half of it the
@@ -122,8 +128,8 @@ describeDocker("DockerRuntime container", () => {
           assert.isTrue((yield* inspect(containerName(session)))!.State.OOMKilled)
           assert.instanceOf(yield* Effect.flip(rt.runCommand("echo again")), RuntimeDisconnectedError)
         }
-        // The host did not pay for the 300 MB: only the container's cgroup was short of memory.
-        assert.isAbove(freemem(), hostFreeBefore - 200 * MIB)
+        // The engine is unharmed: only the container's cgroup was short of memory. (Host free memory is
+        // no measure here: other test files start browsers and containers at the same time.)
         assert.strictEqual(dockerCli("info").status, 0)
         yield* release
         assertNoContainer(session)

@@ -10,7 +10,7 @@ import { Effect, type Scope } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { isAbsolute, join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { type Browser as PwBrowser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core"
+import type { Browser as PwBrowser, BrowserContext, CDPSession, Page } from "playwright-core"
 import type { BrowseInteractiveAction, BrowseURLAction } from "../../schema/Action.ts"
 import { BrowserOutputObservation, ErrorObservation, FileDownloadObservation } from "../../schema/Observation.ts"
 import { SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
@@ -87,6 +87,8 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
     const launch = async (): Promise<Session> => {
       const executablePath = findChromium(options.executablePath, options.env)
       if (executablePath === null) throw new Error(NO_CHROMIUM_TEXT)
+      // Loaded on first use: Playwright is megabytes of code a server without browsing never needs.
+      const { chromium } = await import("playwright-core")
       const browser = await chromium.launch({
         executablePath,
         headless: true,
@@ -182,7 +184,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         marked,
         snapshot,
         axtree: snapshot === null ? "" : axtreeText(snapshot, marked.properties),
-        text: withPageText ? pageText(marked.html, page.url()) : "",
+        text: withPageText ? await pageText(marked.html, page.url()) : "",
         screenshot: shot === null ? "" : `data:image/png;base64,${shot}`,
         screenshotPath,
         openPagesUrls: pages.map((p) => p.url()),

@@ -3,10 +3,12 @@
  * images as their alt text, no line wrapping), made with turndown. Links are
  * made absolute against the page's URL so the agent can `goto` them as written.
  */
-import TurndownService from "turndown"
+import type TurndownService from "turndown"
 
-const converter = (pageUrl: string): TurndownService => {
-  const service = new TurndownService({
+const converter = async (pageUrl: string): Promise<TurndownService> => {
+  // Loaded on first use: turndown's DOM (domino) is most of its weight, and few sessions browse.
+  const { default: Turndown } = await import("turndown")
+  const service = new Turndown({
     headingStyle: "atx",
     codeBlockStyle: "fenced",
     bulletListMarker: "*",
@@ -38,4 +40,5 @@ const absolute = (href: string, base: string): string => {
 }
 
 /** The HTML of a page at `pageUrl` as Markdown. */
-export const pageText = (html: string, pageUrl: string): string => converter(pageUrl).turndown(html)
+export const pageText = async (html: string, pageUrl: string): Promise<string> =>
+  (await converter(pageUrl)).turndown(html)

@@ -57,6 +57,7 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
   const page = context.tabs.active()
   const p = action.params
   const timeout = ELEMENT_TIMEOUT_MS
+  const bidTarget = () => element(page, String(p["bid"]))
   switch (action.name) {
     case "goto":
       await page.goto(String(p["url"]), { timeout: context.navigationTimeoutMs })
@@ -71,36 +72,29 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
       await page.waitForTimeout(Number(p["wait_ms"]))
       return
     case "click":
-      await (await element(page, String(p["bid"]))).click({
-        button: button(p["button"]),
-        modifiers: modifiers(p["modifiers"]),
-        timeout
-      })
+    case "dblclick": {
+      const options = { button: button(p["button"]), modifiers: modifiers(p["modifiers"]), timeout }
+      const target = await bidTarget()
+      await (action.name === "click" ? target.click(options) : target.dblclick(options))
       return
-    case "dblclick":
-      await (await element(page, String(p["bid"]))).dblclick({
-        button: button(p["button"]),
-        modifiers: modifiers(p["modifiers"]),
-        timeout
-      })
-      return
+    }
     case "hover":
-      await (await element(page, String(p["bid"]))).hover({ timeout })
+      await (await bidTarget()).hover({ timeout })
       return
     case "fill":
-      await (await element(page, String(p["bid"]))).fill(String(p["value"]), { timeout })
+      await (await bidTarget()).fill(String(p["value"]), { timeout })
       return
     case "select_option":
-      await (await element(page, String(p["bid"]))).selectOption(p["options"] as Array<string>, { timeout })
+      await (await bidTarget()).selectOption(p["options"] as Array<string>, { timeout })
       return
     case "press":
-      await (await element(page, String(p["bid"]))).press(String(p["key_comb"]), { timeout })
+      await (await bidTarget()).press(String(p["key_comb"]), { timeout })
       return
     case "focus":
-      await (await element(page, String(p["bid"]))).focus({ timeout })
+      await (await bidTarget()).focus({ timeout })
       return
     case "clear":
-      await (await element(page, String(p["bid"]))).clear({ timeout })
+      await (await bidTarget()).clear({ timeout })
       return
     case "drag_and_drop":
       await (await element(page, String(p["from_bid"]))).dragTo(await element(page, String(p["to_bid"])), { timeout })
@@ -110,7 +104,7 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
       return
     case "upload_file": {
       const files = await Promise.all((p["file"] as Array<string>).map(context.resolveFile))
-      const target = await element(page, String(p["bid"]))
+      const target = await bidTarget()
       const [chooser] = await Promise.all([page.waitForEvent("filechooser", { timeout }), target.click({ timeout })])
       await chooser.setFiles(files)
       return
