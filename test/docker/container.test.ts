@@ -105,11 +105,10 @@ describeDocker("DockerRuntime container", () => {
           assert.include(hog.success.content, "exit=137")
           assert.strictEqual((yield* sh(rt, "echo still here")).content, "still here")
           // The 300 MB never existed outside the cgroup: its peak stayed within the limit.
-          const peak =
-            (yield* sh(
-              rt,
-              "cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes /sys/fs/cgroup/memory.peak 2>/dev/null | head -1"
-            )).content
+          const peak = (yield* sh(
+            rt,
+            "cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes /sys/fs/cgroup/memory.peak 2>/dev/null | head -1"
+          )).content
           assert.isAtMost(Number(peak), 64 * MIB, peak)
           yield* Fiber.interrupt(statuses)
         } else {
