@@ -94,7 +94,7 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
 
     const start = Effect.tryPromise({
       try: async () => {
-        const started = new KernelProcess({
+        const started = await KernelProcess.start({
           python: options.python,
           stateDir: options.stateDir,
           cwd: options.cwd(),

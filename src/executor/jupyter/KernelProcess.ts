@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { Dealer, Subscriber } from "zeromq"
+import type { Dealer, Subscriber } from "zeromq"
 import { killProcessGroup, SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
 import { type Message, Signer } from "./messages.ts"
 
@@ -28,14 +28,21 @@ type Collector = (message: Message) => void
 export class KernelProcess {
   private readonly child: ChildProcess
   private readonly dir: string
-  private readonly shell = new Dealer()
-  private readonly iopub = new Subscriber()
+  private readonly shell: Dealer
+  private readonly iopub: Subscriber
   private readonly signer: Signer
   private readonly collectors = new Map<string, Collector>()
   private exited = false
   private stderr = ""
 
-  constructor(options: KernelOptions) {
+  /** Starts a kernel; ZeroMQ's native addon is loaded then, not when a server without IPython starts. */
+  static async start(options: KernelOptions): Promise<KernelProcess> {
+    return new KernelProcess(options, await import("zeromq"))
+  }
+
+  private constructor(options: KernelOptions, zmq: typeof import("zeromq")) {
+    this.shell = new zmq.Dealer()
+    this.iopub = new zmq.Subscriber()
     this.dir = mkdtempSync(join(options.stateDir, "kernel-"))
     const key = randomBytes(32).toString("hex")
     this.signer = new Signer(key)

@@ -6,10 +6,7 @@
  * the JSON of the tool's `CallToolResult`, as OpenHands returns it. Each
  * server's tools are listed (every page) once, when it connects.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect, Semaphore } from "effect"
 import type { McpCallAction } from "../../schema/Action.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
@@ -67,7 +64,23 @@ const allTools = async (client: Client, server: string) => {
   return tools
 }
 
+/**
+ * The SDK's client and transports, loaded on first use: the SDK builds its zod schemas as it
+ * loads, which a server without MCP servers should not pay for at start.
+ */
+const sdk = async () => {
+  const [{ Client }, { SSEClientTransport }, { StdioClientTransport }, { StreamableHTTPClientTransport }] =
+    await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/client/sse.js"),
+      import("@modelcontextprotocol/sdk/client/stdio.js"),
+      import("@modelcontextprotocol/sdk/client/streamableHttp.js")
+    ])
+  return { Client, SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport }
+}
+
 const connect = async (server: McpStdioServer | McpRemoteServer, baseEnv: Readonly<Record<string, string>>) => {
+  const { Client, SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport } = await sdk()
   const client = new Client({ name: "effect-sandbox", version: "0.1.0" })
   const transport = "command" in server
     ? new StdioClientTransport({
