@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { chromiumAvailable } from "./conformance/chromium.ts"
 import { kernelAvailable } from "./conformance/kernel.ts"
 
 const root = resolve(import.meta.dirname, "..")
@@ -46,20 +47,37 @@ const skills = Effect.gen(function*() {
         }, includeExtra: false }))
   console.log(obs.content)
 })
-if (process.argv[2] === "skills") {
+if (process.argv.includes("skills")) {
   await Effect.runPromise(skills.pipe(Effect.provide(CliRuntime.layer({ ipython: true }))))
   await Effect.runPromise(skills.pipe(Effect.provide(LocalRuntime.layer({ plugins: ["agent_skills", "jupyter"] }))))
+}
+// The browser: Playwright from dependencies (CliRuntime) and from the payload (LocalRuntime's server).
+const browse = Effect.gen(function*() {
+  const rt = yield* Runtime
+  const obs = yield* rt.browse("data:text/html,<h1>Packed page</h1>")
+  console.log(obs.content.split("\\n")[2])
+})
+if (process.argv.includes("browser")) {
+  await Effect.runPromise(browse.pipe(Effect.provide(CliRuntime.layer({ browser: true }))))
+  await Effect.runPromise(browse.pipe(Effect.provide(LocalRuntime.layer({ browser: true }))))
 }
 `
       )
       const withSkills = kernelAvailable()
-      const out = execFileSync(process.execPath, ["main.js", withSkills ? "skills" : ""], {
+      const withBrowser = chromiumAvailable()
+      const args = [...(withSkills ? ["skills"] : []), ...(withBrowser ? ["browser"] : [])]
+      const out = execFileSync(process.execPath, ["main.js", ...args], {
         cwd: scratch,
         encoding: "utf8"
       })
       assert.strictEqual(
         out.trim(),
-        ["cli-ok", "local-ok", ...(withSkills ? [SKILLS_ERROR, SKILLS_ERROR] : [])].join("\n")
+        [
+          "cli-ok",
+          "local-ok",
+          ...(withSkills ? [SKILLS_ERROR, SKILLS_ERROR] : []),
+          ...(withBrowser ? ["# Packed page", "# Packed page"] : [])
+        ].join("\n")
       )
     } finally {
       rmSync(scratch, { recursive: true, force: true })
