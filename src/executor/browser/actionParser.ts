@@ -21,12 +21,8 @@ export interface ParsedCall {
 
 /** Why the text is not a list of calls. */
 export class ActionSyntaxError extends Error {
-  readonly line: number
-  readonly column: number
   constructor(message: string, line: number, column: number) {
     super(`SyntaxError: ${message} (line ${line}, column ${column})`)
-    this.line = line
-    this.column = column
   }
 }
 

@@ -40,9 +40,7 @@ const freeName = (dir: string, name: string): string => {
 }
 
 export interface SavedDownload {
-  /** Where the file lives on this machine, inside the workspace. */
-  readonly hostPath: string
-  /** The same file as the agent names it (under the mount path). */
+  /** The copy in the workspace, as the agent names it (under the mount path). */
   readonly agentPath: string
 }
 
@@ -90,6 +88,6 @@ export class Downloads {
     const source = saved.at(-1)!
     const name = `file_${this.#count}${guessExtension(source)}`
     copyFileSync(source, join(this.root, name))
-    return { hostPath: join(this.root, name), agentPath: join(this.mountPath, name) }
+    return { agentPath: join(this.mountPath, name) }
   }
 }

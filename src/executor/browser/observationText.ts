@@ -5,11 +5,11 @@
  * an action's error sits in its own block before them.
  */
 
-export const AXTREE_BEGIN = "============== BEGIN accessibility tree =============="
-export const AXTREE_END = "============== END accessibility tree =============="
-export const PAGE_BEGIN = "============== BEGIN webpage content =============="
-export const PAGE_END = "============== END webpage content =============="
-export const ACTION_OK = "[Action executed successfully.]"
+const AXTREE_BEGIN = "============== BEGIN accessibility tree =============="
+const AXTREE_END = "============== END accessibility tree =============="
+const PAGE_BEGIN = "============== BEGIN webpage content =============="
+const PAGE_END = "============== END webpage content =============="
+const ACTION_OK = "[Action executed successfully.]"
 
 const errorBlock = (error: string): string =>
   "================ BEGIN error message ===============\n" +
