@@ -12,6 +12,7 @@ import { notFound } from "./notFound.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
+import { mcpProxyRoutes } from "./routes/mcpProxy.ts"
 import type { ServerClock } from "./serverInfo.ts"
 
 export interface ActionServerOptions {
@@ -39,6 +40,7 @@ export const layer = (options: ActionServerOptions) => {
     actionRoutes(clock),
     fileRoutes,
     infoRoutes(clock, options.workingDir),
+    mcpProxyRoutes,
     notFound,
     ...(options.sessionApiKey === undefined ? [] : [sessionKeyMiddleware(options.sessionApiKey)])
   )

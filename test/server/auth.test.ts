@@ -46,6 +46,12 @@ const protectedRequests = (server: TestServerShape): Array<readonly [string, str
   ]
 }
 
+/** The MCP proxy: refused like the rest (with the key its SSE stream stays open; test/server/mcpProxy.test.ts uses it). */
+const proxyRequests: Array<readonly [string, string, CallOptions]> = [
+  ["GET /mcp/sse", "/mcp/sse", {}],
+  ["POST /mcp/messages", "/mcp/messages?sessionId=x", post({ jsonrpc: "2.0", id: 1, method: "ping" })]
+]
+
 const assertRejected = (reply: Reply, what: string) => {
   assert.strictEqual(reply.status, 403, `${what}: ${reply.text}`)
   assert.deepStrictEqual(json(reply), { detail: "Invalid API Key" }, what)
@@ -91,7 +97,7 @@ describe("session key authentication", () => {
           "",
           `${KEY} ${KEY}`
         ]
-        for (const [name, path, options] of protectedRequests(server)) {
+        for (const [name, path, options] of [...protectedRequests(server), ...proxyRequests]) {
           assertRejected(yield* call(server, path, { ...options, auth: false }), `${name} without a key`)
           for (const auth of wrongKeys) {
             assertRejected(yield* call(server, path, { ...options, auth }), `${name} with key ${JSON.stringify(auth)}`)

@@ -8,6 +8,8 @@ export const ENDPOINTS = {
   executeActionStream: ["POST", "/v1/execute_action/stream"],
   env: ["POST", "/v1/env"],
   mcpTools: ["GET", "/v1/mcp/tools"],
+  mcpSse: ["GET", "/mcp/sse"],
+  mcpMessages: ["POST", "/mcp/messages"],
   listFiles: ["POST", "/list_files"],
   uploadFile: ["POST", "/upload_file"],
   downloadFiles: ["GET", "/download_files"]

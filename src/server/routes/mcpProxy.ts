@@ -1,0 +1,106 @@
+/**
+ * OpenHands' MCP proxy (spec §2.4, §9): the session's MCP tools re-exported as
+ * one MCP server over SSE at `GET /mcp/sse`, its messages posted to
+ * `POST /mcp/messages?sessionId=...`. OpenHands' client calls MCP tools this way
+ * (its `get_mcp_config` adds `<server>/mcp/sse` once stdio servers are set), and
+ * any MCP client can too. Listing reads the executor's tools; a call runs as a
+ * `call_tool_mcp` action, so it takes its turn with the session's other actions.
+ *
+ * The MCP SDK's transport writes to Node's response itself; the router leaves a
+ * response it finds ended (or gone) alone.
+ */
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import type { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
+import { Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { McpCallAction } from "../../schema/Action.ts"
+import { ActionExecutor, type ActionExecutorShape } from "../../services/ActionExecutor.ts"
+import { detail } from "../responses.ts"
+import { ENDPOINTS } from "./paths.ts"
+
+/** The SDK's server side, loaded when the first client connects. */
+const sdk = async () => {
+  const [{ Server }, { SSEServerTransport }, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/sse.js"),
+    import("@modelcontextprotocol/sdk/types.js")
+  ])
+  return { Server, SSEServerTransport, types }
+}
+
+type Sdk = Awaited<ReturnType<typeof sdk>>
+
+/** An MCP server whose tools are the executor's. */
+const proxyServer = ({ Server, types }: Sdk, executor: ActionExecutorShape) => {
+  const server = new Server({ name: "effect-sandbox", version: "0.1.0" }, { capabilities: { tools: {} } })
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
+    tools: (await Effect.runPromise(executor.listMcpTools)).map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as { type: "object" }
+    }))
+  }))
+  server.setRequestHandler(types.CallToolRequestSchema, async ({ params }) => {
+    const action = new McpCallAction({ name: params.name, arguments: params.arguments ?? {} })
+    const observation = await Effect.runPromise(executor.execute(action))
+    if (observation._tag !== "McpObservation") {
+      throw new types.McpError(types.ErrorCode.InvalidParams, observation.content)
+    }
+    const result = JSON.parse(observation.content) as { isError?: boolean; error?: string; content: Array<unknown> }
+    // A failed or timed-out call: the observation's error text becomes the tool's text.
+    return typeof result.error === "string"
+      ? { isError: true, content: [{ type: "text" as const, text: result.error }] }
+      : result as { content: Array<{ type: "text"; text: string }> }
+  })
+  return server
+}
+
+const nodeResponse = (request: HttpServerRequest.HttpServerRequest) =>
+  NodeHttpServerRequest.toServerResponse(request) as ServerResponse
+
+export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
+  const executor = yield* ActionExecutor
+  const sessions = new Map<string, SSEServerTransport>()
+
+  yield* router.add(
+    ...ENDPOINTS.mcpSse,
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const response = nodeResponse(request)
+      const loaded = yield* Effect.promise(sdk)
+      const transport = new loaded.SSEServerTransport(ENDPOINTS.mcpMessages[1], response)
+      const server = proxyServer(loaded, executor)
+      sessions.set(transport.sessionId, transport)
+      yield* Effect.promise(() => server.connect(transport))
+      // The stream stays open until the client goes (or the server stops).
+      yield* Effect.callback<void>((resume) => {
+        if (response.destroyed) return resume(Effect.void)
+        response.once("close", () => resume(Effect.void))
+      }).pipe(
+        Effect.ensuring(Effect.promise(async () => {
+          sessions.delete(transport.sessionId)
+          await server.close().catch(() => undefined)
+        }))
+      )
+      return HttpServerResponse.empty()
+    })
+  )
+
+  yield* router.add(
+    ...ENDPOINTS.mcpMessages,
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const id = new URL(request.url, "http://server").searchParams.get("sessionId") ?? ""
+      const transport = sessions.get(id)
+      if (transport === undefined) return detail(404, `No MCP session ${JSON.stringify(id)}: connect to /mcp/sse first`)
+      yield* Effect.promise(() =>
+        transport.handlePostMessage(
+          NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage,
+          nodeResponse(request)
+        )
+      )
+      return HttpServerResponse.empty()
+    })
+  )
+}))

@@ -1,0 +1,63 @@
+/**
+ * The MCP proxy (`GET /mcp/sse`): an MCP client, as OpenHands' `call_tool_mcp`
+ * uses, reaches the tools of the stdio servers `/update_mcp_server` set.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { Effect } from "effect"
+import { everythingServer } from "../conformance/mcp.ts"
+import { postJson, serverLayer, TestServer, type TestServerShape } from "./helpers.ts"
+
+/** An MCP client connected to the server's proxy with these headers, closed with the scope. */
+const connect = (server: TestServerShape, headers: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client({ name: "proxy-test", version: "1.0.0" })
+      await client.connect(new SSEClientTransport(new URL(`${server.baseUrl}/mcp/sse`), { requestInit: { headers } }))
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+layer(serverLayer(), { excludeTestServices: true })("MCP proxy", (it) => {
+  it.effect("re-exports the session's MCP tools over SSE, and calls them", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const set = yield* postJson(server, "/update_mcp_server", [{ ...everythingServer, name: "ev" }])
+      assert.strictEqual(set.status, 200, set.text)
+      const client = yield* connect(server, { "X-Session-API-Key": server.key })
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.deepStrictEqual(tools.find((tool) => tool.name === "echo")?.description, "Echoes back the input string")
+      const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { message: "via proxy" } }))
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "Echo: via proxy" }] })
+      // A tool no server has is a JSON-RPC error with OpenHands' text.
+      const missing = yield* Effect.flip(Effect.tryPromise(() => client.callTool({ name: "nope", arguments: {} })))
+      assert.include(String(missing.cause), "No matching MCP agent found for tool name: nope")
+    }).pipe(Effect.scoped))
+
+  it.effect("takes the key as a bearer token too, and refuses a wrong one", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const client = yield* connect(server, { Authorization: `Bearer ${server.key}` })
+      assert.isArray((yield* Effect.promise(() => client.listTools())).tools)
+      const refused = yield* Effect.flip(Effect.tryPromise(() =>
+        new Client({ name: "x", version: "1" }).connect(
+          new SSEClientTransport(new URL(`${server.baseUrl}/mcp/sse`), {
+            requestInit: { headers: { "X-Session-API-Key": "wrong" } }
+          })
+        )
+      ))
+      assert.include(String(refused.cause), "403")
+    }).pipe(Effect.scoped))
+
+  it.effect("answers a message for an unknown session with 404", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const reply = yield* postJson(server, "/mcp/messages?sessionId=nope", { jsonrpc: "2.0", id: 1, method: "ping" })
+      assert.strictEqual(reply.status, 404)
+      assert.deepStrictEqual(JSON.parse(reply.text), {
+        detail: "No MCP session \"nope\": connect to /mcp/sse first"
+      })
+    }))
+})
