@@ -58,6 +58,10 @@ export const layer = (options: ActionServerOptions) => {
       })
     ),
     Layer.provide(NodeServices.layer),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
+    // Stopping interrupts requests in flight at once (a running command is killed, an MCP proxy
+    // stream ends) instead of waiting up to 20 s for them: whoever stops a sandbox wants it stopped.
+    Layer.provideMerge(
+      NodeHttpServer.layer(createServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
+    )
   )
 }

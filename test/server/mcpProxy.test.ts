@@ -2,12 +2,15 @@
  * The MCP proxy (`GET /mcp/sse`): an MCP client, as OpenHands' `call_tool_mcp`
  * uses, reaches the tools of the stdio servers `/update_mcp_server` set.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it as test, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { defaultServerEntry } from "../../src/layers/local/serverProcess.ts"
+import { LISTENING_PREFIX } from "../../src/server/announce.ts"
 import { everythingServer } from "../conformance/mcp.ts"
-import { postJson, serverLayer, TestServer, type TestServerShape } from "./helpers.ts"
+import { postJson, serverLayer, tempDir, TestServer, type TestServerShape } from "./helpers.ts"
 
 /** An MCP client connected to the server's proxy with these headers, closed with the scope. */
 const connect = (server: TestServerShape, headers: Record<string, string>) =>
@@ -60,4 +63,37 @@ layer(serverLayer(), { excludeTestServices: true })("MCP proxy", (it) => {
         detail: "No MCP session \"nope\": connect to /mcp/sse first"
       })
     }))
+})
+
+describe("MCP proxy at shutdown", () => {
+  test.live("an open proxy stream does not hold the server up: on SIGTERM it exits by itself", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempDir("proxy-stop-")
+      const child = spawn(process.execPath, [
+        defaultServerEntry(),
+        "0",
+        "--working-dir",
+        workspace,
+        "--host",
+        "127.0.0.1"
+      ], {
+        stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env, SESSION_API_KEY: "proxy-key" }
+      })
+      const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        child.once("exit", (code, signal) => resolve({ code, signal }))
+      )
+      const line = yield* Effect.promise(() =>
+        new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(String(d))))
+      )
+      const { port } = JSON.parse(line.slice(LISTENING_PREFIX.length)) as { port: number }
+      const server = { baseUrl: `http://127.0.0.1:${port}`, key: "proxy-key" } as TestServerShape
+      const client = yield* connect(server, { "X-Session-API-Key": server.key })
+      assert.isArray((yield* Effect.promise(() => client.listTools())).tools)
+      child.kill("SIGTERM")
+      // Node's server would wait for the stream (Effect's default grace: 20 s) and need SIGKILL; it
+      // ends the stream and exits as an interrupted Effect program does (130).
+      const ended = yield* Effect.promise(() => exit).pipe(Effect.timeout("10 seconds"))
+      assert.deepStrictEqual(ended, { code: 130, signal: null })
+    }).pipe(Effect.scoped))
 })

@@ -78,9 +78,12 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
         if (response.destroyed) return resume(Effect.void)
         response.once("close", () => resume(Effect.void))
       }).pipe(
-        Effect.ensuring(Effect.promise(async () => {
+        Effect.ensuring(Effect.sync(() => {
           sessions.delete(transport.sessionId)
-          await server.close().catch(() => undefined)
+          // The stream's connection serves nothing else: closing it ends the MCP session too, and a
+          // client that keeps its socket open cannot hold a stopping server up.
+          response.destroy()
+          void server.close().catch(() => undefined)
         }))
       )
       return HttpServerResponse.empty()
