@@ -33,6 +33,21 @@ export interface ActionServerOptions {
   readonly browser?: Executor.ExecutorOptions["browser"] | undefined
 }
 
+/**
+ * Node's HTTP server whose `close` also drops the connections still open: a client's
+ * keep-alive socket (or a stream it never closed) cannot keep a stopping server waiting.
+ */
+const closingServer = () => {
+  const server = createServer()
+  const close = server.close.bind(server)
+  server.close = (callback) => {
+    close(callback)
+    server.closeAllConnections()
+    return server
+  }
+  return server
+}
+
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
 export const layer = (options: ActionServerOptions) => {
   const clock: ServerClock = { startedAt: Date.now(), lastActionAt: Date.now() }
@@ -61,7 +76,7 @@ export const layer = (options: ActionServerOptions) => {
     // Stopping interrupts requests in flight at once (a running command is killed, an MCP proxy
     // stream ends) instead of waiting up to 20 s for them: whoever stops a sandbox wants it stopped.
     Layer.provideMerge(
-      NodeHttpServer.layer(createServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
+      NodeHttpServer.layer(closingServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
     )
   )
 }
