@@ -153,18 +153,21 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
       return cdp
     }
 
-    /** Screenshot (saved and inline), accessibility tree and element properties of the active tab. */
-    const observe = async (s: Session, withPageText: boolean) => {
+    /**
+     * Screenshot (saved and inline) and element properties of the active tab, with the page's
+     * text and the accessibility tree only when the observation shows or returns them.
+     */
+    const observe = async (s: Session, want: { readonly pageText: boolean; readonly tree: boolean }) => {
       const page = s.active
       const cdp = await cdpOf(s, page)
-      const marked = await markPage(page, withPageText).catch(() => ({
+      const marked = await markPage(page, want.pageText).catch(() => ({
         properties: {} as Record<string, ElementProperties>,
         focusedBid: "",
         html: ""
       }))
       // CDP's capture directly: Playwright's page.screenshot adds waits we do not need here.
       const [snapshot, shot] = await Promise.all([
-        readAXTree(cdp).catch(() => null),
+        want.tree ? readAXTree(cdp).catch(() => null) : null,
         (cdp.send("Page.captureScreenshot", { format: "png", optimizeForSpeed: true }) as Promise<{ data: string }>)
           .then(
             ({ data }) => data,
@@ -183,8 +186,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         url: page.url(),
         marked,
         snapshot,
-        axtree: snapshot === null ? "" : axtreeText(snapshot, marked.properties),
-        text: withPageText ? await pageText(marked.html, page.url()) : "",
+        text: want.pageText ? await pageText(marked.html, page.url()) : "",
         screenshot: shot === null ? "" : `data:image/png;base64,${shot}`,
         screenshotPath,
         openPagesUrls: pages.map((p) => p.url()),
@@ -239,6 +241,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
     const browse = (action: BrowseURLAction) =>
       withSession(async (s) => {
         const url = absoluteUrl(action.url, options.cwd())
+        const lastAction = `goto(${JSON.stringify(url)})`
         let error = ""
         try {
           const response = await s.active.goto(url, { timeout: timeoutMs(action.timeout) })
@@ -248,13 +251,14 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         } catch (cause) {
           error = errorText(cause)
         }
-        const download = await downloaded(`goto(${JSON.stringify(url)})`)
+        const download = await downloaded(lastAction)
         if (download !== null) return download
-        const view = await observe(s, true)
+        // The tree is read only when returned: `browse` shows the page text.
+        const view = await observe(s, { pageText: true, tree: action.returnAxtree })
         return output(view, {
           content: browseText({ url: view.url, error, pageText: view.text }),
           trigger: "browse",
-          lastAction: `goto(${JSON.stringify(url)})`,
+          lastAction,
           error,
           returnAxtree: action.returnAxtree
         })
@@ -272,8 +276,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         const context: ActionContext = {
           tabs: tabs(s),
           navigationTimeoutMs: timeoutMs(action.timeout),
-          resolveFile: (path) => Effect.runPromise(ws.resolve(path, options.cwd())),
-          messages: []
+          resolveFile: (path) => Effect.runPromise(ws.resolve(path, options.cwd()))
         }
         if (error === "") error = await runActions(bound, context)
         // A click on a download link ends in a download, not a page: wait for its request to settle.
@@ -281,14 +284,14 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         if (s.navigations.takeAborted()) await downloads.arrival(DOWNLOAD_GRACE_MS)
         const download = await downloaded(action.browserActions)
         if (download !== null) return download
-        const view = await observe(s, false)
+        const view = await observe(s, { pageText: false, tree: true })
         return output(view, {
           content: interactiveText({
             url: view.url,
             focusedBid: view.marked.focusedBid,
             screenshotPath: view.screenshotPath,
             error,
-            axtree: view.axtree
+            axtree: view.snapshot === null ? "" : axtreeText(view.snapshot, view.marked.properties)
           }),
           trigger: "browse_interactive",
           lastAction: action.browserActions,

@@ -137,7 +137,7 @@ const pyRepr = (text: string): string => {
 }
 
 /** Roles that only wrap others: shown through their children. */
-const TRANSPARENT_ROLES = new Set(["none", "generic", "InlineTextBox", "LineBreak"])
+const TRANSPARENT_ROLES = new Set(["none", "generic", "LineBreak"])
 /** Boolean properties shown by name when true. */
 const FLAGS = new Set(["focused", "required", "disabled", "selected", "modal", "multiselectable"])
 /** Properties shown as `name=value`. */

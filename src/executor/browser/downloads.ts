@@ -7,6 +7,7 @@
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync } from "node:fs"
 import { extname, join } from "node:path"
 import type { Download } from "playwright-core"
+import { Wakeups } from "./wakeups.ts"
 
 /** Signatures of common download types, checked in order. */
 const MAGIC: ReadonlyArray<readonly [string, string]> = [
@@ -48,7 +49,7 @@ export interface SavedDownload {
 export class Downloads {
   #count = 0
   #pending: Array<Promise<string | null>> = []
-  #onTrack: Array<() => void> = []
+  readonly #started = new Wakeups()
 
   readonly root: string
   readonly mountPath: string
@@ -64,19 +65,12 @@ export class Downloads {
     mkdirSync(dir, { recursive: true })
     const target = join(dir, freeName(dir, download.suggestedFilename() || "download"))
     this.#pending.push(download.saveAs(target).then(() => target, () => null))
-    for (const wake of this.#onTrack.splice(0)) wake()
+    this.#started.wakeAll()
   }
 
   /** Resolves once a download has started (now or within `timeoutMs`). */
   arrival(timeoutMs: number): Promise<void> {
-    if (this.#pending.length > 0) return Promise.resolve()
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs)
-      this.#onTrack.push(() => {
-        clearTimeout(timer)
-        resolve()
-      })
-    })
+    return this.#pending.length > 0 ? Promise.resolve() : this.#started.wait(timeoutMs)
   }
 
   /** Waits for the downloads started so far; copies the newest into the workspace as `file_<n><ext>`. */

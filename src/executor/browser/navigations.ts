@@ -7,10 +7,11 @@
  * download, so an aborted navigation says a download may be on its way.
  */
 import type { BrowserContext, Request } from "playwright-core"
+import { Wakeups } from "./wakeups.ts"
 
 export class Navigations {
   readonly #inFlight = new Set<Request>()
-  #waiters: Array<() => void> = []
+  readonly #idle = new Wakeups()
   #aborted = false
 
   constructor(context: BrowserContext) {
@@ -19,7 +20,7 @@ export class Navigations {
     })
     const done = (request: Request) => {
       if (this.#inFlight.delete(request) && this.#inFlight.size === 0) {
-        for (const wake of this.#waiters.splice(0)) wake()
+        this.#idle.wakeAll()
       }
     }
     context.on("requestfinished", done)
@@ -38,13 +39,6 @@ export class Navigations {
 
   /** Resolves when no navigation request is in flight, or after `timeoutMs`. */
   settled(timeoutMs: number): Promise<void> {
-    if (this.#inFlight.size === 0) return Promise.resolve()
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs)
-      this.#waiters.push(() => {
-        clearTimeout(timer)
-        resolve()
-      })
-    })
+    return this.#inFlight.size === 0 ? Promise.resolve() : this.#idle.wait(timeoutMs)
   }
 }

@@ -24,8 +24,6 @@ export interface ActionContext {
   readonly navigationTimeoutMs: number
   /** Resolves an agent's file path for `upload_file` (mount path, cwd, workspace rules). */
   readonly resolveFile: (path: string) => Promise<string>
-  /** Messages the actions sent to the user (`send_msg_to_user`, `report_infeasible`). */
-  readonly messages: Array<string>
 }
 
 const element = async (page: Page, bid: string): Promise<Locator> => {
@@ -120,7 +118,7 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
       return
     case "send_msg_to_user":
     case "report_infeasible":
-      context.messages.push(String(p["text"] ?? p["reason"]))
+      // Messages for the user: the agent's own text, with nothing to do in the page.
       return
   }
 }
