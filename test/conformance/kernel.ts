@@ -5,18 +5,10 @@
  */
 import { spawnSync } from "node:child_process"
 import { DEFAULT_PYTHON } from "../../src/executor/ActionExecutor.ts"
+import { required } from "./requirement.ts"
 
-export const kernelAvailable = (): boolean => {
-  const ok = spawnSync(DEFAULT_PYTHON, ["-c", "import ipykernel, jupyter_client"], { stdio: "ignore" }).status === 0
-  if (!ok && process.env["CI"] === "true") {
-    throw new Error(
-      `IPython tests need ipykernel for ${DEFAULT_PYTHON} in CI: install python3-ipykernel python3-jupyter-client.`
-    )
-  }
-  if (!ok) {
-    console.warn(
-      `IPython conformance cases skipped: ${DEFAULT_PYTHON} has no ipykernel (apt install python3-ipykernel).`
-    )
-  }
-  return ok
-}
+export const kernelAvailable = (): boolean =>
+  required(spawnSync(DEFAULT_PYTHON, ["-c", "import ipykernel, jupyter_client"], { stdio: "ignore" }).status === 0, {
+    ci: `IPython tests need ipykernel for ${DEFAULT_PYTHON} in CI: install python3-ipykernel python3-jupyter-client.`,
+    skipped: `IPython conformance cases skipped: ${DEFAULT_PYTHON} has no ipykernel (apt install python3-ipykernel).`
+  })
