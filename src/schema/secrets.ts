@@ -43,7 +43,8 @@ export class SecretMask {
   /** The text with every secret, and every secret fragment next to a truncation marker, masked. */
   text(text: string): string {
     if (this.pattern === null) return text
-    return this.fragments(text.replace(this.pattern, MASK))
+    // Fragments first: a whole shorter secret inside a cut longer one would otherwise hide the cut one.
+    return this.fragments(text).replace(this.pattern, MASK)
   }
 
   /**
