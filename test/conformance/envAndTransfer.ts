@@ -14,6 +14,9 @@ const hostDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
+/** A shell command printing `n` times the character `c`. */
+const fill = (n: number, c: string) => `head -c ${n} /dev/zero | tr '\\0' ${c}`
+
 export const envAndTransferConformance = (target: ConformanceTarget) => {
   describe("environment", () => {
     it.live("added variables reach the shell and later separate shells", () =>
@@ -45,7 +48,6 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           yield* rt.addEnvVars({ CUT_TOKEN: Redacted.make(secret) })
           // 14,980 + 30 + 5,000 + 30 + 14,980 characters: both 15,000-character cuts (head and
           // tail, see truncateCmdOutput) fall inside a copy of the secret.
-          const fill = (n: number, c: string) => `head -c ${n} /dev/zero | tr '\\0' ${c}`
           const command = [
             fill(14_980, "a"),
             "printf %s \"$CUT_TOKEN\"",
