@@ -205,7 +205,9 @@ describe("McpRemoteServer.apiKey", () => {
   it.live("is sent as X-Session-API-Key, and is masked in a start error that echoes it", () =>
     Effect.gen(function*() {
       // A server that refuses every request, echoing the key it was sent (as a careless server might).
+      const received: Array<string | undefined> = []
       const http = createServer((request, response) => {
+        received.push(request.headers["x-session-api-key"] as string | undefined)
         response.writeHead(400, { "content-type": "text/plain" })
         response.end(`bad key ${request.headers["x-session-api-key"]}`)
       })
@@ -220,5 +222,6 @@ describe("McpRemoteServer.apiKey", () => {
       assert.instanceOf(error, RuntimeStartError)
       assert.include(error.message, `bad key ${MASK}`)
       assert.notInclude(error.message, SECRET)
+      assert.strictEqual(received[0], SECRET)
     }).pipe(Effect.scoped))
 })
