@@ -245,10 +245,13 @@ export const makeActionClient = (
       noListing
     )
 
-    const setEnv = (vars: Readonly<Record<string, string>>) =>
+    /** `secrets` go only when there are some: a server that does not know them masks nothing, the client still does. */
+    const setEnv = (vars: Readonly<Record<string, string>>, secrets: ReadonlyArray<string>) =>
       send(
         "env",
-        HttpClientRequest.post("/v1/env").pipe(HttpClientRequest.bodyJsonUnsafe({ vars })),
+        HttpClientRequest.post("/v1/env").pipe(
+          HttpClientRequest.bodyJsonUnsafe(secrets.length === 0 ? { vars } : { vars, secrets })
+        ),
         REQUEST_TIMEOUTS.env,
         () => Effect.void
       )

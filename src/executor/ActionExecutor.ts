@@ -212,15 +212,20 @@ export const makeActionExecutor = (
 
     return {
       workspace: ws.mountPath,
-      execute: (action, onOutput) => lock.withPermits(1)(dispatch(action, onOutput)),
+      // Every string of the observation is masked here; command output was masked before it was cut.
+      execute: (action, onOutput) =>
+        lock.withPermits(1)(dispatch(action, onOutput && env.mask.stream(onOutput))).pipe(
+          Effect.map((observation) => env.mask.deep(observation)),
+          Effect.mapError((error) => env.mask.deep(error))
+        ),
       upload: (request) => Transfer.upload(ws, shell.cwd(), request),
       download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
       setMcpServers: mcp.setStdioServers,
       listMcpTools: mcp.listTools,
-      setEnv: (vars) =>
+      setEnv: (vars, secrets) =>
         Effect.suspend(() => {
-          const invalid = env.set(vars)
+          const invalid = env.set(vars, secrets)
           return invalid.length === 0
             ? Effect.void
             : Effect.fail(

@@ -5,6 +5,7 @@
  * shells all see them, without writing secrets into `~/.bashrc` as OpenHands does.
  */
 import { writeFileSync } from "node:fs"
+import { SecretMask } from "../schema/secrets.ts"
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -20,6 +21,8 @@ export class EnvStore {
   private gen = 0
 
   readonly file: string
+  /** Values added as secrets: every tool masks them in its output (before truncating it). */
+  readonly mask = new SecretMask()
 
   constructor(file: string) {
     this.file = file
@@ -35,10 +38,14 @@ export class EnvStore {
     return Object.fromEntries(this.vars)
   }
 
-  /** Names are upper-cased as OpenHands does; returns the names that are not valid variable names. */
-  set(vars: Readonly<Record<string, string>>): Array<string> {
+  /**
+   * Names are upper-cased as OpenHands does; the values of `secrets` (names in `vars`) are masked from now on.
+   * Returns the names that are not valid variable names.
+   */
+  set(vars: Readonly<Record<string, string>>, secrets: ReadonlyArray<string> = []): Array<string> {
     const invalid = invalidEnvNames(vars)
     if (invalid.length > 0) return invalid
+    for (const name of secrets) if (Object.hasOwn(vars, name)) this.mask.add(vars[name]!)
     for (const [name, value] of Object.entries(vars)) this.vars.set(name.toUpperCase(), value)
     this.gen++
     const lines = [...this.vars].map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)

@@ -37,8 +37,14 @@ export interface ActionExecutorShape {
   readonly setMcpServers: (servers: ReadonlyArray<McpStdioServer>) => Effect.Effect<ReadonlyArray<string>>
   /** The tools of every connected MCP server. */
   readonly listMcpTools: Effect.Effect<ReadonlyArray<McpTool>>
-  /** Export variables to the next command of every shell (and to shells started later). */
-  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError>
+  /**
+   * Export variables to the next command of every shell (and to shells started later); the values
+   * of the names in `secrets` are masked in every observation from now on.
+   */
+  readonly setEnv: (
+    vars: Readonly<Record<string, string>>,
+    secrets?: ReadonlyArray<string>
+  ) => Effect.Effect<void, InvalidEnvVarError>
 }
 
 export class ActionExecutor extends Context.Service<ActionExecutor, ActionExecutorShape>()(

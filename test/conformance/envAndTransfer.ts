@@ -5,7 +5,7 @@ import { unzipSync } from "fflate"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { CmdRunAction, InvalidEnvVarError, TransferError } from "../../src/index.ts"
+import { CmdRunAction, InvalidEnvVarError, TransferError, TRUNCATION_NOTICE } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -13,6 +13,9 @@ const hostDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "conformance-host-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
+
+/** A shell command printing `n` times the character `c`. */
+const fill = (n: number, c: string) => `head -c ${n} /dev/zero | tr '\\0' ${c}`
 
 export const envAndTransferConformance = (target: ConformanceTarget) => {
   describe("environment", () => {
@@ -36,6 +39,31 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           yield* rt.runCommand("echo \"$API_TOKEN\" > t.txt")
           const read = yield* rt.read(`${rt.info.workspace}/t.txt`)
           assert.strictEqual(read.content, "<redacted>\n")
+        })))
+
+    it.live("a secret across the 30,000-character cut is masked before the cut, in no piece visible", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const secret = "Kq7Zx9-Wv3Jp8-Lm4Rt6-Hy2Gf5-Ds" // 30 characters
+          yield* rt.addEnvVars({ CUT_TOKEN: Redacted.make(secret) })
+          // 14,980 + 30 + 5,000 + 30 + 14,980 characters: both 15,000-character cuts (head and
+          // tail, see truncateCmdOutput) fall inside a copy of the secret.
+          const command = [
+            fill(14_980, "a"),
+            "printf %s \"$CUT_TOKEN\"",
+            fill(5_000, "b"),
+            "printf %s \"$CUT_TOKEN\"",
+            fill(14_980, "c")
+          ]
+          const obs = yield* rt.runCommand(command.join("; "))
+          // Masked first (34,980 characters), then cut: the head and tail each hold a whole mask.
+          assert.strictEqual(
+            obs.content,
+            "a".repeat(14_980) + "<redacted>" + "b".repeat(10) + TRUNCATION_NOTICE + "b".repeat(10) + "<redacted>" +
+              "c".repeat(14_980)
+          )
+          const shown = JSON.stringify(obs)
+          for (let i = 0; i + 4 <= secret.length; i++) assert.notInclude(shown, secret.slice(i, i + 4))
         })))
 
     it.live("rejects invalid variable names without changing anything", () =>

@@ -194,6 +194,18 @@ const cases: ReadonlyArray<Case> = [
     status: [400],
     detail: "BAD-NAME"
   },
+  {
+    name: "env: secrets not a list",
+    send: post("/v1/env", "{\"vars\":{\"X\":\"1\"},\"secrets\":\"X\"}"),
+    status: [400],
+    detail: "\"secrets\" must be a list of names given in \"vars\"."
+  },
+  {
+    name: "env: a secret name not in vars",
+    send: post("/v1/env", "{\"vars\":{\"X\":\"1\"},\"secrets\":[\"Y\"]}"),
+    status: [400],
+    detail: "\"secrets\" must be a list of names given in \"vars\"."
+  },
   { name: "env: body over the limit", send: post("/v1/env", huge), status: [413], detail: "too large" },
   // POST /update_mcp_server
   {

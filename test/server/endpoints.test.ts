@@ -245,6 +245,26 @@ layer(serverLayer(), { excludeTestServices: true })("action server endpoints", (
       assert.strictEqual((yield* run(server, "echo \"$X\"")).content, "it's $here")
     }))
 
+  it.effect("POST /v1/env with \"secrets\": the server masks their values in observations and streamed output", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const secret = "srv-Qz8Wv3Jp8Lm4"
+      const reply = yield* postJson(server, "/v1/env", {
+        vars: { SRV_TOKEN: secret, SRV_PLAIN: "shown" },
+        secrets: ["SRV_TOKEN"]
+      })
+      assert.strictEqual(reply.status, 200, reply.text)
+      const observation = yield* run(server, "echo \"$SRV_TOKEN $SRV_PLAIN\"")
+      assert.strictEqual(observation.content, "<redacted> shown")
+      // Printed in two writes, so the secret spans two output chunks.
+      const command = "printf %s \"${SRV_TOKEN:0:5}\"; sleep 0.3; echo \"${SRV_TOKEN:5}\""
+      const events = yield* streamAction(server, { action: { action: "run", args: { command } } })
+      const streamed = events.slice(0, -1).map(({ event }) => event.text as string).join("")
+      assert.notInclude(streamed, secret.slice(0, 5))
+      assert.include(streamed, "<redacted>")
+      assert.strictEqual(events.at(-1)!.event.observation.content, "<redacted>")
+    }))
+
   it.effect("POST /v1/execute_action/stream sends output while the command runs, then the observation", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

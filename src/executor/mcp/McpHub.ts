@@ -7,11 +7,12 @@
  * server's tools are listed (every page) once, when it connects.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { Effect, Semaphore } from "effect"
+import { Effect, Redacted, Semaphore } from "effect"
 import type { McpCallAction } from "../../schema/Action.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { McpTool } from "../../schema/McpTool.ts"
 import { ErrorObservation, McpObservation } from "../../schema/Observation.ts"
+import { SecretMask } from "../../schema/secrets.ts"
 
 /** OpenHands' MCPStdioServerConfig. */
 export interface McpStdioServer {
@@ -26,8 +27,13 @@ export interface McpRemoteServer {
   readonly name: string
   readonly url: string
   readonly transport: "http" | "sse"
-  readonly apiKey?: string
+  /** Sent as `X-Session-API-Key`; `Redacted`, so printing or logging the config never shows it. */
+  readonly apiKey?: Redacted.Redacted<string>
 }
+
+/** The request headers of a remote server: its key, unwrapped only here. */
+const remoteHeaders = (server: McpRemoteServer) =>
+  server.apiKey === undefined ? {} : { "X-Session-API-Key": Redacted.value(server.apiKey) }
 
 export interface McpHub {
   /** Replace the stdio servers (OpenHands' /update_mcp_server); returns connection errors, if any. */
@@ -90,12 +96,8 @@ const connect = async (server: McpStdioServer | McpRemoteServer, baseEnv: Readon
       stderr: "ignore"
     })
     : server.transport === "sse"
-    ? new SSEClientTransport(new URL(server.url), {
-      requestInit: { headers: server.apiKey === undefined ? {} : { "X-Session-API-Key": server.apiKey } }
-    })
-    : new StreamableHTTPClientTransport(new URL(server.url), {
-      requestInit: { headers: server.apiKey === undefined ? {} : { "X-Session-API-Key": server.apiKey } }
-    })
+    ? new SSEClientTransport(new URL(server.url), { requestInit: { headers: remoteHeaders(server) } })
+    : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: remoteHeaders(server) } })
   try {
     await client.connect(transport)
     return { client, tools: await allTools(client, server.name) } satisfies Connected
@@ -117,6 +119,9 @@ export const makeMcpHub = (
   Effect.gen(function*() {
     const connected = new Map<string, Connected>()
     const lock = yield* Semaphore.make(1)
+    // A remote server's key never shows in a connection error or a call's answer (which a server may echo).
+    const keys = new SecretMask()
+    for (const server of remote) if (server.apiKey !== undefined) keys.add(Redacted.value(server.apiKey))
 
     const connectAll = (servers: ReadonlyArray<McpStdioServer | McpRemoteServer>) =>
       Effect.promise(async () => {
@@ -128,7 +133,7 @@ export const makeMcpHub = (
             connected.set(name, result.value)
             return []
           }
-          return [`${name}: ${(result.reason as Error).message}`]
+          return [keys.text(`${name}: ${(result.reason as Error).message}`)]
         })
       })
 
@@ -193,7 +198,7 @@ export const makeMcpHub = (
 
     return {
       setStdioServers,
-      call,
+      call: (action) => Effect.map(call(action), (observation) => keys.deep(observation)),
       listTools: Effect.sync(() => listing),
       // Read at close time: servers added later by setStdioServers are closed too.
       close: Effect.suspend(() => closeAll([...connected.keys()]))

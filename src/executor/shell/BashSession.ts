@@ -197,9 +197,13 @@ export const makeBashSession = (
         return r
       })
 
-    /** The segment's text as an agent sees it; a truncated one is saved whole and named. */
+    /**
+     * The segment's text as an agent sees it; a truncated one is saved whole and named. Secrets are
+     * masked before the cut, so none is split by it (the saved file keeps the raw output).
+     */
     const content = (r: Running, hidden: boolean) => {
-      const text = collapseCarriageReturns(r.output.takeSegment().text).replace(/^\n+/, "").trimEnd()
+      const raw = collapseCarriageReturns(r.output.takeSegment().text).replace(/^\n+/, "").trimEnd()
+      const text = options.env.mask.text(raw)
       if (hidden || text.length <= MAX_CMD_OUTPUT_SIZE) return { text, note: "" }
       return {
         text: truncateCmdOutput(text),

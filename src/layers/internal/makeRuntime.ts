@@ -26,8 +26,8 @@ import {
 } from "../../schema/errors.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
 import type { Observation } from "../../schema/Observation.ts"
+import { SecretMask } from "../../schema/secrets.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
-import { SecretMask } from "./secrets.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
 
@@ -45,7 +45,11 @@ export interface RuntimeBackend {
   readonly copyFrom: (sandboxPath: string, hostZipPath: string) => Effect.Effect<void, TransferError | RuntimeError>
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
   readonly listTools: Effect.Effect<ReadonlyArray<McpTool>, RuntimeError>
-  readonly setEnv: (vars: Readonly<Record<string, string>>) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
+  /** `secrets`: the names in `vars` given as `Redacted`, whose values the backend masks before truncating output. */
+  readonly setEnv: (
+    vars: Readonly<Record<string, string>>,
+    secrets: ReadonlyArray<string>
+  ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>
 }
@@ -57,11 +61,19 @@ export const makeRuntime = (
   const mask = new SecretMask()
   const kind = backend.info.kind
 
+  /**
+   * Secrets masked in what reaches the caller, results and typed errors (whose texts may echo
+   * output), as defence in depth: the executor already masked before truncating, a server that
+   * does not (OpenHands') did not.
+   */
+  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    effect.pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
-    return instrumentAction(kind, action, Effect.map(backend.execute(timed), (o) => mask.observation(o)))
+    return instrumentAction(kind, action, masked(backend.execute(timed)))
   }
   // The executor answers each action type with its own observation types (or an ErrorObservation).
   const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
@@ -92,16 +104,18 @@ export const makeRuntime = (
       runAs(
         call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} })
       ),
-    listTools: backend.listTools.pipe(Effect.withSpan("Runtime.listTools", { attributes: { "runtime.kind": kind } })),
+    listTools: masked(backend.listTools).pipe(
+      Effect.withSpan("Runtime.listTools", { attributes: { "runtime.kind": kind } })
+    ),
     copyTo: (hostSource, sandboxDest, options) =>
-      backend.copyTo(hostSource, sandboxDest, options?.recursive ?? false).pipe(
+      masked(backend.copyTo(hostSource, sandboxDest, options?.recursive ?? false)).pipe(
         Effect.withSpan("Runtime.copyTo", { attributes: { "runtime.kind": kind } })
       ),
     copyFrom: (sandboxPath, hostZipPath) =>
-      backend.copyFrom(sandboxPath, hostZipPath).pipe(
+      masked(backend.copyFrom(sandboxPath, hostZipPath)).pipe(
         Effect.withSpan("Runtime.copyFrom", { attributes: { "runtime.kind": kind } })
       ),
-    listFiles: (path) => backend.listFiles(path),
+    listFiles: (path) => masked(backend.listFiles(path)),
     addEnvVars: (vars: Readonly<Record<string, EnvValue>>) =>
       Effect.suspend(() => {
         const invalid = invalidEnvNames(vars)
@@ -109,16 +123,18 @@ export const makeRuntime = (
           return Effect.fail(new InvalidEnvVarError({ names: invalid, message: invalidEnvMessage(invalid) }))
         }
         const plain: Record<string, string> = {}
+        const secrets: Array<string> = []
         for (const [name, value] of Object.entries(vars)) {
           if (Redacted.isRedacted(value)) {
             mask.add(Redacted.value(value))
             plain[name] = Redacted.value(value)
+            secrets.push(name)
           } else {
             plain[name] = value
           }
         }
         // Span attributes carry names only, never values.
-        return backend.setEnv(plain).pipe(
+        return masked(backend.setEnv(plain, secrets)).pipe(
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
         )
       }),

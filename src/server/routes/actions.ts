@@ -66,7 +66,14 @@ export const actionRoutes = (clock: ServerClock) =>
         if (!isRecord(vars) || !Object.values(vars).every((v) => typeof v === "string")) {
           return yield* Effect.fail(new BadRequest(400, "The body must be {\"vars\": {\"NAME\": \"value\", ...}}."))
         }
-        yield* executor.setEnv(vars as Record<string, string>).pipe(
+        // Optional (older clients send none): names in `vars` whose values the server masks in observations.
+        const secrets = isRecord(body) ? body["secrets"] ?? [] : []
+        if (
+          !Array.isArray(secrets) || !secrets.every((name) => typeof name === "string" && Object.hasOwn(vars, name))
+        ) {
+          return yield* Effect.fail(new BadRequest(400, "\"secrets\" must be a list of names given in \"vars\"."))
+        }
+        yield* executor.setEnv(vars as Record<string, string>, secrets as ReadonlyArray<string>).pipe(
           Effect.mapError((e) => new BadRequest(400, e.message))
         )
         return HttpServerResponse.jsonUnsafe({ detail: "Environment updated" })

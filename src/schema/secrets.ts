@@ -1,0 +1,131 @@
+/**
+ * Secret values (given to `addEnvVars` as `Redacted`) must never reach an agent
+ * or a log. The executor masks a command's output before it is cut to the
+ * 30,000-character view (so no secret is split by the cut), and masks every
+ * string of every observation it answers; the runtime wrapper masks again,
+ * observations and typed errors alike, as defence in depth and for servers that
+ * do not mask (OpenHands'): there a secret may be cut by a truncation marker,
+ * so a secret's prefix right before a marker and its suffix right after one
+ * are masked too.
+ */
+import { Redacted, Schema } from "effect"
+import { TRUNCATION_NOTICE } from "./cmdOutput.ts"
+
+export const MASK = "<redacted>"
+
+/** What is placed where output was cut: command output's notice, and the editor's clipped view (`format.ts`). */
+const CUT_MARKERS = [TRUNCATION_NOTICE, "<response clipped>"] as const
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** The field names of a Schema class instance (observations, metadata, typed errors), or of a plain object. */
+const fieldsOf = (value: object): ReadonlyArray<string> | undefined => {
+  const proto = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) return Object.keys(value)
+  const Class = value.constructor as { readonly fields?: object } | undefined
+  return Class !== undefined && Schema.isSchema(Class) && typeof Class.fields === "object"
+    ? Object.keys(Class.fields).filter((key) => key !== "_tag")
+    : undefined
+}
+
+export class SecretMask {
+  /** Longest first, so a secret that contains another is masked whole. */
+  private secrets: Array<string> = []
+  /** One pass over a text for all secrets (a second pass could mask inside `<redacted>`). */
+  private pattern: RegExp | null = null
+
+  add(value: string): void {
+    if (value.length === 0 || this.secrets.includes(value)) return
+    this.secrets = [...this.secrets, value].sort((a, b) => b.length - a.length)
+    this.pattern = new RegExp(this.secrets.map(escapeRegExp).join("|"), "g")
+  }
+
+  /** The text with every secret, and every secret fragment next to a truncation marker, masked. */
+  text(text: string): string {
+    if (this.pattern === null) return text
+    // Fragments first: a whole shorter secret inside a cut longer one would otherwise hide the cut one.
+    return this.fragments(text).replace(this.pattern, MASK)
+  }
+
+  /**
+   * `value` with every string anywhere inside it masked (Schema classes such as
+   * observations and typed errors, arrays, plain objects and their keys);
+   * the same object when nothing changes. Free when no secret was added.
+   */
+  deep<A>(value: A): A {
+    return this.pattern === null ? value : this.walk(value) as A
+  }
+
+  /**
+   * A listener of output chunks that hands `listener` them masked. A chunk's end that may begin a
+   * secret is held back until the next chunk shows whether it does (so the last few characters of a
+   * stream may only be seen in the final observation).
+   */
+  stream(listener: (text: string) => void): (text: string) => void {
+    let pending = ""
+    return (chunk) => {
+      const all = pending + chunk
+      const hold = this.longest((secret, k) => all.endsWith(secret.slice(0, k)))
+      pending = all.slice(all.length - hold)
+      const ready = this.text(all.slice(0, all.length - hold))
+      if (ready.length > 0) listener(ready)
+    }
+  }
+
+  private walk(value: unknown): unknown {
+    if (typeof value === "string") return this.text(value)
+    if (typeof value !== "object" || value === null || Redacted.isRedacted(value)) return value
+    if (Array.isArray(value)) {
+      const masked = value.map((item) => this.walk(item))
+      return masked.some((item, i) => item !== value[i]) ? masked : value
+    }
+    const fields = fieldsOf(value)
+    if (fields === undefined) return value
+    const record = value as Record<string, unknown>
+    const plain = Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null
+    let changed = false
+    const masked: Record<string, unknown> = {}
+    for (const key of fields) {
+      const name = plain ? this.text(key) : key
+      const item = this.walk(record[key])
+      if (name !== key || item !== record[key]) changed = true
+      masked[name] = item
+    }
+    if (!changed) return value
+    if (plain) return masked
+    const Class = value.constructor as new(fields: Record<string, unknown>) => unknown
+    return new Class(masked)
+  }
+
+  /** Mask a secret's prefix ending at a cut marker and a secret's suffix starting after one. */
+  private fragments(text: string): string {
+    let result = text
+    for (const marker of CUT_MARKERS) {
+      let at = result.indexOf(marker)
+      while (at !== -1) {
+        const before = result.slice(0, at)
+        const after = result.slice(at + marker.length)
+        const head = this.longest((s, k) => before.endsWith(s.slice(0, k)))
+        const tail = this.longest((s, k) => after.startsWith(s.slice(s.length - k)))
+        const kept = before.slice(0, before.length - head) + (head > 0 ? MASK : "") + marker
+        result = kept + (tail > 0 ? MASK : "") + after.slice(tail)
+        at = result.indexOf(marker, kept.length)
+      }
+    }
+    return result
+  }
+
+  /** The longest proper part (1 to length - 1 characters) of any secret that `matches`; 0 if none. */
+  private longest(matches: (secret: string, length: number) => boolean): number {
+    let best = 0
+    for (const secret of this.secrets) {
+      for (let k = secret.length - 1; k > best; k--) {
+        if (matches(secret, k)) {
+          best = k
+          break
+        }
+      }
+    }
+    return best
+  }
+}
