@@ -111,9 +111,11 @@ describeDocker("Docker ownership by lease", () => {
         // One after the other: each owner process rebuilds the server payload when it starts from source.
         const owners = yield* Effect.forEach(sessions, (s) => owner(image, s, { ownerLease: FAST }))
         const ids = sessions.map((s) => sessionContainers(s)[0]!)
-        for (const id of ids) {
+        for (const [i, id] of ids.entries()) {
+          const info = yield* inspect(id)
+          assert.isNotNull(info, `the live container of ${sessions[i]} was reaped by the other owner`)
           // The worst case for pid-based ownership: the same pid, each in its own namespace.
-          assert.strictEqual((yield* inspect(id))!.Config.Labels[LABEL.ownerPid], "1")
+          assert.strictEqual(info!.Config.Labels[LABEL.ownerPid], "1")
         }
         // Each owner's reaper runs every 300 ms: some 20 passes each, and leases stale after 1.5 s.
         yield* Effect.sleep("6 seconds")
