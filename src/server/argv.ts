@@ -3,9 +3,7 @@
  *   effect-sandbox-server <port> [--working-dir D] [--plugins NAME...] [--username U]
  *     [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ...]
  * plus our extensions: `--host H` (default 0.0.0.0, as OpenHands), and
- * `--exit-on-stdin-close` (a parent that dies closes our stdin, so we never outlive it),
- * `--owner-lease FILE` (stop when the owner's lease goes stale: ownerLease.ts) and
- * `--temporary-dir DIR`, repeatable (directories the server removes when it stops).
+ * `--exit-on-stdin-close` (a parent that dies closes our stdin, so we never outlive it).
  * Port 0 lets the OS pick a free port; the chosen one is announced on stdout.
  */
 
@@ -23,7 +21,9 @@ export interface ServerArgs {
   readonly enableBrowser: boolean
   readonly browsergymEvalEnv: string | null
   readonly exitOnStdinClose: boolean
+  /** `--owner-lease FILE`: stop when the owner's lease goes stale (ownerLease.ts). */
   readonly ownerLease: string | null
+  /** `--temporary-dir DIR`, repeatable: directories removed when the server stops (temporaryDirs.ts). */
   readonly temporaryDirs: ReadonlyArray<string>
 }
 
