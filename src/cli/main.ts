@@ -107,7 +107,9 @@ const serveCommand = Command.make(
     serve({
       ...options,
       workingDir: Option.getOrNull(options.workingDir),
-      browsergymEvalEnv: null
+      browsergymEvalEnv: null,
+      ownerLease: null,
+      temporaryDirs: []
     })
 ).pipe(Command.withDescription("Run the action server (OpenHands' wire protocol) on this machine"))
 

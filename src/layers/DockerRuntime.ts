@@ -5,7 +5,9 @@
  * The runtime image is built once per (base image, payload, Node, user) and
  * reused; containers are labelled with their session and owner and removed on
  * release (or kept with `keepRuntimeAlive`, and attached to again by a later
- * layer with the same session id); a reaper removes containers of dead owners.
+ * layer with the same session id). Each runtime holds a lease over its
+ * containers (docker/ownerLease.ts): an orphan stops itself when it goes stale,
+ * and a reaper removes it with its temporary workspace.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import type Docker from "dockerode"
@@ -27,8 +29,15 @@ import {
 } from "./docker/container.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
-import { currentOwner, LABEL, ownerLabels } from "./docker/labels.ts"
+import { LABEL, ownerLabels } from "./docker/labels.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
+import {
+  acquireOwnerLease,
+  LEASE_IN_CONTAINER,
+  LEASE_MOUNT,
+  type OwnerLease,
+  type OwnerLeaseOptions
+} from "./docker/ownerLease.ts"
 import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { parseVolumes } from "./docker/volumes.ts"
@@ -65,6 +74,8 @@ export interface DockerRuntimeOptions extends ServerToolOptions {
   readonly env?: Readonly<Record<string, string>>
   readonly noChangeTimeoutSeconds?: number
   readonly containerNamePrefix?: string
+  /** The owner's lease over its containers and the reaper's pace (defaults: renew 2 s, stale 20 s, reap 30 s). */
+  readonly ownerLease?: OwnerLeaseOptions
 }
 
 const WORKSPACE = "/workspace"
@@ -86,6 +97,8 @@ const containerSpec = (input: {
   readonly sandbox: SandboxConfig
   readonly uid: number
   readonly username: string
+  /** The owner's lease, watched by the server; null for a kept-alive container, which outlives its owner. */
+  readonly lease: OwnerLease | null
 }): Docker.ContainerCreateOptions => {
   const { options, sandbox } = input
   const published = [SERVER_PORT, ...(options.appPorts ?? [])]
@@ -121,7 +134,8 @@ const containerSpec = (input: {
       String(input.uid),
       ...pluginArgs(options.plugins),
       browserArg(options.browser),
-      ...(sandbox.useHostNetwork ? ["--host", "127.0.0.1"] : [])
+      ...(sandbox.useHostNetwork ? ["--host", "127.0.0.1"] : []),
+      ...(input.lease === null ? [] : ["--owner-lease", LEASE_IN_CONTAINER])
     ],
     User: String(input.uid),
     WorkingDir: WORKSPACE,
@@ -133,7 +147,8 @@ const containerSpec = (input: {
       [LABEL.version]: "0.1.0",
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
       ...(input.temporaryWorkspace ? { [LABEL.temporaryWorkspace]: input.workspace } : {}),
-      ...ownerLabels(currentOwner())
+      ...(input.lease === null ? {} : { [LABEL.ownerLease]: input.lease.dir }),
+      ...ownerLabels()
     },
     ExposedPorts: Object.fromEntries(published.map((p) => [`${p}/tcp`, {}])),
     HostConfig: {
@@ -143,7 +158,11 @@ const containerSpec = (input: {
         : {
           PortBindings: Object.fromEntries(published.map((p) => [`${p}/tcp`, [{ HostIp: "127.0.0.1", HostPort: "" }]]))
         }),
-      Binds: [`${input.workspace}:${WORKSPACE}:rw`, ...parseVolumes(sandbox.volumes)],
+      Binds: [
+        `${input.workspace}:${WORKSPACE}:rw`,
+        ...(input.lease === null ? [] : [`${input.lease.dir}:${LEASE_MOUNT}:ro`]),
+        ...parseVolumes(sandbox.volumes)
+      ],
       Memory: options.memoryBytes ?? 4 * GIB,
       NanoCpus: Math.round((options.cpus ?? 2) * 1e9),
       PidsLimit: options.pidsLimit ?? 4096,
@@ -228,6 +247,7 @@ interface Sandbox {
 const startSandbox = (
   options: DockerRuntimeOptions,
   sandbox: SandboxConfig,
+  lease: OwnerLease,
   onStatus: (status: "BUILDING_RUNTIME" | "RUNTIME_STARTED") => Effect.Effect<void> = () => Effect.void
 ) =>
   Effect.gen(function*() {
@@ -275,7 +295,8 @@ const startSandbox = (
           options,
           sandbox,
           uid,
-          username
+          username,
+          lease: keepAlive ? null : lease
         }),
         () => keepAlive
       )
@@ -351,8 +372,10 @@ const make = (options: DockerRuntimeOptions) =>
   Effect.gen(function*() {
     const status = yield* makeStatus
     const sandbox = yield* sandboxConfigOr(options.sandbox)
-    yield* startReaper
-    const box = yield* startSandbox(options, sandbox, (s) => status.set(s))
+    // Acquired first, released last: the lease outlives the containers it covers.
+    const lease = yield* acquireOwnerLease(options.ownerLease)
+    yield* startReaper(options.ownerLease?.reapEvery)
+    const box = yield* startSandbox(options, sandbox, lease, (s) => status.set(s))
     const runtime = yield* runtimeFor(box, options, sandbox, status)
     yield* status.set("READY")
     return runtime
@@ -387,10 +410,15 @@ export const DockerRuntime = {
       DockerSandboxPool,
       Effect.gen(function*() {
         const sandbox = yield* sandboxConfigOr(options.sandbox)
-        yield* startReaper
+        const lease = yield* acquireOwnerLease(options.ownerLease)
+        yield* startReaper(options.ownerLease?.reapEvery)
         // Pool members get fresh session ids; a fixed one would name one container only.
         const { sessionId: _, ...shared } = options
-        const pool = yield* makeWarmPool(options.warmContainers, startSandbox(shared, sandbox), "Docker container")
+        const pool = yield* makeWarmPool(
+          options.warmContainers,
+          startSandbox(shared, sandbox, lease),
+          "Docker container"
+        )
         return { pool, engine: yield* DockerEngine, options: shared, sandbox }
       })
     ).pipe(

@@ -63,6 +63,10 @@ const startLocalServer = (options: LocalServerOptions) =>
     const process = yield* startServerProcess({
       workspace,
       stateDir,
+      // Ours to remove: the server removes them too when it stops, so even a SIGKILL of this process leaves none.
+      temporaryDirs: options.workspace === undefined && options.keepWorkspace !== true
+        ? [workspace, stateDir]
+        : [stateDir],
       sessionId,
       sessionApiKey,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,

@@ -21,6 +21,10 @@ export interface ServerArgs {
   readonly enableBrowser: boolean
   readonly browsergymEvalEnv: string | null
   readonly exitOnStdinClose: boolean
+  /** `--owner-lease FILE`: stop when the owner's lease goes stale (ownerLease.ts). */
+  readonly ownerLease: string | null
+  /** `--temporary-dir DIR`, repeatable: directories removed when the server stops (temporaryDirs.ts). */
+  readonly temporaryDirs: ReadonlyArray<string>
 }
 
 export type ParsedArgs = { readonly _tag: "Ok"; readonly args: ServerArgs } | {
@@ -29,7 +33,7 @@ export type ParsedArgs = { readonly _tag: "Ok"; readonly args: ServerArgs } | {
 }
 
 export const USAGE =
-  "usage: effect-sandbox-server <port> [--working-dir DIR] [--plugins NAME ...] [--username USER] [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ENV ...] [--host HOST] [--exit-on-stdin-close]"
+  "usage: effect-sandbox-server <port> [--working-dir DIR] [--plugins NAME ...] [--username USER] [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ENV ...] [--host HOST] [--exit-on-stdin-close] [--owner-lease FILE] [--temporary-dir DIR]"
 
 /** Plain decimal, as argparse's `int` (no "", "0x1f" or "1e3"). */
 const parsePort = (text: string): number | null => {
@@ -50,6 +54,8 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
   let enableBrowser = true
   let browsergymEvalEnv: string | null = null
   let exitOnStdinClose = false
+  let ownerLease: string | null = null
+  const temporaryDirs: Array<string> = []
   /** Values of a flag taking one or more arguments (argparse's nargs="+"). */
   const values = (from: number): Array<string> => {
     const out: Array<string> = []
@@ -114,6 +120,17 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
       case "--exit-on-stdin-close":
         exitOnStdinClose = true
         break
+      case "--owner-lease": {
+        ownerLease = one()
+        if (ownerLease === null) return error("--owner-lease needs a file")
+        break
+      }
+      case "--temporary-dir": {
+        const dir = one()
+        if (dir === null) return error("--temporary-dir needs a directory")
+        temporaryDirs.push(dir)
+        break
+      }
       default: {
         if (arg.startsWith("-")) return error(`unrecognized argument: ${arg}`)
         if (port !== null) return error(`unexpected argument: ${arg}`)
@@ -128,6 +145,18 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
   }
   return {
     _tag: "Ok",
-    args: { port, host, workingDir, plugins, username, userId, enableBrowser, browsergymEvalEnv, exitOnStdinClose }
+    args: {
+      port,
+      host,
+      workingDir,
+      plugins,
+      username,
+      userId,
+      enableBrowser,
+      browsergymEvalEnv,
+      exitOnStdinClose,
+      ownerLease,
+      temporaryDirs
+    }
   }
 }

@@ -12,8 +12,16 @@ import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import * as ActionServer from "./ActionServer.ts"
 import { listeningLine } from "./announce.ts"
 import type { ServerArgs } from "./argv.ts"
+import { watchOwnerLease } from "./ownerLease.ts"
+import { removeOnStop } from "./temporaryDirs.ts"
 
-/** Announce the port on stdout; with `exitOnStdinClose`, stop when our parent goes away. */
+/** Stop as on SIGTERM: the server's finalizers run, then `--temporary-dir`s are removed. */
+const stopServer = Effect.sync(() => process.kill(process.pid, "SIGTERM"))
+
+/**
+ * Announce the port on stdout; with `exitOnStdinClose`, stop when our parent goes
+ * away; with `ownerLease`, when our owner's lease goes stale.
+ */
 const announce = (args: ServerArgs) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
@@ -21,7 +29,10 @@ const announce = (args: ServerArgs) =>
     if (args.exitOnStdinClose) {
       yield* Effect.callback<void>((resume) => {
         process.stdin.on("close", () => resume(Effect.void)).on("end", () => resume(Effect.void)).resume()
-      }).pipe(Effect.andThen(Effect.sync(() => process.kill(process.pid, "SIGTERM"))), Effect.forkDetach)
+      }).pipe(Effect.andThen(stopServer), Effect.forkDetach)
+    }
+    if (args.ownerLease !== null) {
+      yield* watchOwnerLease(args.ownerLease).pipe(Effect.andThen(stopServer), Effect.forkDetach)
     }
   }))
 
@@ -50,5 +61,5 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       // (EFFECT_SANDBOX_CHROMIUM names the binary).
       browser: args.enableBrowser ? {} : undefined
     })
-    return Layer.launch(announce(args).pipe(Layer.provide(server)))
+    return Layer.launch(announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs))))
   })

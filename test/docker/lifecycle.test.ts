@@ -213,8 +213,8 @@ describeDocker("DockerRuntime lifecycle", () => {
         yield* release
         assertNoContainer(next)
         assertNoContainer(orphan)
-        // The reaper removes containers only: the dead owner's temporary workspace stays (see the report).
-        if (existsSync(workspace)) rmSync(workspace, { recursive: true, force: true })
+        // The reaper removes the orphan's temporary workspace with it.
+        assert.isFalse(existsSync(workspace), "the dead owner's temporary workspace remains")
       })),
     150_000
   )

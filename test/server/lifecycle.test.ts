@@ -72,7 +72,9 @@ describe("server argv (parseServerArgs)", () => {
       userId: 1000,
       enableBrowser: true,
       browsergymEvalEnv: null,
-      exitOnStdinClose: false
+      exitOnStdinClose: false,
+      ownerLease: null,
+      temporaryDirs: []
     })
   })
 

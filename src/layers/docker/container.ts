@@ -6,7 +6,7 @@
  */
 import type Docker from "dockerode"
 import { Effect } from "effect"
-import { rmSync } from "node:fs"
+import { existsSync, rmSync } from "node:fs"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { DockerEngine, engineCall, statusOf } from "./engine.ts"
@@ -56,16 +56,28 @@ export const removeContainer = (container: Docker.Container) =>
   Effect.promise(() => container.remove({ force: true, v: true }).catch((e) => statusOf(e) === 404 ? undefined : e))
 
 /**
+ * Where a workspace label is meaningful: on the owner's filesystem, which we
+ * share when we can see its lease directory (or, for a kept-alive container,
+ * which has none, when we run on the same host).
+ */
+const sharesOwnerFilesystem = (labels: Readonly<Record<string, string>>) => {
+  const lease = labels[LABEL.ownerLease]
+  return lease !== undefined ? existsSync(lease) : labels[LABEL.ownerHost] === hostname()
+}
+
+/**
  * Remove a container created earlier (by this or a dead process) and the
- * temporary workspace its labels name, when that workspace is on this host.
+ * temporary workspace its labels name, when that workspace is on our filesystem.
  */
 export const removeWithWorkspace = (container: Docker.Container, labels: Readonly<Record<string, string>>) =>
   removeContainer(container).pipe(
-    Effect.andThen(Effect.sync(() => {
+    Effect.andThen(Effect.suspend(() => {
       const workspace = labels[LABEL.temporaryWorkspace]
-      if (workspace !== undefined && labels[LABEL.ownerHost] === hostname()) {
-        rmSync(workspace, { recursive: true, force: true })
-      }
+      if (workspace === undefined || !sharesOwnerFilesystem(labels)) return Effect.void
+      // Files the sandbox user made may not be ours to remove: say so, and go on.
+      return Effect.try(() => rmSync(workspace, { recursive: true, force: true })).pipe(
+        Effect.catch((e) => Effect.logWarning(`cannot remove the workspace ${workspace}: ${e.cause}`))
+      )
     }))
   )
 

@@ -1,37 +1,75 @@
 /**
- * The reaper: containers whose owner process is gone (SIGKILL, OOM, a crash
- * before finalizers ran) are removed. It runs when a DockerRuntime starts and
- * then every 30 s while that runtime lives, so a leak lasts at most until the
- * next runtime starts on the engine, and under a minute while any owner lives.
- * Containers released with `keepRuntimeAlive` are left alone.
+ * The reaper: removes containers whose owner is provably gone, that is whose
+ * lease (ownerLease.ts) it can read and which was not renewed within its terms.
+ * A container whose lease it cannot read (no lease label, a lease on another
+ * filesystem or host) is never touched: no guessing from pids, which mean
+ * nothing across PID namespaces. Kept-alive containers carry no lease.
+ *
+ * An orphan does not wait for the reaper: its server stops itself once the lease
+ * goes stale. What the reaper adds is removing the stopped container and its
+ * temporary host workspace, and the stale lease directories left behind. It runs
+ * when a DockerRuntime starts and then every `reapEvery` (30 s) while it lives.
  */
-import { Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
+import { readdirSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { isStale, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
 import { removeWithWorkspace } from "./container.ts"
 import { DockerEngine } from "./engine.ts"
-import { LABEL, ownerIsGone } from "./labels.ts"
+import { LABEL } from "./labels.ts"
+import { LEASE_DIR_PREFIX } from "./ownerLease.ts"
 
-export const REAP_INTERVAL = "30 seconds"
+type Labels = Readonly<Record<string, string>>
 
-/** Remove every orphaned container on the engine; returns how many were removed. */
-export const reapOrphans: Effect.Effect<number, never, DockerEngine> = Effect.gen(function*() {
+/** The lease of a container's owner, when this process can read it. */
+const leaseOf = (labels: Labels) => {
+  const dir = labels[LABEL.ownerLease]
+  return dir === undefined || labels[LABEL.keepAlive] === "true" ? null : readLease(join(dir, LEASE_FILE))
+}
+
+/** Remove lease directories in our temp dir that are stale and that no remaining container names. */
+const sweepLeases = (named: ReadonlySet<string>) =>
+  Effect.sync(() => {
+    for (const entry of readdirSync(tmpdir()).filter((e) => e.startsWith(LEASE_DIR_PREFIX))) {
+      const dir = join(tmpdir(), entry)
+      const lease = readLease(join(dir, LEASE_FILE))
+      if (lease !== null && isStale(lease) && !named.has(dir)) rmSync(dir, { recursive: true, force: true })
+    }
+  }).pipe(Effect.catchDefect((e) => Effect.logWarning(`cannot sweep stale leases: ${e}`)))
+
+/** Remove every container on the engine whose owner's lease is stale; returns how many were removed. */
+export const reapOrphans = Effect.fn("reapOrphans")(function*() {
   const { docker } = yield* DockerEngine
-  const containers = yield* Effect.promise(() =>
+  const list = Effect.promise(() =>
     docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=true`] } }).catch(() => [])
   )
-  const orphans = containers.filter((c) => c.Labels[LABEL.keepAlive] !== "true" && ownerIsGone(c.Labels))
+  const suspects = (yield* list).flatMap((c) => {
+    const lease = leaseOf(c.Labels)
+    return lease !== null && isStale(lease) ? [{ container: c, lease }] : []
+  })
+  if (suspects.length > 0) {
+    // Confirm over two renewals: just after a suspend and resume, live owners need a moment to renew.
+    const confirm = Math.max(...suspects.map(({ lease }) => Math.min(2 * lease.renewEveryMs, lease.staleAfterMs)))
+    yield* Effect.sleep(Duration.millis(confirm))
+  }
+  const orphans = suspects.filter(({ container, lease }) => {
+    const now = leaseOf(container.Labels)
+    return now !== null && now.renewedAt === lease.renewedAt && isStale(now)
+  }).map(({ container }) => container)
   yield* Effect.forEach(
     orphans,
     (c) =>
       removeWithWorkspace(docker.getContainer(c.Id), c.Labels).pipe(
-        Effect.tap(() => Effect.logInfo(`reaped container ${c.Names[0] ?? c.Id} of a dead owner`))
+        Effect.tap(() => Effect.logInfo(`reaped container ${c.Names[0] ?? c.Id}: its owner's lease is stale`))
       ),
     { concurrency: 4, discard: true }
   )
+  const named = new Set((yield* list).flatMap((c) => c.Labels[LABEL.ownerLease] ?? []))
+  yield* sweepLeases(named)
   return orphans.length
 })
 
-/** Reap now, then keep reaping in the background for as long as the scope lives. */
-export const startReaper = Effect.gen(function*() {
-  yield* reapOrphans
-  yield* reapOrphans.pipe(Effect.repeat(Schedule.spaced(REAP_INTERVAL)), Effect.forkScoped)
-})
+/** Reap now and then every `every`, in the background, for as long as the scope lives. */
+export const startReaper = (every: Duration.Input = "30 seconds") =>
+  reapOrphans().pipe(Effect.repeat(Schedule.spaced(every)), Effect.forkScoped, Effect.asVoid)

@@ -24,6 +24,12 @@ export interface ServerProcessOptions extends Omit<ServerToolOptions, "mcpServer
   readonly workspace: string
   /** The server's private state directory (ours to remove, so a killed server leaves nothing). */
   readonly stateDir: string
+  /**
+   * Directories the server removes when it stops (`--temporary-dir`): if we are
+   * killed with SIGKILL, our finalizers never run, but the server still stops
+   * (its stdin closes) and takes them with it.
+   */
+  readonly temporaryDirs?: ReadonlyArray<string>
   readonly sessionId: string
   readonly sessionApiKey: Redacted.Redacted<string>
   readonly noChangeTimeoutSeconds: number
@@ -99,6 +105,7 @@ const launch = (options: ServerProcessOptions) =>
         String(user.uid),
         browserArg(options.browser),
         "--exit-on-stdin-close",
+        ...(options.temporaryDirs ?? []).flatMap((dir) => ["--temporary-dir", dir]),
         ...pluginArgs(options.plugins)
       ],
       {
