@@ -114,6 +114,7 @@ const browserCase = (action: string, start: (rt: RuntimeShape, url: string) => E
   needs: "browser" as const,
   check: (rt: RuntimeShape, site: HangingSite) =>
     Effect.gen(function*() {
+      yield* rt.browse(`${site.base}/good`).pipe(Effect.orDie) // Chromium is up
       const before = site.requested()
       yield* interruptWhenEngaged(
         start(rt, `${site.base}/hang`),

@@ -24,6 +24,8 @@ export interface ActionContext {
   readonly navigationTimeoutMs: number
   /** Resolves an agent's file path for `upload_file` (mount path, cwd, workspace rules). */
   readonly resolveFile: (path: string) => Promise<string>
+  /** Aborted when the action is interrupted: no further action runs. */
+  readonly signal: AbortSignal
 }
 
 const element = async (page: Page, bid: string): Promise<Locator> => {
@@ -132,6 +134,7 @@ export const errorText = (error: unknown): string => {
 /** Runs the actions in order; returns the error text of the first that fails, or "". */
 export const runActions = async (actions: ReadonlyArray<BoundAction>, context: ActionContext): Promise<string> => {
   for (const action of actions) {
+    context.signal.throwIfAborted()
     try {
       await runOne(action, context)
     } catch (error) {

@@ -9,6 +9,7 @@ import { Deferred, Effect, type Scope } from "effect"
 import type { IPythonRunCellAction } from "../../schema/Action.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { IPythonRunCellObservation } from "../../schema/Observation.ts"
+import { withTimeout } from "../deadline.ts"
 import type { EnvStore } from "../env.ts"
 import { pythonFloat } from "../shell/messages.ts"
 import { isDeath, KernelProcess } from "./KernelProcess.ts"
@@ -77,15 +78,6 @@ export const collectOutput = (messages: ReadonlyArray<Message>): CellOutput => {
 
 /** The kernel runs, but the code it must run at start (`initCode`) raised. */
 class StartupCodeError extends Error {}
-
-const withTimeout = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(() => resolve("timeout"), ms)
-    void promise.then((value) => {
-      clearTimeout(timer)
-      resolve(value)
-    })
-  })
 
 /**
  * Interrupt the kernel (KeyboardInterrupt, resent while it has not reached the code) until the
