@@ -22,10 +22,14 @@ describe("interrupting an action over HTTP", () => {
     { excludeTestServices: true, timeout: 60_000 }
   )("LocalRuntime", (it) => {
     for (const c of interruptionCases) {
-      it.effect.skipIf(!have[c.needs])(`${c.action}: stops what it started, and the session still answers`, () =>
-        Effect.gen(function*() {
-          yield* c.check(yield* Runtime, yield* hangingSite)
-        }).pipe(Effect.scoped), { timeout: 30_000 })
+      it.effect.skipIf(!have[c.needs])(
+        `${c.action}: stops what it started, and the session still answers`,
+        () =>
+          Effect.gen(function*() {
+            yield* c.check(yield* Runtime, yield* hangingSite)
+          }).pipe(Effect.scoped),
+        { timeout: 30_000 }
+      )
     }
   })
 })
