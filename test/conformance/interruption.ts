@@ -5,8 +5,8 @@
  * engaged, interrupts the fiber, then checks that what the action started is
  * gone and that the session still answers an action of the same type.
  */
-import { assert } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Fiber, type Layer } from "effect"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -19,9 +19,12 @@ import {
   IPythonRunCellObservation,
   McpObservation,
   type Observation,
+  Runtime,
   type RuntimeShape
 } from "../../src/index.ts"
+import { chromiumAvailable } from "./chromium.ts"
 import { awaitProcessCount, uniqueSeconds } from "./helpers.ts"
+import { kernelAvailable } from "./kernel.ts"
 
 /** Poll every 20 ms until `check` holds, failing with `what` after `ms`. */
 export const eventually = (what: string, check: () => boolean, ms = 5_000) =>
@@ -189,3 +192,35 @@ export const interruptionCases: ReadonlyArray<InterruptionCase> = [
       })
   }
 ]
+
+/** The tools this machine can run (the shell and the MCP fixture always). */
+export interface Tools {
+  readonly ipython: boolean
+  readonly browser: boolean
+}
+
+/**
+ * Runs every case against one runtime (with the slow MCP server, and IPython and
+ * the browser where the machine has them); a case whose tool is missing is skipped.
+ */
+export const describeInterruption = (
+  title: string,
+  runtime: (tools: Tools) => Layer.Layer<Runtime, unknown>
+) => {
+  const tools = { ipython: kernelAvailable(), browser: chromiumAvailable() }
+  const have = { ...tools, shell: true, mcp: true }
+  describe(title, () => {
+    layer(runtime(tools), { excludeTestServices: true, timeout: 60_000 })((it) => {
+      for (const c of interruptionCases) {
+        it.effect.skipIf(!have[c.needs])(
+          `${c.action}: stops what it started, and the session still answers`,
+          () =>
+            Effect.gen(function*() {
+              yield* c.check(yield* Runtime, yield* hangingSite)
+            }).pipe(Effect.scoped),
+          { timeout: 30_000 }
+        )
+      }
+    })
+  })
+}
