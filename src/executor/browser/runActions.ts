@@ -3,6 +3,7 @@
  * fails stops the rest and its error is what the agent reads. Elements are
  * found by their bid; a missing bid fails at once rather than after a timeout.
  */
+import { setTimeout as sleep } from "node:timers/promises"
 import type { Locator, Page } from "playwright-core"
 import type { BoundAction } from "./actionSet.ts"
 import { BID_ATTRIBUTE } from "./axtree.ts"
@@ -69,7 +70,8 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
       await page.goForward({ timeout: context.navigationTimeoutMs })
       return
     case "noop":
-      await page.waitForTimeout(Number(p["wait_ms"]))
+      // Cut short by an interruption (the action's signal), unlike Playwright's waitForTimeout.
+      await sleep(Number(p["wait_ms"]), undefined, { signal: context.signal })
       return
     case "click":
     case "dblclick": {
