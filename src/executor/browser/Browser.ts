@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url"
 import type { Browser as PwBrowser, BrowserContext, CDPSession, Page } from "playwright-core"
 import type { BrowseInteractiveAction, BrowseURLAction } from "../../schema/Action.ts"
 import { BrowserOutputObservation, ErrorObservation, FileDownloadObservation } from "../../schema/Observation.ts"
+import { withTimeout } from "../deadline.ts"
 import { SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
 import type { Workspace } from "../workspace.ts"
 import { parseActions } from "./actionParser.ts"
@@ -47,6 +48,9 @@ export interface Browser {
 
 /** How long an aborted navigation may take to turn into a download. */
 const DOWNLOAD_GRACE_MS = 2_000
+
+/** How long an interrupted action may take to end before the browser is closed under it. */
+const INTERRUPT_GRACE_MS = 5_000
 
 /** Navigation budget when the action sets no timeout. */
 const DEFAULT_NAVIGATION_TIMEOUT_S = 30
@@ -222,11 +226,41 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         focusedElementBid: view.marked.focusedBid
       })
 
-    /** Runs `body` with a launched browser; a browser that cannot start is an ErrorObservation. */
-    const withSession = <A>(body: (s: Session) => Promise<A>) =>
-      Effect.promise(() =>
-        ensure().then(body).catch((error: unknown) => new ErrorObservation({ content: errorText(error) }))
-      )
+    /**
+     * Stops an interrupted action: its tabs stop loading (Chromium cancels the navigation and
+     * closes its connection), then the action, told by its aborted signal to do nothing more, is
+     * awaited; one that does not end within the grace period takes the browser down with it
+     * (launched again by the next action), so nothing it started goes on.
+     */
+    const stopAction = async (s: Session | null, running: Promise<unknown>) => {
+      if (s !== null) {
+        await Promise.all(
+          s.context.pages().map((page) =>
+            cdpOf(s, page).then((cdp) => cdp.send("Page.stopLoading")).catch(() => undefined)
+          )
+        )
+      }
+      if (await withTimeout(running, INTERRUPT_GRACE_MS) !== "timeout") return
+      if (session === s) session = null
+      await s?.browser.close().catch(() => undefined)
+    }
+
+    /**
+     * Runs `body` with a launched browser; a browser that cannot start is an ErrorObservation.
+     * Interrupted (`run`'s fiber, or the HTTP request that carries it), the action is stopped
+     * (see `stopAction`) before the interruption completes: the next action starts on a quiet browser.
+     */
+    const withSession = <A>(body: (s: Session, signal: AbortSignal) => Promise<A>) =>
+      Effect.callback<A | ErrorObservation>((resume, signal) => {
+        let started: Session | null = null
+        const running = ensure().then((s) => {
+          started = s
+          signal.throwIfAborted()
+          return body(s, signal)
+        }).catch((error: unknown) => new ErrorObservation({ content: errorText(error) }))
+        void running.then((result) => resume(Effect.succeed(result)))
+        return Effect.promise(() => stopAction(started, running))
+      })
 
     /** The download an action caused, copied into the workspace, as OpenHands reports it. */
     const downloaded = async (actionText: string) => {
@@ -239,7 +273,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
     }
 
     const browse = (action: BrowseURLAction) =>
-      withSession(async (s) => {
+      withSession(async (s, signal) => {
         const url = absoluteUrl(action.url, options.cwd())
         const lastAction = `goto(${JSON.stringify(url)})`
         let error = ""
@@ -251,6 +285,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         } catch (cause) {
           error = errorText(cause)
         }
+        signal.throwIfAborted()
         const download = await downloaded(lastAction)
         if (download !== null) return download
         // The tree is read only when returned: `browse` shows the page text.
@@ -265,7 +300,7 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
       })
 
     const browseInteractive = (action: BrowseInteractiveAction) =>
-      withSession(async (s) => {
+      withSession(async (s, signal) => {
         let error = ""
         let bound: Array<BoundAction> = []
         try {
@@ -276,9 +311,11 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
         const context: ActionContext = {
           tabs: tabs(s),
           navigationTimeoutMs: timeoutMs(action.timeout),
+          signal,
           resolveFile: (path) => Effect.runPromise(ws.resolve(path, options.cwd()))
         }
         if (error === "") error = await runActions(bound, context)
+        signal.throwIfAborted()
         // A click on a download link ends in a download, not a page: wait for its request to settle.
         await s.navigations.settled(context.navigationTimeoutMs)
         if (s.navigations.takeAborted()) await downloads.arrival(DOWNLOAD_GRACE_MS)

@@ -3,6 +3,7 @@
  * fails stops the rest and its error is what the agent reads. Elements are
  * found by their bid; a missing bid fails at once rather than after a timeout.
  */
+import { setTimeout as sleep } from "node:timers/promises"
 import type { Locator, Page } from "playwright-core"
 import type { BoundAction } from "./actionSet.ts"
 import { BID_ATTRIBUTE } from "./axtree.ts"
@@ -24,6 +25,8 @@ export interface ActionContext {
   readonly navigationTimeoutMs: number
   /** Resolves an agent's file path for `upload_file` (mount path, cwd, workspace rules). */
   readonly resolveFile: (path: string) => Promise<string>
+  /** Aborted when the action is interrupted: no further action runs. */
+  readonly signal: AbortSignal
 }
 
 const element = async (page: Page, bid: string): Promise<Locator> => {
@@ -67,7 +70,8 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
       await page.goForward({ timeout: context.navigationTimeoutMs })
       return
     case "noop":
-      await page.waitForTimeout(Number(p["wait_ms"]))
+      // Cut short by an interruption (the action's signal), unlike Playwright's waitForTimeout.
+      await sleep(Number(p["wait_ms"]), undefined, { signal: context.signal })
       return
     case "click":
     case "dblclick": {
@@ -132,6 +136,7 @@ export const errorText = (error: unknown): string => {
 /** Runs the actions in order; returns the error text of the first that fails, or "". */
 export const runActions = async (actions: ReadonlyArray<BoundAction>, context: ActionContext): Promise<string> => {
   for (const action of actions) {
+    context.signal.throwIfAborted()
     try {
       await runOne(action, context)
     } catch (error) {

@@ -9,6 +9,7 @@ import { Deferred, Effect, type Scope } from "effect"
 import type { IPythonRunCellAction } from "../../schema/Action.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { IPythonRunCellObservation } from "../../schema/Observation.ts"
+import { withTimeout } from "../deadline.ts"
 import type { EnvStore } from "../env.ts"
 import { pythonFloat } from "../shell/messages.ts"
 import { isDeath, KernelProcess } from "./KernelProcess.ts"
@@ -34,6 +35,8 @@ export const NO_OUTPUT = "[Code executed successfully with no output]"
 export const KERNEL_RESTARTED = "[The IPython kernel died and was restarted: its variables and imports are lost.]"
 const READY_TIMEOUT_MS = 30_000
 const INTERRUPT_GRACE_MS = 5_000
+/** SIGINT reaches the cell only once the kernel runs it: resent at this interval until it ends. */
+const INTERRUPT_RESEND_MS = 250
 // OpenHands strips \x1b[<n>(;<n>){0,2}m; we strip every CSI sequence.
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g
@@ -76,13 +79,37 @@ export const collectOutput = (messages: ReadonlyArray<Message>): CellOutput => {
 /** The kernel runs, but the code it must run at start (`initCode`) raised. */
 class StartupCodeError extends Error {}
 
-const withTimeout = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(() => resolve("timeout"), ms)
-    void promise.then((value) => {
-      clearTimeout(timer)
-      resolve(value)
-    })
+/**
+ * Interrupt the kernel (KeyboardInterrupt, resent while it has not reached the code) until the
+ * request `running` ends, and return its messages; a kernel that does not stop within the grace
+ * period (the code catches KeyboardInterrupt, or blocks in C) is killed (null): the next cell
+ * restarts it, and nothing the interrupted code started keeps running.
+ */
+const stop = async (k: KernelProcess, running: Promise<Array<Message>>): Promise<Array<Message> | null> => {
+  const deadline = Date.now() + INTERRUPT_GRACE_MS
+  while (Date.now() < deadline) {
+    k.interrupt()
+    const settled = await withTimeout(running, Math.min(INTERRUPT_RESEND_MS, deadline - Date.now()))
+    if (settled !== "timeout") return settled
+  }
+  k.close()
+  return null
+}
+
+/**
+ * Waits for `wait`, a request the kernel runs (`running`) or a deadline on it. Interrupted
+ * (`run`'s fiber, or the HTTP request that carries it), the kernel's request is stopped before
+ * the interruption completes, so the interrupted cell does not keep running and the next cell
+ * runs at once instead of queueing behind it.
+ */
+const awaitRequest = <A>(k: KernelProcess, running: Promise<Array<Message>>, wait: Promise<A>) =>
+  Effect.promise(() => wait).pipe(Effect.onInterrupt(() => Effect.promise(() => stop(k, running))))
+
+/** Runs setup code silently (cwd, variables, `kernelInitCode`); stopped with an interruption. */
+const execute = (k: KernelProcess, code: string) =>
+  Effect.suspend(() => {
+    const running = k.execute(code, true)
+    return awaitRequest(k, running, running)
   })
 
 export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, never, Scope.Scope> =>
@@ -130,54 +157,51 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
     yield* Effect.addFinalizer(() => Effect.sync(() => kernel?.close()))
 
     /** Apply the shell's cwd and added variables before a cell, as OpenHands does. */
-    const sync = async (k: KernelProcess) => {
+    const sync = Effect.fn("IPython.sync")(function*(k: KernelProcess) {
       if (options.env.generation !== syncedEnv) {
-        await k.execute(`import os as __es_os\n__es_os.environ.update(${JSON.stringify(options.env.values)})`, true)
+        yield* execute(k, `import os as __es_os\n__es_os.environ.update(${JSON.stringify(options.env.values)})`)
         syncedEnv = options.env.generation
       }
       const cwd = options.cwd()
       if (cwd !== syncedCwd) {
-        await k.execute(`import os as __es_os\n__es_os.chdir(${JSON.stringify(cwd)})`, true)
+        yield* execute(k, `import os as __es_os\n__es_os.chdir(${JSON.stringify(cwd)})`)
         syncedCwd = cwd
       }
-    }
+    })
 
-    const runCell = (action: IPythonRunCellAction, restarted: boolean) =>
-      Effect.promise(async () => {
-        const k = kernel!
-        await sync(k)
-        if (action.kernelInitCode !== "") await k.execute(action.kernelInitCode, true)
-        const seconds = action.timeout ?? 120
-        const running = k.execute(action.code, false)
-        let messages = await withTimeout(running, seconds * 1000)
-        let timedOut = false
-        if (messages === "timeout") {
-          timedOut = true
-          k.interrupt()
-          const settled = await withTimeout(running, INTERRUPT_GRACE_MS)
-          messages = settled === "timeout" ? [] : settled
-        }
-        const died = isDeath(messages, k)
-        const { images, text } = collectOutput(messages)
-        let content = text.trimEnd()
-        if (timedOut) {
-          content = `${content}${content === "" ? "" : "\n"}[Execution timed out (${pythonFloat(seconds)} seconds).]`
-        } else if (content === "" && !died) content = NO_OUTPUT
-        if (restarted) content = `${KERNEL_RESTARTED}\n${content}`
-        if (died) {
-          content = `${content}${content === "" ? "" : "\n"}${KERNEL_RESTARTED.replace("was restarted", "stopped")}`
-        }
-        if (action.includeExtra) {
-          content += `\n[Jupyter current working directory: ${
-            syncedCwd ?? options.cwd()
-          }]\n[Jupyter Python interpreter: ${interpreter}]`
-        }
-        return new IPythonRunCellObservation({
-          content,
-          code: action.code,
-          imageUrls: images.length === 0 ? null : images
-        })
+    const runCell = Effect.fn("IPython.runCell")(function*(action: IPythonRunCellAction, restarted: boolean) {
+      const k = kernel!
+      yield* sync(k)
+      if (action.kernelInitCode !== "") yield* execute(k, action.kernelInitCode)
+      const seconds = action.timeout ?? 120
+      const running = k.execute(action.code, false)
+      let messages = yield* awaitRequest(k, running, withTimeout(running, seconds * 1000))
+      let timedOut = false
+      if (messages === "timeout") {
+        timedOut = true
+        messages = (yield* Effect.promise(() => stop(k, running))) ?? []
+      }
+      const died = isDeath(messages, k)
+      const { images, text } = collectOutput(messages)
+      let content = text.trimEnd()
+      if (timedOut) {
+        content = `${content}${content === "" ? "" : "\n"}[Execution timed out (${pythonFloat(seconds)} seconds).]`
+      } else if (content === "" && !died) content = NO_OUTPUT
+      if (restarted) content = `${KERNEL_RESTARTED}\n${content}`
+      if (died) {
+        content = `${content}${content === "" ? "" : "\n"}${KERNEL_RESTARTED.replace("was restarted", "stopped")}`
+      }
+      if (action.includeExtra) {
+        content += `\n[Jupyter current working directory: ${
+          syncedCwd ?? options.cwd()
+        }]\n[Jupyter Python interpreter: ${interpreter}]`
+      }
+      return new IPythonRunCellObservation({
+        content,
+        code: action.code,
+        imageUrls: images.length === 0 ? null : images
       })
+    })
 
     return {
       run: (action) =>

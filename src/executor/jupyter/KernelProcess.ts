@@ -33,6 +33,7 @@ export class KernelProcess {
   private readonly signer: Signer
   private readonly collectors = new Map<string, Collector>()
   private exited = false
+  private closed = false
   private stderr = ""
 
   /** Starts a kernel; ZeroMQ's native addon is loaded then, not when a server without IPython starts. */
@@ -90,8 +91,9 @@ export class KernelProcess {
     void this.route(this.iopub)
   }
 
+  /** False once the process exited or was closed (killed), before its exit is reported. */
   get isAlive(): boolean {
-    return !this.exited
+    return !this.exited && !this.closed
   }
 
   /** The kernel's last words, for errors. */
@@ -128,7 +130,7 @@ export class KernelProcess {
           resolve(messages)
         }
       })
-      if (this.exited) this.collectors.get(id)!(DIED)
+      if (!this.isAlive) this.collectors.get(id)!(DIED)
       else void this.shell.send(frames)
     })
   }
@@ -175,6 +177,8 @@ export class KernelProcess {
   }
 
   close(): void {
+    if (this.closed) return
+    this.closed = true
     for (const socket of [this.shell, this.iopub]) socket.close()
     if (!this.exited && this.child.pid !== undefined) killProcessGroup(this.child.pid)
     rmSync(this.dir, { recursive: true, force: true })

@@ -170,7 +170,9 @@ export const makeMcpHub = (
     }
 
     const call = (action: McpCallAction) =>
-      lock.withPermits(1)(Effect.promise(async (): Promise<McpObservation | ErrorObservation> => {
+      // Interrupted, `signal` aborts the SDK's request: it sends the server notifications/cancelled
+      // and stops waiting, so the tool call ends with the action (in process, or its HTTP request).
+      lock.withPermits(1)(Effect.promise(async (signal): Promise<McpObservation | ErrorObservation> => {
         if (connected.size === 0) return new ErrorObservation({ content: "No MCP servers configured" })
         const owner = [...connected.values()].find((c) => c.tools.some((t) => t.name === action.name))
         if (owner === undefined) {
@@ -183,7 +185,7 @@ export const makeMcpHub = (
           const result = await owner.client.callTool(
             { name: action.name, arguments: { ...action.arguments } },
             undefined,
-            { timeout: seconds * 1000 }
+            { timeout: seconds * 1000, signal }
           )
           return observe(result)
         } catch (error) {

@@ -4,14 +4,16 @@
  * `POST /mcp/messages?sessionId=...`. OpenHands' client calls MCP tools this way
  * (its `get_mcp_config` adds `<server>/mcp/sse` once stdio servers are set), and
  * any MCP client can too. Listing reads the executor's tools; a call runs as a
- * `call_tool_mcp` action, so it takes its turn with the session's other actions.
+ * `call_tool_mcp` action, so it takes its turn with the session's other actions;
+ * it runs in the server's runtime, so it stops when the client cancels it,
+ * disconnects, or the server stops.
  *
  * The MCP SDK's transport writes to Node's response itself; the router leaves a
  * response it finds ended (or gone) alone.
  */
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
-import { Effect } from "effect"
+import { Effect, FiberSet } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { McpCallAction } from "../../schema/Action.ts"
@@ -31,19 +33,25 @@ const sdk = async () => {
 
 type Sdk = Awaited<ReturnType<typeof sdk>>
 
-/** An MCP server whose tools are the executor's. */
-const proxyServer = ({ Server, types }: Sdk, executor: ActionExecutorShape) => {
+/** Runs an effect as a fiber of the server's runtime, interrupted when `signal` aborts. */
+type RunPromise = <A, E>(effect: Effect.Effect<A, E>, options?: Effect.RunOptions) => Promise<A>
+
+/**
+ * An MCP server whose tools are the executor's. Its requests run through `run`, with the
+ * SDK's signal for the request: a client's `notifications/cancelled` interrupts the call.
+ */
+const proxyServer = ({ Server, types }: Sdk, executor: ActionExecutorShape, run: RunPromise) => {
   const server = new Server({ name: "effect-sandbox", version: "0.1.0" }, { capabilities: { tools: {} } })
-  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
-    tools: (await Effect.runPromise(executor.listMcpTools)).map((tool) => ({
+  server.setRequestHandler(types.ListToolsRequestSchema, async (_, { signal }) => ({
+    tools: (await run(executor.listMcpTools, { signal })).map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: tool.inputSchema as { type: "object" }
     }))
   }))
-  server.setRequestHandler(types.CallToolRequestSchema, async ({ params }) => {
+  server.setRequestHandler(types.CallToolRequestSchema, async ({ params }, { signal }) => {
     const action = new McpCallAction({ name: params.name, arguments: params.arguments ?? {} })
-    const observation = await Effect.runPromise(executor.execute(action))
+    const observation = await run(executor.execute(action), { signal })
     if (observation._tag !== "McpObservation") {
       throw new types.McpError(types.ErrorCode.InvalidParams, observation.content)
     }
@@ -70,7 +78,10 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
       const response = nodeResponse(request)
       const loaded = yield* Effect.promise(sdk)
       const transport = new loaded.SSEServerTransport(ENDPOINTS.mcpMessages[1], response)
-      const server = proxyServer(loaded, executor)
+      // The session's calls are fibers of the server's runtime, owned by this stream: they are
+      // interrupted when the client goes or the server stops (then this handler is interrupted).
+      const run = yield* FiberSet.makeRuntimePromise()
+      const server = proxyServer(loaded, executor, run)
       sessions.set(transport.sessionId, transport)
       yield* Effect.promise(() => server.connect(transport))
       // The stream stays open until the client goes (or the server stops).
@@ -87,7 +98,7 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
         }))
       )
       return HttpServerResponse.empty()
-    })
+    }).pipe(Effect.scoped)
   )
 
   yield* router.add(
