@@ -14,8 +14,8 @@ import { parameterInvalid, parameterMissing, ToolError } from "./errors.ts"
 import { statOrNull } from "./fileText.ts"
 import { EditHistory } from "./history.ts"
 import { listStr, pathStr, toInt } from "./python.ts"
-import type { EditorRequest, EditorResult, OHEditor } from "./types.ts"
-import { type Target, validatePath } from "./validate.ts"
+import type { EditorRequest, EditorResult, OHEditor, Target } from "./types.ts"
+import { validatePath } from "./validate.ts"
 import { viewFile } from "./view.ts"
 
 export { unifiedDiff } from "./diff.ts"
@@ -56,17 +56,17 @@ const locate = (ws: Workspace, path: string, cwd: string): Effect.Effect<Target,
         "The path should be an absolute path, starting with `/`." + (exists ? ` Maybe you meant ${suggestion}?` : "")
       )
     }
-    const real = yield* ws.resolve(path, cwd).pipe(
+    const located = yield* ws.locate(path, cwd).pipe(
       Effect.mapError((violation) => new ToolError({ message: violation.message }))
     )
-    return { display, real }
+    return { ...located, display }
   })
 
 const viewed = (output: string): EditorResult => ({ output, isError: false, oldFile: null, newFile: null })
 
 const view = (target: Target, viewRange: ReadonlyArray<number> | null): Effect.Effect<EditorResult, ToolError> =>
   Effect.gen(function*() {
-    const stats = yield* statOrNull(target.real)
+    const stats = yield* statOrNull(target.path)
     if (!stats?.isDirectory()) return viewed(yield* viewFile(target, viewRange))
     if (viewRange !== null && viewRange.length > 0) {
       return yield* parameterInvalid(
