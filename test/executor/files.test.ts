@@ -110,14 +110,15 @@ describe("isBinaryBytes", () => {
     assert.isTrue(isBinaryBytes(Uint8Array.from([0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87]))))
 })
 
-describe("isBinaryFile", () => {
-  const check = (path: string) =>
-    Effect.acquireUseRelease(
-      Effect.promise(() => fs.open(path)),
-      (handle) => isBinaryFile(path, handle),
-      (handle) => Effect.promise(() => handle.close())
-    )
+/** `isBinaryFile` on `path`, opened for the check. */
+const check = (path: string) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => fs.open(path)),
+    (handle) => isBinaryFile(path, handle),
+    (handle) => Effect.promise(() => handle.close())
+  )
 
+describe("isBinaryFile", () => {
   it.effect("checks the first 1024 bytes; .pyc is binary; an unreadable file (a directory) counts as text", () =>
     Effect.gen(function*() {
       const { root } = yield* workspace
