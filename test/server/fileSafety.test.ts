@@ -3,7 +3,7 @@
  * the action server over HTTP (unrestricted, as in a container) and CliRuntime (in process,
  * restricted). The file-level cases are in test/executor/fileSafety.test.ts.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, describe, it as vitestIt, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import { linkSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
@@ -83,7 +83,7 @@ layer(serverLayer(), { excludeTestServices: true })("action server: special file
 })
 
 describe("CliRuntime (restricted, in process)", () => {
-  it.live("refuses a FIFO, a hard link to an outside file and a directory link out of the workspace", () =>
+  vitestIt.live("refuses a FIFO, a hard link to an outside file and a directory link out of the workspace", () =>
     Effect.gen(function*() {
       const rt = yield* Runtime
       const ws = rt.info.workspace
