@@ -83,36 +83,39 @@ layer(serverLayer(), { excludeTestServices: true })("action server: special file
 })
 
 describe("CliRuntime (restricted, in process)", () => {
-  vitestIt.live("refuses a FIFO, a hard link to an outside file and a directory link out of the workspace", () =>
-    Effect.gen(function*() {
-      const rt = yield* Runtime
-      const ws = rt.info.workspace
-      const outside = yield* Effect.acquireRelease(
-        Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "file-safety-out-")))),
-        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      )
-      writeFileSync(join(outside, "secret.txt"), "SECRET")
-      linkSync(join(outside, "secret.txt"), join(ws, "hl"))
-      symlinkSync(outside, join(ws, "out"))
-      yield* rt.runCommand(`mkfifo ${ws}/fifo`)
-      yield* silentWriter(join(ws, "fifo"))
+  vitestIt.live(
+    "refuses a FIFO, a hard link to an outside file and a directory link out of the workspace",
+    () =>
+      Effect.gen(function*() {
+        const rt = yield* Runtime
+        const ws = rt.info.workspace
+        const outside = yield* Effect.acquireRelease(
+          Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "file-safety-out-")))),
+          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+        )
+        writeFileSync(join(outside, "secret.txt"), "SECRET")
+        linkSync(join(outside, "secret.txt"), join(ws, "hl"))
+        symlinkSync(outside, join(ws, "out"))
+        yield* rt.runCommand(`mkfifo ${ws}/fifo`)
+        yield* silentWriter(join(ws, "fifo"))
 
-      const started = Date.now()
-      const fifo = yield* rt.read(`${ws}/fifo`)
-      assert.instanceOf(fifo, ErrorObservation)
-      assert.strictEqual(fifo.content, refusal(`${ws}/fifo`, "a FIFO (named pipe)"))
-      assert.isBelow(Date.now() - started, 1_000)
+        const started = Date.now()
+        const fifo = yield* rt.read(`${ws}/fifo`)
+        assert.instanceOf(fifo, ErrorObservation)
+        assert.strictEqual(fifo.content, refusal(`${ws}/fifo`, "a FIFO (named pipe)"))
+        assert.isBelow(Date.now() - started, 1_000)
 
-      const hardLink = yield* rt.read(`${ws}/hl`)
-      assert.instanceOf(hardLink, ErrorObservation)
-      assert.include(hardLink.content, `Cannot act on ${ws}/hl: it has 2 hard links.`)
+        const hardLink = yield* rt.read(`${ws}/hl`)
+        assert.instanceOf(hardLink, ErrorObservation)
+        assert.include(hardLink.content, `Cannot act on ${ws}/hl: it has 2 hard links.`)
 
-      const listing = yield* rt.edit(new FileEditAction({ command: "view", path: ws }))
-      assert.include(listing.content.split("\n"), `${ws}/out`)
-      assert.notInclude(listing.content, "secret.txt")
+        const listing = yield* rt.edit(new FileEditAction({ command: "view", path: ws }))
+        assert.include(listing.content.split("\n"), `${ws}/out`)
+        assert.notInclude(listing.content, "secret.txt")
 
-      const viewed = yield* rt.read(new FileReadAction({ path: `${ws}/hl`, implSource: "oh_aci" }))
-      assert.instanceOf(viewed, FileReadObservation)
-      assert.notInclude(viewed.content, "SECRET")
-    }).pipe(Effect.provide(Layer.fresh(CliRuntime.layer()))))
+        const viewed = yield* rt.read(new FileReadAction({ path: `${ws}/hl`, implSource: "oh_aci" }))
+        assert.instanceOf(viewed, FileReadObservation)
+        assert.notInclude(viewed.content, "SECRET")
+      }).pipe(Effect.provide(Layer.fresh(CliRuntime.layer())))
+  )
 })

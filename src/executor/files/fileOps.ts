@@ -9,7 +9,10 @@
  *   path *before* the binary check, so an image really comes back as a data URL (the server
  *   checks binariness first, so real PNGs get `ERROR_BINARY_FILE`);
  * - the binary check runs on the resolved path (the server checks the raw path against its own
- *   process directory, which misses relative paths).
+ *   process directory, which misses relative paths);
+ * - files are opened through `safeOpen`: only regular files (a device, FIFO or socket is refused
+ *   at once), at most 32 MiB read, and in a restricted workspace what is opened is checked, not
+ *   just the path (links swapped in after the check and hard-linked files are refused).
  */
 import { Effect } from "effect"
 import type { Workspace } from "../workspace.ts"

@@ -66,6 +66,8 @@ const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR }
 export const isWithin = (path: string, dir: string): boolean =>
   path === dir || path.startsWith(dir.endsWith(nodePath.sep) ? dir : dir + nodePath.sep)
 
+const inside = (boundary: Boundary, real: string): boolean => boundary.allowed.some((dir) => isWithin(real, dir))
+
 const failure = (cause: unknown): FsFailure => {
   const { code, message } = cause as NodeJS.ErrnoException
   return new FsFailure({ code, message })
@@ -131,7 +133,7 @@ const inspect = Effect.fn("safeOpen.inspect")(function*(
       })
     }
     const real = yield* attempt(() => fs.readlink(fdPath))
-    if (!boundary.allowed.some((dir) => isWithin(real, dir))) {
+    if (!inside(boundary, real)) {
       return yield* new UnsafeFile({ message: boundary.outside(real) })
     }
   }
@@ -141,28 +143,21 @@ const inspect = Effect.fn("safeOpen.inspect")(function*(
 /** Links are not followed when a boundary applies: the path given was resolved already. */
 const noFollow = (boundary: Boundary | undefined): number => boundary === undefined ? 0 : O_NOFOLLOW
 
+/** What `open(2)` answers for a directory where a file was wanted (Python's `open()` on a directory too). */
+const isDirectory = () => new FsFailure({ code: "EISDIR", message: "EISDIR: illegal operation on a directory, open" })
+
 /**
- * Opens an existing regular file or directory for reading. `display` names it in refusals; a
- * special file is refused before it is opened when `stat` already shows it.
+ * Opens an existing regular file for reading (a directory fails with EISDIR). `display` names it
+ * in refusals; a special file is refused before it is opened when `stat` already shows it.
  */
-export const openExisting = Effect.fn("safeOpen.openExisting")(function*(located: Located, display: string) {
+export const openFile = Effect.fn("safeOpen.openFile")(function*(located: Located, display: string) {
   const before = yield* statIfAny(located.path, located.boundary)
   if (before !== undefined) yield* refuseSpecial(before, display)
   const handle = yield* openScoped(located.path, O_RDONLY | noFollow(located.boundary))
-  return yield* inspect(handle, display, located.boundary)
-})
-
-/** Opens an existing regular file for reading; a directory fails with EISDIR, as `open(2)` for writing would. */
-export const openFile = Effect.fn("safeOpen.openFile")(function*(located: Located, display: string) {
-  const opened = yield* openExisting(located, display)
-  if (opened.stats.isDirectory()) {
-    return yield* new FsFailure({ code: "EISDIR", message: `EISDIR: illegal operation on a directory, read` })
-  }
+  const opened = yield* inspect(handle, display, located.boundary)
+  if (opened.stats.isDirectory()) return yield* isDirectory()
   return opened
 })
-
-/** What `open(2)` answers for a directory opened for writing. */
-const isDirectory = () => new FsFailure({ code: "EISDIR", message: "EISDIR: illegal operation on a directory, open" })
 
 /** Opens an existing directory (ENOTDIR for anything else). */
 export const openDirectory = (located: Located, display: string) =>
@@ -197,7 +192,7 @@ export const leadsToDirectory = (parent: Opened, name: string, boundary: Boundar
     if (stats?.isDirectory() !== true) return false
     if (boundary === undefined) return true
     const real = await fs.realpath(path).catch(() => undefined)
-    return real !== undefined && boundary.allowed.some((dir) => isWithin(real, dir))
+    return real !== undefined && inside(boundary, real)
   })
 
 /**
