@@ -252,6 +252,31 @@ describe("restricted workspace", () => {
       assert.deepStrictEqual((yield* Effect.promise(() => fs.readdir(out))).sort(), ["dir", "secret.txt"])
     }))
 
+  it.effect("what was opened is checked, not the path: a directory turned into a link out is refused", () =>
+    Effect.gen(function*() {
+      const { out, restricted, root } = yield* layout
+      yield* Effect.promise(() => fs.mkdir(`${root}/d`))
+      yield* Effect.promise(() => fs.writeFile(`${root}/d/secret.txt`, "INSIDE"))
+      // The check saw a directory...
+      const located = yield* restricted.locate("/workspace/d/secret.txt", root)
+      assert.strictEqual(located.path, `${root}/d/secret.txt`)
+      // ...which then became a link out, before the open.
+      yield* Effect.promise(() => fs.rm(`${root}/d`, { recursive: true }))
+      yield* Effect.promise(() => fs.symlink(out, `${root}/d`))
+      const refused = yield* Effect.flip(openFile(located, "/workspace/d/secret.txt"))
+      assert.deepStrictEqual(
+        refused.message,
+        `Invalid path traversal: /workspace/d/secret.txt. Path resolves outside the workspace. Resolved: ${out}/secret.txt, Workspace: ${root}`
+      )
+      // A final component turned into a link is not followed (ELOOP when it changes after the
+      // lstat that comes first, refused by that lstat here).
+      yield* Effect.promise(() => fs.writeFile(`${root}/f`, "INSIDE"))
+      const file = yield* restricted.locate("/workspace/f", root)
+      yield* Effect.promise(() => fs.rm(`${root}/f`).then(() => fs.symlink(`${out}/secret.txt`, `${root}/f`)))
+      const looped = yield* Effect.flip(openFile(file, "/workspace/f"))
+      assert.strictEqual(looped.message, refusal("/workspace/f", "a symbolic link"))
+    }).pipe(Effect.scoped))
+
   it.effect("a file hard-linked to one outside is refused; unrestricted it is read", () =>
     Effect.gen(function*() {
       const { edit, open, out, restricted, root } = yield* layout
