@@ -3,8 +3,10 @@
  * converts `insert_line`, the editor validates the path and dispatches, and every `ToolError`
  * comes back as `ERROR:\n<message>`. One editor per runtime, so undo history is per runtime.
  *
- * Paths go through `Workspace.resolve` to map `/workspace` onto the real directory and to enforce
- * the boundary (a violation is an error like any other); messages show the agent's path.
+ * Paths go through `Workspace.locate` to map `/workspace` onto the real directory and to enforce
+ * the boundary (a violation is an error like any other), and files are opened through `safeOpen`
+ * (regular files and directories only; the opened file checked against the boundary); messages
+ * show the agent's path.
  */
 import { Effect } from "effect"
 import type { Workspace } from "../workspace.ts"

@@ -6,8 +6,8 @@ import { decodeText, writeText } from "./fileText.ts"
 import { makeOutput } from "./format.ts"
 import type { EditHistory } from "./history.ts"
 import { listStr, strip } from "./python.ts"
-import type { EditorResult } from "./types.ts"
-import { readValidFile, type Target } from "./validate.ts"
+import type { EditorResult, Target } from "./types.ts"
+import { readValidFile } from "./validate.ts"
 
 /** `SNIPPET_CONTEXT_WINDOW`: lines shown around an edit. */
 const SNIPPET_CONTEXT_WINDOW = 4

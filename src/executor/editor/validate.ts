@@ -10,8 +10,6 @@ import { statOrNull } from "./fileText.ts"
 import { osErrorStr, suffix } from "./python.ts"
 import type { Target } from "./types.ts"
 
-export type { Target } from "./types.ts"
-
 /** Extensions OHEditor views as Markdown (through markitdown) rather than refusing as binary. */
 const SUPPORTED_BINARY_EXTENSIONS = [".docx", ".xlsx", ".pptx", ".pdf", ".mp3", ".wav", ".m4a", ".flac"]
 

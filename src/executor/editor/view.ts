@@ -5,7 +5,8 @@ import { parameterInvalid, ToolError } from "./errors.ts"
 import { decodeText } from "./fileText.ts"
 import { makeOutput } from "./format.ts"
 import { listStr, splitlines } from "./python.ts"
-import { isSupportedBinary, readValidFile, type Target } from "./validate.ts"
+import type { Target } from "./types.ts"
+import { isSupportedBinary, readValidFile } from "./validate.ts"
 
 /**
  * OHEditor converts these to Markdown with markitdown; this runtime has no converter, so viewing
