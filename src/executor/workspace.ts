@@ -11,6 +11,7 @@
 import { Data, Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
+import { type Boundary, isWithin, type Located } from "./files/safeOpen.ts"
 
 export interface WorkspaceOptions {
   /** Absolute real path of the workspace directory on this machine. */
@@ -27,10 +28,6 @@ export class WorkspaceViolation extends Data.TaggedError("WorkspaceViolation")<{
 
 /** Linux's MAXSYMLINKS: how many dangling links we follow before giving up. */
 const MAX_LINK_HOPS = 40
-
-/** True when `path` is `dir` or lies beneath it, comparing whole segments. */
-const isWithin = (path: string, dir: string): boolean =>
-  path === dir || path.startsWith(dir.endsWith(nodePath.sep) ? dir : dir + nodePath.sep)
 
 /**
  * `realpath` that also accepts paths that do not exist yet (a file about to be created): the
@@ -69,12 +66,22 @@ export class Workspace {
    * paths join `cwd` (the shell's real working directory). When restricted, an absolute path
    * outside the allowed directories fails with CLIRuntime's "Invalid path" message; then symlinks
    * are resolved and a result outside fails with its "Invalid path traversal" message. The
-   * resolved real path is returned, so callers act on exactly what was checked.
+   * resolved real path is returned; it can change after the check, so file actions open it
+   * through `locate` and `safeOpen` instead.
    */
   resolve(path: string, cwd: string): Effect.Effect<string, WorkspaceViolation> {
+    return Effect.map(this.locate(path, cwd), (located) => located.path)
+  }
+
+  /**
+   * `resolve`, and in restricted mode the boundary that what is then opened there must respect:
+   * the path may change between this check and its use, so file actions open it through
+   * `safeOpen`, which checks the opened file against the same directories.
+   */
+  locate(path: string, cwd: string): Effect.Effect<Located, WorkspaceViolation> {
     const absolute = nodePath.isAbsolute(path)
     const mapped = absolute ? this.#fromMount(path) : nodePath.resolve(cwd, path)
-    if (!this.restricted) return Effect.succeed(nodePath.resolve(mapped))
+    if (!this.restricted) return Effect.succeed({ path: nodePath.resolve(mapped), boundary: undefined })
     if (absolute && !this.#allowed.some((dir) => isWithin(mapped, dir))) {
       return Effect.fail(
         new WorkspaceViolation({ message: `Invalid path: ${path}. You can only work with files in ${this.root}.` })
@@ -86,17 +93,17 @@ export class Workspace {
         Promise.all(this.#allowed.map((dir) => realpathLoose(dir)))
       ])
     ).pipe(
-      Effect.flatMap(([resolved, allowed]) =>
-        allowed.some((dir) => isWithin(resolved, dir))
-          ? Effect.succeed(resolved)
-          : Effect.fail(
-            new WorkspaceViolation({
-              message:
-                `Invalid path traversal: ${path}. Path resolves outside the workspace. Resolved: ${resolved}, Workspace: ${this.root}`
-            })
-          )
-      )
+      Effect.flatMap(([resolved, allowed]) => {
+        const boundary: Boundary = { allowed, outside: (real) => this.#traversal(path, real) }
+        return allowed.some((dir) => isWithin(resolved, dir))
+          ? Effect.succeed({ path: resolved, boundary })
+          : Effect.fail(new WorkspaceViolation({ message: this.#traversal(path, resolved) }))
+      })
     )
+  }
+
+  #traversal(path: string, resolved: string): string {
+    return `Invalid path traversal: ${path}. Path resolves outside the workspace. Resolved: ${resolved}, Workspace: ${this.root}`
   }
 
   #fromMount(path: string): string {

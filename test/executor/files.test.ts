@@ -110,18 +110,25 @@ describe("isBinaryBytes", () => {
     assert.isTrue(isBinaryBytes(Uint8Array.from([0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87]))))
 })
 
+/** `isBinaryFile` on `path`, opened for the check. */
+const check = (path: string) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => fs.open(path)),
+    (handle) => isBinaryFile(path, handle),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
 describe("isBinaryFile", () => {
-  it.effect("checks the first 1024 bytes; .pyc is binary; unreadable paths count as text", () =>
+  it.effect("checks the first 1024 bytes; .pyc is binary; an unreadable file (a directory) counts as text", () =>
     Effect.gen(function*() {
       const { root } = yield* workspace
       yield* put(`${root}/image.png`, PNG_HEADER)
       yield* put(`${root}/late.txt`, "x".repeat(1024) + "\x00")
       yield* put(`${root}/mod.pyc`, "plain")
-      assert.isTrue(yield* isBinaryFile(`${root}/image.png`))
-      assert.isFalse(yield* isBinaryFile(`${root}/late.txt`))
-      assert.isTrue(yield* isBinaryFile(`${root}/mod.pyc`))
-      assert.isFalse(yield* isBinaryFile(`${root}/missing`))
-      assert.isFalse(yield* isBinaryFile(root))
+      assert.isTrue(yield* check(`${root}/image.png`))
+      assert.isFalse(yield* check(`${root}/late.txt`))
+      assert.isTrue(yield* check(`${root}/mod.pyc`))
+      assert.isFalse(yield* check(root))
     }))
 })
 

@@ -106,4 +106,28 @@ describe("Workspace.resolve", () => {
       const ws = new Workspace({ root, mountPath: root, restricted: true })
       assert.strictEqual(yield* ws.resolve(`${root}/sub/a`, "/"), `${root}/sub/a`)
     }))
+
+  it.effect("locate gives the boundary opened files are checked against: the real allowed directories", () =>
+    Effect.gen(function*() {
+      const { base, outside, root } = yield* layout
+      yield* Effect.promise(() => fs.symlink(root, `${base}/ws-link`))
+      const ws = new Workspace({
+        root: `${base}/ws-link`,
+        mountPath: "/workspace",
+        restricted: true,
+        extraAllowed: [outside]
+      })
+      const located = yield* ws.locate("/workspace/sub/a", "/")
+      assert.strictEqual(located.path, `${root}/sub/a`)
+      assert.deepStrictEqual(located.boundary?.allowed, [root, outside])
+      assert.strictEqual(
+        located.boundary?.outside("/etc/passwd"),
+        `Invalid path traversal: /workspace/sub/a. Path resolves outside the workspace. Resolved: /etc/passwd, Workspace: ${base}/ws-link`
+      )
+      const open = new Workspace({ root, mountPath: "/workspace", restricted: false })
+      assert.deepStrictEqual(yield* open.locate("/workspace/sub/a", "/"), {
+        path: `${root}/sub/a`,
+        boundary: undefined
+      })
+    }))
 })

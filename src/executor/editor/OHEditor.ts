@@ -3,8 +3,10 @@
  * converts `insert_line`, the editor validates the path and dispatches, and every `ToolError`
  * comes back as `ERROR:\n<message>`. One editor per runtime, so undo history is per runtime.
  *
- * Paths go through `Workspace.resolve` to map `/workspace` onto the real directory and to enforce
- * the boundary (a violation is an error like any other); messages show the agent's path.
+ * Paths go through `Workspace.locate` to map `/workspace` onto the real directory and to enforce
+ * the boundary (a violation is an error like any other), and files are opened through `safeOpen`
+ * (regular files and directories only; the opened file checked against the boundary); messages
+ * show the agent's path.
  */
 import { Effect } from "effect"
 import type { Workspace } from "../workspace.ts"
@@ -14,8 +16,8 @@ import { parameterInvalid, parameterMissing, ToolError } from "./errors.ts"
 import { statOrNull } from "./fileText.ts"
 import { EditHistory } from "./history.ts"
 import { listStr, pathStr, toInt } from "./python.ts"
-import type { EditorRequest, EditorResult, OHEditor } from "./types.ts"
-import { type Target, validatePath } from "./validate.ts"
+import type { EditorRequest, EditorResult, OHEditor, Target } from "./types.ts"
+import { validatePath } from "./validate.ts"
 import { viewFile } from "./view.ts"
 
 export { unifiedDiff } from "./diff.ts"
@@ -56,17 +58,17 @@ const locate = (ws: Workspace, path: string, cwd: string): Effect.Effect<Target,
         "The path should be an absolute path, starting with `/`." + (exists ? ` Maybe you meant ${suggestion}?` : "")
       )
     }
-    const real = yield* ws.resolve(path, cwd).pipe(
+    const located = yield* ws.locate(path, cwd).pipe(
       Effect.mapError((violation) => new ToolError({ message: violation.message }))
     )
-    return { display, real }
+    return { ...located, display }
   })
 
 const viewed = (output: string): EditorResult => ({ output, isError: false, oldFile: null, newFile: null })
 
 const view = (target: Target, viewRange: ReadonlyArray<number> | null): Effect.Effect<EditorResult, ToolError> =>
   Effect.gen(function*() {
-    const stats = yield* statOrNull(target.real)
+    const stats = yield* statOrNull(target.path)
     if (!stats?.isDirectory()) return viewed(yield* viewFile(target, viewRange))
     if (viewRange !== null && viewRange.length > 0) {
       return yield* parameterInvalid(

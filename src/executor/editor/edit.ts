@@ -2,12 +2,12 @@
 import { Effect } from "effect"
 import { splitLines } from "../files/lines.ts"
 import { parameterInvalid, ToolError } from "./errors.ts"
-import { readText, writeText } from "./fileText.ts"
+import { decodeText, writeText } from "./fileText.ts"
 import { makeOutput } from "./format.ts"
 import type { EditHistory } from "./history.ts"
 import { listStr, strip } from "./python.ts"
-import type { EditorResult } from "./types.ts"
-import { type Target, validateFile } from "./validate.ts"
+import type { EditorResult, Target } from "./types.ts"
+import { readValidFile } from "./validate.ts"
 
 /** `SNIPPET_CONTEXT_WINDOW`: lines shown around an edit. */
 const SNIPPET_CONTEXT_WINDOW = 4
@@ -29,8 +29,8 @@ export const create = (
   history: EditHistory
 ): Effect.Effect<EditorResult, ToolError> =>
   Effect.gen(function*() {
-    yield* writeText(target.real, target.display, fileText, "utf-8")
-    history.add(target.real, fileText)
+    yield* writeText(target, fileText, "utf-8")
+    history.add(target.path, fileText)
     return edited(`File created successfully at: ${target.display}`, null, fileText)
   })
 
@@ -69,9 +69,8 @@ export const strReplace = (
   history: EditHistory
 ): Effect.Effect<EditorResult, ToolError> =>
   Effect.gen(function*() {
-    yield* validateFile(target)
     const path = target.display
-    const file = yield* readText(target.real, path)
+    const file = decodeText(yield* readValidFile(target))
     const search = (needle: string, replacement: string) => ({
       needle,
       replacement,
@@ -95,8 +94,8 @@ export const strReplace = (
     }
     const at = found[0]
     const newText = file.text.slice(0, at) + replacement + file.text.slice(at + needle.length)
-    yield* writeText(target.real, path, newText, file.encoding)
-    history.add(target.real, file.text)
+    yield* writeText(target, newText, file.encoding)
+    history.add(target.path, file.text)
     const start = Math.max(0, lines[0] - SNIPPET_CONTEXT_WINDOW)
     const end = lines[0] + SNIPPET_CONTEXT_WINDOW + countNewlines(replacement)
     return edited(
@@ -121,9 +120,8 @@ export const insert = (
   history: EditHistory
 ): Effect.Effect<EditorResult, ToolError> =>
   Effect.gen(function*() {
-    yield* validateFile(target)
     const path = target.display
-    const file = yield* readText(target.real, path)
+    const file = decodeText(yield* readValidFile(target))
     const lines = splitLines(file.text)
     if (insertLine < 0 || insertLine > lines.length) {
       return yield* parameterInvalid(
@@ -134,8 +132,8 @@ export const insert = (
     }
     const inserted = newStr.split("\n").map((line) => `${line}\n`)
     const newText = [...lines.slice(0, insertLine), ...inserted, ...lines.slice(insertLine)].join("")
-    yield* writeText(target.real, path, newText, file.encoding)
-    history.add(target.real, file.text)
+    yield* writeText(target, newText, file.encoding)
+    history.add(target.path, file.text)
     const start = Math.max(0, insertLine - SNIPPET_CONTEXT_WINDOW)
     const end = Math.min(lines.length + inserted.length, insertLine + SNIPPET_CONTEXT_WINDOW + inserted.length)
     return edited(
@@ -151,11 +149,10 @@ export const insert = (
 /** Restores the most recent history entry and shows the whole restored file. */
 export const undoEdit = (target: Target, history: EditHistory): Effect.Effect<EditorResult, ToolError> =>
   Effect.gen(function*() {
-    yield* validateFile(target)
     const path = target.display
-    const current = yield* readText(target.real, path)
-    const previous = history.pop(target.real)
+    const current = decodeText(yield* readValidFile(target))
+    const previous = history.pop(target.path)
     if (previous === undefined) return yield* new ToolError({ message: `No edit history found for ${path}.` })
-    yield* writeText(target.real, path, previous, current.encoding)
+    yield* writeText(target, previous, current.encoding)
     return edited(`Last edit to ${path} undone successfully. ${makeOutput(previous, path)}`, current.text, previous)
   })

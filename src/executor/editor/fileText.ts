@@ -8,8 +8,10 @@ import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import { decodeUtf8 } from "../files/binary.ts"
 import { splitLines } from "../files/lines.ts"
+import { openForWrite, rewrite } from "../files/safeOpen.ts"
 import { ToolError } from "./errors.ts"
 import { osErrorStr } from "./python.ts"
+import type { Target } from "./types.ts"
 
 /**
  * OHEditor detects each file's encoding with charset_normalizer. Without it we read valid UTF-8
@@ -28,23 +30,14 @@ export interface FileText {
 export const statOrNull = (path: string): Effect.Effect<Stats | null> =>
   Effect.promise(() => fs.stat(path).catch(() => null))
 
-/** Read `real`, naming the file `display` in errors. */
-export const readText = (real: string, display: string): Effect.Effect<FileText, ToolError> =>
-  Effect.tryPromise({
-    try: () => fs.readFile(real),
-    catch: (cause) =>
-      new ToolError({
-        message: `Ran into ${osErrorStr(cause as NodeJS.ErrnoException, display)} while trying to read ${display}`
-      })
-  }).pipe(
-    Effect.map((bytes) => {
-      const utf8 = decodeUtf8(bytes)
-      const [decoded, encoding]: [string, Encoding] = utf8 === undefined
-        ? [bytes.toString("latin1"), "latin1"]
-        : [utf8, "utf-8"]
-      return { text: splitLines(decoded).join(""), encoding }
-    })
-  )
+/** The text of a file's bytes: valid UTF-8 as UTF-8, anything else as Latin-1; line ends as Python's text mode reads them. */
+export const decodeText = (bytes: Uint8Array): FileText => {
+  const utf8 = decodeUtf8(bytes)
+  const [decoded, encoding]: [string, Encoding] = utf8 === undefined
+    ? [Buffer.from(bytes).toString("latin1"), "latin1"]
+    : [utf8, "utf-8"]
+  return { text: splitLines(decoded).join(""), encoding }
+}
 
 /** Python's complaint about a character Latin-1 cannot hold, or `undefined` when all fit. */
 const latin1Problem = (text: string): string | undefined => {
@@ -56,19 +49,21 @@ const latin1Problem = (text: string): string | undefined => {
   return `'latin-1' codec can't encode character '${escape}' in position ${position}: ordinal not in range(256)`
 }
 
-/** Write `text` verbatim to `real` in `encoding`, naming the file `display` in errors. */
-export const writeText = (
-  real: string,
-  display: string,
-  text: string,
-  encoding: Encoding
-): Effect.Effect<void, ToolError> => {
+/**
+ * Write `text` verbatim to the target in `encoding`, creating the file when missing (its
+ * directory must exist), through `safeOpen`: only a regular file, inside the boundary.
+ */
+export const writeText = (target: Target, text: string, encoding: Encoding): Effect.Effect<void, ToolError> => {
   const failure = (reason: string) =>
-    new ToolError({ message: `Ran into ${reason} while trying to write to ${display}` })
+    new ToolError({ message: `Ran into ${reason} while trying to write to ${target.display}` })
   const problem = encoding === "latin1" ? latin1Problem(text) : undefined
   if (problem !== undefined) return Effect.fail(failure(problem))
-  return Effect.tryPromise({
-    try: () => fs.writeFile(real, text, { encoding }),
-    catch: (cause) => failure(osErrorStr(cause as NodeJS.ErrnoException, display))
-  })
+  return openForWrite(target, target.display, { makeParents: false, mode: 0o666 }).pipe(
+    Effect.flatMap(({ opened }) => rewrite(opened, Buffer.from(text, encoding))),
+    Effect.scoped,
+    Effect.catchTags({
+      FsFailure: (cause) => Effect.fail(failure(osErrorStr(cause, target.display))),
+      UnsafeFile: ({ message }) => Effect.fail(new ToolError({ message }))
+    })
+  )
 }

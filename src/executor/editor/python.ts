@@ -69,7 +69,10 @@ const OS_ERRORS: Readonly<Record<string, readonly [errno: number, text: string]>
 }
 
 /** `str(OSError)` for a failed operation on `path`, e.g. `[Errno 2] No such file or directory: '/x'`. */
-export const osErrorStr = (cause: NodeJS.ErrnoException, path: string): string => {
+export const osErrorStr = (
+  cause: { readonly code?: string | undefined; readonly message: string },
+  path: string
+): string => {
   const known = cause.code === undefined ? undefined : OS_ERRORS[cause.code]
   return known === undefined ? cause.message : `[Errno ${known[0]}] ${known[1]}: ${repr(path)}`
 }

@@ -1,5 +1,6 @@
 /** The editor's public shapes, mirroring the arguments and result of OpenHands' `_execute_file_editor`. */
 import type { Effect } from "effect"
+import type { Located } from "../files/safeOpen.ts"
 
 export interface EditorRequest {
   readonly command: string
@@ -25,4 +26,13 @@ export interface EditorResult {
 export interface OHEditor {
   /** Run one editor command; `cwd` is the shell's working directory, used to resolve the path. */
   readonly run: (req: EditorRequest, cwd: string) => Effect.Effect<EditorResult>
+}
+
+/**
+ * A file the editor works on: where it really is (`path`, resolved; with the boundary that applies
+ * when the workspace is restricted) and the path as the agent wrote it, for messages.
+ */
+export interface Target extends Located {
+  /** The agent's path as Python's `pathlib` prints it. */
+  readonly display: string
 }

@@ -4,17 +4,11 @@
  */
 import { Effect } from "effect"
 import { isBinaryFile } from "../files/binary.ts"
-import { fileValidation, parameterInvalid, type ToolError } from "./errors.ts"
+import { openFile, readBounded } from "../files/safeOpen.ts"
+import { fileValidation, parameterInvalid, ToolError } from "./errors.ts"
 import { statOrNull } from "./fileText.ts"
-import { suffix } from "./python.ts"
-
-/** A file the editor works on: the path as the agent wrote it (for messages) and where it really is. */
-export interface Target {
-  /** The agent's path as Python's `pathlib` prints it. */
-  readonly display: string
-  /** The resolved path on this machine. */
-  readonly real: string
-}
+import { osErrorStr, suffix } from "./python.ts"
+import type { Target } from "./types.ts"
 
 /** Extensions OHEditor views as Markdown (through markitdown) rather than refusing as binary. */
 const SUPPORTED_BINARY_EXTENSIONS = [".docx", ".xlsx", ".pptx", ".pdf", ".mp3", ".wav", ".m4a", ".flac"]
@@ -42,7 +36,7 @@ export const validatePath = (command: string, target: Target): Effect.Effect<voi
   Effect.gen(function*() {
     const path = target.display
     const invalid = (hint: string) => parameterInvalid("path", path, hint)
-    const stats = yield* statOrNull(target.real)
+    const stats = yield* statOrNull(target.path)
     if (command === "create" && stats !== null) {
       return yield* invalid(`File already exists at: ${path}. Cannot overwrite files using command \`create\`.`)
     }
@@ -64,24 +58,36 @@ export const validatePath = (command: string, target: Target): Effect.Effect<voi
     }
   })
 
+const tooLarge = (target: Target, size: number) =>
+  fileValidation(target.display, `File is too large (${megabytes(size)}MB). Maximum allowed size is 10MB.`)
+
 /**
- * `validate_file`, for existing regular files only: at most 10 MiB, and not binary unless it is
- * one of the Markdown-viewable kinds.
+ * `validate_file` then the read, on one descriptor opened through `safeOpen` (a device, FIFO or
+ * socket is refused, not read): at most 10 MiB, counted in bytes read, and not binary unless it
+ * is one of the Markdown-viewable kinds. Failures to read are OHEditor's
+ * `Ran into <OSError> while trying to read <path>`.
  */
-export const validateFile = (target: Target): Effect.Effect<void, ToolError> =>
+export const readValidFile = (target: Target): Effect.Effect<Buffer, ToolError> =>
   Effect.gen(function*() {
-    const stats = yield* statOrNull(target.real)
-    if (stats === null || !stats.isFile()) return
-    if (stats.size > MAX_FILE_SIZE) {
-      return yield* fileValidation(
-        target.display,
-        `File is too large (${megabytes(stats.size)}MB). Maximum allowed size is 10MB.`
-      )
-    }
-    if (!isSupportedBinary(target) && (yield* isBinaryFile(target.real))) {
+    const file = yield* openFile(target, target.display)
+    if (file.stats.size > MAX_FILE_SIZE) return yield* tooLarge(target, file.stats.size)
+    if (!isSupportedBinary(target) && (yield* isBinaryFile(target.path, file.handle))) {
       return yield* fileValidation(
         target.display,
         "File appears to be binary and this file type cannot be read or edited by this tool."
       )
     }
-  })
+    return yield* readBounded(file, MAX_FILE_SIZE)
+  }).pipe(
+    Effect.scoped,
+    Effect.catchTags({
+      FsFailure: (cause) =>
+        Effect.fail(
+          new ToolError({
+            message: `Ran into ${osErrorStr(cause, target.display)} while trying to read ${target.display}`
+          })
+        ),
+      FileTooLarge: ({ size }) => Effect.fail(tooLarge(target, size)),
+      UnsafeFile: ({ message }) => Effect.fail(new ToolError({ message }))
+    })
+  )

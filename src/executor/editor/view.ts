@@ -2,10 +2,11 @@
 import { Effect } from "effect"
 import { splitLines } from "../files/lines.ts"
 import { parameterInvalid, ToolError } from "./errors.ts"
-import { readText } from "./fileText.ts"
+import { decodeText } from "./fileText.ts"
 import { makeOutput } from "./format.ts"
 import { listStr, splitlines } from "./python.ts"
-import { isSupportedBinary, type Target, validateFile } from "./validate.ts"
+import type { Target } from "./types.ts"
+import { isSupportedBinary, readValidFile } from "./validate.ts"
 
 /**
  * OHEditor converts these to Markdown with markitdown; this runtime has no converter, so viewing
@@ -19,9 +20,9 @@ const markdownUnavailable = (target: Target) =>
 
 export const viewFile = (target: Target, viewRange: ReadonlyArray<number> | null): Effect.Effect<string, ToolError> =>
   Effect.gen(function*() {
-    yield* validateFile(target)
+    const bytes = yield* readValidFile(target)
     if (isSupportedBinary(target)) return yield* markdownUnavailable(target)
-    const { text } = yield* readText(target.real, target.display)
+    const { text } = decodeText(bytes)
     // Python's `if not view_range`: an empty list shows the whole file too.
     if (viewRange === null || viewRange.length === 0) return makeOutput(text, target.display)
 

@@ -3,7 +3,7 @@
  * to refuse reading and editing binary files.
  */
 import { Effect } from "effect"
-import * as fs from "node:fs/promises"
+import type { FileHandle } from "node:fs/promises"
 
 /** How much of a file binaryornot looks at. */
 const SAMPLE_SIZE = 1024
@@ -53,23 +53,19 @@ export const isBinaryBytes = (bytes: Uint8Array): boolean => {
   return likelyBinary || bytes.includes(0x00) || bytes.includes(0xff)
 }
 
-const readSample = async (path: string): Promise<Uint8Array> => {
-  const handle = await fs.open(path, "r")
-  try {
-    const buffer = new Uint8Array(SAMPLE_SIZE)
-    const { bytesRead } = await handle.read(buffer, 0, SAMPLE_SIZE, 0)
-    return buffer.subarray(0, bytesRead)
-  } finally {
-    await handle.close()
-  }
+/** The first bytes of an opened file, read through its descriptor. */
+const readSample = async (handle: FileHandle): Promise<Uint8Array> => {
+  const buffer = new Uint8Array(SAMPLE_SIZE)
+  const { bytesRead } = await handle.read(buffer, 0, SAMPLE_SIZE, 0)
+  return buffer.subarray(0, bytesRead)
 }
 
 /**
- * binaryornot's `is_binary`: `.pyc` files are binary; otherwise the first 1024 bytes decide. A
- * file that cannot be read (missing, a directory) counts as text, as in binaryornot, so the
- * caller's own read reports the real problem.
+ * binaryornot's `is_binary` for the file opened as `handle` at `path`: `.pyc` files are binary;
+ * otherwise the first 1024 bytes decide. A file that cannot be read counts as text, as in
+ * binaryornot, so the caller's own read reports the real problem.
  */
-export const isBinaryFile = (path: string): Effect.Effect<boolean> =>
+export const isBinaryFile = (path: string, handle: FileHandle): Effect.Effect<boolean> =>
   path.endsWith(".pyc")
     ? Effect.succeed(true)
-    : Effect.promise(() => readSample(path).then(isBinaryBytes, () => false))
+    : Effect.promise(() => readSample(handle).then(isBinaryBytes, () => false))

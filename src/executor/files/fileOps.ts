@@ -9,14 +9,16 @@
  *   path *before* the binary check, so an image really comes back as a data URL (the server
  *   checks binariness first, so real PNGs get `ERROR_BINARY_FILE`);
  * - the binary check runs on the resolved path (the server checks the raw path against its own
- *   process directory, which misses relative paths).
+ *   process directory, which misses relative paths);
+ * - files are opened through `safeOpen`: only regular files (a device, FIFO or socket is refused
+ *   at once), at most 32 MiB read, and in a restricted workspace what is opened is checked, not
+ *   just the path (links swapped in after the check and hard-linked files are refused).
  */
 import { Effect } from "effect"
-import * as fs from "node:fs/promises"
-import * as nodePath from "node:path"
 import type { Workspace } from "../workspace.ts"
 import { decodeUtf8, isBinaryFile } from "./binary.ts"
 import { insertLines, readLines, splitLines } from "./lines.ts"
+import { type Located, type Opened, openFile, openForWrite, readBounded, rewrite } from "./safeOpen.ts"
 
 export type FileResult =
   | { readonly _tag: "Ok"; readonly path: string; readonly content: string }
@@ -63,38 +65,53 @@ const mediaTypeOf = (path: string): string | undefined => {
   return MEDIA_TYPES.find(([extension]) => lower.endsWith(extension))?.[1]
 }
 
-/** A failed `node:fs` call, kept as the errno exception so callers can match on `code`. */
-const attempt = <A>(run: () => Promise<A>): Effect.Effect<A, NodeJS.ErrnoException> =>
-  Effect.tryPromise({ try: run, catch: (cause) => cause as NodeJS.ErrnoException })
+/**
+ * The most FileRead reads, and the largest existing file FileWrite rewrites (OpenHands has no
+ * limit): one request must not be able to take the server's memory.
+ */
+const MAX_READ_BYTES = 32 * 1024 * 1024
 
-const statOrNull = (path: string) => Effect.promise(() => fs.stat(path).catch(() => null))
+const tooLarge = (path: string, size: number) =>
+  error(
+    `File is too large to read: ${path} (${size} bytes; at most ${MAX_READ_BYTES} bytes are read). Use the shell to read parts of it.`
+  )
 
-const readResolved = (path: string, cwd: string, start: number, end: number): Effect.Effect<FileResult> =>
-  Effect.gen(function*() {
+const readResolved = (located: Located, cwd: string, start: number, end: number): Effect.Effect<FileResult> => {
+  const { path } = located
+  return Effect.gen(function*() {
+    const file = yield* openFile(located, path)
     const mime = mediaTypeOf(path)
-    if (mime === undefined && (yield* isBinaryFile(path))) return error("ERROR_BINARY_FILE")
-    const bytes = yield* attempt(() => fs.readFile(path))
+    if (mime === undefined && (yield* isBinaryFile(path, file.handle))) return error("ERROR_BINARY_FILE")
+    const bytes = yield* readBounded(file, MAX_READ_BYTES)
     if (mime !== undefined) return ok(path, `data:${mime};base64,${bytes.toString("base64")}`)
     const text = decodeUtf8(bytes)
     if (text === undefined) return error(`File could not be decoded as utf-8: ${path}.`)
     return ok(path, readLines(splitLines(text), start, end).join(""))
   }).pipe(
-    Effect.catch((cause) =>
-      Effect.succeed(
-        cause.code === "ENOENT" || cause.code === "ENOTDIR"
-          ? error(`File not found: ${path}. Your current working directory is ${cwd}.`)
-          : cause.code === "EISDIR"
-          ? error(`Path is a directory: ${path}. You can only read files`)
-          : error(cause.message)
-      )
-    )
+    Effect.scoped,
+    Effect.catchTags({
+      FsFailure: (cause) =>
+        Effect.succeed(
+          cause.code === "ENOENT" || cause.code === "ENOTDIR"
+            ? error(`File not found: ${path}. Your current working directory is ${cwd}.`)
+            : cause.code === "EISDIR"
+            ? error(`Path is a directory: ${path}. You can only read files`)
+            : error(cause.message)
+        ),
+      FileTooLarge: ({ size }) => Effect.succeed(tooLarge(path, size)),
+      UnsafeFile: ({ message }) => Effect.succeed(error(message))
+    })
   )
+}
 
 /** New files get the server's permissions, and the session user as owner when one is given. */
-const setNewFileOwnership = (path: string, owner: Owner | undefined) =>
-  attempt(async () => {
-    await fs.chmod(path, 0o664)
-    if (owner !== undefined) await fs.chown(path, owner.uid, owner.gid)
+const setNewFileOwnership = (file: Opened, path: string, owner: Owner | undefined) =>
+  Effect.tryPromise({
+    try: async () => {
+      await file.handle.chmod(0o664)
+      if (owner !== undefined) await file.handle.chown(owner.uid, owner.gid)
+    },
+    catch: (cause) => cause as Error
   }).pipe(
     Effect.match({
       onSuccess: () => ok(path, ""),
@@ -103,26 +120,36 @@ const setNewFileOwnership = (path: string, owner: Owner | undefined) =>
     })
   )
 
-const writeResolved = (path: string, args: WriteArgs): Effect.Effect<FileResult> =>
-  Effect.gen(function*() {
+const writeResolved = (located: Located, args: WriteArgs): Effect.Effect<FileResult> => {
+  const { path } = located
+  return Effect.gen(function*() {
     const newLines = args.content.split("\n").map((line) => `${line}\n`)
-    yield* attempt(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
-    const existing = yield* statOrNull(path)
-    if (existing?.isDirectory()) return error(`Path is a directory: ${path}. You can only write to files`)
-    if (existing === null) {
-      yield* attempt(() => fs.writeFile(path, newLines.join(""), { mode: 0o664 }))
-      return yield* setNewFileOwnership(path, args.owner)
+    const { created, opened } = yield* openForWrite(located, path, { makeParents: true, mode: 0o664 })
+    if (created) {
+      yield* rewrite(opened, Buffer.from(newLines.join("")))
+      return yield* setNewFileOwnership(opened, path, args.owner)
     }
-    const text = decodeUtf8(yield* attempt(() => fs.readFile(path)))
+    const text = decodeUtf8(yield* readBounded(opened, MAX_READ_BYTES))
     if (text === undefined) return error(`File could not be decoded as utf-8: ${path}`)
     // Rewriting in place keeps the file's mode and owner, which the server restores explicitly.
-    yield* attempt(() => fs.writeFile(path, insertLines(newLines, splitLines(text), args.start, args.end).join("")))
+    yield* rewrite(opened, Buffer.from(insertLines(newLines, splitLines(text), args.start, args.end).join("")))
     return ok(path, "")
   }).pipe(
-    Effect.catch((cause) =>
-      Effect.succeed(cause.code === "ENOENT" ? error(`File not found: ${path}`) : error(cause.message))
-    )
+    Effect.scoped,
+    Effect.catchTags({
+      FsFailure: (cause) =>
+        Effect.succeed(
+          cause.code === "ENOENT"
+            ? error(`File not found: ${path}`)
+            : cause.code === "EISDIR"
+            ? error(`Path is a directory: ${path}. You can only write to files`)
+            : error(cause.message)
+        ),
+      FileTooLarge: ({ size }) => Effect.succeed(tooLarge(path, size)),
+      UnsafeFile: ({ message }) => Effect.succeed(error(message))
+    })
   )
+}
 
 /**
  * FileRead: a media file becomes a data URL; a binary file is `ERROR_BINARY_FILE`; text is
@@ -130,8 +157,8 @@ const writeResolved = (path: string, args: WriteArgs): Effect.Effect<FileResult>
  * as LF) and sliced with `read_lines(start, end)`.
  */
 export const readFile = (ws: Workspace, cwd: string, args: ReadArgs): Effect.Effect<FileResult> =>
-  ws.resolve(args.path, cwd).pipe(
-    Effect.flatMap((path) => readResolved(path, cwd, args.start, args.end)),
+  ws.locate(args.path, cwd).pipe(
+    Effect.flatMap((located) => readResolved(located, cwd, args.start, args.end)),
     Effect.catchTag("WorkspaceViolation", (violation) => Effect.succeed(error(violation.message)))
   )
 
@@ -143,7 +170,7 @@ export const readFile = (ws: Workspace, cwd: string, args: ReadArgs): Effect.Eff
  * created.
  */
 export const writeFile = (ws: Workspace, cwd: string, args: WriteArgs): Effect.Effect<FileResult> =>
-  ws.resolve(args.path, cwd).pipe(
-    Effect.flatMap((path) => writeResolved(path, args)),
+  ws.locate(args.path, cwd).pipe(
+    Effect.flatMap((located) => writeResolved(located, args)),
     Effect.catchTag("WorkspaceViolation", (violation) => Effect.succeed(error(violation.message)))
   )
