@@ -1,7 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { CmdRunAction, LocalRuntime, Runtime, RuntimeDisconnectedError, type RuntimeShape } from "../../src/index.ts"
+import { chromiumAvailable } from "../conformance/chromium.ts"
+import { kernelAvailable } from "../conformance/kernel.ts"
+import { assertKeyHidden, envDumpingMcpServer } from "./sandboxEnvProbe.ts"
 
 /** Host processes whose command line mentions `text` (server processes carry their workspace in argv). */
 const processesWith = (text: string) =>
@@ -58,6 +64,26 @@ describe("LocalRuntime", () => {
       // The killed server's shell (and its sleep) were reaped on release.
       assert.deepStrictEqual(spawnSync("pgrep", ["-f", "^sleep 30$"], { encoding: "utf8" }).stdout.trim(), "")
     }))
+
+  it.live(
+    "the session key is visible to no sandboxed process: shell, /proc environ, kernel, Chromium, MCP server",
+    () =>
+      Effect.gen(function*() {
+        const kernel = kernelAvailable()
+        const browser = chromiumAvailable()
+        const dir = mkdtempSync(join(tmpdir(), "local-key-"))
+        const mcpEnvFile = join(dir, "mcp-env")
+        const { release, rt } = yield* buildRuntime(LocalRuntime.layer({
+          plugins: kernel ? ["jupyter"] : [],
+          browser,
+          mcpServers: [envDumpingMcpServer(mcpEnvFile)]
+        }))
+        yield* assertKeyHidden(rt, { serverPid: serverPid(rt), kernel, browser, mcpEnvFile }).pipe(
+          Effect.ensuring(Effect.andThen(release, Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+        )
+      }),
+    60_000
+  )
 
   it.live("a server that cannot start is a RuntimeStartError with its stderr", () =>
     Effect.gen(function*() {
