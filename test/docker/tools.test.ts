@@ -86,7 +86,9 @@ describeDocker("DockerRuntime tools", () => {
         const key = config.Env.find((e: string) => e.startsWith("SESSION_API_KEY="))!.slice("SESSION_API_KEY=".length)
         assert.isAtLeast(key.length, 16)
         yield* assertKeyHidden(rt, { key, kernel: true, browser: true, mcpEnvFile: "/tmp/mcp-env" }).pipe(
-          Effect.ensuring(Effect.andThen(release, Effect.sync(() => rmSync(workspace, { recursive: true, force: true }))))
+          Effect.ensuring(
+            Effect.andThen(release, Effect.sync(() => rmSync(workspace, { recursive: true, force: true })))
+          )
         )
         assertNoContainer(session)
       }),
