@@ -50,6 +50,22 @@ describe("inherited names", () => {
           assert.strictEqual(json(reply).content, `ran-${name}`)
         }
       }))
+    it.effect("as an MCP tool name or an environment variable name: an answer, never a 500", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        for (const name of INHERITED) {
+          const call = yield* postJson(server, "/execute_action", {
+            action: { action: "call_tool_mcp", args: { name, arguments: {} } }
+          })
+          assert.strictEqual(call.status, 200, `${name}: ${call.text}`)
+          assert.strictEqual(json(call).observation, "error", `${name}: ${call.text}`)
+          const env = yield* postJson(server, "/v1/env", { vars: ownKey(name, `value-of-${name}`) })
+          assert.strictEqual(env.status, 200, `${name}: ${env.text}`)
+          const echoed = yield* run(server, `echo "$${name.toUpperCase()}"`)
+          assert.strictEqual(echoed.content, `value-of-${name}`)
+        }
+      }))
+
     it.effect("as an observation type or extra: a WireDecodeError naming the type, or ignored", () =>
       Effect.gen(function*() {
         for (const name of INHERITED) {
