@@ -13,6 +13,11 @@ import { assertKeyHidden, envDumpingMcpServer } from "./sandboxEnvProbe.ts"
 const processesWith = (text: string) =>
   spawnSync("pgrep", ["-af", text], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes("server/main"))
 
+/** A warm-pool server of this checkout (other checkouts on the machine run their own). */
+const isOurPoolServer = (line: string) =>
+  line.includes("effect-sandbox-local") &&
+  line.includes(join(import.meta.dirname, "..", "..", "src", "server", "main.ts"))
+
 /** Build `layer` in its own scope, so a test can release it at a chosen moment. */
 const buildRuntime = (layer: Layer.Layer<Runtime, unknown, never>) =>
   Effect.gen(function*() {
@@ -132,9 +137,9 @@ describe("LocalRuntime", () => {
       yield* second.release
       yield* Effect.sleep("3 seconds") // refill
       const refilled = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
-      assert.isAtLeast(refilled.split("\n").filter((l) => l.includes("effect-sandbox-local")).length, 2)
+      assert.isAtLeast(refilled.split("\n").filter(isOurPoolServer).length, 2)
       yield* Scope.close(poolScope, Exit.void)
       const left = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
-      assert.deepStrictEqual(left.split("\n").filter((l) => l.includes("effect-sandbox-local")), [])
+      assert.deepStrictEqual(left.split("\n").filter(isOurPoolServer), [])
     }), 30_000)
 })
