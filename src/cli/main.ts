@@ -96,7 +96,10 @@ const serveCommand = Command.make(
       Argument.withDescription("Port to listen on (0: any free port, announced on stdout)")
     ),
     workingDir: Flag.String("working-dir").pipe(Flag.withDescription("Workspace directory"), Flag.optional),
-    host: Flag.String("host").pipe(Flag.withDefault("0.0.0.0")),
+    host: Flag.String("host").pipe(
+      Flag.withDescription("Address to listen on; beyond loopback, SESSION_API_KEY must be set"),
+      Flag.withDefault("127.0.0.1")
+    ),
     plugins: Flag.Literals("plugins", KNOWN_PLUGINS).pipe(Flag.atLeast(0)),
     username: Flag.String("username").pipe(Flag.withDefault("openhands")),
     userId: Flag.Int("user-id").pipe(Flag.withDefault(1000)),

@@ -20,6 +20,7 @@ import {
 } from "../schema/Observation.ts"
 import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExecutor.ts"
 import { makeBrowser } from "./browser/Browser.ts"
+import { sandboxEnv } from "./childEnv.ts"
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
@@ -88,28 +89,30 @@ export const makeActionExecutor = (
       extraAllowed: [stateDir]
     })
     const env = new EnvStore(join(stateDir, "env.sh"))
+    const baseEnv = sandboxEnv()
     const sessionOptions = (cwd: string, dir: string) => ({
       cwd,
       stateDir: dir,
       env,
+      baseEnv,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
       marker: options.sessionMarker,
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc })
     })
     const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
     const editor = makeEditor(ws)
-    const skills = options.ipython?.agentSkills === true ? yield* agentSkillsKernel(stateDir, process.env) : null
+    const skills = options.ipython?.agentSkills === true ? yield* agentSkillsKernel(stateDir, baseEnv) : null
     const startIPython = options.ipython === undefined ? Effect.succeed(null) : makeIPython({
       python: options.ipython.python,
       stateDir,
       cwd: () => shell.cwd(),
       env,
-      baseEnv: { ...process.env as Record<string, string>, ...skills?.env },
+      baseEnv: { ...baseEnv, ...skills?.env },
       marker: `${options.sessionMarker}/kernel`,
       ...(skills === null ? {} : { initCode: skills.initCode })
     })
     const startMcp = Effect.acquireRelease(
-      makeMcpHub(options.mcp?.remote ?? [], options.mcp?.stdio ?? [], process.env as Record<string, string>),
+      makeMcpHub(options.mcp?.remote ?? [], options.mcp?.stdio ?? [], baseEnv),
       (hub) => hub.close
     )
     // The tools start side by side, as OpenHands initialises its plugins concurrently; each
@@ -120,7 +123,7 @@ export const makeActionExecutor = (
       workspace: ws,
       cwd: () => shell.cwd(),
       marker: `${options.sessionMarker}/browser`,
-      env: process.env as Record<string, string>
+      env: baseEnv
     })
     const lock = yield* Semaphore.make(1)
     let staticCount = 0

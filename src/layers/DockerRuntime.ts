@@ -115,6 +115,9 @@ const containerSpec = (input: {
     ...sandbox.runtimeStartupEnvVars,
     ...options.env,
     ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
+    // In the container's environment: `attach` and restarts read it back. The server hides it
+    // from the commands it starts (executor/childEnv.ts), but docker-init (PID 1) and the server
+    // run as the sandbox user, so /proc/<pid>/environ shows it to a command that looks there.
     SESSION_API_KEY: input.sessionKey,
     RUNTIME_ID: input.sessionId,
     NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds ?? 10)
@@ -134,7 +137,10 @@ const containerSpec = (input: {
       String(input.uid),
       ...pluginArgs(options.plugins),
       browserArg(options.browser),
-      ...(sandbox.useHostNetwork ? ["--host", "127.0.0.1"] : []),
+      // The server defaults to loopback: in its own network namespace it must listen on all
+      // interfaces to be reached through the published port (with the key it was given).
+      "--host",
+      sandbox.useHostNetwork ? "127.0.0.1" : "0.0.0.0",
       ...(input.lease === null ? [] : ["--owner-lease", LEASE_IN_CONTAINER])
     ],
     User: String(input.uid),

@@ -102,12 +102,19 @@ export const encodeObservation = (observation: O.Observation): JsonRecord => {
   }
 }
 
+/**
+ * Is the agent-supplied `type` one of `table`'s own keys? (`in` would also accept the names
+ * every object inherits, `__proto__`, `toString`, `constructor`, ..., and then crash.)
+ */
+const isWireType = <T extends JsonRecord>(table: T, type: string): type is Extract<keyof T, string> =>
+  Object.hasOwn(table, type)
+
 const fail = (message: string) => Effect.fail(new WireDecodeError({ message }))
 
 const decodeInto = <C extends Schema.Top>(cls: C, kind: string, type: string, fields: JsonRecord) => {
   const known = (cls as unknown as { fields: JsonRecord }).fields
   // Unknown keys are ignored so newer OpenHands clients that add fields keep working.
-  const input = Object.fromEntries(Object.entries(fields).filter(([k]) => k in known))
+  const input = Object.fromEntries(Object.entries(fields).filter(([k]) => Object.hasOwn(known, k)))
   return Schema.decodeUnknownEffect(cls as unknown as Schema.Codec<C["Type"]>)({
     ...input,
     _tag: (cls as unknown as { identifier: string }).identifier
@@ -138,14 +145,14 @@ export const decodeAction = (json: unknown): Effect.Effect<A.Action, WireDecodeE
   if (!isRecord(json)) return fail("An action must be a JSON object with an \"action\" field.")
   const type = json["action"]
   if (typeof type !== "string") return fail("The action has no \"action\" type string.")
-  if (!(type in actionClasses)) {
+  if (!isWireType(actionClasses, type)) {
     return fail(`Unknown action type "${type}". Known types: ${Object.keys(actionClasses).join(", ")}.`)
   }
   const args = json["args"] ?? {}
   if (!isRecord(args)) return fail(`The "args" of action "${type}" must be a JSON object.`)
   const fields = renameKeys(legacyActionArgs(args), toCamel)
   if (json["timeout"] !== undefined && json["timeout"] !== null) fields["timeout"] = json["timeout"]
-  return decodeInto(actionClasses[type as ActionWireType], "action", type, fields) as Effect.Effect<
+  return decodeInto(actionClasses[type], "action", type, fields) as Effect.Effect<
     A.Action,
     WireDecodeError
   >
@@ -171,7 +178,7 @@ export const decodeObservation = (json: unknown): Effect.Effect<O.Observation, W
   if (!isRecord(json)) return fail("An observation must be a JSON object with an \"observation\" field.")
   const type = json["observation"]
   if (typeof type !== "string") return fail("The observation has no \"observation\" type string.")
-  if (!(type in observationClasses)) {
+  if (!isWireType(observationClasses, type)) {
     return fail(`Unsupported observation type "${type}". Known types: ${Object.keys(observationClasses).join(", ")}.`)
   }
   const extras = json["extras"] ?? {}
@@ -182,7 +189,7 @@ export const decodeObservation = (json: unknown): Effect.Effect<O.Observation, W
   fields["content"] = type === "run" && typeof content === "string" && fields["hidden"] !== true
     ? truncateCmdOutput(content)
     : content
-  return decodeInto(observationClasses[type as ObservationWireType], "observation", type, fields) as Effect.Effect<
+  return decodeInto(observationClasses[type], "observation", type, fields) as Effect.Effect<
     O.Observation,
     WireDecodeError
   >

@@ -7,8 +7,7 @@ import { Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
 import * as Executor from "../executor/ActionExecutor.ts"
-import { sessionKeyMiddleware } from "./auth.ts"
-import { notFound } from "./notFound.ts"
+import { requestGate } from "./auth.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
@@ -56,8 +55,7 @@ export const layer = (options: ActionServerOptions) => {
     fileRoutes,
     infoRoutes(clock, options.workingDir),
     mcpProxyRoutes,
-    notFound,
-    ...(options.sessionApiKey === undefined ? [] : [sessionKeyMiddleware(options.sessionApiKey)])
+    requestGate(options.sessionApiKey)
   )
   return HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
     Layer.provide(

@@ -2,7 +2,8 @@
  * The action server's command line, as OpenHands' (spec §2.1):
  *   effect-sandbox-server <port> [--working-dir D] [--plugins NAME...] [--username U]
  *     [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ...]
- * plus our extensions: `--host H` (default 0.0.0.0, as OpenHands), and
+ * plus our extensions: `--host H` (default 127.0.0.1, unlike OpenHands' 0.0.0.0: safe by default; a
+ * host beyond loopback needs SESSION_API_KEY, see exposure.ts), and
  * `--exit-on-stdin-close` (a parent that dies closes our stdin, so we never outlive it).
  * Port 0 lets the OS pick a free port; the chosen one is announced on stdout.
  */
@@ -46,7 +47,7 @@ const error = (message: string): ParsedArgs => ({ _tag: "Error", message: `${mes
 
 export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
   let port: number | null = null
-  let host = "0.0.0.0"
+  let host = "127.0.0.1"
   let workingDir: string | null = null
   const plugins: Array<PluginName> = []
   let username = "openhands"

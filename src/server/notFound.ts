@@ -1,10 +1,10 @@
 /**
  * Unknown paths and wrong methods answer as FastAPI does for OpenHands:
  * `404 {"detail": "Not Found"}` and `405 {"detail": "Method Not Allowed"}`
- * (the router alone sends an empty 404).
+ * (the router alone sends an empty 404). Applied by the request gate (auth.ts)
+ * with the path it parsed.
  */
 import { Effect } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
 import { detail } from "./responses.ts"
 import { ENDPOINTS } from "./routes/paths.ts"
 
@@ -14,13 +14,9 @@ const isRouteNotFound = (error: unknown): boolean =>
   typeof error === "object" && error !== null &&
   (error as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
-export const notFound = HttpRouter.middleware((httpEffect) =>
+/** Run `httpEffect`; when no route matched `path`, answer 405 for a known path, else 404. */
+export const answerRouteNotFound = <A, E, R>(httpEffect: Effect.Effect<A, E, R>, path: string) =>
   Effect.catch(httpEffect, (error) =>
     isRouteNotFound(error)
-      ? Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        return knownPaths.has(new URL(request.url, "http://server").pathname)
-          ? detail(405, "Method Not Allowed")
-          : detail(404, "Not Found")
-      })
-      : Effect.fail(error)), { global: true })
+      ? Effect.succeed(knownPaths.has(path) ? detail(405, "Method Not Allowed") : detail(404, "Not Found"))
+      : Effect.fail(error))

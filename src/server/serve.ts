@@ -1,7 +1,8 @@
 /**
  * Run the action server from parsed arguments and the OpenHands environment
  * (`SESSION_API_KEY`, `NO_CHANGE_TIMEOUT_SECONDS`, `RUNTIME_ID`, plus our
- * `EFFECT_SANDBOX_STATE_DIR`) until interrupted.
+ * `EFFECT_SANDBOX_STATE_DIR` and `EFFECT_SANDBOX_SESSION_API_KEY_FD`, sessionKey.ts) until
+ * interrupted. Refuses a host beyond loopback without a key (exposure.ts).
  * Shared by `effect-sandbox-server` and `effect-sandbox serve`.
  */
 import { Effect, Layer, Redacted } from "effect"
@@ -12,7 +13,9 @@ import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import * as ActionServer from "./ActionServer.ts"
 import { listeningLine } from "./announce.ts"
 import type { ServerArgs } from "./argv.ts"
+import { exposureRefusal } from "./exposure.ts"
 import { watchOwnerLease } from "./ownerLease.ts"
+import { readSessionKey } from "./sessionKey.ts"
 import { removeOnStop } from "./temporaryDirs.ts"
 
 /** Stop as on SIGTERM: the server's finalizers run, then `--temporary-dir`s are removed. */
@@ -37,7 +40,16 @@ const announce = (args: ServerArgs) =>
   }))
 
 export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
-  Effect.suspend(() => {
+  Effect.gen(function*() {
+    const key = readSessionKey(env)
+    const refusal = exposureRefusal(args.host, key)
+    if (refusal !== undefined) {
+      // A command-line error: on stderr (stdout announces the port), exit code 2 as for bad usage.
+      return yield* Effect.sync(() => {
+        process.stderr.write(`${refusal}\n`)
+        process.exitCode = 2
+      })
+    }
     const workingDir = args.workingDir ?? process.cwd()
     mkdirSync(workingDir, { recursive: true })
     const noChange = Number(env["NO_CHANGE_TIMEOUT_SECONDS"] ?? "10")
@@ -46,7 +58,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       host: args.host,
       workingDir: realpathSync(workingDir),
       // OpenHands tests the key for truth: an empty key means no authentication.
-      sessionApiKey: env["SESSION_API_KEY"] ? Redacted.make(env["SESSION_API_KEY"]) : undefined,
+      sessionApiKey: key ? Redacted.make(key) : undefined,
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
@@ -61,5 +73,5 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       // (EFFECT_SANDBOX_CHROMIUM names the binary).
       browser: args.enableBrowser ? {} : undefined
     })
-    return Layer.launch(announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs))))
+    return yield* Layer.launch(announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs))))
   })

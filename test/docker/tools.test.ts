@@ -7,6 +7,10 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { chownSync, copyFileSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assertKeyHidden, envDumpingMcpServer } from "../layers/sandboxEnvProbe.ts"
 import {
   assertNoContainer,
   buildRuntime,
@@ -51,6 +55,41 @@ describeDocker("DockerRuntime tools", () => {
         assert.strictEqual(dom.exitCode, 0)
         assert.strictEqual(dom.content, "<html><head><title>t</title></head><body><p>rendered</p></body></html>")
         yield* release
+        assertNoContainer(session)
+      }),
+    180_000
+  )
+
+  it.live(
+    "listens on 0.0.0.0 with a key, which no shell, kernel, Chromium or MCP server of the container sees",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("tools")
+        // Mounted at /workspace: a stdio MCP server for the image's Node that records its environment.
+        const workspace = mkdtempSync(join(tmpdir(), "docker-key-"))
+        chownSync(workspace, 1000, 1000)
+        copyFileSync(join(import.meta.dirname, "fixtures", "envdumpMcp.mjs"), join(workspace, "envdump.mjs"))
+        const { release, rt } = yield* buildRuntime(dockerLayer(tools, {
+          sessionId: session,
+          workspace,
+          plugins: ["jupyter"],
+          browser: true,
+          mcpServers: [
+            envDumpingMcpServer("/tmp/mcp-env", "/opt/effect-sandbox/bin/node", ["/workspace/envdump.mjs"])
+          ]
+        }))
+        const config = (yield* inspect(containerName(session)))!.Config
+        assert.deepStrictEqual(config.Cmd.slice(config.Cmd.indexOf("--host"), config.Cmd.indexOf("--host") + 2), [
+          "--host",
+          "0.0.0.0"
+        ])
+        const key = config.Env.find((e: string) => e.startsWith("SESSION_API_KEY="))!.slice("SESSION_API_KEY=".length)
+        assert.isAtLeast(key.length, 16)
+        yield* assertKeyHidden(rt, { key, kernel: true, browser: true, mcpEnvFile: "/tmp/mcp-env" }).pipe(
+          Effect.ensuring(
+            Effect.andThen(release, Effect.sync(() => rmSync(workspace, { recursive: true, force: true })))
+          )
+        )
         assertNoContainer(session)
       }),
     180_000

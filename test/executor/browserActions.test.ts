@@ -84,6 +84,14 @@ describe("browser action set", () => {
   it("refuses unknown actions and arguments that do not fit, in Python's terms", () => {
     assert.match(failure(`eval("1")`), /^NameError: 'eval' is not a browser action; the actions are goto, go_back, /)
     assert.strictEqual(failure(`click()`), "TypeError: click() missing required argument: 'bid'")
+    // Names every object inherits are neither actions nor keywords (own-property lookups only).
+    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"]) {
+      assert.match(failure(`${name}()`), new RegExp(`^NameError: '${name}' is not a browser action`))
+      assert.strictEqual(
+        failure(`go_back(${name}=1)`),
+        `TypeError: go_back() got an unexpected keyword argument '${name}'`
+      )
+    }
     assert.strictEqual(failure(`go_back(1)`), "TypeError: go_back() takes 0 positional arguments but 1 were given")
     assert.strictEqual(
       failure(`fill("1", value="a", text="b")`),

@@ -1,11 +1,22 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { CmdRunAction, LocalRuntime, Runtime, RuntimeDisconnectedError, type RuntimeShape } from "../../src/index.ts"
+import { chromiumAvailable } from "../conformance/chromium.ts"
+import { kernelAvailable } from "../conformance/kernel.ts"
+import { assertKeyHidden, envDumpingMcpServer } from "./sandboxEnvProbe.ts"
 
 /** Host processes whose command line mentions `text` (server processes carry their workspace in argv). */
 const processesWith = (text: string) =>
   spawnSync("pgrep", ["-af", text], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes("server/main"))
+
+/** A warm-pool server of this checkout (other checkouts on the machine run their own). */
+const isOurPoolServer = (line: string) =>
+  line.includes("effect-sandbox-local") &&
+  line.includes(join(import.meta.dirname, "..", "..", "src", "server", "main.ts"))
 
 /** Build `layer` in its own scope, so a test can release it at a chosen moment. */
 const buildRuntime = (layer: Layer.Layer<Runtime, unknown, never>) =>
@@ -59,6 +70,26 @@ describe("LocalRuntime", () => {
       assert.deepStrictEqual(spawnSync("pgrep", ["-f", "^sleep 30$"], { encoding: "utf8" }).stdout.trim(), "")
     }))
 
+  it.live(
+    "the session key is visible to no sandboxed process: shell, /proc environ, kernel, Chromium, MCP server",
+    () =>
+      Effect.gen(function*() {
+        const kernel = kernelAvailable()
+        const browser = chromiumAvailable()
+        const dir = mkdtempSync(join(tmpdir(), "local-key-"))
+        const mcpEnvFile = join(dir, "mcp-env")
+        const { release, rt } = yield* buildRuntime(LocalRuntime.layer({
+          plugins: kernel ? ["jupyter"] : [],
+          browser,
+          mcpServers: [envDumpingMcpServer(mcpEnvFile)]
+        }))
+        yield* assertKeyHidden(rt, { serverPid: serverPid(rt), kernel, browser, mcpEnvFile }).pipe(
+          Effect.ensuring(Effect.andThen(release, Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+        )
+      }),
+    60_000
+  )
+
   it.live("a server that cannot start is a RuntimeStartError with its stderr", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(buildRuntime(LocalRuntime.layer({ serverEntry: "/nonexistent/server.mjs" })))
@@ -106,9 +137,9 @@ describe("LocalRuntime", () => {
       yield* second.release
       yield* Effect.sleep("3 seconds") // refill
       const refilled = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
-      assert.isAtLeast(refilled.split("\n").filter((l) => l.includes("effect-sandbox-local")).length, 2)
+      assert.isAtLeast(refilled.split("\n").filter(isOurPoolServer).length, 2)
       yield* Scope.close(poolScope, Exit.void)
       const left = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
-      assert.deepStrictEqual(left.split("\n").filter((l) => l.includes("effect-sandbox-local")), [])
+      assert.deepStrictEqual(left.split("\n").filter(isOurPoolServer), [])
     }), 30_000)
 })

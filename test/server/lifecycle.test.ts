@@ -62,10 +62,10 @@ describe("server argv (parseServerArgs)", () => {
     for (const port of ["", " ", "0x1f", "1e3"]) refused([port])
   })
 
-  it("has OpenHands' defaults", () => {
+  it("has OpenHands' defaults, but listens on 127.0.0.1 (safe by default)", () => {
     assert.deepStrictEqual(ok(["8000"]), {
       port: 8000,
-      host: "0.0.0.0",
+      host: "127.0.0.1",
       workingDir: null,
       plugins: [],
       username: "openhands",

@@ -217,7 +217,8 @@ export const parseActions = (text: string): Array<ParsedCall> => {
     pos++
     expect("(")
     const args: Array<Literal> = []
-    const kwargs: Record<string, Literal> = {}
+    // No prototype: an agent's `__proto__=` or `toString=` is a keyword like any other (then refused by name).
+    const kwargs: Record<string, Literal> = Object.create(null)
     while (!isPunct(")")) {
       const token = peek()
       const next = tokens[pos + 1]!

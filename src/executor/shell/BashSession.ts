@@ -19,6 +19,7 @@ import type { CmdRunAction } from "../../schema/Action.ts"
 import { MAX_CMD_OUTPUT_SIZE, truncateCmdOutput } from "../../schema/cmdOutput.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { CmdOutputMetadata, CmdOutputObservation } from "../../schema/Observation.ts"
+import { sandboxEnv } from "../childEnv.ts"
 import type { EnvStore } from "../env.ts"
 import { CommandOutput } from "./commandOutput.ts"
 import { controlKey, echoOfKey } from "./keys.ts"
@@ -101,7 +102,7 @@ export const makeBashSession = (
     const outputsDir = join(options.stateDir, "outputs")
     mkdirSync(outputsDir, { recursive: true, mode: 0o700 })
     const scriptFile = join(options.stateDir, "command.sh")
-    const baseEnv = options.baseEnv ?? (process.env as Record<string, string>)
+    const baseEnv = options.baseEnv ?? sandboxEnv()
 
     let shell: ShellProcess | null = null
     let cwd = options.cwd

@@ -13,7 +13,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { userInfo } from "node:os"
 import { dirname, join } from "node:path"
+import type { Writable } from "node:stream"
 import { fileURLToPath } from "node:url"
+import { sandboxEnv, SESSION_KEY_FD_VARIABLE } from "../../executor/childEnv.ts"
 import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
@@ -110,17 +112,20 @@ const launch = (options: ServerProcessOptions) =>
       ],
       {
         detached: true,
-        stdio: ["pipe", "pipe", "pipe"],
+        // fd 3: the session key, through a pipe rather than the environment, which any
+        // same-user process could read in /proc/<pid>/environ (server/sessionKey.ts).
+        stdio: ["pipe", "pipe", "pipe", "pipe"],
         env: {
-          ...process.env,
+          ...sandboxEnv(),
           ...options.env,
-          SESSION_API_KEY: Redacted.value(options.sessionApiKey),
+          [SESSION_KEY_FD_VARIABLE]: "3",
           NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds),
           RUNTIME_ID: options.sessionId,
           EFFECT_SANDBOX_STATE_DIR: options.stateDir
         }
       }
-    )
+    ) // A server that dies before reading it is reported by the exit handler below, not as EPIPE.
+    ;(child.stdio[3] as Writable).on("error", () => undefined).end(Redacted.value(options.sessionApiKey))
     let stdout: string | null = ""
     let stderr = ""
     const fail = (message: string) => resume(Effect.fail(new RuntimeStartError({ message })))

@@ -1,0 +1,26 @@
+/**
+ * The environment of every process started for the sandbox: shells, the IPython kernel,
+ * MCP stdio servers, Chromium. It is the server's own environment minus the variables that
+ * configure the server itself, above all `SESSION_API_KEY`: a command that could read the
+ * key could call the server (or, over a bridge network, another sandbox's) as its client.
+ * One function, used by every spawn site, so a new tool cannot forget it.
+ */
+
+/** Names the fd our launchers pass the session key on (sessionKey.ts); a number, no secret. */
+export const SESSION_KEY_FD_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FD"
+
+/** The server's configuration, not the sandbox's. */
+export const SERVER_ONLY_VARIABLES: ReadonlyArray<string> = [
+  "SESSION_API_KEY",
+  SESSION_KEY_FD_VARIABLE,
+  "EFFECT_SANDBOX_STATE_DIR"
+]
+
+/** `env` (default: this process's) without the server-only variables. */
+export const sandboxEnv = (env: NodeJS.ProcessEnv = process.env): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVER_ONLY_VARIABLES.includes(name)) out[name] = value
+  }
+  return out
+}
