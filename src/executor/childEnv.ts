@@ -9,10 +9,14 @@
 /** Names the fd our launchers pass the session key on (sessionKey.ts); a number, no secret. */
 export const SESSION_KEY_FD_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FD"
 
+/** Names the file DockerRuntime puts the session key in (sessionKey.ts); a path, no secret. */
+export const SESSION_KEY_FILE_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FILE"
+
 /** The server's configuration, not the sandbox's. */
 export const SERVER_ONLY_VARIABLES: ReadonlyArray<string> = [
   "SESSION_API_KEY",
   SESSION_KEY_FD_VARIABLE,
+  SESSION_KEY_FILE_VARIABLE,
   "EFFECT_SANDBOX_STATE_DIR"
 ]
 

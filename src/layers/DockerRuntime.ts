@@ -21,6 +21,7 @@ import { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import {
+  type BeforeStart,
   findContainer,
   removeWithWorkspace,
   type RunningContainer,
@@ -40,6 +41,7 @@ import {
 } from "./docker/ownerLease.ts"
 import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
+import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import {
@@ -115,10 +117,8 @@ const containerSpec = (input: {
     ...sandbox.runtimeStartupEnvVars,
     ...options.env,
     ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
-    // In the container's environment: `attach` and restarts read it back. The server hides it
-    // from the commands it starts (executor/childEnv.ts), but docker-init (PID 1) and the server
-    // run as the sandbox user, so /proc/<pid>/environ shows it to a command that looks there.
-    SESSION_API_KEY: input.sessionKey,
+    // Not the key itself: where the server finds it (docker/sessionKey.ts).
+    ...sessionKeyFileEnv,
     RUNTIME_ID: input.sessionId,
     NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds ?? 10)
   }
@@ -152,6 +152,7 @@ const containerSpec = (input: {
       [LABEL.createdAt]: new Date().toISOString(),
       [LABEL.version]: "0.1.0",
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
+      [LABEL.sessionKey]: input.sessionKey,
       ...(input.temporaryWorkspace ? { [LABEL.temporaryWorkspace]: input.workspace } : {}),
       ...(input.lease === null ? {} : { [LABEL.ownerLease]: input.lease.dir }),
       ...ownerLabels()
@@ -264,12 +265,14 @@ const startSandbox = (
     const username = options.username ?? "openhands"
     const keepAlive = sandbox.keepRuntimeAlive
 
-    const existing = yield* findContainer(name)
+    // Before every start, the server's key goes in as a file it reads and removes.
+    const copyKeyIn = (key: (labels: Readonly<Record<string, string>>) => string): BeforeStart => (container, labels) =>
+      putSessionKey(container, key(labels), uid)
+    const existing = yield* findContainer(name, copyKeyIn((labels) => sessionKeyOf(labels, [])))
     let running: RunningContainer
     let sessionKey: string
     if (existing !== null) {
-      // Attach: the container's own environment holds its session key.
-      sessionKey = existing.env.find((e) => e.startsWith("SESSION_API_KEY="))?.slice("SESSION_API_KEY=".length) ?? ""
+      sessionKey = sessionKeyOf(existing.labels, existing.env)
       running = existing
       if (!keepAlive) yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, existing.labels))
     } else {
@@ -304,7 +307,8 @@ const startSandbox = (
           username,
           lease: keepAlive ? null : lease
         }),
-        () => keepAlive
+        () => keepAlive,
+        copyKeyIn(() => sessionKey)
       )
       for (const network of sandbox.additionalNetworks) {
         yield* engineCall(

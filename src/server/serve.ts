@@ -73,5 +73,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       // (EFFECT_SANDBOX_CHROMIUM names the binary).
       browser: args.enableBrowser ? {} : undefined
     })
-    return yield* Layer.launch(announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs))))
+    return yield* Layer.launch(
+      announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs)))
+    )
   })

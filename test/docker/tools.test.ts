@@ -83,9 +83,19 @@ describeDocker("DockerRuntime tools", () => {
           "--host",
           "0.0.0.0"
         ])
-        const key = config.Env.find((e: string) => e.startsWith("SESSION_API_KEY="))!.slice("SESSION_API_KEY=".length)
+        const key = config.Labels["effect-sandbox.session-key"]!
         assert.isAtLeast(key.length, 16)
-        yield* assertKeyHidden(rt, { key, kernel: true, browser: true, mcpEnvFile: "/tmp/mcp-env" }).pipe(
+        assert.isFalse(config.Env.some((e: string) => e.includes(key)), "the key is not in the container's environment")
+        const check = Effect.gen(function*() {
+          yield* assertKeyHidden(rt, { key, kernel: true, browser: true, mcpEnvFile: "/tmp/mcp-env" })
+          // Every process of the container (docker-init as PID 1, the server), not only the session's.
+          const everywhere = yield* rt.runCommand(
+            `cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -e '${key}'; ls -A /tmp`
+          )
+          assert.strictEqual(everywhere.content.split("\n")[0], "0", everywhere.content)
+          assert.notInclude(everywhere.content, ".effect-sandbox-session-key", "the key file was removed")
+        })
+        yield* check.pipe(
           Effect.ensuring(
             Effect.andThen(release, Effect.sync(() => rmSync(workspace, { recursive: true, force: true })))
           )

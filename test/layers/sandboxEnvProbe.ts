@@ -27,7 +27,7 @@ export const envDumpingMcpServer = (
 export interface ProbeOptions {
   /**
    * The server's pid as seen inside the sandbox, when its initial environment must not hold
-   * the key either (Local; in Docker the container's environment holds it, see DockerRuntime).
+   * the key either.
    */
   readonly serverPid?: number
   /** The session key, when the test knows it. */

@@ -81,8 +81,14 @@ export const removeWithWorkspace = (container: Docker.Container, labels: Readonl
     }))
   )
 
+/** What must be done to a created or stopped container before each start (e.g. copy a file in). */
+export type BeforeStart = (container: Docker.Container, labels: Readonly<Record<string, string>>) => Effect.Effect<
+  void,
+  RuntimeStartError
+>
+
 /** Create and start a container; closing the scope removes it unless `keep` says otherwise at that time. */
-export const startContainer = (options: Docker.ContainerCreateOptions, keep: () => boolean) =>
+export const startContainer = (options: Docker.ContainerCreateOptions, keep: () => boolean, beforeStart: BeforeStart) =>
   Effect.gen(function*() {
     const { docker } = yield* DockerEngine
     const name = options.name!
@@ -90,18 +96,25 @@ export const startContainer = (options: Docker.ContainerCreateOptions, keep: () 
       engineCall(`create container ${name}`, () => docker.createContainer(options)),
       (c) => keep() ? Effect.void : removeContainer(c)
     )
+    yield* beforeStart(container, options.Labels ?? {})
     yield* engineCall(`start container ${name}`, () => container.start())
     return yield* inspectRunning(container, name)
   })
 
 /** An existing container by name, started if it stopped; `null` when there is none. */
-export const findContainer = (name: string): Effect.Effect<RunningContainer | null, RuntimeStartError, DockerEngine> =>
+export const findContainer = (
+  name: string,
+  beforeStart: BeforeStart
+): Effect.Effect<RunningContainer | null, RuntimeStartError, DockerEngine> =>
   Effect.gen(function*() {
     const { docker } = yield* DockerEngine
     const container = docker.getContainer(name)
     const info = yield* Effect.promise(() => container.inspect().catch(() => null))
     if (info === null) return null
     if (info.State.Paused) yield* engineCall(`unpause ${name}`, () => container.unpause())
-    else if (!info.State.Running) yield* engineCall(`start ${name}`, () => container.start())
+    else if (!info.State.Running) {
+      yield* beforeStart(container, info.Config.Labels ?? {})
+      yield* engineCall(`start ${name}`, () => container.start())
+    }
     return yield* inspectRunning(container, name)
   })

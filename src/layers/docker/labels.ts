@@ -17,6 +17,8 @@ export const LABEL = {
   version: "effect-sandbox.version",
   /** Containers kept alive on release are not reaped with their owner. */
   keepAlive: "effect-sandbox.keep-alive",
+  /** The server's session key, for `attach` and restarts (sessionKey.ts: never in the container's environment). */
+  sessionKey: "effect-sandbox.session-key",
   /** A temporary host workspace we created: removed with the container, whoever removes it last. */
   temporaryWorkspace: "effect-sandbox.temporary-workspace"
 } as const
