@@ -35,7 +35,10 @@ export const failed = (error: BadRequest | { readonly message: string }) =>
   )
 
 const tooLarge = (limit: number) =>
-  new BadRequest(413, `The request body exceeds the JSON body limit of ${limit} bytes; send files with /upload_file.`)
+  new BadRequest(
+    413,
+    `The request body is too large: it exceeds the JSON body limit of ${limit} bytes (send files with /upload_file).`
+  )
 
 /**
  * The body's bytes, read no further than the JSON body limit (a declared length over it

@@ -83,7 +83,7 @@ const cases: ReadonlyArray<Case> = [
     status: [400],
     detail: "content"
   },
-  { name: "body over the 64 MiB limit", send: post("/execute_action", huge), status: [413], detail: "too large" },
+  { name: "body over the 32 MiB limit", send: post("/execute_action", huge), status: [413], detail: "too large" },
   {
     name: "unicode garbage",
     send: post("/execute_action", "\uFEFF\u0000\uD800\u202E{\"action\u00FF\uFFFF"),
