@@ -35,7 +35,9 @@ const placeFile = (source: string, destination: string, filename: string) =>
     const target = join(destination, filename)
     const existing = yield* Effect.promise(() => lstat(target).catch(() => undefined))
     if (existing?.isSymbolicLink() || existing?.isDirectory()) {
-      return yield* new TransferError({ message: `Cannot write ${filename}: ${target} is a symbolic link or directory` })
+      return yield* new TransferError({
+        message: `Cannot write ${filename}: ${target} is a symbolic link or directory`
+      })
     }
     const staged = join(destination, `.effect-sandbox-upload-${randomUUID()}`)
     yield* attempt(`Cannot write ${filename}`, async () => {

@@ -70,7 +70,10 @@ const openZip = (zipPath: string) =>
   Effect.acquireRelease(
     io("Not a readable zip", () =>
       openPromise(zipPath, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false })),
-    (zip) => Effect.sync(() => zip.close())
+    (zip) =>
+      Effect.sync(() =>
+        zip.close()
+      )
   )
 
 /** The entries after the limits are checked, each before the next is read. */
@@ -85,11 +88,15 @@ const readEntries = Effect.fn("readEntries")(function*(zip: ZipFile, limits: Tra
   })
   const expanded = entries.reduce((sum, e) => sum + e.uncompressedSize, 0)
   if (expanded > limits.zipExpandedBytes) {
-    return yield* refuse(overLimit(`The zip's expanded size (${expanded} bytes)`, "expanded size", limits.zipExpandedBytes, "bytes"))
+    return yield* refuse(
+      overLimit(`The zip's expanded size (${expanded} bytes)`, "expanded size", limits.zipExpandedBytes, "bytes")
+    )
   }
   if (expanded > ZIP_RATIO_FLOOR_BYTES && expanded > limits.zipRatio * zip.fileSize) {
     const ratio = Math.round(expanded / Math.max(zip.fileSize, 1))
-    return yield* refuse(overLimit(`The zip's compression ratio (${ratio}:1)`, "compression ratio", limits.zipRatio, "to 1"))
+    return yield* refuse(
+      overLimit(`The zip's compression ratio (${ratio}:1)`, "compression ratio", limits.zipRatio, "to 1")
+    )
   }
   return entries
 })
@@ -114,7 +121,9 @@ const plan = Effect.fn("plan")(function*(root: string, entries: ReadonlyArray<En
       const known = kinds.get(at)
       if (known === "file") return yield* refuse(`Zip entry "${name}" needs ${at} to be a directory, but it is a file`)
       if (known !== undefined) continue
-      const st = kinds.get(segments.slice(0, i - 1).join("/")) === "new" ? undefined : yield* lstatOrNone(join(root, at))
+      const st = kinds.get(segments.slice(0, i - 1).join("/")) === "new"
+        ? undefined
+        : yield* lstatOrNone(join(root, at))
       const why = st === undefined ? undefined : notADirectory(name, at, st)
       if (why !== undefined) return yield* refuse(why)
       kinds.set(at, st === undefined ? "new" : "dir")
@@ -124,7 +133,9 @@ const plan = Effect.fn("plan")(function*(root: string, entries: ReadonlyArray<En
       const known = kinds.get(at)
       if (known === "dir" || known === "new") return yield* refuse(`Zip entry "${name}" is a file where a directory is`)
       const st = known === "file" ? undefined : yield* lstatOrNone(join(root, at))
-      if (st?.isSymbolicLink()) return yield* refuse(`Zip entry "${name}" would replace the symbolic link ${at}; refused`)
+      if (st?.isSymbolicLink()) {
+        return yield* refuse(`Zip entry "${name}" would replace the symbolic link ${at}; refused`)
+      }
       if (st?.isDirectory()) return yield* refuse(`Zip entry "${name}" is a file where a directory is`)
       kinds.set(at, "file")
     }
@@ -182,7 +193,8 @@ const commit = Effect.fn("commit")(function*(root: string, planned: ReadonlyArra
     if (st?.isSymbolicLink() || st?.isDirectory()) return yield* refuse(`Zip entry "${name}" cannot replace ${target}`)
     yield* io(`Cannot write "${name}"`, () => rename(join(stage, String(p.index)), target))
   }
-  for (const p of [...planned].reverse()) {
+  for (let i = planned.length - 1; i >= 0; i--) {
+    const p = planned[i]!
     if (p.directory && p.mode !== undefined) yield* chmodDirectory(join(root, ...p.segments), p.mode)
   }
 })

@@ -10,9 +10,9 @@
 import { Effect } from "effect"
 import { constants, createWriteStream } from "node:fs"
 import { lstat, open, readdir, realpath } from "node:fs/promises"
+import { basename, join } from "node:path"
 import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { basename, join } from "node:path"
 import { ZipFile } from "yazl"
 import { TransferError } from "../schema/errors.ts"
 import { overLimit } from "./limits.ts"
@@ -53,7 +53,9 @@ export const walkTree = Effect.fn("walkTree")(function*(asked: string, limits: W
     if (entries.length > limits.entries) {
       return fail(overLimit(`The ${limits.what} of ${asked}`, "entry count", limits.entries, "entries"))
     }
-    if (bytes > limits.bytes) return fail(overLimit(`The ${limits.what} of ${asked}`, limits.what, limits.bytes, "bytes"))
+    if (bytes > limits.bytes) {
+      return fail(overLimit(`The ${limits.what} of ${asked}`, limits.what, limits.bytes, "bytes"))
+    }
     return Effect.void
   }
   const stat = (p: string) =>

@@ -3,7 +3,7 @@
  * test wants (sizes that lie, link entries, names a zip tool would never write),
  * and deflate data for gigabytes of zeros made in milliseconds.
  */
-import { crc32, deflateRawSync, constants as zlib } from "node:zlib"
+import { constants as zlib, crc32, deflateRawSync } from "node:zlib"
 
 export interface RawEntry {
   readonly name: string

@@ -30,8 +30,7 @@ const attachment = (name: string) => {
 const refused = (error: { readonly message: string }) =>
   new BadRequest(isOverLimit(error.message) ? 413 : 400, error.message)
 
-const uploadTooLarge = (limit: number) =>
-  new BadRequest(413, overLimit("The upload", "upload", limit, "bytes"))
+const uploadTooLarge = (limit: number) => new BadRequest(413, overLimit("The upload", "upload", limit, "bytes"))
 
 /** A file's bytes as a stream, from a descriptor opened now (so the name can go at once). */
 const openOnce = (path: string) =>
