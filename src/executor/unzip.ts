@@ -76,15 +76,24 @@ const openZip = (zipPath: string) =>
       )
   )
 
+/** yauzl's refusal of an absolute or `..` name, said as ours. */
+const nameRefusal = (message: string, root: string) => {
+  const name = /^(?:absolute path|invalid relative path): (.*)$/s.exec(message)?.[1]
+  return name === undefined ? undefined : `Zip entry "${name}" would be written outside ${root}`
+}
+
 /** The entries after the limits are checked, each before the next is read. */
-const readEntries = Effect.fn("readEntries")(function*(zip: ZipFile, limits: TransferLimits) {
+const readEntries = Effect.fn("readEntries")(function*(zip: ZipFile, root: string, limits: TransferLimits) {
   if (zip.entryCount > limits.zipEntries) {
     return yield* refuse(overLimit(`The zip's ${zip.entryCount} entries`, "entry count", limits.zipEntries, "entries"))
   }
-  const entries = yield* io("Not a valid zip", async () => {
-    const all: Array<Entry> = []
-    for await (const entry of zip.eachEntry()) all.push(entry)
-    return all
+  const entries = yield* Effect.tryPromise({
+    try: async () => {
+      const all: Array<Entry> = []
+      for await (const entry of zip.eachEntry()) all.push(entry)
+      return all
+    },
+    catch: (cause) => refuse(nameRefusal(String((cause as Error).message), root) ?? `Not a valid zip: ${String(cause)}`)
   })
   const expanded = entries.reduce((sum, e) => sum + e.uncompressedSize, 0)
   if (expanded > limits.zipExpandedBytes) {
@@ -206,7 +215,7 @@ const commit = Effect.fn("commit")(function*(root: string, planned: ReadonlyArra
 export const extractZip = Effect.fn("extractZip")(function*(zipPath: string, dest: string, limits: TransferLimits) {
   const root = yield* io(`Cannot open ${dest}`, () => realpath(dest))
   const zip = yield* openZip(zipPath)
-  const planned = yield* plan(root, yield* readEntries(zip, limits))
+  const planned = yield* plan(root, yield* readEntries(zip, root, limits))
   const stage = yield* Effect.acquireRelease(
     io(`Cannot extract into ${dest}`, () => mkdtemp(join(root, ".effect-sandbox-unzip-"))),
     (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))

@@ -94,9 +94,14 @@ const cases: ReadonlyArray<Case> = [
     name: "deeply nested JSON",
     send: post("/execute_action", () => `{"action":{"action":"run","args":{"command":${deep(50_000)}}}}`),
     status: [400],
-    detail: "command"
+    detail: "nested deeper than the limit of 128 levels"
   },
-  { name: "a 100000-deep array", send: post("/execute_action", deep(100_000)), status: [400], detail: "{\"action\"" },
+  {
+    name: "a 100000-deep array",
+    send: post("/execute_action", deep(100_000)),
+    status: [400],
+    detail: "nested deeper than the limit of 128 levels"
+  },
   {
     name: "a form-encoded body",
     send: post("/execute_action", "action=run&command=ls", { "content-type": "application/x-www-form-urlencoded" }),

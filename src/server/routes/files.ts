@@ -2,8 +2,9 @@
  * File transfer endpoints (spec §2.4): `POST /list_files`, `POST /upload_file`
  * (multipart field `file`; a zip is extracted), `GET /download_files` (a zip).
  * Differences from OpenHands, on purpose: client mistakes are 4xx with their own
- * status (OpenHands wraps them in 500 "400: ..."), and a single file downloads as
- * a zip holding that file (OpenHands sends an empty zip).
+ * status (OpenHands wraps them in 500 "400: ..."), a single file downloads as
+ * a zip holding that file (OpenHands sends an empty zip), and uploads, zips and
+ * downloads are bounded (`Limits`): over a limit is 413 with a detail naming it.
  */
 import { NodeStream } from "@effect/platform-node"
 import { ByteSize, Effect } from "effect"
