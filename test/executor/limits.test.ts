@@ -24,8 +24,9 @@ describe("limitsFromEnv", () => {
   })
 })
 
+const bytes = (text: string) => new TextEncoder().encode(text)
+
 describe("jsonShapeProblem", () => {
-  const bytes = (text: string) => new TextEncoder().encode(text)
   const limits = { depth: 3, containers: 4 }
 
   it("counts depth and containers outside strings only (escaped quotes included)", () => {
