@@ -2,8 +2,9 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import { join } from "node:path"
-import { makeZip, zeros } from "../executor/zipFixtures.ts"
+import { makeZip, stored, zeros } from "../executor/zipFixtures.ts"
 import { assertAlive, assertDetail, call, fileForm, postJson, serverLayer, TestServer } from "./helpers.ts"
 
 const MiB = 1024 * 1024
@@ -116,6 +117,26 @@ layer(
       assert.strictEqual(ok.status, 200, ok.text)
       assert.strictEqual(ok.headers.get("content-type"), "application/zip")
       assert.strictEqual(Buffer.from(ok.bytes.subarray(0, 4)).readUInt32LE(0), 0x04034b50)
+    }))
+
+  it.effect("uploads never write through a link in the destination (a linked directory, a dangling link)", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const outside = fs.mkdtempSync(join(os.tmpdir(), "outside-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(outside, { recursive: true, force: true })))
+      const destination = join(server.workspace, "linked")
+      fs.mkdirSync(destination)
+      fs.symlinkSync(outside, join(destination, "dir"))
+      fs.symlinkSync(join(outside, "new.txt"), join(destination, "new.txt"))
+      const zip = makeZip([stored("ok.txt", "fine"), stored("dir/evil.txt", "pwned")])
+      const viaDir = yield* call(server, `/upload_file${q({ destination, recursive: "true" })}`, {
+        body: fileForm("tree.zip", zip)
+      })
+      assertDetail(viaDir, 400, "goes through the symbolic link dir in the destination")
+      const plain = yield* call(server, `/upload_file${q({ destination })}`, { body: fileForm("new.txt", "pwned") })
+      assertDetail(plain, 400, "is a symbolic link or directory")
+      assert.deepStrictEqual(fs.readdirSync(outside), [])
+      assert.deepStrictEqual(fs.readdirSync(destination).sort(), ["dir", "new.txt"])
     }))
 
   it.effect("an upload over the limit is 413 and writes nothing", () =>
