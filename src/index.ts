@@ -4,6 +4,7 @@
  * Program against `Runtime`; choose where actions run by providing one layer
  * (`CliRuntime.layer`, ... or `TestRuntime.layer` in tests).
  */
+export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
 export { DockerEngine } from "./layers/docker/engine.ts"
 export { ImageBuilder, type ImageOptions } from "./layers/docker/imageBuilder.ts"

@@ -10,9 +10,10 @@
  *   sets the status to ERROR_RUNTIME_DISCONNECTED;
  * - interrupting a request aborts it, and the server stops what it started.
  */
-import { Duration, Effect, Redacted, Schema } from "effect"
+import { Duration, Effect, Redacted, Schema, Stream } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
-import { readFileSync, writeFileSync } from "node:fs"
+import { openAsBlob } from "node:fs"
+import { open } from "node:fs/promises"
 import type { RuntimeBackend } from "../layers/internal/makeRuntime.ts"
 import type { StatusCell } from "../layers/internal/statusCell.ts"
 import { withUploadPayload } from "../layers/internal/uploadPayload.ts"
@@ -67,9 +68,9 @@ const detailOf = (response: HttpClientResponse.HttpClientResponse) =>
 const neverDelivered = (error: HttpClientError.HttpClientError) =>
   error.reason._tag === "TransportError" && /ECONNREFUSED/.test(error.message)
 
-/** A refused upload or download (bad destination, missing file) is the caller's problem, not the server's. */
+/** A refused upload or download (bad destination, missing file, over a limit) is the caller's problem, not the server's. */
 const transferRefused = (status: number, message: string) =>
-  status === 400 || status === 404 ? new TransferError({ message }) : undefined
+  status === 400 || status === 404 || status === 413 ? new TransferError({ message }) : undefined
 
 class Retryable {
   readonly _tag = "Retryable"
@@ -173,36 +174,53 @@ export const makeActionClient = (
       )
 
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
-      withUploadPayload(hostSource, recursive, (payload) => {
-        const form = new FormData()
-        form.append("file", new Blob([readFileSync(payload.source)]), payload.filename)
-        return send(
-          "upload_file",
-          HttpClientRequest.post("/upload_file").pipe(
-            HttpClientRequest.setUrlParams({ destination: sandboxDest, recursive: String(payload.recursive) }),
-            HttpClientRequest.bodyFormData(form)
+      withUploadPayload(hostSource, recursive, (payload) =>
+        Effect.gen(function*() {
+          // A file-backed Blob: the form is streamed from disk, not read into memory.
+          const file = yield* Effect.tryPromise({
+            try: () => openAsBlob(payload.source),
+            catch: (cause) => new TransferError({ message: `Cannot read ${hostSource}: ${String(cause)}` })
+          })
+          const form = new FormData()
+          form.append("file", file, payload.filename)
+          return yield* send(
+            "upload_file",
+            HttpClientRequest.post("/upload_file").pipe(
+              HttpClientRequest.setUrlParams({ destination: sandboxDest, recursive: String(payload.recursive) }),
+              HttpClientRequest.bodyFormData(form)
+            ),
+            REQUEST_TIMEOUTS.upload,
+            () => Effect.void,
+            transferRefused
+          )
+        }))
+
+    /** Stream a response's body into `path`, chunk by chunk, each written before the next is read. */
+    const saveBody = (response: HttpClientResponse.HttpClientResponse, path: string) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise({
+          try: () => open(path, "w"),
+          catch: (cause) => new TransferError({ message: `Cannot write ${path}: ${String(cause)}` })
+        }),
+        (handle) =>
+          response.stream.pipe(
+            Stream.runForEach((chunk) =>
+              Effect.tryPromise({
+                try: () => handle.write(chunk),
+                catch: (cause) => new TransferError({ message: `Cannot write ${path}: ${String(cause)}` })
+              })
+            ),
+            Effect.catchTag("HttpClientError", (e) => disconnected("download_files", e.message))
           ),
-          REQUEST_TIMEOUTS.upload,
-          () => Effect.void,
-          transferRefused
-        )
-      })
+        (handle) => Effect.promise(() => handle.close())
+      )
 
     const copyFrom = (sandboxPath: string, hostZipPath: string) =>
       send(
         "download_files",
         HttpClientRequest.get("/download_files").pipe(HttpClientRequest.setUrlParams({ path: sandboxPath })),
         REQUEST_TIMEOUTS.download,
-        (response) =>
-          response.arrayBuffer.pipe(
-            Effect.catch((e) => disconnected("download_files", e.message)),
-            Effect.flatMap((bytes) =>
-              Effect.try({
-                try: () => writeFileSync(hostZipPath, new Uint8Array(bytes)),
-                catch: (cause) => new TransferError({ message: `Cannot write ${hostZipPath}: ${String(cause)}` })
-              })
-            )
-          ),
+        (response) => saveBody(response, hostZipPath),
         transferRefused
       )
 

@@ -6,15 +6,19 @@
  * OpenHands returns an empty zip for a file, a plain bug we fix).
  */
 import { Effect } from "effect"
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { randomUUID } from "node:crypto"
+import { readdirSync, statSync } from "node:fs"
+import { copyFile, lstat, mkdir, rename, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { TransferError } from "../schema/errors.ts"
 import type { UploadRequest } from "../services/ActionExecutor.ts"
+import { Limits } from "./limits.ts"
+import { extractZip } from "./unzip.ts"
 import type { Workspace } from "./workspace.ts"
-import { extractZip, zipDirectory, zipFile } from "./zip.ts"
+import { walkTree, writeZip } from "./zip.ts"
 
-const attempt = <A>(what: string, f: () => A) =>
-  Effect.try({
+const attempt = <A>(what: string, f: () => Promise<A>) =>
+  Effect.tryPromise({
     try: f,
     catch: (cause) => new TransferError({ message: `${what}: ${(cause as Error).message ?? cause}` })
   })
@@ -22,44 +26,61 @@ const attempt = <A>(what: string, f: () => A) =>
 const resolveIn = (ws: Workspace, path: string, cwd: string) =>
   ws.resolve(path, cwd).pipe(Effect.mapError((e) => new TransferError({ message: e.message })))
 
-/** Store an uploaded file or zip in the sandbox. */
-export const upload = (ws: Workspace, cwd: string, request: UploadRequest): Effect.Effect<void, TransferError> =>
+/**
+ * Copy a plain upload to `destination/filename` through a fresh name and a rename, so a
+ * symbolic link planted under that name is replaced, never written through.
+ */
+const placeFile = (source: string, destination: string, filename: string) =>
   Effect.gen(function*() {
-    const destination = yield* resolveIn(ws, request.destination, cwd)
-    const isZip = request.filename.endsWith(".zip")
-    if (request.recursive && !isZip) {
-      return yield* new TransferError({ message: "Recursive uploads must be zip files" })
+    const target = join(destination, filename)
+    const existing = yield* Effect.promise(() => lstat(target).catch(() => undefined))
+    if (existing?.isSymbolicLink() || existing?.isDirectory()) {
+      return yield* new TransferError({
+        message: `Cannot write ${filename}: ${target} is a symbolic link or directory`
+      })
     }
-    yield* attempt(`Cannot create ${request.destination}`, () => mkdirSync(destination, { recursive: true }))
-    if (isZip) {
-      yield* attempt(
-        `Cannot extract ${request.filename} into ${request.destination}`,
-        () => extractZip(readFileSync(request.source), destination)
-      )
-    } else {
-      yield* attempt(
-        `Cannot write ${request.filename} into ${request.destination}`,
-        () => copyFileSync(request.source, join(destination, request.filename))
-      )
-    }
+    const staged = join(destination, `.effect-sandbox-upload-${randomUUID()}`)
+    yield* attempt(`Cannot write ${filename}`, async () => {
+      await copyFile(source, staged, 1 /* COPYFILE_EXCL */)
+      await rename(staged, target)
+    }).pipe(Effect.ensuring(Effect.promise(() => rm(staged, { force: true }))))
   })
 
-/** Write a zip of a sandbox file or directory to the local file `outFile`. */
-export const download = (
-  ws: Workspace,
-  cwd: string,
-  path: string,
-  outFile: string
-): Effect.Effect<void, TransferError> =>
-  Effect.gen(function*() {
+/** Store an uploaded file or zip in the sandbox; a zip beyond the limits is refused whole. */
+export const upload = Effect.fn("Transfer.upload")(function*(ws: Workspace, cwd: string, request: UploadRequest) {
+  const destination = yield* resolveIn(ws, request.destination, cwd)
+  const isZip = request.filename.endsWith(".zip")
+  if (request.recursive && !isZip) {
+    return yield* new TransferError({ message: "Recursive uploads must be zip files" })
+  }
+  yield* attempt(`Cannot create ${request.destination}`, () => mkdir(destination, { recursive: true }))
+  if (!isZip) return yield* placeFile(request.source, destination, request.filename)
+  const limits = yield* Limits
+  yield* extractZip(request.source, destination, limits).pipe(
+    Effect.mapError((e) =>
+      new TransferError({ message: `Cannot extract ${request.filename} into ${request.destination}: ${e.message}` })
+    )
+  )
+})
+
+/**
+ * Write a zip of a sandbox file or directory to the local file `outFile`, streamed; a tree
+ * beyond the download limits is refused before anything is written.
+ */
+export const download = Effect.fn("Transfer.download")(
+  function*(ws: Workspace, cwd: string, path: string, outFile: string) {
     const source = yield* resolveIn(ws, path, cwd)
-    const stat = yield* Effect.try({
-      try: () => statSync(source),
-      catch: () => new TransferError({ message: `File not found: ${path}` })
+    const limits = yield* Limits
+    const entries = yield* walkTree(source, {
+      entries: limits.zipEntries,
+      bytes: limits.downloadBytes,
+      what: "download"
     })
-    const zip = yield* attempt(`Cannot zip ${path}`, () => stat.isDirectory() ? zipDirectory(source) : zipFile(source))
-    yield* attempt(`Cannot write ${outFile}`, () => writeFileSync(outFile, zip))
-  })
+    yield* writeZip(entries, outFile).pipe(
+      Effect.mapError((e) => new TransferError({ message: `Cannot zip ${path}: ${e.message}` }))
+    )
+  }
+)
 
 const byName = (a: string, b: string) => {
   const x = a.toLowerCase()

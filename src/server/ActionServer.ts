@@ -7,6 +7,7 @@ import { Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
 import * as Executor from "../executor/ActionExecutor.ts"
+import { DEFAULT_LIMITS, Limits, type TransferLimits } from "../executor/limits.ts"
 import { requestGate } from "./auth.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
@@ -30,6 +31,8 @@ export interface ActionServerOptions {
   readonly ipython?: Executor.ExecutorOptions["ipython"] | undefined
   /** OpenHands' `--enable-browser`: Chromium launched on the first browser action. */
   readonly browser?: Executor.ExecutorOptions["browser"] | undefined
+  /** Bounds on bodies and transfers (default `DEFAULT_LIMITS`; the CLI reads them from the environment). */
+  readonly limits?: TransferLimits | undefined
 }
 
 /**
@@ -71,6 +74,7 @@ export const layer = (options: ActionServerOptions) => {
       })
     ),
     Layer.provide(NodeServices.layer),
+    Layer.provide(Layer.succeed(Limits, options.limits ?? DEFAULT_LIMITS)),
     // Stopping interrupts requests in flight at once (a running command is killed, an MCP proxy
     // stream ends) instead of waiting up to 20 s for them: whoever stops a sandbox wants it stopped.
     Layer.provideMerge(

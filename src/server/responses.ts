@@ -4,6 +4,8 @@
  */
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Limits } from "../executor/limits.ts"
+import { jsonShapeProblem } from "./jsonShape.ts"
 
 export const detail = (status: number, message: string) =>
   HttpServerResponse.jsonUnsafe({ detail: message }, { status })
@@ -19,28 +21,51 @@ export class BadRequest {
   }
 }
 
-/** Answer a failed handler: its own status for a `BadRequest`, else 500 as OpenHands does. */
+/**
+ * Answer a failed handler: its own status for a `BadRequest`, else 500 as OpenHands does.
+ * A 413 also closes the connection, so the rest of a body too large to read is never read.
+ */
 export const failed = (error: BadRequest | { readonly message: string }) =>
   Effect.succeed(
     error instanceof BadRequest
-      ? detail(error.status, error.message)
+      ? error.status === 413
+        ? HttpServerResponse.setHeader(detail(413, error.message), "connection", "close")
+        : detail(error.status, error.message)
       : detail(500, `Internal server error: ${error.message}`)
   )
 
-/** Largest JSON body accepted; uploads (multipart) are not limited by it. */
-export const JSON_BODY_LIMIT_MIB = 64
+const tooLarge = (limit: number) =>
+  new BadRequest(
+    413,
+    `The request body is too large: it exceeds the JSON body limit of ${limit} bytes (send files with /upload_file).`
+  )
 
-const bodyText = Effect.gen(function*() {
+/**
+ * The body's bytes, read no further than the JSON body limit (a declared length over it
+ * is refused before reading), and within the nesting and container limits.
+ */
+const bodyBytes = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
-  return yield* request.text.pipe(
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.mebibytes(JSON_BODY_LIMIT_MIB)),
-    Effect.mapError((error) =>
-      error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
-        ? new BadRequest(413, `The request body is too large (the limit is ${JSON_BODY_LIMIT_MIB} MiB).`)
-        : new BadRequest(400, `Cannot read the request body: ${error.message}`)
+  const limits = yield* Limits
+  const declared = Number(request.headers["content-length"] ?? "0")
+  if (declared > limits.jsonBodyBytes) return yield* Effect.fail(tooLarge(limits.jsonBodyBytes))
+  const bytes = new Uint8Array(
+    yield* request.arrayBuffer.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limits.jsonBodyBytes)),
+      Effect.mapError((error) =>
+        error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
+          ? tooLarge(limits.jsonBodyBytes)
+          : new BadRequest(400, `Cannot read the request body: ${error.message}`)
+      )
     )
   )
+  const problem = jsonShapeProblem(bytes, { depth: limits.jsonDepth, containers: limits.jsonContainers })
+  if (problem !== undefined) return yield* Effect.fail(new BadRequest(400, problem))
+  return bytes
 })
+
+const decoder = new TextDecoder()
+const bodyText = Effect.map(bodyBytes, (bytes) => decoder.decode(bytes))
 
 const parseJson = (text: string) =>
   Effect.try({

@@ -10,6 +10,7 @@ import { HttpServer } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, realpathSync } from "node:fs"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
+import { limitsFromEnv } from "../executor/limits.ts"
 import * as ActionServer from "./ActionServer.ts"
 import { listeningLine } from "./announce.ts"
 import type { ServerArgs } from "./argv.ts"
@@ -71,7 +72,9 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
         : undefined,
       // On by default, as in OpenHands; Chromium starts only when a browser action comes
       // (EFFECT_SANDBOX_CHROMIUM names the binary).
-      browser: args.enableBrowser ? {} : undefined
+      browser: args.enableBrowser ? {} : undefined,
+      // Body and transfer bounds: EFFECT_SANDBOX_MAX_* (see limits.ts).
+      limits: limitsFromEnv(env)
     })
     return yield* Layer.launch(
       announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs)))

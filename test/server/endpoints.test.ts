@@ -136,7 +136,7 @@ layer(serverLayer(), { excludeTestServices: true })("action server endpoints", (
       assert.deepStrictEqual(readdirSync(destination).sort(), ["top.txt", "tree"]) // the zip itself is gone
     }))
 
-  it.effect("POST /upload_file takes a file larger than the 64 MiB JSON limit", () =>
+  it.effect("POST /upload_file takes a file larger than the 32 MiB JSON body limit", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
       const destination = join(server.workspace, "up/big")

@@ -1,14 +1,16 @@
 /**
  * What `copyTo` sends, whatever the transport: a single file as itself, or a
  * directory as a zip whose entries keep the directory's own name (OpenHands'
- * upload format), written to a temporary file removed afterwards.
+ * upload format), streamed to a temporary file removed afterwards (a tree over
+ * the upload limits is refused before anything is sent).
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, join, resolve } from "node:path"
-import { zipDirectory } from "../../executor/zip.ts"
+import { Limits } from "../../executor/limits.ts"
+import { walkTree, writeZip } from "../../executor/zip.ts"
 import { TransferError } from "../../schema/errors.ts"
 
 export interface UploadPayload {
@@ -32,9 +34,16 @@ export const withUploadPayload = <A, E, R>(
     if (!recursive) return use({ source, filename: basename(source), recursive })
     const zip = join(tmpdir(), `effect-sandbox-upload-${randomUUID()}.zip`)
     return Effect.acquireUseRelease(
-      Effect.try({
-        try: () => writeFileSync(zip, zipDirectory(source, basename(source))),
-        catch: (cause) => new TransferError({ message: `Cannot zip ${hostSource}: ${String(cause)}` })
+      Effect.gen(function*() {
+        const limits = yield* Limits
+        const entries = yield* walkTree(
+          source,
+          { entries: limits.zipEntries, bytes: limits.uploadBytes, what: "upload" },
+          basename(source)
+        )
+        yield* writeZip(entries, zip).pipe(
+          Effect.mapError((e) => new TransferError({ message: `Cannot zip ${hostSource}: ${e.message}` }))
+        )
       }),
       () => use({ source: zip, filename: `${basename(source)}.zip`, recursive }),
       () => Effect.sync(() => rmSync(zip, { force: true }))

@@ -18,7 +18,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { McpCallAction } from "../../schema/Action.ts"
 import { ActionExecutor, type ActionExecutorShape } from "../../services/ActionExecutor.ts"
-import { detail } from "../responses.ts"
+import { detail, failed, jsonBody } from "../responses.ts"
 import { ENDPOINTS } from "./paths.ts"
 
 /** The SDK's server side, loaded when the first client connects. */
@@ -108,13 +108,16 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
       const id = new URL(request.url, "http://server").searchParams.get("sessionId") ?? ""
       const transport = sessions.get(id)
       if (transport === undefined) return detail(404, `No MCP session ${JSON.stringify(id)}: connect to /mcp/sse first`)
+      // The body is read and parsed within the server's limits, not the SDK's (which parses whatever fits 4 MB).
+      const body = yield* jsonBody
       yield* Effect.promise(() =>
         transport.handlePostMessage(
           NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage,
-          nodeResponse(request)
+          nodeResponse(request),
+          body
         )
       )
       return HttpServerResponse.empty()
-    })
+    }).pipe(Effect.catch(failed))
   )
 }))
