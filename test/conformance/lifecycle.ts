@@ -59,6 +59,21 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
         assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
       }))
 
+    it.live("leaves nothing running after release, even processes that dropped the session marker", () =>
+      Effect.gen(function*() {
+        const seconds = uniqueSeconds()
+        const sleep = `sleep ${seconds} >/dev/null 2>&1 < /dev/null`
+        yield* withRuntime(target, (rt) =>
+          Effect.gen(function*() {
+            yield* rt.runCommand(`env -i setsid ${sleep} &`)
+            yield* rt.runCommand(`env -u EFFECT_SANDBOX_SESSION setsid ${sleep} &`)
+            // Double fork: the sleep's parent exits at once, so it is reparented away from the shell.
+            yield* rt.runCommand(`(env -i setsid sh -c '${sleep} &' &)`)
+            yield* awaitProcessCount(`sleep ${seconds}`, 3)
+          }))
+        assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
+      }))
+
     it.live("runs actions of one session one at a time", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
