@@ -1,7 +1,7 @@
 /**
  * Run the action server from parsed arguments and the OpenHands environment
  * (`SESSION_API_KEY`, `NO_CHANGE_TIMEOUT_SECONDS`, `RUNTIME_ID`, plus our
- * `EFFECT_SANDBOX_STATE_DIR`) until interrupted.
+ * `EFFECT_SANDBOX_STATE_DIR` and `EFFECT_SANDBOX_PIDS_LIMIT`) until interrupted.
  * Shared by `effect-sandbox-server` and `effect-sandbox serve`.
  */
 import { Effect, Layer, Redacted } from "effect"
@@ -30,6 +30,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
     const workingDir = args.workingDir ?? process.cwd()
     mkdirSync(workingDir, { recursive: true })
     const noChange = Number(env["NO_CHANGE_TIMEOUT_SECONDS"] ?? "10")
+    const pidsLimit = Number(env["EFFECT_SANDBOX_PIDS_LIMIT"])
     const server = ActionServer.layer({
       port: args.port,
       host: args.host,
@@ -39,6 +40,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
+      pidsLimit: Number.isInteger(pidsLimit) && pidsLimit > 0 ? pidsLimit : undefined,
       // OpenHands' `--plugins jupyter [agent_skills]`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
       ipython: args.plugins.includes("jupyter")
         ? {

@@ -20,6 +20,7 @@ import { MAX_CMD_OUTPUT_SIZE, truncateCmdOutput } from "../../schema/cmdOutput.t
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { CmdOutputMetadata, CmdOutputObservation } from "../../schema/Observation.ts"
 import type { EnvStore } from "../env.ts"
+import { DEFAULT_PIDS_LIMIT } from "./cgroup.ts"
 import { CommandOutput } from "./commandOutput.ts"
 import { controlKey, echoOfKey } from "./keys.ts"
 import * as Text from "./messages.ts"
@@ -27,7 +28,6 @@ import { foregroundProcessGroup, killProcessGroup } from "./processTree.ts"
 import type { PromptMetadata } from "./prompt.ts"
 import { ShellProcess } from "./ShellProcess.ts"
 import { collapseCarriageReturns } from "./terminalText.ts"
-import { DEFAULT_PIDS_LIMIT } from "./cgroup.ts"
 
 export interface BashSessionOptions {
   readonly cwd: string

@@ -112,6 +112,6 @@ export class ShellProcess {
  */
 const joiningCgroup = (cgroup: ShellCgroup | null, argv: ReadonlyArray<string>): [string, Array<string>] => {
   if (cgroup === null) return [argv[0]!, argv.slice(1)]
-  const join = cgroup.procsFiles.map((file) => `echo $$ > '${file}' 2>/dev/null;`).join(" ")
-  return ["/bin/sh", ["-c", `${join} exec "$0" "$@"`, ...argv]]
+  const joins = cgroup.procsFiles.map((file) => `echo $$ > '${file}' 2>/dev/null;`).join(" ")
+  return ["/bin/sh", ["-c", `${joins} exec "$0" "$@"`, ...argv]]
 }

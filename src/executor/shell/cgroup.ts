@@ -58,10 +58,12 @@ const cgroupMounts = () =>
 
 /** This process's cgroup path in the v2 hierarchy (`""` key) and in each v1 controller (`/proc/self/cgroup`). */
 const ownCgroups = (): Map<string, string> =>
-  new Map((read("/proc/self/cgroup") ?? "").split("\n").flatMap((line) => {
-    const match = /^\d+:([^:]*):(.*)$/.exec(line)
-    return match === null ? [] : match[1]!.split(",").map((controller) => [controller, match[2]!] as const)
-  }))
+  new Map(
+    (read("/proc/self/cgroup") ?? "").split("\n").flatMap((line) => {
+      const match = /^\d+:([^:]*):(.*)$/.exec(line)
+      return match === null ? [] : match[1]!.split(",").map((controller) => [controller, match[2]!] as const)
+    })
+  )
 
 /** The usable hierarchies: each must let us create our directory. */
 const detect = (): ReadonlyArray<Hierarchy> => {
