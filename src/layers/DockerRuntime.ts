@@ -19,6 +19,7 @@ import { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import {
+  explainStorageRefusal,
   findContainer,
   removeWithWorkspace,
   type RunningContainer,
@@ -60,6 +61,13 @@ export interface DockerRuntimeOptions extends ServerToolOptions {
   readonly memoryBytes?: number
   readonly cpus?: number
   readonly pidsLimit?: number
+  /**
+   * Disk quota of the container's writable layer (Docker's `--storage-opt size`; default none).
+   * Only some engines enforce it (overlay2 on xfs mounted with `pquota`, btrfs, zfs, ...); others
+   * refuse to create the container, and the start fails with a RuntimeStartError saying so.
+   * The bind-mounted workspace is the host's disk either way (see docs/runtimes/docker.md).
+   */
+  readonly storageBytes?: number
   /** Extra container ports to publish on 127.0.0.1 (reported in `info.urls` as `app-<port>`). */
   readonly appPorts?: ReadonlyArray<number>
   readonly env?: Readonly<Record<string, string>>
@@ -147,6 +155,7 @@ const containerSpec = (input: {
       Memory: options.memoryBytes ?? 4 * GIB,
       NanoCpus: Math.round((options.cpus ?? 2) * 1e9),
       PidsLimit: options.pidsLimit ?? 4096,
+      ...(options.storageBytes === undefined ? {} : { StorageOpt: { size: String(options.storageBytes) } }),
       ...(gpu === undefined ? {} : { DeviceRequests: gpu })
     }
   }
@@ -278,7 +287,7 @@ const startSandbox = (
           username
         }),
         () => keepAlive
-      )
+      ).pipe(Effect.mapError(explainStorageRefusal(options.storageBytes)))
       for (const network of sandbox.additionalNetworks) {
         yield* engineCall(
           `connect ${name} to network ${network}`,

@@ -25,23 +25,27 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
         assert.deepStrictEqual(statuses, ["STARTING_RUNTIME", "RUNTIME_STARTED", "READY", "STOPPED"])
       }))
 
+    it.live("reports the capabilities its target is configured with", () =>
+      withRuntime(target, (rt) => Effect.sync(() => assert.deepStrictEqual(rt.info.capabilities, target.capabilities))))
+
     it.live("answers actions for tools it lacks with an ErrorObservation", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.browser) {
+          if (!target.capabilities.browser) {
             const browse = yield* rt.browse("http://127.0.0.1:1/")
             assert.instanceOf(browse, ErrorObservation)
             assert.strictEqual(browse.content, "Browser functionality is not supported or disabled.")
           }
-          if (!rt.info.capabilities.ipython) {
+          if (!target.capabilities.ipython) {
             const cell = yield* rt.runIPython("print(1)")
             assert.strictEqual(cell.content, "JupyterRequirement not found. Unable to run IPython action.")
           }
-          if (!rt.info.capabilities.mcp) {
+          if (!target.capabilities.mcp) {
             const tool = yield* rt.callTool({ name: "fetch" })
             assert.strictEqual(tool.content, "No MCP servers configured")
+            assert.deepStrictEqual(yield* rt.listTools, [])
           }
-          if (!rt.info.capabilities.pause) {
+          if (!target.capabilities.pause) {
             const error = yield* Effect.flip(rt.pause)
             assert.instanceOf(error, UnsupportedCapabilityError)
           }
