@@ -17,6 +17,7 @@ describeDocker("docker (base image)", () => {
     layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: image, noChangeTimeoutSeconds }),
     // The container is the boundary, as in OpenHands.
     restrictedToWorkspace: false,
+    containsProcesses: true,
     capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })
   afterAll(() => {

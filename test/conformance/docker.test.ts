@@ -27,6 +27,7 @@ describeDocker("docker (tools image)", () => {
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     // The container is the boundary, as in OpenHands.
     restrictedToWorkspace: false,
+    containsProcesses: true,
     capabilities: { pause: true, ipython: true, browser: true, mcp: true }
   })
 

@@ -16,6 +16,8 @@ export interface ConformanceTarget {
    * runtime reports), so a runtime that lost a tool fails instead of skipping its cases.
    */
   readonly capabilities: RuntimeCapabilities
+  /** Every process of a session dies with it whatever it does (a container); else that takes host cgroups. */
+  readonly containsProcesses?: boolean
 }
 
 /** `describe` title of a tool's cases, saying why they skip when the target lacks the tool. */
