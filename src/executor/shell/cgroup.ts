@@ -22,12 +22,6 @@ export const DEFAULT_PIDS_LIMIT = 1024
 /** How long `destroy` waits for killed processes to leave their cgroup. */
 const DRAIN_MS = 3_000
 
-interface Hierarchy {
-  /** `<mount><own cgroup>/effect-sandbox`. */
-  readonly base: string
-  readonly v2: boolean
-}
-
 const read = (file: string): string | null => {
   try {
     return readFileSync(file, "utf8")
@@ -65,10 +59,10 @@ const ownCgroups = (): Map<string, string> =>
     })
   )
 
-/** The usable hierarchies: each must let us create our directory. */
-const detect = (): ReadonlyArray<Hierarchy> => {
+/** `<mount><own cgroup>/effect-sandbox` in each usable hierarchy: each must let us create it. */
+const detect = (): ReadonlyArray<string> => {
   const own = ownCgroups()
-  const found: Array<Hierarchy> = []
+  const found: Array<string> = []
   for (const mount of cgroupMounts()) {
     const path = mount.v2 ? own.get("") : mount.options.includes("pids") ? own.get("pids") : undefined
     if (path === undefined) continue
@@ -84,12 +78,12 @@ const detect = (): ReadonlyArray<Hierarchy> => {
     // v2 needs the pids controller enabled down to our directories (best effort: not every host allows it).
     if (mount.v2) tryWrite(join(ownDir, "cgroup.subtree_control"), "+pids")
     if (mount.v2) tryWrite(join(base, "cgroup.subtree_control"), "+pids")
-    found.push({ base, v2: mount.v2 })
+    found.push(base)
   }
   return found
 }
 
-let hierarchies: ReadonlyArray<Hierarchy> | null = null
+let hierarchies: ReadonlyArray<string> | null = null
 const usable = () => (hierarchies ??= process.platform === "linux" ? detect() : [])
 
 /** A directory name from a marker part (runtime ids are UUIDs; anything else is made safe). */
@@ -151,22 +145,21 @@ export interface ShellCgroup {
 }
 
 /**
- * Create the cgroup of one shell, `runtime/<shell>`, limiting the runtime to
- * `pidsLimit` processes; null where no hierarchy is writable.
+ * Create the cgroup of one shell, marked `<runtime id>/<shell>`, limiting the
+ * runtime to `pidsLimit` processes; null where no hierarchy is writable.
  */
 export const makeShellCgroup = (marker: string, pidsLimit: number): ShellCgroup | null => {
-  const parts = marker.split("/").map(dirName)
-  const runtimeParts = parts.slice(0, -1)
-  const created = usable().flatMap((h) => {
-    const runtimeDir = join(h.base, ...runtimeParts)
-    const dir = join(runtimeDir, parts.at(-1)!)
+  const cut = marker.lastIndexOf("/")
+  const created = usable().flatMap((base) => {
+    const runtimeDir = join(base, dirName(marker.slice(0, Math.max(cut, 0))))
+    const dir = join(runtimeDir, dirName(marker.slice(cut + 1)))
     try {
       mkdirSync(dir, { recursive: true })
     } catch {
       return []
     }
     const limited = tryWrite(join(runtimeDir, "pids.max"), String(pidsLimit))
-    return [{ hierarchy: h, runtimeDir, dir, limited }]
+    return [{ runtimeDir, dir, limited }]
   })
   if (created.length === 0) return null
   const limited = created.filter((c) => c.limited)
@@ -190,7 +183,7 @@ export const makeShellCgroup = (marker: string, pidsLimit: number): ShellCgroup 
 
 /** Kill every process in every cgroup of `runtimeId` and remove them (its server is gone). */
 export const destroyRuntimeCgroups = (runtimeId: string): void => {
-  for (const h of usable()) destroyDir(join(h.base, dirName(runtimeId)))
+  for (const base of usable()) destroyDir(join(base, dirName(runtimeId)))
 }
 
 /** True when this host lets us put sessions in cgroups (for tests and diagnostics). */
