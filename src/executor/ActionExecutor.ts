@@ -43,6 +43,8 @@ export interface ExecutorOptions {
   /** Marks every process the shells start, so they can be reaped. */
   readonly sessionMarker: string
   readonly loadUserRc?: boolean
+  /** Most processes the session's shells may have at once, where a pids cgroup is available (default 1024). */
+  readonly pidsLimit?: number
   /**
    * Private directory for scripts, the env file and saved outputs. Default: a
    * temporary one removed with the executor. Given, it belongs to the caller, who
@@ -97,7 +99,8 @@ export const makeActionExecutor = (
       baseEnv,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
       marker: options.sessionMarker,
-      ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc })
+      ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
+      ...(options.pidsLimit === undefined ? {} : { pidsLimit: options.pidsLimit })
     })
     const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
     const editor = makeEditor(ws)

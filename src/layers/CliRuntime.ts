@@ -29,6 +29,11 @@ export interface CliRuntimeOptions {
   readonly sandbox?: SandboxConfig
   /** Session id (default: a random UUID). */
   readonly sessionId?: string
+  /**
+   * Most processes (and threads) the session's shells may have at once, so a fork bomb cannot starve
+   * the host (default 1024). Enforced where this process can create cgroups (Linux, as root); see docs/runtimes/cli.md.
+   */
+  readonly pidsLimit?: number
   /** Source `~/.bashrc` in the shell (default false). */
   readonly loadUserRc?: boolean
   /**
@@ -68,6 +73,7 @@ const make = (options: CliRuntimeOptions) =>
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
       sessionMarker: sessionId,
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
+      ...(options.pidsLimit === undefined ? {} : { pidsLimit: options.pidsLimit }),
       ...(ipython === undefined ? {} : { ipython }),
       ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
       ...(options.browser === undefined || options.browser === false

@@ -22,6 +22,7 @@ import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import {
   type BeforeStart,
+  explainStorageRefusal,
   findContainer,
   removeWithWorkspace,
   type RunningContainer,
@@ -71,6 +72,13 @@ export interface DockerRuntimeOptions extends ServerToolOptions {
   readonly memoryBytes?: number
   readonly cpus?: number
   readonly pidsLimit?: number
+  /**
+   * Disk quota of the container's writable layer (Docker's `--storage-opt size`; default none).
+   * Only some engines enforce it (overlay2 on xfs mounted with `pquota`, btrfs, zfs, ...); others
+   * refuse to create the container, and the start fails with a RuntimeStartError saying so.
+   * The bind-mounted workspace is the host's disk either way (see docs/runtimes/docker.md).
+   */
+  readonly storageBytes?: number
   /** Extra container ports to publish on 127.0.0.1 (reported in `info.urls` as `app-<port>`). */
   readonly appPorts?: ReadonlyArray<number>
   readonly env?: Readonly<Record<string, string>>
@@ -173,6 +181,7 @@ const containerSpec = (input: {
       Memory: options.memoryBytes ?? 4 * GIB,
       NanoCpus: Math.round((options.cpus ?? 2) * 1e9),
       PidsLimit: options.pidsLimit ?? 4096,
+      ...(options.storageBytes === undefined ? {} : { StorageOpt: { size: String(options.storageBytes) } }),
       ...(gpu === undefined ? {} : { DeviceRequests: gpu })
     }
   }
@@ -309,7 +318,7 @@ const startSandbox = (
         }),
         () => keepAlive,
         copyKeyIn(() => sessionKey)
-      )
+      ).pipe(Effect.mapError(explainStorageRefusal(options.storageBytes)))
       for (const network of sandbox.additionalNetworks) {
         yield* engineCall(
           `connect ${name} to network ${network}`,

@@ -29,6 +29,11 @@ export interface LocalServerOptions extends WorkspaceChoice, ServerToolOptions {
   readonly noChangeTimeoutSeconds?: number
   /** Extra environment for the server and its shells. */
   readonly env?: Readonly<Record<string, string>>
+  /**
+   * Most processes (and threads) the session's shells may have at once, so a fork bomb cannot starve
+   * the host (default 1024). Enforced where the server can create cgroups (Linux, as root); see docs/runtimes/local.md.
+   */
+  readonly pidsLimit?: number
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
 }
@@ -70,7 +75,12 @@ const startLocalServer = (options: LocalServerOptions) =>
       sessionId,
       sessionApiKey,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.env === undefined && options.pidsLimit === undefined ? {} : {
+        env: {
+          ...options.env,
+          ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
+        }
+      }),
       ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry }),
       ...(options.plugins === undefined ? {} : { plugins: options.plugins }),
       ...(options.browser === undefined ? {} : { browser: options.browser })

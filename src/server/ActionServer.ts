@@ -27,6 +27,8 @@ export interface ActionServerOptions {
   readonly sessionId: string
   /** The executor's private directory, when the server's owner provides (and removes) it. */
   readonly stateDir?: string | undefined
+  /** Most processes the shells may have at once, where a pids cgroup is available (default 1024). */
+  readonly pidsLimit?: number | undefined
   /** The `jupyter` plugin: IPython cells in a kernel run by this Python (with `agent_skills`: its helpers). */
   readonly ipython?: Executor.ExecutorOptions["ipython"] | undefined
   /** OpenHands' `--enable-browser`: Chromium launched on the first browser action. */
@@ -69,6 +71,7 @@ export const layer = (options: ActionServerOptions) => {
         noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
         sessionMarker: options.sessionId,
         ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+        ...(options.pidsLimit === undefined ? {} : { pidsLimit: options.pidsLimit }),
         ...(options.ipython === undefined ? {} : { ipython: options.ipython }),
         ...(options.browser === undefined ? {} : { browser: options.browser })
       })

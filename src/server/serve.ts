@@ -1,8 +1,8 @@
 /**
  * Run the action server from parsed arguments and the OpenHands environment
  * (`SESSION_API_KEY`, `NO_CHANGE_TIMEOUT_SECONDS`, `RUNTIME_ID`, plus our
- * `EFFECT_SANDBOX_STATE_DIR` and `EFFECT_SANDBOX_SESSION_API_KEY_FD`, sessionKey.ts) until
- * interrupted. Refuses a host beyond loopback without a key (exposure.ts).
+ * `EFFECT_SANDBOX_STATE_DIR`, `EFFECT_SANDBOX_PIDS_LIMIT` and the key's descriptor or file,
+ * sessionKey.ts) until interrupted. Refuses a host beyond loopback without a key (exposure.ts).
  * Shared by `effect-sandbox-server` and `effect-sandbox serve`.
  */
 import { Effect, Layer, Redacted } from "effect"
@@ -54,6 +54,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
     const workingDir = args.workingDir ?? process.cwd()
     mkdirSync(workingDir, { recursive: true })
     const noChange = Number(env["NO_CHANGE_TIMEOUT_SECONDS"] ?? "10")
+    const pidsLimit = Number(env["EFFECT_SANDBOX_PIDS_LIMIT"])
     const server = ActionServer.layer({
       port: args.port,
       host: args.host,
@@ -63,6 +64,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
+      pidsLimit: Number.isInteger(pidsLimit) && pidsLimit > 0 ? pidsLimit : undefined,
       // OpenHands' `--plugins jupyter [agent_skills]`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
       ipython: args.plugins.includes("jupyter")
         ? {

@@ -18,7 +18,7 @@ import {
   type RuntimeShape
 } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
-import type { ConformanceTarget } from "./target.ts"
+import { type ConformanceTarget, toolTitle } from "./target.ts"
 
 const SITE = readFileSync(join(import.meta.dirname, "fixtures", "site.py"), "utf8")
 
@@ -56,20 +56,20 @@ const bidOf = (tree: string, role: string, name: string): string => {
   return found![1]!
 }
 
-/** Runs `f` with a runtime that browses (skipped for runtimes without the browser). */
+/** Runs `f` with a runtime that browses and a site to browse. */
 const withBrowser = <A, E>(
   target: ConformanceTarget,
   f: (rt: RuntimeShape, site: { readonly base: string; readonly closed: string }) => Effect.Effect<A, E>
 ) =>
   withRuntime(target, (rt) =>
     Effect.gen(function*() {
-      if (!rt.info.capabilities.browser) return
       yield* f(rt, yield* startSite(rt))
     }))
 
 export const browserConformance = (target: ConformanceTarget) =>
-  describe("browser", () => {
-    it.live("browses a page: its text with absolute links, a saved screenshot, the tree on request", () =>
+  describe(toolTitle(target, "browser"), () => {
+    const live = it.live.skipIf(!target.capabilities.browser)
+    live("browses a page: its text with absolute links, a saved screenshot, the tree on request", () =>
       withBrowser(target, (rt, site) =>
         Effect.gen(function*() {
           const obs = asBrowserOutput(yield* rt.browse(site.base + "/"))
@@ -100,11 +100,13 @@ export const browserConformance = (target: ConformanceTarget) =>
             yield* rt.browse(new BrowseURLAction({ url: site.base, returnAxtree: true }))
           )
           const nodes = (withTree.axtreeObject as { nodes: Array<{ role?: { value: string } }> }).nodes
-          assert.isTrue(nodes.some((node) => node.role?.value === "heading"))
+          assert.isTrue(nodes.some((node) =>
+            node.role?.value === "heading"
+          ))
           assert.isNotEmpty(Object.keys(withTree.extraElementProperties))
         })))
 
-    it.live("clicks a link by the bid its tree shows, and goes back", () =>
+    live("clicks a link by the bid its tree shows, and goes back", () =>
       withBrowser(target, (rt, site) =>
         Effect.gen(function*() {
           yield* rt.browse(site.base)
@@ -121,7 +123,7 @@ export const browserConformance = (target: ConformanceTarget) =>
           assert.strictEqual(back.error, false)
         })))
 
-    it.live("fills a form, picks an option and submits it", () =>
+    live("fills a form, picks an option and submits it", () =>
       withBrowser(target, (rt, site) =>
         Effect.gen(function*() {
           const form = asBrowserOutput(yield* rt.browse(`${site.base}/form`))
@@ -138,7 +140,7 @@ export const browserConformance = (target: ConformanceTarget) =>
           assert.include(result.content, "heading 'You searched for cats & dogs in blue'")
         })))
 
-    it.live("saves a download into the workspace as file_<n> with the type's extension", () =>
+    live("saves a download into the workspace as file_<n> with the type's extension", () =>
       withBrowser(target, (rt, site) =>
         Effect.gen(function*() {
           yield* rt.browse(site.base)
@@ -161,7 +163,7 @@ export const browserConformance = (target: ConformanceTarget) =>
           )
         })))
 
-    it.live("reports a 404 and an unreachable server as errors, with the page still observed", () =>
+    live("reports a 404 and an unreachable server as errors, with the page still observed", () =>
       withBrowser(target, (rt, site) =>
         Effect.gen(function*() {
           const missing = asBrowserOutput(yield* rt.browse(`${site.base}/nowhere`))
@@ -182,7 +184,7 @@ export const browserConformance = (target: ConformanceTarget) =>
           )
         })))
 
-    it.live("refuses malformed actions, unknown bids and unknown actions without running any", () =>
+    live("refuses malformed actions, unknown bids and unknown actions without running any", () =>
       withBrowser(target, (rt, site) =>
         Effect.gen(function*() {
           yield* rt.browse(`${site.base}/form`)

@@ -1,8 +1,8 @@
 /**
  * The conformance suite against DockerRuntime on the minimal Debian base image:
- * the image contract alone (bash, glibc, a user), no tools. The IPython and MCP
- * cases skip themselves here (no kernel, no MCP server); docker.test.ts runs
- * them on the tools image. A file of its own so the two runs, each a few
+ * the image contract alone (bash, glibc, a user), no tools. The IPython, browser
+ * and MCP cases are skipped here (no kernel, browser or MCP server); docker.test.ts
+ * runs them on the tools image. A file of its own so the two runs, each a few
  * minutes of container starts, go to different test workers.
  */
 import { afterAll, assert } from "@effect/vitest"
@@ -16,7 +16,9 @@ describeDocker("docker (base image)", () => {
     name: "DockerRuntime (base image)",
     layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: image, noChangeTimeoutSeconds }),
     // The container is the boundary, as in OpenHands.
-    restrictedToWorkspace: false
+    restrictedToWorkspace: false,
+    containsProcesses: true,
+    capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })
   afterAll(() => {
     // Every conformance test released its runtime: no container of this process may remain.

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { IPythonRunCellAction, IPythonRunCellObservation, type RuntimeShape } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
-import type { ConformanceTarget } from "./target.ts"
+import { type ConformanceTarget, toolTitle } from "./target.ts"
 
 const PNG_1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -20,20 +20,19 @@ const cell = (
   )
 
 export const ipythonConformance = (target: ConformanceTarget) =>
-  describe("ipython", () => {
-    it.live("prints, keeps state across cells, and shows results", () =>
+  describe(toolTitle(target, "ipython"), () => {
+    const live = it.live.skipIf(!target.capabilities.ipython)
+    live("prints, keeps state across cells, and shows results", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           assert.strictEqual((yield* cell(rt, "print('hello'); x = 41")).content, "hello")
           assert.strictEqual((yield* cell(rt, "x + 1")).content, "42")
           assert.strictEqual((yield* cell(rt, "y = 1")).content, "[Code executed successfully with no output]")
         })))
 
-    it.live("adds the working directory and interpreter lines, following the shell's cwd", () =>
+    live("adds the working directory and interpreter lines, following the shell's cwd", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           yield* rt.runCommand("mkdir -p sub && cd sub")
           const obs = yield* cell(rt, "import os; print(os.getcwd())", { includeExtra: true })
           const interpreter = (yield* cell(rt, "import sys; print(sys.executable)")).content
@@ -43,20 +42,18 @@ export const ipythonConformance = (target: ConformanceTarget) =>
           )
         })))
 
-    it.live("returns an exception as its traceback without colour codes", () =>
+    live("returns an exception as its traceback without colour codes", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           const obs = yield* cell(rt, "1/0")
           assert.include(obs.content, "ZeroDivisionError")
           assert.isTrue(obs.content.endsWith("ZeroDivisionError: division by zero"), obs.content)
           assert.notInclude(obs.content, "\x1b")
         })))
 
-    it.live("returns displayed images as data URLs", () =>
+    live("returns displayed images as data URLs", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           const obs = yield* cell(
             rt,
             `from IPython.display import Image, display\nimport base64\ndisplay(Image(data=base64.b64decode("${PNG_1x1}")))`
@@ -64,29 +61,26 @@ export const ipythonConformance = (target: ConformanceTarget) =>
           assert.deepStrictEqual(obs.imageUrls, [`data:image/png;base64,${PNG_1x1}`])
         })))
 
-    it.live("interrupts a cell at its timeout and keeps the kernel's state", () =>
+    live("interrupts a cell at its timeout and keeps the kernel's state", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           yield* cell(rt, "kept = 'yes'")
           const slow = yield* cell(rt, "import time; time.sleep(30)", { timeout: 1 })
           assert.isTrue(slow.content.endsWith("[Execution timed out (1.0 seconds).]"), slow.content)
           assert.strictEqual((yield* cell(rt, "kept")).content, "'yes'")
         })))
 
-    it.live("sees environment variables added to the runtime", () =>
+    live("sees environment variables added to the runtime", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           yield* rt.addEnvVars({ FOR_PYTHON: "from env" })
           assert.strictEqual((yield* cell(rt, "import os; os.environ['FOR_PYTHON']")).content, "'from env'")
         })))
 
     // Every conformance target with IPython also has agent_skills (OpenHands' default agent set).
-    it.live("has the agent_skills helpers, whose file_editor keeps its own undo history", () =>
+    live("has the agent_skills helpers, whose file_editor keeps its own undo history", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           const path = `${rt.info.workspace}/skills.txt`
           yield* rt.write({ path, content: "alpha\nbeta" }) // written as alpha\nbeta\n
           assert.strictEqual(
@@ -95,7 +89,9 @@ export const ipythonConformance = (target: ConformanceTarget) =>
           )
           const editorText = (code: string) =>
             cell(rt, `import json\nprint(json.loads(${code}.split('\\n')[1])['formatted_output_and_error'])`).pipe(
-              Effect.map((o) => o.content)
+              Effect.map((o) =>
+                o.content
+              )
             )
           assert.strictEqual(
             yield* editorText(`file_editor('str_replace', '${path}', old_str='beta', new_str='gamma')`),
@@ -111,10 +107,9 @@ export const ipythonConformance = (target: ConformanceTarget) =>
           )
         })))
 
-    it.live("restarts a kernel that died and says its state is lost", () =>
+    live("restarts a kernel that died and says its state is lost", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.ipython) return
           yield* cell(rt, "lost = 1")
           yield* cell(rt, "import os; os._exit(1)")
           const next = yield* cell(rt, "print('fresh')")

@@ -1,9 +1,18 @@
 /** Status, capabilities, and cleanup. */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
+import { cgroupsAvailable } from "../../src/executor/shell/cgroup.ts"
 import { ErrorObservation, Runtime, UnsupportedCapabilityError } from "../../src/index.ts"
 import { awaitProcessCount, hostProcesses, uniqueSeconds, withRuntime } from "./helpers.ts"
+import { required } from "./requirement.ts"
 import type { ConformanceTarget } from "./target.ts"
+
+/** On the host, only a cgroup holds a process that dropped the session marker and left the shell's tree. */
+const holdsEscapedProcesses = (target: ConformanceTarget) =>
+  target.containsProcesses === true || required(cgroupsAvailable(), {
+    ci: "CI must be able to create cgroups (root, writable /sys/fs/cgroup) for the release conformance case.",
+    skipped: `Skipping ${target.name}'s case for processes that drop the session marker: no cgroups here (needs root).`
+  })
 
 export const lifecycleConformance = (target: ConformanceTarget) =>
   describe("lifecycle", () => {
@@ -25,23 +34,27 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
         assert.deepStrictEqual(statuses, ["STARTING_RUNTIME", "RUNTIME_STARTED", "READY", "STOPPED"])
       }))
 
+    it.live("reports the capabilities its target is configured with", () =>
+      withRuntime(target, (rt) => Effect.sync(() => assert.deepStrictEqual(rt.info.capabilities, target.capabilities))))
+
     it.live("answers actions for tools it lacks with an ErrorObservation", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.browser) {
+          if (!target.capabilities.browser) {
             const browse = yield* rt.browse("http://127.0.0.1:1/")
             assert.instanceOf(browse, ErrorObservation)
             assert.strictEqual(browse.content, "Browser functionality is not supported or disabled.")
           }
-          if (!rt.info.capabilities.ipython) {
+          if (!target.capabilities.ipython) {
             const cell = yield* rt.runIPython("print(1)")
             assert.strictEqual(cell.content, "JupyterRequirement not found. Unable to run IPython action.")
           }
-          if (!rt.info.capabilities.mcp) {
+          if (!target.capabilities.mcp) {
             const tool = yield* rt.callTool({ name: "fetch" })
             assert.strictEqual(tool.content, "No MCP servers configured")
+            assert.deepStrictEqual(yield* rt.listTools, [])
           }
-          if (!rt.info.capabilities.pause) {
+          if (!target.capabilities.pause) {
             const error = yield* Effect.flip(rt.pause)
             assert.instanceOf(error, UnsupportedCapabilityError)
           }
@@ -58,6 +71,24 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
           }))
         assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
       }))
+
+    it.live.skipIf(!holdsEscapedProcesses(target))(
+      "leaves nothing running after release, even processes that dropped the session marker",
+      () =>
+        Effect.gen(function*() {
+          const seconds = uniqueSeconds()
+          const sleep = `sleep ${seconds} >/dev/null 2>&1 < /dev/null`
+          yield* withRuntime(target, (rt) =>
+            Effect.gen(function*() {
+              yield* rt.runCommand(`env -i setsid ${sleep} &`)
+              yield* rt.runCommand(`env -u EFFECT_SANDBOX_SESSION setsid ${sleep} &`)
+              // Double fork: the sleep's parent exits at once, so it is reparented away from the shell.
+              yield* rt.runCommand(`(env -i setsid sh -c '${sleep} &' &)`)
+              yield* awaitProcessCount(`sleep ${seconds}`, 3)
+            }))
+          assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
+        })
+    )
 
     it.live("runs actions of one session one at a time", () =>
       withRuntime(target, (rt) =>

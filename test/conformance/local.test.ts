@@ -12,5 +12,6 @@ runConformance({
   layer: ({ noChangeTimeoutSeconds }) =>
     LocalRuntime.layer({ noChangeTimeoutSeconds, plugins, browser, mcpServers: [everythingServer] }),
   // The action server, like OpenHands', does not confine paths: a container is the boundary.
-  restrictedToWorkspace: false
+  restrictedToWorkspace: false,
+  capabilities: { pause: false, ipython: plugins.length > 0, browser, mcp: true }
 })

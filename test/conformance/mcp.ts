@@ -5,7 +5,7 @@ import { realpathSync } from "node:fs"
 import { join } from "node:path"
 import { ErrorObservation, McpCallAction, McpObservation, McpTool, type RuntimeShape } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
-import type { ConformanceTarget } from "./target.ts"
+import { type ConformanceTarget, toolTitle } from "./target.ts"
 
 /** @modelcontextprotocol/server-everything over stdio: a real MCP server from npm. */
 export const everythingServer = {
@@ -62,11 +62,11 @@ export const assertEverythingTools = (rt: RuntimeShape, server: string) =>
   })
 
 export const mcpConformance = (target: ConformanceTarget) =>
-  describe("mcp", () => {
-    it.live("calls a tool and returns its CallToolResult as JSON", () =>
+  describe(toolTitle(target, "mcp"), () => {
+    const live = it.live.skipIf(!target.capabilities.mcp)
+    live("calls a tool and returns its CallToolResult as JSON", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.mcp) return
           const obs = yield* rt.callTool({ name: "echo", arguments: { message: "hi there" } })
           assert.instanceOf(obs, McpObservation, obs.content)
           assert.deepStrictEqual(JSON.parse(obs.content), { content: [{ type: "text", text: "Echo: hi there" }] })
@@ -74,29 +74,23 @@ export const mcpConformance = (target: ConformanceTarget) =>
           assert.deepStrictEqual((obs as McpObservation).arguments, { message: "hi there" })
         })))
 
-    it.live("lists every tool with its server, description and input schema", () =>
+    live("lists every tool with its server, description and input schema", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.mcp) {
-            assert.deepStrictEqual(yield* rt.listTools, [])
-            return
-          }
           yield* assertEverythingTools(rt, everythingServer.name)
         })))
 
-    it.live("answers an unknown tool with OpenHands' error text", () =>
+    live("answers an unknown tool with OpenHands' error text", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.mcp) return
           const obs = yield* rt.run(new McpCallAction({ name: "no-such-tool" }))
           assert.instanceOf(obs, ErrorObservation)
           assert.strictEqual(obs.content, "No matching MCP agent found for tool name: no-such-tool")
         })))
 
-    it.live("reports a tool's own error as an isError result", () =>
+    live("reports a tool's own error as an isError result", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          if (!rt.info.capabilities.mcp) return
           const obs = yield* rt.callTool({ name: "echo", arguments: { wrong: 1 } })
           assert.instanceOf(obs, McpObservation, obs.content)
           assert.strictEqual(JSON.parse(obs.content).isError, true)

@@ -2,7 +2,7 @@
  * What the conformance suite needs to know about a runtime under test.
  */
 import type { Layer } from "effect"
-import type { Runtime } from "../../src/index.ts"
+import type { Runtime, RuntimeCapabilities } from "../../src/index.ts"
 
 export interface ConformanceTarget {
   /** Shown in test names: `cli`, `local`, `docker`, ... */
@@ -11,4 +11,15 @@ export interface ConformanceTarget {
   readonly layer: (options: { readonly noChangeTimeoutSeconds: number }) => Layer.Layer<Runtime, unknown>
   /** File actions outside the workspace are refused (CliRuntime), or allowed (a container is the boundary). */
   readonly restrictedToWorkspace: boolean
+  /**
+   * What the runtime must report. Asserted, and the tool cases run or skip by it (not by what the
+   * runtime reports), so a runtime that lost a tool fails instead of skipping its cases.
+   */
+  readonly capabilities: RuntimeCapabilities
+  /** Every process of a session dies with it whatever it does (a container); else that takes host cgroups. */
+  readonly containsProcesses?: boolean
 }
+
+/** `describe` title of a tool's cases, saying why they skip when the target lacks the tool. */
+export const toolTitle = (target: ConformanceTarget, tool: "ipython" | "browser" | "mcp"): string =>
+  target.capabilities[tool] ? tool : `${tool} (skipped: ${target.name} is not configured with it)`

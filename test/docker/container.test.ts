@@ -192,6 +192,25 @@ describeDocker("DockerRuntime container", () => {
       rmSync(dir, { recursive: true, force: true })
     }), 60_000)
 
+  // overlay2 enforces a quota only on xfs with pquota; this suite's engines (overlay2 on ext4) refuse it.
+  it.live.skipIf(dockerCli("info", "--format", "{{json .DriverStatus}}").stdout.includes("\"xfs\""))(
+    "a storage limit the engine cannot enforce fails the start with a clear error and leaves no container",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("ctr")
+        const error = yield* Effect.flip(
+          buildRuntime(dockerLayer(image, { sessionId: session, storageBytes: 2 * 1024 * MIB }))
+        )
+        assert.instanceOf(error, RuntimeStartError)
+        assert.match(
+          error.message,
+          /^DockerRuntime's storageBytes \(2147483648\) needs an engine that enforces container disk quotas \(overlay2 on xfs mounted with 'pquota', or btrfs, zfs, devicemapper\); this engine refused it\. Leave storageBytes unset on this engine\. Docker: cannot create container .*--storage-opt is supported only for overlay over xfs with 'pquota' mount option/
+        )
+        assertNoContainer(session)
+      }),
+    60_000
+  )
+
   it.live(
     "a container whose server cannot start fails fast with a RuntimeStartError carrying its log",
     () =>

@@ -1,13 +1,20 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { cgroupsAvailable } from "../../src/executor/shell/cgroup.ts"
 import { CmdRunAction, LocalRuntime, Runtime, RuntimeDisconnectedError, type RuntimeShape } from "../../src/index.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { kernelAvailable } from "../conformance/kernel.ts"
+import { required } from "../conformance/requirement.ts"
 import { assertKeyHidden, envDumpingMcpServer } from "./sandboxEnvProbe.ts"
+
+const cgroups = required(cgroupsAvailable(), {
+  ci: "CI must be able to create cgroups (root, writable /sys/fs/cgroup).",
+  skipped: "Skipping LocalRuntime's cgroup case: this process cannot create cgroups (needs root)."
+})
 
 /** Host processes whose command line mentions `text` (server processes carry their workspace in argv). */
 const processesWith = (text: string) =>
@@ -88,6 +95,26 @@ describe("LocalRuntime", () => {
         )
       }),
     60_000
+  )
+
+  it.live.skipIf(!cgroups)(
+    "release of a SIGKILLed server kills its shells' cgroups, escaped daemons included",
+    () =>
+      Effect.gen(function*() {
+        const { release, rt } = yield* buildRuntime(LocalRuntime.layer())
+        const seconds = `${800 + Math.floor(Math.random() * 99)}.${process.pid}`
+        // Double-forked, no marker, own session: only the shell's cgroup still holds it.
+        yield* rt.runCommand(`(env -i setsid sh -c 'sleep ${seconds} >/dev/null 2>&1 < /dev/null &' &)`)
+        const cgroupDirs = () =>
+          ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+            .map((root) => `${root}/effect-sandbox/${rt.info.id}`)
+            .filter((dir) => existsSync(dir))
+        assert.isNotEmpty(cgroupDirs())
+        process.kill(serverPid(rt), "SIGKILL")
+        yield* release
+        assert.deepStrictEqual(spawnSync("pgrep", ["-f", `sleep ${seconds}`], { encoding: "utf8" }).stdout.trim(), "")
+        assert.deepStrictEqual(cgroupDirs(), [])
+      })
   )
 
   it.live("a server that cannot start is a RuntimeStartError with its stderr", () =>

@@ -21,6 +21,7 @@ import { RuntimeStartError } from "../../schema/errors.ts"
 import { CmdOutputMetadata, CmdOutputObservation } from "../../schema/Observation.ts"
 import { sandboxEnv } from "../childEnv.ts"
 import type { EnvStore } from "../env.ts"
+import { DEFAULT_PIDS_LIMIT } from "./cgroup.ts"
 import { CommandOutput } from "./commandOutput.ts"
 import { controlKey, echoOfKey } from "./keys.ts"
 import * as Text from "./messages.ts"
@@ -43,6 +44,8 @@ export interface BashSessionOptions {
   readonly loadUserRc?: boolean
   /** Environment of the shell; defaults to this process's. */
   readonly baseEnv?: Readonly<Record<string, string>>
+  /** Most processes the runtime's shells may have at once where a pids cgroup is available (default 1024). */
+  readonly pidsLimit?: number
 }
 
 export interface BashSession {
@@ -70,6 +73,8 @@ interface Running {
   /** An observation already returned part of its output (so later ones get the "Below is..." prefix). */
   timedOut: boolean
   lastChange: number
+  /** The shell's count of forks refused by the process limit when the command started. */
+  readonly limitHits: number
 }
 
 type WaitResult =
@@ -105,6 +110,8 @@ export const makeBashSession = (
     const baseEnv = options.baseEnv ?? sandboxEnv()
 
     let shell: ShellProcess | null = null
+    /** Every shell started, so release also kills what a shell that exited left running. */
+    const started = new Set<ShellProcess>()
     let cwd = options.cwd
     let running: Running | null = null
     /** Output printed while no command ran (background jobs); shown with the next command, as in a terminal. */
@@ -123,7 +130,8 @@ export const makeBashSession = (
           env: baseEnv,
           // Per shell, so closing an `is_static` shell reaps only what that shell started.
           marker: `${options.marker}/${randomUUID().slice(0, 8)}`,
-          loadUserRc: options.loadUserRc ?? false
+          loadUserRc: options.loadUserRc ?? false,
+          pidsLimit: options.pidsLimit ?? DEFAULT_PIDS_LIMIT
         }, {
           onOutput: (text) => {
             if (proc !== shell) return
@@ -141,12 +149,16 @@ export const makeBashSession = (
             else if (running !== null) Deferred.doneUnsafe(running.done, Exit.succeed({ _tag: "Prompt", metadata }))
           },
           onExit: (exitCode) => {
-            if (proc === shell) shell = null
+            // A shell already replaced (killed at the process limit or on interrupt) ends nothing of the new one's.
+            const current = proc === shell
+            if (current) shell = null
             Deferred.doneUnsafe(
               ready,
               Exit.fail(new RuntimeStartError({ message: `bash exited with code ${exitCode} while starting.` }))
             )
-            if (running !== null) Deferred.doneUnsafe(running.done, Exit.succeed({ _tag: "Exited", exitCode }))
+            if (current && running !== null) {
+              Deferred.doneUnsafe(running.done, Exit.succeed({ _tag: "Exited", exitCode }))
+            }
           }
         })
       } catch (cause) {
@@ -155,6 +167,7 @@ export const makeBashSession = (
         })
       }
       shell = proc
+      started.add(proc)
       sourcedEnv = 0
       yield* Deferred.await(ready).pipe(
         Effect.timeoutOrElse({
@@ -174,7 +187,7 @@ export const makeBashSession = (
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         running?.output.close()
-        shell?.kill()
+        for (const proc of started) proc.kill()
       })
     )
 
@@ -189,7 +202,8 @@ export const makeBashSession = (
           done: Deferred.makeUnsafe<Completion>(),
           timedOut: false,
           listener: null,
-          lastChange: Date.now()
+          lastChange: Date.now(),
+          limitHits: shell!.limitHits()
         }
         r.output.append(idleOutput)
         idleOutput = ""
@@ -210,6 +224,28 @@ export const makeBashSession = (
         text: truncateCmdOutput(text),
         note: Text.fullOutputSavedSuffix(r.output.length, r.output.saveToFile())
       }
+    }
+
+    const killShell = () => {
+      shell?.kill()
+      if (shell !== null) started.delete(shell)
+      shell = null
+    }
+
+    /**
+     * Forks failed at the process limit while `r` ran: the shell cannot be trusted
+     * to start anything (bash itself cannot fork), so kill all it started and say so.
+     */
+    const atProcessLimit = (r: Running, action: CmdRunAction, obs: CmdOutputObservation): CmdOutputObservation => {
+      const limit = shell?.pidsLimit
+      if (shell === null || limit == null || shell.limitHits() === r.limitHits) return obs
+      finish(r)
+      killShell()
+      return observation(
+        action,
+        obs.content,
+        new CmdOutputMetadata({ ...obs.metadata, suffix: obs.metadata.suffix + Text.processLimitSuffix(limit) })
+      )
     }
 
     const finish = (r: Running) => {
@@ -260,10 +296,7 @@ export const makeBashSession = (
           if (!(yield* settled())) {
             const group = foregroundProcessGroup(shell.pid)
             if (group !== null && group !== shell.pid) killProcessGroup(group)
-            if (!(yield* settled())) {
-              shell.kill()
-              shell = null
-            }
+            if (!(yield* settled())) killShell()
           }
         }
         finish(r)
@@ -291,6 +324,7 @@ export const makeBashSession = (
               return partial(r, action, Text.hardTimeoutSuffix(result.seconds))
           }
         }),
+        Effect.map((obs) => atProcessLimit(r, action, obs)),
         Effect.onInterrupt(() => interrupt(r)),
         Effect.ensuring(Effect.sync(() => (r.listener = null)))
       )

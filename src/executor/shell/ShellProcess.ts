@@ -5,6 +5,7 @@
 import * as pty from "node-pty"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { makeShellCgroup, type ShellCgroup } from "./cgroup.ts"
 import { killSession, SESSION_MARKER_VARIABLE } from "./processTree.ts"
 import { makeMarkers, type PromptMetadata, PromptScanner, shellRcScript } from "./prompt.ts"
 import { TerminalTextDecoder } from "./terminalText.ts"
@@ -18,6 +19,8 @@ export interface ShellProcessOptions {
   /** Identifies this session's processes for reaping (see processTree.ts). */
   readonly marker: string
   readonly loadUserRc: boolean
+  /** Most processes the runtime's shells may have at once, where a pids cgroup is available (see cgroup.ts). */
+  readonly pidsLimit: number
 }
 
 export interface ShellEvents {
@@ -29,6 +32,7 @@ export interface ShellEvents {
 export class ShellProcess {
   private readonly pty: pty.IPty
   private readonly marker: string
+  private readonly cgroup: ShellCgroup | null
   private exited = false
 
   constructor(options: ShellProcessOptions, events: ShellEvents) {
@@ -37,14 +41,22 @@ export class ShellProcess {
     writeFileSync(rcFile, shellRcScript(markers, { loadUserRc: options.loadUserRc }), { mode: 0o600 })
     const scanner = new PromptScanner(markers)
     const decoder = new TerminalTextDecoder()
-    this.pty = pty.spawn(options.shellPath, ["--noprofile", "--rcfile", rcFile, "--noediting", "-i"], {
-      name: "xterm-256color",
-      // Wide like OpenHands' tmux window, so lines are not wrapped by programs that ask.
-      cols: 1000,
-      rows: 100,
-      cwd: options.cwd,
-      env: { ...options.env, [SESSION_MARKER_VARIABLE]: options.marker }
-    })
+    const cgroup = makeShellCgroup(options.marker, options.pidsLimit)
+    const bash = [options.shellPath, "--noprofile", "--rcfile", rcFile, "--noediting", "-i"]
+    try {
+      this.pty = pty.spawn(...joiningCgroup(cgroup, bash), {
+        name: "xterm-256color",
+        // Wide like OpenHands' tmux window, so lines are not wrapped by programs that ask.
+        cols: 1000,
+        rows: 100,
+        cwd: options.cwd,
+        env: { ...options.env, [SESSION_MARKER_VARIABLE]: options.marker }
+      })
+    } catch (cause) {
+      cgroup?.destroy()
+      throw cause
+    }
+    this.cgroup = cgroup
     this.pty.onData((data) => {
       for (const item of scanner.feed(decoder.feed(data))) {
         if (item._tag === "Output") events.onOutput(item.text)
@@ -70,13 +82,36 @@ export class ShellProcess {
     if (!this.exited) this.pty.write(data)
   }
 
-  /** Kill bash and everything it started (its session and marked processes). */
+  /** How many forks the session's pids limit has refused so far (0 without a limit). */
+  limitHits(): number {
+    return this.cgroup?.limitHits() ?? 0
+  }
+
+  /** The session's process limit, or null where it has none. */
+  get pidsLimit(): number | null {
+    return this.cgroup?.pidsLimit ?? null
+  }
+
+  /** Kill bash and everything it started: its cgroup, else its session, descendants and marked processes. */
   kill(): void {
     killSession(this.pty.pid, this.marker)
+    this.cgroup?.destroy()
     try {
       this.pty.kill("SIGKILL")
     } catch {
       // already gone
     }
   }
+}
+
+/**
+ * The command that starts `argv` already inside `cgroup`: a tiny sh writes its
+ * own pid to each `cgroup.procs` and execs bash, so not even bash's first child
+ * is forked outside it. Paths are ours (no quotes in them). A failed write leaves
+ * the shell outside the cgroup, and the process table still finds it.
+ */
+const joiningCgroup = (cgroup: ShellCgroup | null, argv: ReadonlyArray<string>): [string, Array<string>] => {
+  if (cgroup === null) return [argv[0]!, argv.slice(1)]
+  const joins = cgroup.procsFiles.map((file) => `echo $$ > '${file}' 2>/dev/null;`).join(" ")
+  return ["/bin/sh", ["-c", `${joins} exec "$0" "$@"`, ...argv]]
 }

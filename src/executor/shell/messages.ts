@@ -35,3 +35,7 @@ export const fullOutputSavedSuffix = (length: number, path: string): string =>
 /** Our addition: `exit` (or a crash) ended the shell; the next command runs in a fresh one. */
 export const shellExitedSuffix = (exitCode: number): string =>
   `\n[The shell exited with code ${exitCode}; a new shell will run the next command.]`
+
+/** Our addition: forks failed at the session's process limit (a fork bomb, a runaway build); the shell was reset. */
+export const processLimitSuffix = (limit: number): string =>
+  `\n[The session reached its limit of ${limit} processes, so new processes could not start; every process this shell started was killed and a new shell will run the next command.]`

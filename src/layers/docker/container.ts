@@ -101,6 +101,19 @@ export const startContainer = (options: Docker.ContainerCreateOptions, keep: () 
     return yield* inspectRunning(container, name)
   })
 
+/**
+ * The engine's refusal of a disk quota, said plainly: which option, and what the
+ * engine needs to enforce it. The refused create left no container behind.
+ */
+export const explainStorageRefusal = (storageBytes: number | undefined) => (error: RuntimeStartError) =>
+  storageBytes !== undefined && /storage-?opt/i.test(error.message)
+    ? new RuntimeStartError({
+      message: `DockerRuntime's storageBytes (${storageBytes}) needs an engine that enforces container disk quotas ` +
+        `(overlay2 on xfs mounted with 'pquota', or btrfs, zfs, devicemapper); this engine refused it. ` +
+        `Leave storageBytes unset on this engine. ${error.message}`
+    })
+    : error
+
 /** An existing container by name, started if it stopped; `null` when there is none. */
 export const findContainer = (
   name: string,
