@@ -13,13 +13,19 @@
  * Start it with `node payload/server.mjs <port> --working-dir /workspace ...`.
  */
 import { createHash } from "node:crypto"
-import { cpSync, globSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { cpSync, globSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { join, relative } from "node:path"
 import { rolldown } from "rolldown"
 
 const root = join(import.meta.dirname, "..")
-const out = join(root, "payload")
+const payload = join(root, "payload")
+/**
+ * Built beside the payload, then swapped in by two renames: whoever reads the payload
+ * meanwhile (an image build in a running test while `npm pack` runs `prepare`) never
+ * finds it missing or half-written.
+ */
+const out = join(root, `payload.next-${process.pid}`)
 const started = performance.now()
 
 rmSync(out, { recursive: true, force: true })
@@ -85,6 +91,14 @@ writeFileSync(
   join(out, "manifest.json"),
   JSON.stringify({ hash: hash.digest("hex"), node: ">=22.19", entry: "server.mjs", files }, null, 2) + "\n"
 )
+const old = join(root, `payload.old-${process.pid}`)
+try {
+  renameSync(payload, old)
+} catch {
+  // No payload yet.
+}
+renameSync(out, payload)
+rmSync(old, { recursive: true, force: true })
 console.log(
   `payload/: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB, built in ${
     (performance.now() - started).toFixed(0)
