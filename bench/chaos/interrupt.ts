@@ -1,0 +1,119 @@
+/**
+ * Group 6, interruption: each action type is started on a LocalRuntime (the
+ * client, the HTTP server and the tool in between, as in production) and
+ * interrupted after a second. What it started must be gone and the next action
+ * must answer promptly.
+ */
+import { type Effect, ManagedRuntime } from "effect"
+import { execFileSync } from "node:child_process"
+import { createServer, type Socket } from "node:net"
+import { join } from "node:path"
+import { LocalRuntime, Runtime, type RuntimeShape } from "../../src/index.ts"
+import { type GroupContext, type Row, sleep, waitFor, within } from "./rows.ts"
+import { payloadEntry } from "./server.ts"
+
+/** The MCP tool's sleep (a number no other process on the machine uses). */
+const HANGING_SLEEP = "987002"
+
+/** How long after the interruption the next action may take. */
+const NEXT_MS = 5_000
+
+const running = (fragment: string) => () => {
+  try {
+    return execFileSync("pgrep", ["-f", fragment], { encoding: "utf8" }).trim() !== ""
+  } catch {
+    return false
+  }
+}
+
+/** A TCP server that accepts and never answers; counts the connections still open. */
+const hangingServer = async () => {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+    socket.on("error", () => undefined)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as { port: number }).port
+  return {
+    url: `http://127.0.0.1:${port}/never`,
+    open: () => sockets.size,
+    close: () => {
+      for (const s of sockets) s.destroy()
+      server.close()
+    }
+  }
+}
+
+interface Case {
+  readonly name: string
+  readonly start: (rt: RuntimeShape) => Effect.Effect<unknown, unknown>
+  /** True once what the action started is gone. */
+  readonly gone: () => boolean
+  readonly next: (rt: RuntimeShape) => Effect.Effect<unknown, unknown>
+  readonly answered: (observation: unknown) => boolean
+}
+
+const content = (o: unknown) => String((o as { content?: unknown }).content ?? "")
+const echoNext = (rt: RuntimeShape) => rt.runCommand("echo next-$((20+22))")
+const echoed = (o: unknown) => content(o).includes("next-42")
+
+export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
+  const hanging = await hangingServer()
+  const runtime = ManagedRuntime.make(LocalRuntime.layer({
+    serverEntry: payloadEntry(),
+    plugins: ["jupyter"],
+    browser: true,
+    mcpServers: [{ name: "chaos", command: process.execPath, args: [join(import.meta.dirname, "hangingMcp.ts"), HANGING_SLEEP], env: {} }]
+  }))
+  const rows: Array<Row> = []
+  try {
+    const rt = await runtime.runPromise(Runtime)
+    const fifo = `${rt.info.workspace}/chaos.fifo`
+    await runtime.runPromise(rt.runCommand(`mkfifo ${fifo}`))
+    const cases: ReadonlyArray<Case> = [
+      { name: "run", start: (r) => r.runCommand("sleep 987001"), gone: () => !running("sleep 987001")(), next: echoNext, answered: echoed },
+      {
+        name: "ipython",
+        start: (r) => r.runIPython("import time\ntime.sleep(987)"),
+        gone: () => true,
+        next: (r) => r.runIPython("print(20 + 22)"),
+        answered: (o) => content(o).includes("42")
+      },
+      { name: "browse", start: (r) => r.browse(hanging.url), gone: () => hanging.open() === 0, next: echoNext, answered: echoed },
+      {
+        name: "mcp call",
+        start: (r) => r.callTool({ name: "hang" }),
+        gone: () => !running(`sleep ${HANGING_SLEEP}`)(),
+        next: echoNext,
+        answered: echoed
+      },
+      { name: "file read (FIFO)", start: (r) => r.read(fifo), gone: () => true, next: echoNext, answered: echoed },
+      { name: "file write (FIFO)", start: (r) => r.write({ path: fifo, content: "x" }), gone: () => true, next: echoNext, answered: echoed }
+    ]
+    for (const c of cases) {
+      const name = `interrupt: ${c.name}: next action answers, started work gone`
+      if (budget.left() < 2 * NEXT_MS) {
+        rows.push({ name, value: 0, unit: "ms", target: "not run: budget", pass: false })
+        continue
+      }
+      const abort = new AbortController()
+      const started = runtime.runPromise(c.start(rt), { signal: abort.signal }).catch(() => undefined)
+      await sleep(1_500)
+      abort.abort()
+      const interruptedAt = performance.now()
+      await started
+      const next = await within(runtime.runPromise(c.next(rt)), NEXT_MS, c.name).catch((e: Error) => e)
+      const answeredMs = performance.now() - interruptedAt
+      const gone = (await waitFor(c.gone, NEXT_MS, 100)) !== null
+      const ok = !(next instanceof Error) && c.answered(next) && gone
+      if (!ok) console.log(`  ${c.name}: next ${next instanceof Error ? next.message : content(next).slice(0, 200)}; gone ${gone}`)
+      rows.push({ name, value: Math.round(answeredMs), unit: "ms", target: `<= ${NEXT_MS}, gone`, pass: ok && answeredMs <= NEXT_MS })
+    }
+  } finally {
+    await runtime.dispose()
+    hanging.close()
+  }
+  return rows
+}
