@@ -14,6 +14,9 @@ import { processesWithEnv } from "./server.ts"
 /** The reap time the issue asks for. */
 const REAP_TARGET_S = 60
 
+/** What owner.ts prints before the JSON of its runtime. */
+const OWNER_PREFIX = "chaos-owner "
+
 /** Start `owner.ts` and read its first line (the runtime it started). */
 const startOwner = (args: ReadonlyArray<string>) =>
   new Promise<{ readonly pid: number; readonly id: string; readonly workspace: string }>((resolve, reject) => {
@@ -27,12 +30,14 @@ const startOwner = (args: ReadonlyArray<string>) =>
     }, 180_000)
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString()
-      const nl = out.indexOf("\n")
-      if (nl < 0) return
+      // Its logs may come first: the runtime is the line with the prefix.
+      const line = out.split("\n").find((l) => l.startsWith(OWNER_PREFIX))
+      if (line === undefined) return
       clearTimeout(timer)
       try {
-        resolve({ pid: child.pid!, ...JSON.parse(out.slice(0, nl)) })
+        resolve({ pid: child.pid!, ...JSON.parse(line.slice(OWNER_PREFIX.length)) })
       } catch (error) {
+        child.kill("SIGKILL")
         reject(error)
       }
     })
