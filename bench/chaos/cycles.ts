@@ -12,10 +12,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DockerRuntime, LocalRuntime, Runtime } from "../../src/index.ts"
 import { baseImage } from "./ownerKill.ts"
-import { atLeast, atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
+import { atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
 
-const CONCURRENCY = 4
+/** Starts in flight at once, per runtime kind (a start mostly waits on a child process or the engine). */
+const CONCURRENCY = 6
 
 /** Start and release runtimes until `count` are done or the budget ends; the session ids seen. */
 const cycle = async (count: number, budget: Budget, layer: () => Layer.Layer<Runtime, unknown>) => {
@@ -69,7 +70,20 @@ const engineState = () => ({
   danglingImages: new Set(docker("images", "-q", "--filter", "dangling=true"))
 })
 
-const added = (before: ReadonlySet<string>, after: ReadonlySet<string>) => [...after].filter((x) => !before.has(x)).length
+/**
+ * The cycles done: all that were planned, or as many as the group's share of the budget
+ * allowed (the leftover rows are the guarantee; this one says how much they cover).
+ */
+const completed = (name: string, done: number, planned: number, budget: Budget): Row => ({
+  name,
+  value: done,
+  unit: "cycles",
+  target: `${planned}, or the budget (${(budget.ms / 1000).toFixed(0)} s)`,
+  pass: done === planned || (budget.over && done > 0)
+})
+
+const added = (before: ReadonlySet<string>, after: ReadonlySet<string>) =>
+  [...after].filter((x) => !before.has(x)).length
 
 export const cyclesRows = async ({ budget, quick }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const localCount = quick ? 20 : 1000
@@ -84,25 +98,39 @@ export const cyclesRows = async ({ budget, quick }: GroupContext): Promise<Reado
     const engineBefore = engineState()
     const [local, dock] = await Promise.all([
       cycle(localCount, budget, () => LocalRuntime.layer({ serverEntry })),
-      cycle(dockerCount, budget, () =>
-        DockerRuntime.layer({ baseImage: image, sessionId: `chaos-cycle-${randomBytes(5).toString("hex")}` }))
+      cycle(
+        dockerCount,
+        budget,
+        () => DockerRuntime.layer({ baseImage: image, sessionId: `chaos-cycle-${randomBytes(5).toString("hex")}` })
+      )
     ])
     const engineAfter = engineState()
     const dockerIds = new Set(dock.ids)
-    const containers = docker("ps", "-a", "--filter", "label=effect-sandbox.managed=true", "--format",
-      "{{.Label \"effect-sandbox.session\"}}").filter((session) => dockerIds.has(session)).length
+    const containers = docker(
+      "ps",
+      "-a",
+      "--filter",
+      "label=effect-sandbox.managed=true",
+      "--format",
+      "{{.Label \"effect-sandbox.session\"}}"
+    ).filter((session) => dockerIds.has(session)).length
     return [
-      atLeast(`cycles: Local start/stop cycles (budget ${(budget.ms / 1000).toFixed(0)} s)`, local.ids.length, "cycles", localCount),
+      completed("cycles: Local start/stop cycles", local.ids.length, localCount, budget),
       report("cycles: Local cycles per second", local.ids.length / local.seconds, "cycles/s"),
       atMost("cycles: Local start failures", local.failures, "starts", 0),
       atMost("cycles: Local leftover processes", processesOf(new Set(local.ids)), "processes", 0),
-      atLeast(`cycles: Docker start/stop cycles (budget ${(budget.ms / 1000).toFixed(0)} s)`, dock.ids.length, "cycles", dockerCount),
+      completed("cycles: Docker start/stop cycles", dock.ids.length, dockerCount, budget),
       report("cycles: Docker cycles per second", dock.ids.length / dock.seconds, "cycles/s"),
       atMost("cycles: Docker start failures", dock.failures, "starts", 0),
       atMost("cycles: Docker leftover containers", containers, "containers", 0),
       atMost("cycles: Docker leftover networks", added(engineBefore.networks, engineAfter.networks), "networks", 0),
       atMost("cycles: Docker leftover volumes", added(engineBefore.volumes, engineAfter.volumes), "volumes", 0),
-      atMost("cycles: new dangling images", added(engineBefore.danglingImages, engineAfter.danglingImages), "images", 0),
+      atMost(
+        "cycles: new dangling images",
+        added(engineBefore.danglingImages, engineAfter.danglingImages),
+        "images",
+        0
+      ),
       atMost("cycles: leftover temp dirs (Local and Docker)", readdirSync(privateTmp).length, "dirs", 0)
     ]
   } finally {

@@ -6,7 +6,19 @@
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, linkSync, renameSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CliRuntime, FileEditAction, Runtime, type RuntimeShape } from "../../src/index.ts"
@@ -97,11 +109,23 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     const reads = await race(rt, runtime, paths, quick ? 1000 : 3000, share, (r) => r.read(target))
     const leakedReads = reads.filter((o) => contentOf(o as { content?: unknown }).includes(secret)).length
     const insideReads = reads.filter((o) => contentOf(o as { content?: unknown }).includes("inside")).length
-    console.log(`  racing reads: ${insideReads} inside, ${leakedReads} outside, ${reads.length - insideReads - leakedReads} refused`)
-    rows.push(atMost(`escapes: racing symlink reads returning outside contents (of ${reads.length})`, leakedReads, "reads", 0))
+    console.log(
+      `  racing reads: ${insideReads} inside, ${leakedReads} outside, ${
+        reads.length - insideReads - leakedReads
+      } refused`
+    )
+    rows.push(
+      atMost(`escapes: racing symlink reads returning outside contents (of ${reads.length})`, leakedReads, "reads", 0)
+    )
 
-    const writes = await race(rt, runtime, paths, quick ? 300 : 1000, () => budget.left() < budget.ms * 0.2, (r) =>
-      r.write({ path: target, content: "WRITTEN-THROUGH-LINK" }))
+    const writes = await race(
+      rt,
+      runtime,
+      paths,
+      quick ? 300 : 1000,
+      () => budget.left() < budget.ms * 0.2,
+      (r) => r.write({ path: target, content: "WRITTEN-THROUGH-LINK" })
+    )
     const landed = readFileSync(outsideFile, "utf8") !== secret ? 1 : 0
     writeFileSync(outsideFile, secret)
     rows.push(atMost(`escapes: racing symlink writes landing outside (of ${writes.length})`, landed, "files", 0))
@@ -113,7 +137,14 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     await runtime.runPromise(rt.write({ path: hard, content: "WRITTEN-THROUGH-HARD-LINK" }))
     const hardWritten = readFileSync(outsideFile, "utf8") !== secret
     writeFileSync(outsideFile, secret)
-    rows.push(atMost("escapes: hard link to an outside file read or written", Number(hardRead) + Number(hardWritten), "escapes", 0))
+    rows.push(
+      atMost(
+        "escapes: hard link to an outside file read or written",
+        Number(hardRead) + Number(hardWritten),
+        "escapes",
+        0
+      )
+    )
 
     // Zip entries through a symlinked directory, and onto a dangling link, inside the workspace.
     const hostDir = join(base, "host")
@@ -134,9 +165,9 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
 
     // A directory view must not follow a link out of the workspace (directly, or two levels down).
     symlinkSync(outside, join(ws, "peek"))
-    const views = await Promise.all([join(ws, "peek"), ws].map((path) =>
-      runtime.runPromise(rt.edit(new FileEditAction({ path, command: "view" })))
-    ))
+    const views = await Promise.all(
+      [join(ws, "peek"), ws].map((path) => runtime.runPromise(rt.edit(new FileEditAction({ path, command: "view" }))))
+    )
     const listed = views.filter((o) => contentOf(o as { content?: unknown }).includes(`outside-name-${process.pid}`))
     rows.push(atMost("escapes: directory views listing outside names", listed.length, "views", 0))
   } finally {

@@ -96,8 +96,7 @@ const malformedBodies = (rand: () => number): ReadonlyArray<string> => {
   ]
 }
 
-const multipart = (boundary: string, parts: string) =>
-  `--${boundary}\r\n${parts}\r\n--${boundary}--\r\n`
+const multipart = (boundary: string, parts: string) => `--${boundary}\r\n${parts}\r\n--${boundary}--\r\n`
 
 /** One hostile request. */
 interface Attack {
@@ -107,10 +106,10 @@ interface Attack {
 /** An unauthenticated request to `path` (a spelling of `endpoint`) that would leave `marker` if it ran. */
 const bypass = (method: string, endpoint: string, path: string, marker: string, markerDir: string): Buffer => {
   const body = endpoint === "/update_mcp_server"
-      ? JSON.stringify([{ name: "m", command: "sh", args: ["-c", `touch ${marker}`], env: {} }])
-      : endpoint === "/upload_file"
-      ? multipart("b0undary", `Content-Disposition: form-data; name="file"; filename="${basename(marker)}"\r\n\r\nx`)
-      : JSON.stringify({ action: { action: "run", args: { command: `touch ${marker}`, blocking: true } } })
+    ? JSON.stringify([{ name: "m", command: "sh", args: ["-c", `touch ${marker}`], env: {} }])
+    : endpoint === "/upload_file"
+    ? multipart("b0undary", `Content-Disposition: form-data; name="file"; filename="${basename(marker)}"\r\n\r\nx`)
+    : JSON.stringify({ action: { action: "run", args: { command: `touch ${marker}`, blocking: true } } })
   const headers: Record<string, string> = endpoint === "/upload_file"
     ? { "content-type": "multipart/form-data; boundary=b0undary" }
     : { "content-type": "application/json" }
@@ -131,9 +130,14 @@ const table = (server: ChaosServer, markerDir: string): ReadonlyArray<Buffer> =>
   ),
   ...INHERITED.flatMap((name) =>
     ["/execute_action", "/v1/execute_action/stream"].map((path) =>
-      httpBytes("POST", path, { "content-type": "application/json", "X-Session-API-Key": server.key }, JSON.stringify({
-        action: { action: name, args: {} }
-      }))
+      httpBytes(
+        "POST",
+        path,
+        { "content-type": "application/json", "X-Session-API-Key": server.key },
+        JSON.stringify({
+          action: { action: name, args: {} }
+        })
+      )
     )
   )
 ]
@@ -181,12 +185,20 @@ const attack = (n: number, rand: () => number, server: ChaosServer, markerDir: s
       multipart(boundary, "Content-Disposition: form-data; name=\"file\"\r\n\r\nno filename"),
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.txt"\r\n\r\nno end`,
       multipart(boundary, `Content-Disposition: form-data; name="file"; filename="${"n".repeat(5000)}"\r\n\r\nx`),
-      multipart(boundary, "Content-Disposition: form-data; name=\"file\"; filename=\"bad.zip\"\r\n\r\nPK\u0003\u0004garbage"),
+      multipart(
+        boundary,
+        "Content-Disposition: form-data; name=\"file\"; filename=\"bad.zip\"\r\n\r\nPK\u0003\u0004garbage"
+      ),
       "not multipart at all",
       multipart("other", "x")
     ]
     const types = [`multipart/form-data; boundary=${boundary}`, "multipart/form-data", "multipart/form-data; boundary="]
-    const destination = pick(["", "?destination=relative", `?destination=${server.workspace}`, "?destination=/proc/self"])
+    const destination = pick([
+      "",
+      "?destination=relative",
+      `?destination=${server.workspace}`,
+      "?destination=/proc/self"
+    ])
     return {
       bytes: httpBytes("POST", `/upload_file${destination}`, {
         "content-type": pick(types),
@@ -203,7 +215,10 @@ const attack = (n: number, rand: () => number, server: ChaosServer, markerDir: s
   const abuses: ReadonlyArray<() => Buffer> = [
     () => httpBytes("GET", "/alive", { "X-Big": "a".repeat(100_000) }),
     () => httpBytes("GET", "/alive", Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`X-H${i}`, "v"]))),
-    () => Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    () =>
+      Buffer.from(
+        "POST /execute_action HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+      ),
     () => Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"),
     () => Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n{"),
     () => Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nbad\r\n"),
@@ -213,7 +228,8 @@ const attack = (n: number, rand: () => number, server: ChaosServer, markerDir: s
     () => Buffer.from("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n\r\n"),
     () => Buffer.from("get /alive HTTP/1.1\r\nHost: x\r\n\r\n"),
     () => Buffer.from("GET /alive HTTP/9.9\r\nHost: x\r\n\r\n"),
-    () => Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"),
+    () =>
+      Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"),
     () => Buffer.from(`GET /alive HTTP/1.1\r\nHost: x\r\nX-Session-API-Key: ${"k\u0000".repeat(10)}\r\n\r\n`, "latin1"),
     () => httpBytes("POST", "/execute_action", { "content-type": "application/json; charset=utf-7" }, "{}"),
     () => httpBytes("POST", "/execute_action", { "Content-Encoding": "gzip", "X-Session-API-Key": server.key }, "{}")

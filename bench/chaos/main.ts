@@ -26,8 +26,8 @@ const GROUPS: ReadonlyArray<{
   readonly share: number
   readonly run: (context: GroupContext) => Promise<ReadonlyArray<Row>>
 }> = [
-  { name: "fuzz", share: 0.13, run: fuzzRows },
-  { name: "resources", share: 0.1, run: resourceRows },
+  { name: "fuzz", share: 0.15, run: fuzzRows },
+  { name: "resources", share: 0.08, run: resourceRows },
   { name: "escapes", share: 0.08, run: escapeRows },
   { name: "owner-kill", share: 0.24, run: ownerKillRows },
   { name: "cycles", share: 0.32, run: cyclesRows },

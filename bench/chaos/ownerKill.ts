@@ -103,7 +103,12 @@ const dockerKill = async (boundMs: number): Promise<Row> => {
   const owner = await startOwner(["docker", baseImage()])
   const label = `label=effect-sandbox.session=${owner.id}`
   const container = docker("ps", "-aq", "--filter", label)
-  const hostWorkspace = docker("inspect", "-f", "{{index .Config.Labels \"effect-sandbox.temporary-workspace\"}}", container)
+  const hostWorkspace = docker(
+    "inspect",
+    "-f",
+    "{{index .Config.Labels \"effect-sandbox.temporary-workspace\"}}",
+    container
+  )
   process.kill(owner.pid, "SIGKILL")
   const left = () => [
     ...docker("ps", "-aq", "--filter", label).split("\n").filter((c) => c !== "").map((c) => `container ${c}`),
@@ -127,4 +132,3 @@ export const ownerKillRows = async ({ budget, quick }: GroupContext): Promise<Re
     dockerKill(bounded).catch((e) => broken("owner-kill: Docker owner SIGKILLed, container gone after", e))
   ])
 }
-

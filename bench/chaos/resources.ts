@@ -7,14 +7,7 @@
 import { request as httpRequest } from "node:http"
 import { Readable } from "node:stream"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
-import {
-  aliveProbe,
-  type ChaosServer,
-  keyedJson,
-  keyedRun,
-  type RawReply,
-  startChaosServer
-} from "./server.ts"
+import { aliveProbe, type ChaosServer, keyedJson, keyedRun, type RawReply, startChaosServer } from "./server.ts"
 import { zipBomb } from "./zipBomb.ts"
 
 /** How long a hostile request may take to be refused. */
@@ -96,8 +89,14 @@ const readAction = (path: string) => ({ action: { action: "read", args: { path }
 const viewAction = (path: string) => ({ action: { action: "edit", args: { path, command: "view" } } })
 
 const CASES: ReadonlyArray<Case> = [
-  { name: "view of /dev/zero", attack: (s) => keyedJson(s, "POST", "/execute_action", viewAction("/dev/zero"), ANSWER_MS) },
-  { name: "read of /dev/zero", attack: (s) => keyedJson(s, "POST", "/execute_action", readAction("/dev/zero"), ANSWER_MS) },
+  {
+    name: "view of /dev/zero",
+    attack: (s) => keyedJson(s, "POST", "/execute_action", viewAction("/dev/zero"), ANSWER_MS)
+  },
+  {
+    name: "read of /dev/zero",
+    attack: (s) => keyedJson(s, "POST", "/execute_action", readAction("/dev/zero"), ANSWER_MS)
+  },
   {
     name: "3 reads of a FIFO, then a command",
     attack: async (s) => {
@@ -165,7 +164,9 @@ export const resourceRows = async ({ budget }: GroupContext): Promise<ReadonlyAr
       const reply = await c.attack(server).catch((): RawReply => ({ status: 0, body: "", ms: ANSWER_MS }))
       const { maxMs, failures } = await probe.stop()
       const refused = isError(reply) && reply.ms <= ANSWER_MS
-      if (!refused) console.log(`  ${c.name}: HTTP ${reply.status} after ${reply.ms.toFixed(0)} ms ${reply.body.slice(0, 200)}`)
+      if (!refused) {
+        console.log(`  ${c.name}: HTTP ${reply.status} after ${reply.ms.toFixed(0)} ms ${reply.body.slice(0, 200)}`)
+      }
       rows.push({
         name: `resources: ${c.name} refused`,
         value: Math.round(reply.ms),

@@ -173,9 +173,9 @@ export const keyedRun = async (server: ChaosServer, command: string, timeoutMs =
 export const aliveProbe = (port: number, everyMs = 100) => {
   let maxMs = 0
   let failures = 0
-  let running = true
+  const stopped = new AbortController()
   const loop = (async () => {
-    while (running) {
+    while (!stopped.signal.aborted) {
       const reply = await rawRequest(port, httpBytes("GET", "/alive", {}), 15_000)
       maxMs = Math.max(maxMs, reply.ms)
       if (reply.status !== 200) failures++
@@ -184,7 +184,7 @@ export const aliveProbe = (port: number, everyMs = 100) => {
   })()
   return {
     stop: async () => {
-      running = false
+      stopped.abort()
       await loop
       return { maxMs, failures }
     }

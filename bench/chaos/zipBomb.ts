@@ -1,5 +1,5 @@
 /** A zip bomb made without holding its expansion: one entry of `size` zero bytes, deflated as a stream. */
-import { createDeflateRaw, crc32 } from "node:zlib"
+import { crc32, createDeflateRaw } from "node:zlib"
 
 const CHUNK = Buffer.alloc(1 << 20)
 
