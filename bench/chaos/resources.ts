@@ -5,9 +5,16 @@
  * memory must stay bounded, and `/alive` must keep answering meanwhile.
  */
 import { request as httpRequest } from "node:http"
-import { Readable } from "node:stream"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
-import { aliveProbe, type ChaosServer, keyedJson, keyedRun, type RawReply, startChaosServer } from "./server.ts"
+import {
+  aliveProbe,
+  type ChaosServer,
+  keyedJson,
+  keyedRequest,
+  keyedRun,
+  type RawReply,
+  startChaosServer
+} from "./server.ts"
 import { zipBomb } from "./zipBomb.ts"
 
 /** How long a hostile request may take to be refused. */
@@ -33,26 +40,7 @@ const streamedPost = (
   headers: Record<string, string>,
   pieces: () => Iterable<Buffer>
 ): Promise<RawReply> =>
-  new Promise((resolve) => {
-    const start = performance.now()
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port: server.port,
-      method: "POST",
-      path,
-      headers: { "X-Session-API-Key": server.key, ...headers },
-      timeout: ANSWER_MS + 5_000
-    }, (res) => {
-      let body = ""
-      res.setEncoding("latin1")
-      res.on("data", (chunk: string) => (body += chunk.slice(0, 4096)))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, ms: performance.now() - start }))
-    })
-    const done = () => resolve({ status: 0, body: "", ms: performance.now() - start })
-    req.on("timeout", () => req.destroy())
-    req.on("error", done)
-    Readable.from(pieces()).on("error", done).pipe(req)
-  })
+  keyedRequest(server, { method: "POST", path, headers, body: pieces(), timeoutMs: ANSWER_MS + 5_000 })
 
 /** GET a download and count its bytes, stopping at `capBytes` or the bound (a streamed `/` never ends). */
 const boundedDownload = (server: ChaosServer, path: string, capBytes: number): Promise<RawReply> =>

@@ -11,6 +11,7 @@ import { request as httpRequest } from "node:http"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Readable } from "node:stream"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
 import { sleep } from "./rows.ts"
 import { acquire } from "./scoped.ts"
@@ -125,23 +126,26 @@ export const httpBytes = (
   return Buffer.concat([Buffer.from(lines.join("\r\n") + "\r\n\r\n", "latin1"), payload])
 }
 
-/** A keyed JSON request through node:http (bodies too large to build as one string go as a stream). */
-export const keyedJson = (
+/** A request with the session key through node:http; `body` may be pieces to stream (large attack bodies). */
+export const keyedRequest = (
   server: ChaosServer,
-  method: string,
-  path: string,
-  body: unknown,
-  timeoutMs = 30_000
+  request: {
+    readonly method: string
+    readonly path: string
+    readonly headers?: Record<string, string>
+    readonly body?: string | Iterable<Buffer>
+    readonly timeoutMs?: number
+  }
 ): Promise<RawReply> =>
   new Promise((resolve) => {
     const start = performance.now()
     const req = httpRequest({
       host: "127.0.0.1",
       port: server.port,
-      method,
-      path,
-      headers: { "X-Session-API-Key": server.key, "content-type": "application/json" },
-      timeout: timeoutMs
+      method: request.method,
+      path: request.path,
+      headers: { "X-Session-API-Key": server.key, ...request.headers },
+      timeout: request.timeoutMs ?? 30_000
     }, (res) => {
       let text = ""
       res.setEncoding("latin1")
@@ -151,9 +155,27 @@ export const keyedJson = (
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, ms: performance.now() - start }))
       res.on("error", () => resolve({ status: res.statusCode ?? 0, body: text, ms: performance.now() - start }))
     })
+    const failed = () => resolve({ status: 0, body: "", ms: performance.now() - start })
     req.on("timeout", () => req.destroy())
-    req.on("error", () => resolve({ status: 0, body: "", ms: performance.now() - start }))
-    req.end(body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body))
+    req.on("error", failed)
+    if (request.body === undefined || typeof request.body === "string") req.end(request.body)
+    else Readable.from(request.body).on("error", failed).pipe(req)
+  })
+
+/** A keyed JSON request (a string body goes as is). */
+export const keyedJson = (
+  server: ChaosServer,
+  method: string,
+  path: string,
+  body: unknown,
+  timeoutMs = 30_000
+): Promise<RawReply> =>
+  keyedRequest(server, {
+    method,
+    path,
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    timeoutMs
   })
 
 /** Run a command with the key; the observation's content (or null when it did not answer 200). */
