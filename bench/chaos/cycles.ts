@@ -67,7 +67,10 @@ const docker = (...args: Array<string>): Array<string> =>
 const engineState = () => ({
   networks: new Set(docker("network", "ls", "-q")),
   volumes: new Set(docker("volume", "ls", "-q")),
-  danglingImages: new Set(docker("images", "-q", "--filter", "dangling=true"))
+  // Only runtime images (the ImageBuilder labels them): other programs on a shared engine build images too.
+  danglingImages: new Set(
+    docker("images", "-q", "--filter", "dangling=true", "--filter", "label=effect-sandbox.runtime-image")
+  )
 })
 
 /**

@@ -118,6 +118,7 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
       atMost(`escapes: racing symlink reads returning outside contents (of ${reads.length})`, leakedReads, "reads", 0)
     )
 
+    const outsideBefore = readdirSync(outside).length
     const writes = await race(
       rt,
       runtime,
@@ -126,7 +127,8 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
       () => budget.left() < budget.ms * 0.2,
       (r) => r.write({ path: target, content: "WRITTEN-THROUGH-LINK" })
     )
-    const landed = readFileSync(outsideFile, "utf8") !== secret ? 1 : 0
+    // A write that won the race changed the outside file, or left a new file (a temp file, a rename) beside it.
+    const landed = Number(readFileSync(outsideFile, "utf8") !== secret) + readdirSync(outside).length - outsideBefore
     writeFileSync(outsideFile, secret)
     rows.push(atMost(`escapes: racing symlink writes landing outside (of ${writes.length})`, landed, "files", 0))
 
