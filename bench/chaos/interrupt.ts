@@ -1,12 +1,14 @@
 /**
  * Group 6, interruption: each action type is started on its own LocalRuntime (the
  * client, the HTTP server and the tool in between, as in production) and
- * interrupted after a second and a half. What it started must be gone and the next action
+ * interrupted once under way. What it started must be gone and the next action
  * must answer promptly.
  */
 import { type Effect, ManagedRuntime } from "effect"
 import { execFileSync } from "node:child_process"
+import { existsSync, rmSync } from "node:fs"
 import { createServer, type Socket } from "node:net"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { LocalRuntime, type LocalRuntimeOptions, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { type GroupContext, type Row, sleep, waitFor, within } from "./rows.ts"
@@ -14,6 +16,9 @@ import { payloadEntry } from "./server.ts"
 
 /** The MCP tool's sleep (a number no other process on the machine uses). */
 const HANGING_SLEEP = "987002"
+
+/** How long an action may take to get under way (Chromium's first launch). */
+const BEGIN_MS = 15_000
 
 /** How long after the interruption the next action may take. */
 const NEXT_MS = 5_000
@@ -50,6 +55,8 @@ interface Case {
   readonly name: string
   readonly tools: LocalRuntimeOptions
   readonly start: (rt: RuntimeShape) => Effect.Effect<unknown, unknown>
+  /** True once the action has really begun (the sleep runs, the page connected); else a fixed wait. */
+  readonly begun?: () => boolean
   /** True once what the action started is gone. */
   readonly gone: () => boolean
   readonly next: (rt: RuntimeShape) => Effect.Effect<unknown, unknown>
@@ -68,11 +75,13 @@ const layerFor = (tools: LocalRuntimeOptions) => LocalRuntime.layer({ serverEntr
 
 export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const hanging = await hangingServer()
+  const cellStarted = join(tmpdir(), `chaos-cell-started-${process.pid}`)
   const cases: ReadonlyArray<Case> = [
     {
       name: "run",
       tools: {},
       start: (r) => r.runCommand("sleep 987001"),
+      begun: running("sleep 987001"),
       gone: () => !running("sleep 987001")(),
       next: echoNext,
       answered: echoed
@@ -80,7 +89,9 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
     {
       name: "ipython",
       tools: { plugins: ["jupyter"] },
-      start: (r) => r.runIPython("import time\ntime.sleep(987)"),
+      // The cell says when it runs (the kernel starts on the first cell, which takes a while).
+      start: (r) => r.runIPython(`import time\nopen(${JSON.stringify(cellStarted)}, "w").close()\ntime.sleep(987)`),
+      begun: () => existsSync(cellStarted),
       gone: () => true,
       next: (r) => r.runIPython("print(20 + 22)"),
       answered: (o) => content(o).includes("42")
@@ -89,6 +100,7 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
       name: "browse",
       tools: { browser: true },
       start: (r) => r.browse(hanging.url),
+      begun: () => hanging.open() > 0,
       gone: () => hanging.open() === 0,
       next: echoNext,
       answered: echoed
@@ -104,6 +116,7 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
         }]
       },
       start: (r) => r.callTool({ name: "hang" }),
+      begun: running(`sleep ${HANGING_SLEEP}`),
       gone: () => !running(`sleep ${HANGING_SLEEP}`)(),
       next: echoNext,
       answered: echoed
@@ -139,18 +152,19 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
         await runtime.runPromise(rt.runCommand(`mkfifo ${fifo(rt)}`))
         const abort = new AbortController()
         const started = runtime.runPromise(c.start(rt), { signal: abort.signal }).catch(() => undefined)
-        await sleep(1_500)
+        await sleep(1_000)
+        // Interrupt what is under way: a browser launch or an MCP start must not be what gets interrupted.
+        const begun = c.begun === undefined ? true : (await waitFor(c.begun, BEGIN_MS, 50)) !== null
         abort.abort()
         const interruptedAt = performance.now()
         await within(started, NEXT_MS, `${c.name} interruption`).catch(() => undefined)
         const next = await within(runtime.runPromise(c.next(rt)), NEXT_MS, c.name).catch((e: Error) => e)
         const answeredMs = performance.now() - interruptedAt
         const gone = (await waitFor(c.gone, NEXT_MS, 100)) !== null
-        const ok = !(next instanceof Error) && c.answered(next) && gone
+        const ok = begun && !(next instanceof Error) && c.answered(next) && gone
         if (!ok) {
-          console.log(
-            `  ${c.name}: next ${next instanceof Error ? next.message : content(next).slice(0, 200)}; gone ${gone}`
-          )
+          const answer = next instanceof Error ? next.message : content(next).slice(0, 200)
+          console.log(`  ${c.name}: begun ${begun}; next ${answer}; gone ${gone}`)
         }
         rows.push({
           name,
@@ -165,6 +179,7 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
     }
   } finally {
     hanging.close()
+    rmSync(cellStarted, { force: true })
   }
   return rows
 }
