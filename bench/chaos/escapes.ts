@@ -30,17 +30,23 @@ import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
  * through the link at open time, some of the time.
  */
 const SWAPPER = `
-import os, sys, time
+import os, shutil, sys, time
 d, outside, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
 real, link = d + ".real", d + ".link"
 os.symlink(outside, link)
 end = time.time() + seconds
 while time.time() < end:
     try:
-        os.rename(d, real); os.rename(link, d)
-        os.rename(d, link); os.rename(real, d)
+        if not os.path.lexists(real):
+            os.rename(d, real); os.rename(link, d)
+        elif os.path.islink(d):
+            os.rename(d, link)
+        elif os.path.isdir(d):
+            shutil.rmtree(d)  # a write made a new directory while ours was away
+        else:
+            os.rename(real, d)
     except OSError:
-        time.sleep(0.001)
+        pass
 `
 
 const contentOf = (observation: { readonly content?: unknown }) => String(observation.content ?? "")
