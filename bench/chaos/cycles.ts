@@ -2,7 +2,7 @@
  * Group 5, start/stop cycles: 1,000 LocalRuntime and 100 DockerRuntime starts and
  * releases (four at a time, Local and Docker side by side), then a count of what
  * they left: processes carrying their session ids, containers, networks, volumes
- * and dangling images that appeared, and entries in the run's private TMPDIR.
+ * and dangling runtime images that appeared, and entries in the run's private TMPDIR.
  */
 import { type Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
@@ -129,7 +129,7 @@ export const cyclesRows = async ({ budget, quick }: GroupContext): Promise<Reado
       atMost("cycles: Docker leftover networks", added(engineBefore.networks, engineAfter.networks), "networks", 0),
       atMost("cycles: Docker leftover volumes", added(engineBefore.volumes, engineAfter.volumes), "volumes", 0),
       atMost(
-        "cycles: new dangling images",
+        "cycles: new dangling runtime images",
         added(engineBefore.danglingImages, engineAfter.danglingImages),
         "images",
         0
