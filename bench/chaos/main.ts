@@ -1,0 +1,98 @@
+/**
+ * `npm run chaos`: attack the runtimes on this machine (loopback, and containers
+ * this run creates) and check the guarantees docs/security.md states. Each group
+ * gets a share of the time budget (`--budget <seconds>`, default 600) and reports
+ * what it managed; rows go to bench/reliability.json, are printed as a table, and
+ * any failing row makes the exit code 1.
+ *
+ *   npm run chaos                      # everything, 10 min budget
+ *   npm run chaos -- --quick           # small counts, for development
+ *   npm run chaos -- fuzz escapes      # only those groups
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { cyclesRows } from "./cycles.ts"
+import { escapeRows } from "./escapes.ts"
+import { fuzzRows } from "./fuzz.ts"
+import { interruptRows } from "./interrupt.ts"
+import { ownerKillRows } from "./ownerKill.ts"
+import { resourceRows } from "./resources.ts"
+import { broken, Budget, type GroupContext, type Row } from "./rows.ts"
+import { secretRows } from "./secrets.ts"
+
+/** Each group's share of the budget (they sum to 1). */
+const GROUPS: ReadonlyArray<{
+  readonly name: string
+  readonly share: number
+  readonly run: (context: GroupContext) => Promise<ReadonlyArray<Row>>
+}> = [
+  { name: "fuzz", share: 0.15, run: fuzzRows },
+  { name: "resources", share: 0.08, run: resourceRows },
+  { name: "escapes", share: 0.08, run: escapeRows },
+  { name: "owner-kill", share: 0.24, run: ownerKillRows },
+  { name: "cycles", share: 0.32, run: cyclesRows },
+  { name: "interrupt", share: 0.1, run: interruptRows },
+  { name: "secrets", share: 0.03, run: secretRows }
+]
+
+const parseArgs = (argv: ReadonlyArray<string>) => {
+  let budgetSeconds = 600
+  let quick = false
+  const only: Array<string> = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === "--quick") quick = true
+    else if (arg === "--budget") budgetSeconds = Number(argv[++i])
+    else if (arg.startsWith("--budget=")) budgetSeconds = Number(arg.slice("--budget=".length))
+    else if (GROUPS.some((g) => g.name === arg)) only.push(arg)
+    else throw new Error(`unknown argument "${arg}"; groups: ${GROUPS.map((g) => g.name).join(", ")}`)
+  }
+  if (!Number.isFinite(budgetSeconds) || budgetSeconds <= 0) throw new Error("--budget takes a number of seconds")
+  return { budgetSeconds, quick, only }
+}
+
+const printTable = (rows: ReadonlyArray<Row>) => {
+  const width = Math.max(...rows.map((r) => r.name.length), 4)
+  console.log(`\n${"row".padEnd(width)}  ${"value".padStart(12)}  ${"unit".padEnd(10)}  ${"target".padEnd(26)}  pass`)
+  for (const row of rows) {
+    console.log(
+      `${row.name.padEnd(width)}  ${String(row.value).padStart(12)}  ${row.unit.padEnd(10)}  ${
+        row.target.padEnd(26)
+      }  ${row.pass ? "ok" : "FAIL"}`
+    )
+  }
+}
+
+const main = async () => {
+  const { budgetSeconds, quick, only } = parseArgs(process.argv.slice(2))
+  const groups = GROUPS.filter((g) => only.length === 0 || only.includes(g.name))
+  const totalShare = groups.reduce((n, g) => n + g.share, 0)
+  const started = performance.now()
+  const rows: Array<Row> = []
+  for (const group of groups) {
+    // A group's share, of what is left: time one group did not use goes to the later ones.
+    const left = budgetSeconds * 1000 - (performance.now() - started)
+    const remainingShare = groups.slice(groups.indexOf(group)).reduce((n, g) => n + g.share, 0)
+    const ms = Math.max(5_000, left * group.share / (remainingShare || totalShare))
+    console.log(`\n== ${group.name} (${(ms / 1000).toFixed(0)} s${quick ? ", quick" : ""})`)
+    const groupStart = performance.now()
+    const got = await group.run({ budget: new Budget(ms), quick }).catch((error) => [broken(group.name, error)])
+    for (const row of got) console.log(`  ${row.pass ? "ok  " : "FAIL"} ${row.name}: ${row.value} ${row.unit}`)
+    console.log(`  (${((performance.now() - groupStart) / 1000).toFixed(1)} s)`)
+    rows.push(...got)
+  }
+  writeFileSync(join(import.meta.dirname, "..", "reliability.json"), JSON.stringify(rows, null, 2) + "\n")
+  printTable(rows)
+  const failed = rows.filter((r) => !r.pass)
+  console.log(
+    `\n${rows.length - failed.length}/${rows.length} rows pass in ${
+      ((performance.now() - started) / 1000).toFixed(0)
+    } s; wrote bench/reliability.json`
+  )
+  process.exit(failed.length === 0 ? 0 : 1)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(2)
+})
