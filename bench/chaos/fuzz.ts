@@ -160,7 +160,8 @@ const attack = (n: number, rand: () => number, server: ChaosServer, markerDir: s
       {},
       { "X-Session-API-Key": "wrong" },
       { "X-Session-API-Key": "" },
-      { "X-Session-API-Key": `${server.key} ` },
+      // Not `${key} `: HTTP strips a field value's surrounding whitespace, so that is the key itself.
+      { "X-Session-API-Key": `${server.key}x` },
       { "X-Session-API-Key": server.key.slice(0, -1) },
       { "X-Session-API-Key": server.key.toUpperCase() },
       { "Authorization": "Bearer wrong" },
@@ -266,7 +267,9 @@ export const fuzzRows = async ({ budget, quick }: GroupContext): Promise<Readonl
     for (const sample of samples) console.log(`  5xx: ${JSON.stringify(sample)}`)
     // Commands of a successful bypass may still be finishing: give them a moment to show.
     await new Promise((resolve) => setTimeout(resolve, 500))
-    const markers = readdirSync(markerDir).length
+    const markerNames = readdirSync(markerDir)
+    const markers = markerNames.length
+    if (markers > 0) console.log(`  side effects: ${markerNames.slice(0, 10).join(", ")}`)
     const crashed = alive(server.pid) ? 0 : 1
     const after = crashed ? null : await keyedRun(server, "echo still-works")
     return [

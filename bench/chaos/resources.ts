@@ -22,12 +22,17 @@ const ANSWER_MS = 10_000
 /** How much a server's peak resident memory may grow while refusing one. */
 const RSS_GROWTH_MB = 256
 
-/** An error answer: a 4xx, or a 200 carrying an ErrorObservation (what OpenHands answers for a failed action). */
+/**
+ * An error answer: a 4xx, or a 200 carrying an ErrorObservation (what OpenHands answers for a
+ * failed action) or an editor observation whose content is the editor's `ERROR:` block (how
+ * OpenHands' file editor reports its errors).
+ */
 const isError = (reply: RawReply) => {
   if (reply.status >= 400 && reply.status < 500) return true
   if (reply.status !== 200) return false
   try {
-    return JSON.parse(reply.body).observation === "error"
+    const body = JSON.parse(reply.body)
+    return body.observation === "error" || (body.observation === "edit" && String(body.content).startsWith("ERROR:\n"))
   } catch {
     return false
   }

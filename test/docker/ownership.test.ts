@@ -39,20 +39,13 @@ const exited = (child: ChildProcess) => child.exitCode !== null || child.signalC
  * pid 1: `unshare --kill-child` takes it down when unshare is SIGKILLed. Resolves
  * once the owner's runtime answered; `kill` SIGKILLs it (no finalizer runs).
  */
-const owner = (image: string, session: string, options: object) =>
+const owner = (image: string, session: string, options: object, ownPidNamespace = true) =>
   Effect.acquireRelease(
     Effect.callback<ChildProcess, Error>((resume) => {
-      const child = spawn("unshare", [
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        "--kill-child=SIGKILL",
-        NODE,
-        join(import.meta.dirname, "fixtures", "owner.ts"),
-        image,
-        session,
-        JSON.stringify(options)
-      ], { stdio: ["ignore", "pipe", "pipe"] })
+      const command = [NODE, join(import.meta.dirname, "fixtures", "owner.ts"), image, session, JSON.stringify(options)]
+      const unshare = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL"]
+      const [file, ...args] = ownPidNamespace ? [...unshare, ...command] : command
+      const child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"] })
       let output = ""
       const onData = (chunk: Buffer) => {
         output += chunk.toString()
@@ -159,6 +152,29 @@ describeDocker("Docker ownership by lease", () => {
         assert.isFalse(existsSync(lease), "the stale lease remains")
       })),
     180_000
+  )
+
+  it.live(
+    "a SIGKILLed owner's lease watchdog removes its container, workspace and lease, with no reaper run here",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const session = sessionId("own")
+        // In our PID namespace, so its watchdog (a session of its own) outlives it.
+        const child = yield* owner(image, session, { ownerLease: FAST }, false)
+        const [id] = sessionContainers(session)
+        const workspace = yield* hostWorkspace(id!)
+        const lease = (yield* inspect(id!))!.Config.Labels[LABEL.ownerLease]!
+        const killedAt = Date.now()
+        yield* kill(child)
+        assert.isTrue(
+          yield* eventually(() => sessionContainers(session).length === 0, 60_000),
+          "the orphan was not removed within 60 s"
+        )
+        console.log(`owner SIGKILLed: its watchdog removed the container in ${Date.now() - killedAt} ms`)
+        assert.isFalse(existsSync(workspace), "the temporary workspace remains")
+        assert.isTrue(yield* eventually(() => !existsSync(lease), 5_000), "the stale lease remains")
+      })),
+    120_000
   )
 
   it.live(

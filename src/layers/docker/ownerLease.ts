@@ -12,6 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } 
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { LEASE_FILE, type LeaseTerms } from "../../server/ownerLease.ts"
+import { leaseWatchdog } from "./leaseWatchdog.ts"
 
 /** Where containers see their owner's lease directory, and the lease in it (the server's `--owner-lease`). */
 export const LEASE_MOUNT = "/run/effect-sandbox/owner"
@@ -75,6 +76,8 @@ export const acquireOwnerLease = Effect.fn("acquireOwnerLease")(function*(option
     }),
     (made) => Effect.sync(() => rmSync(made, { recursive: true, force: true }))
   )
+  // Removes the orphans of this lease if we die without releasing it.
+  yield* leaseWatchdog(dir)
   // A failed renewal is retried at the next beat; until one succeeds the lease goes stale.
   yield* renew(dir, terms).pipe(Effect.ignore, Effect.repeat(Schedule.spaced(terms.renewEveryMs)), Effect.forkScoped)
   return { dir } satisfies OwnerLease

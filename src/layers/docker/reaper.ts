@@ -14,7 +14,7 @@ import { Duration, Effect, Schedule } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { isStale, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
+import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
 import { removeWithWorkspace } from "./container.ts"
 import { DockerEngine } from "./engine.ts"
 import { LABEL } from "./labels.ts"
@@ -28,13 +28,37 @@ const leaseOf = (labels: Labels) => {
   return dir === undefined || labels[LABEL.keepAlive] === "true" ? null : readLease(join(dir, LEASE_FILE))
 }
 
-/** Remove lease directories in our temp dir that are stale and that no remaining container names. */
-const sweepLeases = (named: ReadonlySet<string>) =>
-  Effect.sync(() => {
-    for (const entry of readdirSync(tmpdir()).filter((e) => e.startsWith(LEASE_DIR_PREFIX))) {
+interface Suspect {
+  readonly lease: Lease
+}
+
+/** Lease directories in our temp dir whose lease reads as stale now. */
+const staleLeaseDirs = (): ReadonlyArray<Suspect & { readonly dir: string }> => {
+  try {
+    return readdirSync(tmpdir()).filter((e) => e.startsWith(LEASE_DIR_PREFIX)).flatMap((entry) => {
       const dir = join(tmpdir(), entry)
       const lease = readLease(join(dir, LEASE_FILE))
-      if (lease !== null && isStale(lease) && !named.has(dir)) rmSync(dir, { recursive: true, force: true })
+      return lease !== null && isStale(lease) ? [{ dir, lease }] : []
+    })
+  } catch {
+    return []
+  }
+}
+
+/** Still unrenewed since it was suspected, and still stale: the owner is gone. */
+const confirmed = (suspect: Suspect, now: Lease | null) =>
+  now !== null && now.renewedAt === suspect.lease.renewedAt && isStale(now)
+
+/**
+ * Remove the suspected lease directories that stayed unrenewed (confirmed as containers are:
+ * a live owner that was only slow has renewed meanwhile) and that no remaining container names.
+ */
+const sweepLeases = (suspects: ReadonlyArray<Suspect & { readonly dir: string }>, named: ReadonlySet<string>) =>
+  Effect.sync(() => {
+    for (const suspect of suspects) {
+      if (!named.has(suspect.dir) && confirmed(suspect, readLease(join(suspect.dir, LEASE_FILE)))) {
+        rmSync(suspect.dir, { recursive: true, force: true })
+      }
     }
   }).pipe(Effect.catchDefect((e) => Effect.logWarning(`cannot sweep stale leases: ${e}`)))
 
@@ -48,15 +72,15 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     const lease = leaseOf(c.Labels)
     return lease !== null && isStale(lease) ? [{ container: c, lease }] : []
   })
-  if (suspects.length > 0) {
+  const staleDirs = staleLeaseDirs()
+  const all: ReadonlyArray<Suspect> = [...suspects, ...staleDirs]
+  if (all.length > 0) {
     // Confirm over two renewals: just after a suspend and resume, live owners need a moment to renew.
-    const confirm = Math.max(...suspects.map(({ lease }) => Math.min(2 * lease.renewEveryMs, lease.staleAfterMs)))
+    const confirm = Math.max(...all.map(({ lease }) => Math.min(2 * lease.renewEveryMs, lease.staleAfterMs)))
     yield* Effect.sleep(Duration.millis(confirm))
   }
-  const orphans = suspects.filter(({ container, lease }) => {
-    const now = leaseOf(container.Labels)
-    return now !== null && now.renewedAt === lease.renewedAt && isStale(now)
-  }).map(({ container }) => container)
+  const orphans = suspects.filter((suspect) => confirmed(suspect, leaseOf(suspect.container.Labels)))
+    .map(({ container }) => container)
   yield* Effect.forEach(
     orphans,
     (c) =>
@@ -66,7 +90,7 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     { concurrency: 4, discard: true }
   )
   const named = new Set((yield* list).flatMap((c) => c.Labels[LABEL.ownerLease] ?? []))
-  yield* sweepLeases(named)
+  yield* sweepLeases(staleDirs, named)
   return orphans.length
 })
 
