@@ -159,8 +159,10 @@ describeDocker("Docker ownership by lease", () => {
     () =>
       Effect.scoped(Effect.gen(function*() {
         const session = sessionId("own")
-        // In our PID namespace, so its watchdog (a session of its own) outlives it.
-        const child = yield* owner(image, session, { ownerLease: FAST }, false)
+        // In our PID namespace, so its watchdog (a session of its own) outlives it. Terms slower
+        // than FAST: an owner starting its container while other test files load the machine can
+        // stall past 1.5 s, and a lease swept meanwhile would send its watchdog away.
+        const child = yield* owner(image, session, { ownerLease: { renewEvery: 500, staleAfter: 5_000 } }, false)
         const [id] = sessionContainers(session)
         const workspace = yield* hostWorkspace(id!)
         const lease = (yield* inspect(id!))!.Config.Labels[LABEL.ownerLease]!

@@ -57,17 +57,17 @@ const reapPass = async (): Promise<void> => {
  */
 const watch = async (dir: string): Promise<void> => {
   const file = join(dir, LEASE_FILE)
-  let renewEveryMs = POLL_MS
+  let graceMs = POLL_MS
   while (true) {
     await sleep(POLL_MS)
     const lease = readLease(file)
     if (lease !== null) {
-      renewEveryMs = lease.renewEveryMs
+      graceMs = Math.max(2 * lease.renewEveryMs, lease.staleAfterMs)
       if (isStale(lease)) await reapPass()
     } else if (!existsSync(dir)) {
       // Swept as stale by a reaper (a released lease stops us at once): an owner that was only
-      // slow writes it again at its next renewal.
-      await sleep(2 * renewEveryMs + POLL_MS)
+      // slow writes it again at its next renewal, if it comes back within the grace.
+      await sleep(graceMs)
       if (!existsSync(dir)) return
     }
   }
