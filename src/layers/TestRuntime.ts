@@ -23,7 +23,7 @@ import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } f
 import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
-import { actionWireType, encodeAction } from "../schema/wire.ts"
+import { actionWireType } from "../schema/wire.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
@@ -89,6 +89,38 @@ const withoutTool = (action: Action, capabilities: RuntimeCapabilities): ErrorOb
   }
 }
 
+/** The field that tells one action from another of its type, for a message. */
+const subject = (action: Action): string => {
+  switch (action._tag) {
+    case "CmdRunAction":
+      return action.command
+    case "IPythonRunCellAction":
+      return action.code
+    case "FileReadAction":
+    case "FileWriteAction":
+      return action.path
+    case "FileEditAction":
+      return `${action.command} ${action.path}`
+    case "BrowseURLAction":
+      return action.url
+    case "BrowseInteractiveAction":
+      return action.browserActions
+    case "McpCallAction":
+      return action.name
+  }
+}
+
+/** The defect of a strict TestRuntime's unscripted action. */
+const unscripted = (action: Action) => {
+  const type = actionWireType(action)
+  return new UnscriptedActionError({
+    action: type,
+    message: `TestRuntime (strict) got an unscripted "${type}" action (${
+      JSON.stringify(subject(action))
+    }): enqueue an answer for it or pass \`respond\`.`
+  })
+}
+
 const isFailure = (step: ScriptedStep): step is RuntimeError => step instanceof Error
 
 export class TestRuntime extends Context.Service<TestRuntime, {
@@ -123,16 +155,6 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
-
-      const unscripted = (action: Action) => {
-        const type = actionWireType(action)
-        return new UnscriptedActionError({
-          action: type,
-          message: `TestRuntime (strict) got an unscripted "${type}" action: ${
-            JSON.stringify(encodeAction(action).args)
-          }. Enqueue an answer for it or pass \`respond\`.`
-        })
-      }
 
       const answer = (action: Action): Effect.Effect<Observation, RuntimeError> =>
         Effect.gen(function*() {
