@@ -18,6 +18,7 @@
  */
 import { Context, Effect, Layer, Ref, Schema } from "effect"
 import { MISSING_TOOL_TEXT } from "../executor/ActionExecutor.ts"
+import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
 import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
@@ -83,7 +84,7 @@ const withoutTool = (action: Action, capabilities: RuntimeCapabilities): ErrorOb
     case "BrowseInteractiveAction":
       return capabilities.browser ? undefined : new ErrorObservation({ content: MISSING_TOOL_TEXT.browser })
     case "McpCallAction":
-      return capabilities.mcp ? undefined : new ErrorObservation({ content: "No MCP servers configured" })
+      return capabilities.mcp ? undefined : new ErrorObservation({ content: NO_MCP_SERVERS_TEXT })
     default:
       return undefined
   }
@@ -140,6 +141,15 @@ export class TestRuntime extends Context.Service<TestRuntime, {
   /**
    * Provides `Runtime` (scripted) and `TestRuntime` (its controls). With `failStart` the
    * layer fails with that `RuntimeStartError` instead.
+   *
+   * @example
+   * ```ts
+   * // Every action must be scripted; no IPython, as on a runtime started without it.
+   * TestRuntime.layer({ strict: true, capabilities: { ipython: false } })
+   * // A runtime that cannot start: providing it fails with this error.
+   * TestRuntime.layer({ failStart: new RuntimeStartError({ message: "image not found" }) })
+   * // Then, in the test: `yield* control.enqueue(observation, new RuntimeTimeoutError({ message }))`.
+   * ```
    */
   static layer(options: FailingTestRuntimeOptions): Layer.Layer<Runtime | TestRuntime, RuntimeStartError>
   static layer(options?: TestRuntimeOptions): Layer.Layer<Runtime | TestRuntime>

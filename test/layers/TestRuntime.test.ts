@@ -1,6 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Redacted } from "effect"
-import { MISSING_TOOL_TEXT } from "../../src/executor/ActionExecutor.ts"
 import {
   CmdOutputMetadata,
   CmdOutputObservation,
@@ -173,9 +172,10 @@ describe("TestRuntime capabilities", () => {
         return o.content
       })
       assert.deepStrictEqual(texts, [
-        MISSING_TOOL_TEXT.ipython,
-        MISSING_TOOL_TEXT.browser,
-        MISSING_TOOL_TEXT.browser,
+        // The texts CliRuntime, LocalRuntime and DockerRuntime answer without the tool.
+        "JupyterRequirement not found. Unable to run IPython action.",
+        "Browser functionality is not supported or disabled.",
+        "Browser functionality is not supported or disabled.",
         "No MCP servers configured"
       ])
       assert.deepStrictEqual(yield* rt.listTools, [])
