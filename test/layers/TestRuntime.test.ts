@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted } from "effect"
 import {
   CmdOutputMetadata,
   CmdOutputObservation,
@@ -138,6 +138,9 @@ describe("TestRuntime scripted failures", () => {
       ))
       assert.instanceOf(error, RuntimeStartError)
       assert.strictEqual(error.message, "image not found")
+      // Type-level: without failStart the layer cannot fail (a failing overload would not compile here).
+      const cannotFail: Layer.Layer<Runtime | TestRuntime, never> = TestRuntime.layer({ strict: true })
+      assert.isTrue(Layer.isLayer(cannotFail))
     }))
 })
 
