@@ -16,7 +16,14 @@ export {
   type LocalServerOptions,
   LocalServerPool
 } from "./layers/LocalRuntime.ts"
-export { type RecordedCopy, TestRuntime, type TestRuntimeOptions } from "./layers/TestRuntime.ts"
+export {
+  type FailingTestRuntimeOptions,
+  type RecordedCopy,
+  type ScriptedStep,
+  TestRuntime,
+  type TestRuntimeOptions,
+  UnscriptedActionError
+} from "./layers/TestRuntime.ts"
 export * from "./schema/Action.ts"
 export * from "./schema/cmdOutput.ts"
 export * from "./schema/errors.ts"

@@ -1,26 +1,70 @@
 /**
  * TestRuntime: a scriptable `Runtime` for users' own tests. Swap it for a real
- * layer to test agent logic without a sandbox: queue observations (or answer
- * with a function), then assert on the actions your code sent. It goes through
- * the same wrapper as every runtime, so default timeouts, masking and spans
- * behave as in production.
+ * layer to test agent logic without a sandbox: queue observations or runtime
+ * failures (or answer with a function), then assert on the actions your code
+ * sent, exactly as it sent them. It goes through the same wrapper as every
+ * runtime, so masking, spans and capability checks behave as in production.
+ *
+ * @example
+ * ```ts
+ * const layer = TestRuntime.layer({ strict: true, capabilities: { pause: true, ipython: false } })
+ * Effect.gen(function*() {
+ *   const control = yield* TestRuntime
+ *   yield* control.enqueue(new RuntimeDisconnectedError({ message: "gone" }))
+ *   const exit = yield* Effect.exit(myAgentStep)          // sees the disconnect
+ *   const sent = yield* control.actions                    // no default timeout added
+ * }).pipe(Effect.provide(layer))
+ * ```
  */
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { MISSING_TOOL_TEXT } from "../executor/ActionExecutor.ts"
+import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
+import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
-import { Runtime } from "../services/Runtime.ts"
+import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
+/**
+ * One scripted answer: an observation, or the typed failure a real runtime gives
+ * (`RuntimeDisconnectedError`, `RuntimeTimeoutError`, `RuntimeRequestError`, ...).
+ */
+export type ScriptedStep = Observation | RuntimeError
+
 export interface TestRuntimeOptions {
-  /** Answers actions when no queued observation is left. */
-  readonly respond?: (action: Action) => Observation | Effect.Effect<Observation>
-  /** What `listTools` answers (default `[]`). */
+  /** Answers actions when no queued step is left (it sees the action as run: with the default timeout). */
+  readonly respond?: (action: Action) => Observation | Effect.Effect<Observation, RuntimeError>
+  /** What `listTools` answers (default `[]`; `[]` as well when `capabilities.mcp` is off). */
   readonly tools?: ReadonlyArray<McpTool>
+  /**
+   * What `info.capabilities` reports (default: pause off, the rest on). Off, a tool answers
+   * as a real runtime without it does (the same `ErrorObservation` text), and `pause`/`resume`
+   * fail with `UnsupportedCapabilityError`; on, `pause`/`resume` succeed.
+   */
+  readonly capabilities?: Partial<RuntimeCapabilities>
+  /**
+   * An action with no queued step and no `respond` is a defect (`UnscriptedActionError`,
+   * naming the action) that fails the test, instead of an `ErrorObservation` the code under
+   * test might take in its stride.
+   */
+  readonly strict?: boolean
 }
+
+/** Options of a TestRuntime whose start fails, as a real runtime's layer can. */
+export interface FailingTestRuntimeOptions extends TestRuntimeOptions {
+  /** The layer fails to build with this error (nothing is provided). */
+  readonly failStart: RuntimeStartError
+}
+
+/** A strict TestRuntime got an action nobody scripted: a bug in the test or in the code under test. */
+export class UnscriptedActionError extends Schema.TaggedError<UnscriptedActionError>()("UnscriptedActionError", {
+  action: Schema.String,
+  message: Schema.String
+}) {}
 
 /** A file copy the code under test asked for. */
 export interface RecordedCopy {
@@ -29,32 +73,111 @@ export interface RecordedCopy {
   readonly destination: string
 }
 
+const DEFAULT_CAPABILITIES: RuntimeCapabilities = { pause: false, ipython: true, browser: true, mcp: true }
+
+/** What a real runtime without the tool answers (the executor's texts; the MCP hub's with no server). */
+const withoutTool = (action: Action, capabilities: RuntimeCapabilities): ErrorObservation | undefined => {
+  switch (action._tag) {
+    case "IPythonRunCellAction":
+      return capabilities.ipython ? undefined : new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython })
+    case "BrowseURLAction":
+    case "BrowseInteractiveAction":
+      return capabilities.browser ? undefined : new ErrorObservation({ content: MISSING_TOOL_TEXT.browser })
+    case "McpCallAction":
+      return capabilities.mcp ? undefined : new ErrorObservation({ content: NO_MCP_SERVERS_TEXT })
+    default:
+      return undefined
+  }
+}
+
+/** The field that tells one action from another of its type, for a message. */
+const subject = (action: Action): string => {
+  switch (action._tag) {
+    case "CmdRunAction":
+      return action.command
+    case "IPythonRunCellAction":
+      return action.code
+    case "FileReadAction":
+    case "FileWriteAction":
+      return action.path
+    case "FileEditAction":
+      return `${action.command} ${action.path}`
+    case "BrowseURLAction":
+      return action.url
+    case "BrowseInteractiveAction":
+      return action.browserActions
+    case "McpCallAction":
+      return action.name
+  }
+}
+
+/** The defect of a strict TestRuntime's unscripted action. */
+const unscripted = (action: Action) => {
+  const type = actionWireType(action)
+  return new UnscriptedActionError({
+    action: type,
+    message: `TestRuntime (strict) got an unscripted "${type}" action (${
+      JSON.stringify(subject(action))
+    }): enqueue an answer for it or pass \`respond\`.`
+  })
+}
+
+const isFailure = (step: ScriptedStep): step is RuntimeError => step instanceof Error
+
 export class TestRuntime extends Context.Service<TestRuntime, {
-  /** Actions received so far, in order (with the default timeout applied). */
+  /** Actions received so far, in order: the very objects the program sent (no default timeout added). */
   readonly actions: Effect.Effect<ReadonlyArray<Action>>
-  /** Queue observations answered, in order, to the next actions. */
-  readonly enqueue: (...observations: ReadonlyArray<Observation>) => Effect.Effect<void>
+  /**
+   * Queue steps answered, in order, to the next actions: an observation is returned, a
+   * `RuntimeError` fails the action (a `RuntimeDisconnectedError` also sets the status to
+   * `ERROR_RUNTIME_DISCONNECTED`, as the HTTP client does).
+   */
+  readonly enqueue: (...steps: ReadonlyArray<ScriptedStep>) => Effect.Effect<void>
   /** Environment variables added so far (secret values included: it is a test double). */
   readonly env: Effect.Effect<Readonly<Record<string, string>>>
   readonly copies: Effect.Effect<ReadonlyArray<RecordedCopy>>
   readonly setStatus: (status: RuntimeStatus) => Effect.Effect<void>
 }>()("effect-sandbox/TestRuntime") {
-  /** Provides `Runtime` (scripted) and `TestRuntime` (its controls). */
-  static layer(options: TestRuntimeOptions = {}): Layer.Layer<Runtime | TestRuntime> {
+  /**
+   * Provides `Runtime` (scripted) and `TestRuntime` (its controls). With `failStart` the
+   * layer fails with that `RuntimeStartError` instead.
+   *
+   * @example
+   * ```ts
+   * // Every action must be scripted; no IPython, as on a runtime started without it.
+   * TestRuntime.layer({ strict: true, capabilities: { ipython: false } })
+   * // A runtime that cannot start: providing it fails with this error.
+   * TestRuntime.layer({ failStart: new RuntimeStartError({ message: "image not found" }) })
+   * // Then, in the test: `yield* control.enqueue(observation, new RuntimeTimeoutError({ message }))`.
+   * ```
+   */
+  static layer(options: FailingTestRuntimeOptions): Layer.Layer<Runtime | TestRuntime, RuntimeStartError>
+  static layer(options?: TestRuntimeOptions): Layer.Layer<Runtime | TestRuntime>
+  static layer(
+    options: TestRuntimeOptions & { readonly failStart?: RuntimeStartError } = {}
+  ): Layer.Layer<Runtime | TestRuntime, RuntimeStartError> {
     return Layer.effectContext(Effect.gen(function*() {
+      if (options.failStart !== undefined) return yield* options.failStart
+      const capabilities = { ...DEFAULT_CAPABILITIES, ...options.capabilities }
       const status = yield* makeStatus
       const actions = yield* Ref.make<ReadonlyArray<Action>>([])
-      const queue = yield* Ref.make<ReadonlyArray<Observation>>([])
+      const queue = yield* Ref.make<ReadonlyArray<ScriptedStep>>([])
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
 
-      const answer = (action: Action): Effect.Effect<Observation> =>
+      const answer = (action: Action): Effect.Effect<Observation, RuntimeError> =>
         Effect.gen(function*() {
-          yield* Ref.update(actions, (all) => [...all, action])
+          const missing = withoutTool(action, capabilities)
+          if (missing !== undefined) return missing
           const next = yield* Ref.modify(queue, (q) => [q[0], q.slice(1)] as const)
-          if (next !== undefined) return next
+          if (next !== undefined) {
+            if (!isFailure(next)) return next
+            if (next instanceof RuntimeDisconnectedError) yield* status.set("ERROR_RUNTIME_DISCONNECTED")
+            return yield* next
+          }
           if (options.respond === undefined) {
+            if (options.strict === true) return yield* Effect.die(unscripted(action))
             return new ErrorObservation({
               content: `TestRuntime has no scripted observation for this "${actionWireType(action)}" action.`
             })
@@ -64,26 +187,23 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         })
 
       const runtime = makeRuntime({
-        info: {
-          id: "test",
-          kind: "test",
-          workspace: "/workspace",
-          urls: {},
-          capabilities: { pause: false, ipython: true, browser: true, mcp: true }
-        },
+        info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
         defaultTimeoutSeconds: 120,
         execute: answer,
+        // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
+        received: (action) => Ref.update(actions, (all) => [...all, action]),
         copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
         copyFrom: (source, destination) => recordCopy({ direction: "from", source, destination }),
         listFiles: () => Effect.succeed([]),
-        listTools: Effect.succeed(options.tools ?? []),
-        setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars }))
+        listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
+        setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
+        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
       }, status)
       yield* status.set("READY")
 
       return Context.make(Runtime, runtime).pipe(Context.add(TestRuntime, {
         actions: Ref.get(actions),
-        enqueue: (...observations) => Ref.update(queue, (q) => [...q, ...observations]),
+        enqueue: (...steps) => Ref.update(queue, (q) => [...q, ...steps]),
         env: Ref.get(env),
         copies: Ref.get(copies),
         setStatus: (s) => status.set(s)

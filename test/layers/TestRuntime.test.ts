@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted } from "effect"
 import {
   CmdOutputMetadata,
   CmdOutputObservation,
@@ -8,8 +8,17 @@ import {
   FileReadObservation,
   McpTool,
   Runtime,
-  TestRuntime
+  RuntimeDisconnectedError,
+  RuntimeRequestError,
+  RuntimeStartError,
+  RuntimeTimeoutError,
+  TestRuntime,
+  UnscriptedActionError,
+  UnsupportedCapabilityError
 } from "../../src/index.ts"
+
+const built = (command: string) =>
+  new CmdOutputObservation({ content: "built", command, metadata: new CmdOutputMetadata({ exitCode: 0 }) })
 
 describe("TestRuntime", () => {
   it.effect("lists the tools it was given, and none by default", () =>
@@ -39,9 +48,31 @@ describe("TestRuntime", () => {
       assert.strictEqual(second.content, "TestRuntime has no scripted observation for this \"run\" action.")
       const actions = yield* control.actions
       assert.deepStrictEqual(actions.map((a) => (a as CmdRunAction).command), ["make", "make again"])
-      // The shared wrapper applied the default hard timeout.
-      assert.strictEqual((actions[0] as CmdRunAction).timeout, 120)
     }).pipe(Effect.provide(TestRuntime.layer())))
+
+  it.effect("records actions exactly as the program sent them (the default timeout only reaches the answer)", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      const sent = new CmdRunAction({ command: "ls" })
+      const answers = [
+        yield* rt.run(sent),
+        yield* rt.runCommand("make"),
+        yield* rt.runCommand(new CmdRunAction({ command: "slow", timeout: 5 }))
+      ]
+      assert.deepStrictEqual(answers.map((o) => (o as CmdOutputObservation).command), [
+        "ls @120",
+        "make @120",
+        "slow @5"
+      ])
+      const actions = yield* control.actions
+      assert.strictEqual(actions[0], sent)
+      assert.deepStrictEqual(actions.map((a) => a.timeout), [undefined, undefined, 5])
+      assert.deepStrictEqual(actions.map((a) => (a as CmdRunAction).command), ["ls", "make", "slow"])
+    }).pipe(Effect.provide(TestRuntime.layer({
+      // What runs still gets SandboxConfig's default hard timeout, as on every runtime.
+      respond: (action) => built(`${(action as CmdRunAction).command} @${action.timeout}`)
+    }))))
 
   it.effect("answers with a function, and masks secrets like every runtime", () =>
     Effect.gen(function*() {
@@ -59,4 +90,128 @@ describe("TestRuntime", () => {
       respond: (action) =>
         new FileReadObservation({ content: "token=hunter2", path: (action as { path: string }).path })
     }))))
+})
+
+describe("TestRuntime scripted failures", () => {
+  it.effect("a queued runtime error fails that action with it; the script goes on", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      yield* control.enqueue(
+        new RuntimeTimeoutError({ message: "no answer in 125 s" }),
+        new RuntimeRequestError({ status: 400, message: "bad action" }),
+        built("make"),
+        new RuntimeDisconnectedError({ message: "the server died" })
+      )
+      const timedOut = yield* Effect.flip(rt.runCommand("make"))
+      assert.instanceOf(timedOut, RuntimeTimeoutError)
+      assert.strictEqual(timedOut.message, "no answer in 125 s")
+      const refused = yield* Effect.flip(rt.read("/workspace/a"))
+      assert.instanceOf(refused, RuntimeRequestError)
+      assert.strictEqual(refused.status, 400)
+      assert.strictEqual((yield* rt.runCommand("make")).content, "built")
+      assert.strictEqual(yield* rt.currentStatus, "READY")
+      const gone = yield* Effect.flip(rt.runCommand("make"))
+      assert.instanceOf(gone, RuntimeDisconnectedError)
+      assert.strictEqual(gone.message, "the server died")
+      // As the HTTP client reports a dropped connection.
+      assert.strictEqual(yield* rt.currentStatus, "ERROR_RUNTIME_DISCONNECTED")
+      assert.strictEqual((yield* control.actions).length, 4)
+    }).pipe(Effect.provide(TestRuntime.layer())))
+
+  it.effect("respond can fail with a runtime error", () =>
+    Effect.gen(function*() {
+      const rt = yield* Runtime
+      const error = yield* Effect.flip(rt.runCommand("sleep 999"))
+      assert.instanceOf(error, RuntimeTimeoutError)
+      assert.strictEqual(error.message, "sleep 999 timed out")
+    }).pipe(Effect.provide(TestRuntime.layer({
+      respond: (action) =>
+        Effect.fail(new RuntimeTimeoutError({ message: `${(action as CmdRunAction).command} timed out` }))
+    }))))
+
+  it.effect("failStart makes the layer fail with that RuntimeStartError", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.provide(
+        Runtime.use((rt) => rt.runCommand("make")),
+        TestRuntime.layer({ failStart: new RuntimeStartError({ message: "image not found" }) })
+      ))
+      assert.instanceOf(error, RuntimeStartError)
+      assert.strictEqual(error.message, "image not found")
+      // Type-level: without failStart the layer cannot fail (a failing overload would not compile here).
+      const cannotFail: Layer.Layer<Runtime | TestRuntime, never> = TestRuntime.layer({ strict: true })
+      assert.isTrue(Layer.isLayer(cannotFail))
+    }))
+})
+
+describe("TestRuntime capabilities", () => {
+  it.effect("by default: every tool, no pause (UnsupportedCapabilityError as CliRuntime gives)", () =>
+    Effect.gen(function*() {
+      const rt = yield* Runtime
+      assert.deepStrictEqual(rt.info.capabilities, { pause: false, ipython: true, browser: true, mcp: true })
+      for (const [call, capability] of [[rt.pause, "pause"], [rt.resume, "resume"]] as const) {
+        const error = yield* Effect.flip(call)
+        assert.instanceOf(error, UnsupportedCapabilityError)
+        assert.strictEqual(error.runtime, "test")
+        assert.strictEqual(error.capability, capability)
+      }
+    }).pipe(Effect.provide(TestRuntime.layer())))
+
+  it.effect("reports what it is given; a tool that is off answers as a runtime without it", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: false, browser: false, mcp: false })
+      yield* rt.pause
+      yield* rt.resume
+      yield* control.enqueue(built("make"))
+      const texts = [
+        yield* rt.runIPython("1 + 1"),
+        yield* rt.browse("https://example.com"),
+        yield* rt.browseInteractive("click('1')"),
+        yield* rt.callTool({ name: "t" })
+      ].map((o) => {
+        assert.instanceOf(o, ErrorObservation)
+        return o.content
+      })
+      assert.deepStrictEqual(texts, [
+        // The texts CliRuntime, LocalRuntime and DockerRuntime answer without the tool.
+        "JupyterRequirement not found. Unable to run IPython action.",
+        "Browser functionality is not supported or disabled.",
+        "Browser functionality is not supported or disabled.",
+        "No MCP servers configured"
+      ])
+      assert.deepStrictEqual(yield* rt.listTools, [])
+      // They did not take the scripted answer, and were recorded.
+      assert.strictEqual((yield* rt.runCommand("make")).content, "built")
+      assert.strictEqual((yield* control.actions).length, 5)
+    }).pipe(Effect.provide(TestRuntime.layer({
+      capabilities: { pause: true, ipython: false, browser: false, mcp: false },
+      tools: [new McpTool({ server: "s", name: "t", inputSchema: { type: "object" } })]
+    }))))
+})
+
+describe("TestRuntime strict mode", () => {
+  it.effect("an unscripted action is a defect naming it; scripted ones are answered", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      yield* control.enqueue(built("make"))
+      assert.strictEqual((yield* rt.runCommand("make")).content, "built")
+      const exit = yield* Effect.exit(rt.runCommand("rm -rf build"))
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+      assert.instanceOf(defect, UnscriptedActionError)
+      assert.strictEqual(defect.action, "run")
+      assert.strictEqual(
+        defect.message,
+        "TestRuntime (strict) got an unscripted \"run\" action (\"rm -rf build\"): enqueue an answer for it or pass `respond`."
+      )
+    }).pipe(Effect.provide(TestRuntime.layer({ strict: true }))))
+
+  it.effect("respond answers in strict mode", () =>
+    Effect.gen(function*() {
+      const rt = yield* Runtime
+      assert.strictEqual((yield* rt.runCommand("make")).content, "built")
+    }).pipe(Effect.provide(TestRuntime.layer({ strict: true, respond: () => built("make") }))))
 })

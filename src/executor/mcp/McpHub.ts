@@ -108,6 +108,9 @@ const connect = async (server: McpStdioServer | McpRemoteServer, baseEnv: Readon
   }
 }
 
+/** OpenHands' answer to a tool call when no MCP server is connected (TestRuntime's with `mcp` off). */
+export const NO_MCP_SERVERS_TEXT = "No MCP servers configured"
+
 /** Seconds a tool call may take before it is answered as timed out (OpenHands' shape). */
 const DEFAULT_TOOL_TIMEOUT = 120
 
@@ -173,7 +176,7 @@ export const makeMcpHub = (
       // Interrupted, `signal` aborts the SDK's request: it sends the server notifications/cancelled
       // and stops waiting, so the tool call ends with the action (in process, or its HTTP request).
       lock.withPermits(1)(Effect.promise(async (signal): Promise<McpObservation | ErrorObservation> => {
-        if (connected.size === 0) return new ErrorObservation({ content: "No MCP servers configured" })
+        if (connected.size === 0) return new ErrorObservation({ content: NO_MCP_SERVERS_TEXT })
         const owner = [...connected.values()].find((c) => c.tools.some((t) => t.name === action.name))
         if (owner === undefined) {
           return new ErrorObservation({ content: `No matching MCP agent found for tool name: ${action.name}` })

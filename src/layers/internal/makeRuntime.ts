@@ -37,6 +37,8 @@ export interface RuntimeBackend {
   /** `SandboxConfig.timeout`: the hard timeout of actions that set none. */
   readonly defaultTimeoutSeconds: number
   readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /** Sees each action exactly as the caller sent it, before the defaults (TestRuntime records it). */
+  readonly received?: (action: Action) => Effect.Effect<void>
   readonly copyTo: (
     hostSource: string,
     sandboxDest: string,
@@ -73,7 +75,10 @@ export const makeRuntime = (
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
-    return instrumentAction(kind, action, masked(backend.execute(timed)))
+    const execute = backend.received === undefined
+      ? backend.execute(timed)
+      : Effect.andThen(backend.received(action), backend.execute(timed))
+    return instrumentAction(kind, action, masked(execute))
   }
   // The executor answers each action type with its own observation types (or an ErrorObservation).
   const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
