@@ -8,8 +8,14 @@ import Docker from "dockerode"
 import { Context, Effect, Exit, Layer, Logger, References, Schedule, Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { CmdOutputObservation, type ErrorObservation, Runtime, type RuntimeShape, RuntimeStartError } from "../../src/index.ts"
 import { DockerRuntime, type DockerRuntimeOptions } from "../../src/docker.ts"
+import {
+  CmdOutputObservation,
+  type ErrorObservation,
+  Runtime,
+  type RuntimeShape,
+  RuntimeStartError
+} from "../../src/index.ts"
 import { containersWithLabel } from "./infra.ts"
 
 export const docker = new Docker()

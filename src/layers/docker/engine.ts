@@ -7,8 +7,19 @@ import Docker from "dockerode"
 import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 
+/**
+ * The dockerode client as the public types name it: structural, so that the declarations of
+ * `effect-sandbox/docker` resolve without `@types/dockerode`, which consumers need not have.
+ * Any `new Docker(...)` from dockerode is one; the package's own calls get it typed from
+ * `dockerClient` (client.ts).
+ */
+export interface DockerClient {
+  ping(): Promise<unknown>
+}
+
 export class DockerEngine extends Context.Service<DockerEngine, {
-  readonly docker: Docker
+  /** A dockerode `Docker` instance. */
+  readonly docker: DockerClient
   /** Human-readable address, for messages. */
   readonly address: string
   /** A Linux engine on this machine: containers' bridge addresses are reachable from here. */
