@@ -25,7 +25,8 @@ const SKILLS_ERROR =
 const TSCONFIG = {
   compilerOptions: {
     target: "ES2022",
-    lib: ["ES2022"],
+    // DOM: effect's own declarations name WebCrypto's `JsonWebKey` (effect/crypto/KeyFormat).
+    lib: ["ES2022", "DOM"],
     module: "NodeNext",
     moduleResolution: "NodeNext",
     strict: true,
@@ -84,7 +85,7 @@ import { DockerRuntime, DockerSandboxPool } from "effect-sandbox/docker"
 export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo docker-ok" }))
-}).pipe(Effect.provide(DockerRuntime.layer({ image: "debian:bookworm" })))
+}).pipe(Effect.provide(DockerRuntime.layer({ baseImage: "debian:bookworm" })))
 export const warm = DockerRuntime.layerWarm().pipe(Layer.provide(DockerRuntime.layerPool({ warmContainers: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && DockerSandboxPool.key)
 `,
