@@ -2,8 +2,10 @@
  * The Docker engine, through dockerode: `DOCKER_HOST` or the default socket.
  * Building the layer pings the engine, so a missing daemon is one clear error
  * instead of a failure deep inside the first container operation.
+ *
+ * dockerode is an optional peer dependency, imported when the layer is built (not when
+ * `effect-sandbox/docker` is imported): a missing one is a `RuntimeStartError` saying what to install.
  */
-import Docker from "dockerode"
 import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 
@@ -28,6 +30,15 @@ export class DockerEngine extends Context.Service<DockerEngine, {
   static readonly layer: Layer.Layer<DockerEngine, RuntimeStartError> = Layer.effect(
     DockerEngine,
     Effect.gen(function*() {
+      const { default: Docker } = yield* Effect.tryPromise({
+        try: () => import("dockerode"),
+        catch: (cause) =>
+          new RuntimeStartError({
+            message: (cause as { code?: string }).code === "ERR_MODULE_NOT_FOUND"
+              ? "DockerRuntime needs dockerode, an optional peer dependency: npm install dockerode"
+              : `Cannot load dockerode: ${(cause as Error).message}`
+          })
+      })
       const docker = new Docker()
       const address = process.env["DOCKER_HOST"] ?? "unix:///var/run/docker.sock"
       yield* engineCall(`reach the Docker engine at ${address}`, () => docker.ping()).pipe(
