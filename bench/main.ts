@@ -8,14 +8,8 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import {
-  CliRuntime,
-  CmdRunAction,
-  LocalRuntime,
-  type LocalServerPool,
-  type Observation,
-  Runtime
-} from "../src/index.ts"
+import { CliRuntime, CmdRunAction, type Observation, Runtime } from "../src/index.ts"
+import { LocalRuntime, type LocalServerPool } from "../src/local.ts"
 import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
 import { browserRows } from "./browser.ts"
 import { dockerRows } from "./docker.ts"

@@ -7,7 +7,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type Layer, ManagedRuntime } from "effect"
 import { join } from "node:path"
-import { CliRuntime, LocalRuntime, McpObservation, Runtime } from "../src/index.ts"
+import { CliRuntime, McpObservation, Runtime } from "../src/index.ts"
+import { LocalRuntime } from "../src/local.ts"
 import { type Sample, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void

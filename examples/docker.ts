@@ -6,7 +6,8 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import { join } from "node:path"
-import { CmdRunAction, DockerRuntime, FileEditAction, Runtime } from "../src/index.ts"
+import { DockerRuntime } from "../src/docker.ts"
+import { CmdRunAction, FileEditAction, Runtime } from "../src/index.ts"
 
 const baseImage = process.env["EFFECT_SANDBOX_BASE_IMAGE"] ??
   execFileSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).trim().split("\n").at(

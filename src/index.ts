@@ -3,19 +3,14 @@
  *
  * Program against `Runtime`; choose where actions run by providing one layer
  * (`CliRuntime.layer`, ... or `TestRuntime.layer` in tests).
+ *
+ * The root is the core: schemas, `Runtime`, errors, CliRuntime and TestRuntime. Every other
+ * runtime is a subpath (`effect-sandbox/local`, `effect-sandbox/docker`, ...) whose SDK is an
+ * optional peer dependency, so importing this module loads no runtime SDK and no native addon.
  */
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
-export { DockerEngine } from "./layers/docker/engine.ts"
-export { ImageBuilder, type ImageOptions } from "./layers/docker/imageBuilder.ts"
-export { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "./layers/DockerRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
-export {
-  LocalRuntime,
-  type LocalRuntimeOptions,
-  type LocalServerOptions,
-  LocalServerPool
-} from "./layers/LocalRuntime.ts"
 export {
   type FailingTestRuntimeOptions,
   type RecordedCopy,

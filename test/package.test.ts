@@ -1,15 +1,19 @@
 /**
- * The published package works from another project: `npm install <path>` then
- * `import { Runtime, CliRuntime, CmdRunAction } from "effect-sandbox"`.
- * Packing runs the package's `prepare` (the build), so this test is slow (~15 s).
+ * The published package works from another project as a user gets it: `npm pack`, then the tarball
+ * installed (not linked by path, which loads a second Effect) into a scratch project that
+ * type-checks with `skipLibCheck: false` and runs one example per subpath. Packing runs the
+ * package's `prepare` (the build) and the install resolves from the npm cache, so this test is
+ * slow (~2 min with the skills and browser cases).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { chromiumAvailable } from "./conformance/chromium.ts"
 import { kernelAvailable } from "./conformance/kernel.ts"
+import { required } from "./conformance/requirement.ts"
+import { engineAnswers } from "./docker/infra.ts"
 
 const root = resolve(import.meta.dirname, "..")
 /** agent_skills' file_editor, from the built package (dist/ for CliRuntime, payload/ for LocalRuntime's server). */
@@ -17,70 +21,166 @@ const SKILLS_CELL = "import json\nprint(json.loads(file_editor('view', '/no-such
 const SKILLS_ERROR =
   "Invalid `path` parameter: /no-such-file. The path /no-such-file does not exist. Please provide a valid path."
 
-describe("package", () => {
-  it("installs by path and imports from a scratch project", () => {
-    const scratch = mkdtempSync(join(tmpdir(), "effect-sandbox-consumer-"))
-    try {
-      writeFileSync(join(scratch, "package.json"), JSON.stringify({ name: "consumer", type: "module", private: true }))
-      // --install-links packs the directory as `npm publish` would (running `prepare`) and installs
-      // its dependencies and the `effect` peer, so the consumer has exactly one Effect.
-      execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--install-links", root], {
-        cwd: scratch,
-        stdio: "pipe"
-      })
-      writeFileSync(
-        join(scratch, "main.js"),
-        `import { Effect } from "effect"
-import { CliRuntime, CmdRunAction, IPythonRunCellAction, LocalRuntime, Runtime } from "effect-sandbox"
-const program = (name) => Effect.gen(function*() {
+/** A consumer's strict tsconfig: library declarations are checked too, so they must resolve. */
+const TSCONFIG = {
+  compilerOptions: {
+    target: "ES2022",
+    // DOM: effect's own declarations name WebCrypto's `JsonWebKey` (effect/crypto/KeyFormat).
+    lib: ["ES2022", "DOM"],
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    skipLibCheck: false,
+    noEmit: true,
+    types: ["node"]
+  },
+  include: ["*.ts"]
+}
+
+/** Shared by the root and /local examples: one command, then (when asked) agent_skills and the browser. */
+const program = `const program = (name: string) => Effect.gen(function*() {
   const rt = yield* Runtime
   const obs = yield* rt.run(new CmdRunAction({ command: "echo " + name + "-ok" }))
   console.log(obs.content)
 })
-await Effect.runPromise(program("cli").pipe(Effect.provide(CliRuntime.layer())))
-// LocalRuntime runs the installed package's bundled server payload.
-await Effect.runPromise(program("local").pipe(Effect.provide(LocalRuntime.layer())))
 const skills = Effect.gen(function*() {
   const rt = yield* Runtime
   const obs = yield* rt.runIPython(new IPythonRunCellAction({ code: ${
-          JSON.stringify(SKILLS_CELL)
-        }, includeExtra: false }))
+  JSON.stringify(SKILLS_CELL)
+}, includeExtra: false }))
   console.log(obs.content)
 })
-if (process.argv.includes("skills")) {
-  await Effect.runPromise(skills.pipe(Effect.provide(CliRuntime.layer({ ipython: true }))))
-  await Effect.runPromise(skills.pipe(Effect.provide(LocalRuntime.layer({ plugins: ["agent_skills", "jupyter"] }))))
-}
 // The browser: Playwright from dependencies (CliRuntime) and from the payload (LocalRuntime's server).
 const browse = Effect.gen(function*() {
   const rt = yield* Runtime
   const obs = yield* rt.browse("data:text/html,<h1>Packed page</h1>")
   console.log(obs.content.split("\\n")[2])
 })
-if (process.argv.includes("browser")) {
-  await Effect.runPromise(browse.pipe(Effect.provide(CliRuntime.layer({ browser: true }))))
-  await Effect.runPromise(browse.pipe(Effect.provide(LocalRuntime.layer({ browser: true }))))
-}
 `
-      )
+
+const EXAMPLES = {
+  "root.ts": `import { Effect } from "effect"
+import { CliRuntime, CmdRunAction, IPythonRunCellAction, Runtime } from "effect-sandbox"
+${program}
+await Effect.runPromise(program("cli").pipe(Effect.provide(CliRuntime.layer())))
+if (process.argv.includes("skills")) await Effect.runPromise(skills.pipe(Effect.provide(CliRuntime.layer({ ipython: true }))))
+if (process.argv.includes("browser")) await Effect.runPromise(browse.pipe(Effect.provide(CliRuntime.layer({ browser: true }))))
+`,
+  // LocalRuntime runs the installed package's bundled server payload.
+  "local.ts": `import { Effect } from "effect"
+import { CmdRunAction, IPythonRunCellAction, Runtime } from "effect-sandbox"
+import { LocalRuntime } from "effect-sandbox/local"
+${program}
+await Effect.runPromise(program("local").pipe(Effect.provide(LocalRuntime.layer())))
+if (process.argv.includes("skills")) {
+  await Effect.runPromise(skills.pipe(Effect.provide(LocalRuntime.layer({ plugins: ["agent_skills", "jupyter"] }))))
+}
+if (process.argv.includes("browser")) await Effect.runPromise(browse.pipe(Effect.provide(LocalRuntime.layer({ browser: true }))))
+`,
+  // Imported and type-checked without dockerode (an optional peer): building a layer is what loads it.
+  "docker.ts": `import { Effect, Layer } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { DockerEngine, DockerRuntime, DockerSandboxPool } from "effect-sandbox/docker"
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo docker-ok" }))
+}).pipe(Effect.provide(DockerRuntime.layer({ baseImage: "debian:bookworm" })))
+export const warm = DockerRuntime.layerWarm().pipe(Layer.provide(DockerRuntime.layerPool({ warmContainers: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && DockerSandboxPool.key)
+// The engine layer imports dockerode and pings the engine.
+const engine = Effect.gen(function*() {
+  return (yield* DockerEngine).address
+}).pipe(Effect.provide(DockerEngine.layer), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))
+console.log(await Effect.runPromise(engine))
+`,
+  // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
+  "addons.ts": `const loaded: Array<string> = []
+const dlopen = process.dlopen
+process.dlopen = (module: object, filename: string, ...flags: Array<number>) => {
+  loaded.push(filename.split("/").at(-1)!)
+  dlopen.call(process, module, filename, ...flags)
+}
+await import("effect-sandbox")
+console.log(JSON.stringify(loaded))
+`
+}
+
+const npm = (cwd: string, args: ReadonlyArray<string>) =>
+  execFileSync("npm", ["--no-audit", "--no-fund", "--prefer-offline", ...args], {
+    cwd,
+    encoding: "utf8",
+    stdio: "pipe"
+  })
+
+/** Every installed package named `effect` under a node_modules tree (nested copies included). */
+const effectCopies = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.name.startsWith("@")) return effectCopies(path)
+    const own = entry.name === "effect" ? [path] : []
+    const nested = readdirSync(path).includes("node_modules") ? effectCopies(join(path, "node_modules")) : []
+    return [...own, ...nested]
+  })
+
+describe("package", () => {
+  it("installs from its packed tarball, type-checks strictly and runs per subpath with one Effect", () => {
+    const scratch = mkdtempSync(join(tmpdir(), "effect-sandbox-consumer-"))
+    try {
+      const packed = join(scratch, "packed")
+      mkdirSync(packed)
+      npm(root, ["pack", "--pack-destination", packed])
+      const tarball = readdirSync(packed).find((name) => name.endsWith(".tgz"))!
+      const app = join(scratch, "app")
+      mkdirSync(app)
+      writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", type: "module", private: true }))
+      // The README's install line (the peers `effect` and `@effect/platform-node` are named, as a user would), plus Node's types.
+      npm(app, ["install", join(packed, tarball), "effect", "@effect/platform-node", "@types/node@26"])
+      writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
+      for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
+
+      // No dockerode here: its types must not be needed, and the root and /local must not load it.
+      assert.deepStrictEqual(readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode"), [])
+      const tsc = join(root, "node_modules", ".bin", "tsc")
+      execFileSync(tsc, ["-p", app], { cwd: app, encoding: "utf8", stdio: "pipe" })
+      assert.deepStrictEqual(effectCopies(join(app, "node_modules")), [join(app, "node_modules", "effect")])
+
+      const run = (file: string, args: ReadonlyArray<string> = []) =>
+        execFileSync(process.execPath, [file, ...args], { cwd: app, encoding: "utf8" }).trim()
+      assert.strictEqual(run("addons.ts"), "[]")
+
       const withSkills = kernelAvailable()
       const withBrowser = chromiumAvailable()
       const args = [...(withSkills ? ["skills"] : []), ...(withBrowser ? ["browser"] : [])]
-      const out = execFileSync(process.execPath, ["main.js", ...args], {
-        cwd: scratch,
-        encoding: "utf8"
-      })
-      assert.strictEqual(
-        out.trim(),
+      const expected = (name: string) =>
         [
-          "cli-ok",
-          "local-ok",
-          ...(withSkills ? [SKILLS_ERROR, SKILLS_ERROR] : []),
-          ...(withBrowser ? ["# Packed page", "# Packed page"] : [])
+          `${name}-ok`,
+          ...(withSkills ? [SKILLS_ERROR] : []),
+          ...(withBrowser ? ["# Packed page"] : [])
         ].join("\n")
+      assert.strictEqual(run("root.ts", args), expected("cli"))
+      assert.strictEqual(run("local.ts", args), expected("local"))
+
+      assert.strictEqual(
+        run("docker.ts"),
+        "effect-sandbox/DockerSandboxPool\nDockerRuntime needs dockerode, an optional peer dependency: npm install dockerode"
       )
+      const withDocker = required(engineAnswers(), {
+        ci:
+          "The package test reaches the Docker engine through effect-sandbox/docker in CI: it needs a running engine.",
+        skipped:
+          "package test: effect-sandbox/docker not tried with dockerode (no Docker engine answers `docker info`)."
+      })
+      if (withDocker) {
+        // --ignore-scripts: ssh2's optional native crypto build would add half a minute; dockerode does not need it.
+        npm(app, ["install", "--ignore-scripts", "dockerode"])
+        const address = process.env["DOCKER_HOST"] ?? "unix:///var/run/docker.sock"
+        assert.strictEqual(run("docker.ts"), `effect-sandbox/DockerSandboxPool\n${address}`)
+      }
+      const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
+      assert.deepStrictEqual(installed.peerDependenciesMeta, { dockerode: { optional: true } })
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }
-  }, 180_000)
+  }, 240_000)
 })

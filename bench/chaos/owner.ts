@@ -4,7 +4,9 @@
  * command in it, prints `chaos-owner {"id": ...}` on one line, and waits to be killed.
  */
 import { ManagedRuntime } from "effect"
-import { DockerRuntime, LocalRuntime, Runtime } from "../../src/index.ts"
+import { DockerRuntime } from "../../src/docker.ts"
+import { Runtime } from "../../src/index.ts"
+import { LocalRuntime } from "../../src/local.ts"
 import { payloadEntry } from "./server.ts"
 
 const [kind, image] = process.argv.slice(2)

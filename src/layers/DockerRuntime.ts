@@ -20,6 +20,7 @@ import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
+import { dockerClient } from "./docker/client.ts"
 import {
   type BeforeStart,
   explainStorageRefusal,
@@ -267,7 +268,8 @@ const startSandbox = (
   onStatus: (status: "BUILDING_RUNTIME" | "RUNTIME_STARTED") => Effect.Effect<void> = () => Effect.void
 ) =>
   Effect.gen(function*() {
-    const { docker, local } = yield* DockerEngine
+    const { local } = yield* DockerEngine
+    const docker = yield* dockerClient
     const sessionId = options.sessionId ?? randomUUID()
     const name = `${options.containerNamePrefix ?? "effect-sandbox"}-${sessionId}`
     const uid = options.userId ?? 1000
@@ -345,7 +347,7 @@ const runtimeFor = (
 ) =>
   Effect.gen(function*() {
     const { running, baseUrl } = box
-    const { docker } = yield* DockerEngine
+    const docker = yield* dockerClient
     yield* forwardContainerLogs(docker, running.container, running.name)
     // A container that stops under us (killed, OOM) shows as ERROR_RUNTIME_DISCONNECTED at once.
     const watching = yield* Scope.make()
@@ -400,9 +402,17 @@ const make = (options: DockerRuntimeOptions) =>
     return runtime
   })
 
+/**
+ * A started container in the pool, as the public types see it: the rest of it (a `Sandbox`) holds a
+ * dockerode handle, whose types consumers need not have (see `DockerClient`).
+ */
+export interface WarmContainer {
+  readonly sessionId: string
+}
+
 /** Warm containers waiting for a runtime. */
 export class DockerSandboxPool extends Context.Service<DockerSandboxPool, {
-  readonly pool: WarmPool<Sandbox>
+  readonly pool: WarmPool<WarmContainer>
   readonly engine: DockerEngine["Service"]
   /** The options the pool's containers were started with. */
   readonly options: DockerRuntimeOptions
@@ -453,7 +463,8 @@ export const DockerRuntime = {
       Effect.gen(function*() {
         const { engine, options, pool, sandbox } = yield* DockerSandboxPool
         const status = yield* makeStatus
-        const box = yield* pool.take
+        // The pool was filled by `layerPool` with `Sandbox`es; its public type hides them.
+        const box = (yield* pool.take) as Sandbox
         const runtime = yield* runtimeFor(box, options, sandbox, status).pipe(
           Effect.provideService(DockerEngine, engine)
         )

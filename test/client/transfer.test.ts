@@ -10,7 +10,8 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
-import { LocalRuntime, Runtime } from "../../src/index.ts"
+import { Runtime } from "../../src/index.ts"
+import { LocalRuntime } from "../../src/local.ts"
 
 const MiB = 1024 * 1024
 

@@ -6,7 +6,7 @@
  * minutes of container starts, go to different test workers.
  */
 import { afterAll, assert } from "@effect/vitest"
-import { DockerRuntime } from "../../src/index.ts"
+import { DockerRuntime } from "../../src/docker.ts"
 import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
 import { runConformance } from "./suite.ts"
 

@@ -5,7 +5,8 @@
  * reports them). docker-base.test.ts runs the suite on the minimal base image, where those cases are skipped.
  */
 import { afterAll, assert } from "@effect/vitest"
-import { DockerRuntime, SandboxConfig } from "../../src/index.ts"
+import { DockerRuntime } from "../../src/docker.ts"
+import { SandboxConfig } from "../../src/index.ts"
 import { containersWithLabel, describeDocker, toolsImage } from "../docker/infra.ts"
 import { everythingInContainer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"

@@ -1,4 +1,4 @@
-import { LocalRuntime } from "../../src/index.ts"
+import { LocalRuntime } from "../../src/local.ts"
 import { chromiumAvailable } from "./chromium.ts"
 import { kernelAvailable } from "./kernel.ts"
 import { everythingServer } from "./mcp.ts"

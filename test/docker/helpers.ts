@@ -8,10 +8,9 @@ import Docker from "dockerode"
 import { Context, Effect, Exit, Layer, Logger, References, Schedule, Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { DockerRuntime, type DockerRuntimeOptions } from "../../src/docker.ts"
 import {
   CmdOutputObservation,
-  DockerRuntime,
-  type DockerRuntimeOptions,
   type ErrorObservation,
   Runtime,
   type RuntimeShape,

@@ -8,7 +8,8 @@ import { describe } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 
-const engineAnswers = () => spawnSync("docker", ["info"], { stdio: "ignore" }).status === 0
+/** Whether a Docker engine answers `docker info`. */
+export const engineAnswers = (): boolean => spawnSync("docker", ["info"], { stdio: "ignore" }).status === 0
 
 /** An image variant's tag, built by `scripts/base-image.sh` when missing. */
 const imageOf = (variant: "base" | "tools"): string => {

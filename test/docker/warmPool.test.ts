@@ -1,6 +1,7 @@
 import { assert, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { DockerRuntime, Runtime } from "../../src/index.ts"
+import { DockerRuntime } from "../../src/docker.ts"
+import { Runtime } from "../../src/index.ts"
 import { baseImage, containersWithLabel, describeDocker } from "./infra.ts"
 
 describeDocker("DockerRuntime warm pool", () => {

@@ -2,7 +2,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
-import { LocalRuntime, Runtime, RuntimeDisconnectedError, RuntimeRequestError } from "../../src/index.ts"
+import { Runtime, RuntimeDisconnectedError, RuntimeRequestError } from "../../src/index.ts"
+import { LocalRuntime } from "../../src/local.ts"
 
 /** A loopback server answering `/alive`, and `GET /v1/mcp/tools` with `tools` (404 when undefined). */
 const standIn = (tools: { readonly status: number; readonly body: unknown } | undefined) =>

@@ -2,8 +2,9 @@
  * One bash process on a PTY, turned into three events: output text, a prompt
  * (the previous command finished), and exit. Knows nothing of actions.
  */
-import * as pty from "node-pty"
+import type * as Pty from "node-pty"
 import { writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { join } from "node:path"
 import { makeShellCgroup, type ShellCgroup } from "./cgroup.ts"
 import { killSession, SESSION_MARKER_VARIABLE } from "./processTree.ts"
@@ -29,8 +30,16 @@ export interface ShellEvents {
   readonly onExit: (exitCode: number) => void
 }
 
+/**
+ * node-pty is a native addon: it is loaded by the first shell, not when the package is imported,
+ * so a program that only imports `effect-sandbox` (schemas, TestRuntime) loads no `pty.node`
+ * (DESIGN.md principle 11). `require` because the constructor below is synchronous.
+ */
+let ptyModule: typeof Pty | undefined
+const loadPty = (): typeof Pty => ptyModule ??= createRequire(import.meta.url)("node-pty") as typeof Pty
+
 export class ShellProcess {
-  private readonly pty: pty.IPty
+  private readonly pty: Pty.IPty
   private readonly marker: string
   private readonly cgroup: ShellCgroup | null
   private exited = false
@@ -44,7 +53,7 @@ export class ShellProcess {
     const cgroup = makeShellCgroup(options.marker, options.pidsLimit)
     const bash = [options.shellPath, "--noprofile", "--rcfile", rcFile, "--noediting", "-i"]
     try {
-      this.pty = pty.spawn(...joiningCgroup(cgroup, bash), {
+      this.pty = loadPty().spawn(...joiningCgroup(cgroup, bash), {
         name: "xterm-256color",
         // Wide like OpenHands' tmux window, so lines are not wrapped by programs that ask.
         cols: 1000,

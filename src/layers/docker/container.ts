@@ -9,7 +9,8 @@ import { Effect } from "effect"
 import { existsSync, rmSync } from "node:fs"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { DockerEngine, engineCall, statusOf } from "./engine.ts"
+import { dockerClient } from "./client.ts"
+import { type DockerEngine, engineCall, statusOf } from "./engine.ts"
 import { LABEL } from "./labels.ts"
 
 /** The action server's port inside every container. */
@@ -90,7 +91,7 @@ export type BeforeStart = (container: Docker.Container, labels: Readonly<Record<
 /** Create and start a container; closing the scope removes it unless `keep` says otherwise at that time. */
 export const startContainer = (options: Docker.ContainerCreateOptions, keep: () => boolean, beforeStart: BeforeStart) =>
   Effect.gen(function*() {
-    const { docker } = yield* DockerEngine
+    const docker = yield* dockerClient
     const name = options.name!
     const container = yield* Effect.acquireRelease(
       engineCall(`create container ${name}`, () => docker.createContainer(options)),
@@ -120,7 +121,7 @@ export const findContainer = (
   beforeStart: BeforeStart
 ): Effect.Effect<RunningContainer | null, RuntimeStartError, DockerEngine> =>
   Effect.gen(function*() {
-    const { docker } = yield* DockerEngine
+    const docker = yield* dockerClient
     const container = docker.getContainer(name)
     const info = yield* Effect.promise(() => container.inspect().catch(() => null))
     if (info === null) return null

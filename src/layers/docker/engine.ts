@@ -2,13 +2,26 @@
  * The Docker engine, through dockerode: `DOCKER_HOST` or the default socket.
  * Building the layer pings the engine, so a missing daemon is one clear error
  * instead of a failure deep inside the first container operation.
+ *
+ * dockerode is an optional peer dependency, imported when the layer is built (not when
+ * `effect-sandbox/docker` is imported): a missing one is a `RuntimeStartError` saying what to install.
  */
-import Docker from "dockerode"
 import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 
+/**
+ * The dockerode client as the public types name it: structural, so that the declarations of
+ * `effect-sandbox/docker` resolve without `@types/dockerode`, which consumers need not have.
+ * Any `new Docker(...)` from dockerode is one; the package's own calls get it typed from
+ * `dockerClient` (client.ts).
+ */
+export interface DockerClient {
+  ping(): Promise<unknown>
+}
+
 export class DockerEngine extends Context.Service<DockerEngine, {
-  readonly docker: Docker
+  /** A dockerode `Docker` instance. */
+  readonly docker: DockerClient
   /** Human-readable address, for messages. */
   readonly address: string
   /** A Linux engine on this machine: containers' bridge addresses are reachable from here. */
@@ -17,6 +30,15 @@ export class DockerEngine extends Context.Service<DockerEngine, {
   static readonly layer: Layer.Layer<DockerEngine, RuntimeStartError> = Layer.effect(
     DockerEngine,
     Effect.gen(function*() {
+      const { default: Docker } = yield* Effect.tryPromise({
+        try: () => import("dockerode"),
+        catch: (cause) =>
+          new RuntimeStartError({
+            message: (cause as { code?: string }).code === "ERR_MODULE_NOT_FOUND"
+              ? "DockerRuntime needs dockerode, an optional peer dependency: npm install dockerode"
+              : `Cannot load dockerode: ${(cause as Error).message}`
+          })
+      })
       const docker = new Docker()
       const address = process.env["DOCKER_HOST"] ?? "unix:///var/run/docker.sock"
       yield* engineCall(`reach the Docker engine at ${address}`, () => docker.ping()).pipe(

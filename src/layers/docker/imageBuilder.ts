@@ -13,6 +13,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { pack } from "tar-stream"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
 import { type ImageRequirements, PREFLIGHT_MARK, preflightScript } from "./preflight.ts"
 
@@ -103,7 +104,7 @@ const ensureRuntimeImage = (
   onBuildStart: Effect.Effect<void> = Effect.void
 ): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
   Effect.gen(function*() {
-    const { docker } = yield* DockerEngine
+    const docker = yield* dockerClient
     const base = yield* engineCall(`inspect the base image ${options.baseImage}`, () =>
       docker.getImage(options.baseImage).inspect()).pipe(
         Effect.mapError(() =>

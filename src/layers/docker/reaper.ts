@@ -15,8 +15,8 @@ import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
+import { dockerClient } from "./client.ts"
 import { removeWithWorkspace } from "./container.ts"
-import { DockerEngine } from "./engine.ts"
 import { LABEL } from "./labels.ts"
 import { LEASE_DIR_PREFIX } from "./ownerLease.ts"
 
@@ -64,7 +64,7 @@ const sweepLeases = (suspects: ReadonlyArray<Suspect & { readonly dir: string }>
 
 /** Remove every container on the engine whose owner's lease is stale; returns how many were removed. */
 export const reapOrphans = Effect.fn("reapOrphans")(function*() {
-  const { docker } = yield* DockerEngine
+  const docker = yield* dockerClient
   const list = Effect.promise(() =>
     docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=true`] } }).catch(() => [])
   )

@@ -1,0 +1,10 @@
+/**
+ * `effect-sandbox/docker`: DockerRuntime, its warm pool and the Docker engine client.
+ *
+ * A subpath of its own so that only its users install its SDK: `dockerode` is an optional peer
+ * dependency, loaded when this module is imported, never by the root `effect-sandbox`
+ * (DESIGN.md principle 11).
+ */
+export { DockerEngine } from "./layers/docker/engine.ts"
+export { ImageBuilder, type ImageOptions } from "./layers/docker/imageBuilder.ts"
+export { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "./layers/DockerRuntime.ts"
