@@ -7,6 +7,16 @@ import { Config, Effect, Option, Schema } from "effect"
 import { withDefault } from "./fields.ts"
 
 const NullableString = Schema.NullOr(Schema.String)
+/** Seconds: a zero or negative timeout would fail every action (or wait forever), so it is refused up front. */
+const Seconds = Schema.Number.check(Schema.isGreaterThan(0))
+const NonNegativeSeconds = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** Each entry `host:container[:ro|rw]` (host may be `volume:<name>`) with both parts given, as Docker's parser needs. */
+const isVolumesSpec = Schema.makeFilter<string>((spec) =>
+  spec.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "").every((entry) => {
+      const [host = "", container = "", mode = "rw", ...rest] = entry.replace(/^volume:/, "").split(":")
+      return host !== "" && container !== "" && (mode === "rw" || mode === "ro") && rest.length === 0
+    }) || "Expected host:container[:ro|rw] entries separated by commas")
 const defaultUserId = typeof process.getuid === "function" ? process.getuid() : 1000
 
 export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")({
@@ -21,9 +31,9 @@ export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")(
   runtimeContainerImage: withDefault(NullableString, null),
   userId: withDefault(Schema.Int, defaultUserId),
   /** Default hard timeout of an action, in seconds. */
-  timeout: withDefault(Schema.Number, 120),
-  remoteRuntimeInitTimeout: withDefault(Schema.Number, 180),
-  remoteRuntimeApiTimeout: withDefault(Schema.Number, 180),
+  timeout: withDefault(Seconds, 120),
+  remoteRuntimeInitTimeout: withDefault(Seconds, 180),
+  remoteRuntimeApiTimeout: withDefault(Seconds, 180),
   remoteRuntimeEnableRetries: withDefault(Schema.Boolean, true),
   remoteRuntimeClass: withDefault(NullableString, null),
   enableAutoLint: withDefault(Schema.Boolean, false),
@@ -37,15 +47,15 @@ export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")(
   runtimeStartupEnvVars: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   browsergymEvalEnv: withDefault(NullableString, null),
   platform: withDefault(NullableString, null),
-  closeDelay: withDefault(Schema.Number, 3600),
-  remoteRuntimeResourceFactor: withDefault(Schema.Number, 1),
+  closeDelay: withDefault(NonNegativeSeconds, 3600),
+  remoteRuntimeResourceFactor: withDefault(Schema.Number.check(Schema.isGreaterThan(0)), 1),
   enableGpu: withDefault(Schema.Boolean, false),
   dockerRuntimeKwargs: withDefault(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)), null),
   selectedRepo: withDefault(NullableString, null),
   trustedDirs: withDefault(Schema.Array(Schema.String), []),
   vscodePort: withDefault(Schema.NullOr(Schema.Int), null),
   /** `host:container[:ro|rw],...` */
-  volumes: withDefault(NullableString, null),
+  volumes: withDefault(Schema.NullOr(Schema.String.check(isVolumesSpec)), null),
   cudaVisibleDevices: withDefault(NullableString, null)
 }) {}
 

@@ -52,5 +52,13 @@ export class UnsupportedCapabilityError extends Schema.TaggedError<UnsupportedCa
   { capability: Schema.String, runtime: Schema.String, message: Schema.String }
 ) {}
 
+/**
+ * Options or action fields that break a rule (a negative timeout, a bad volumes string, a workspace
+ * that cannot be a directory); nothing was started or run. The message is one line naming the field.
+ */
+export class InvalidOptionsError extends Schema.TaggedError<InvalidOptionsError>()("InvalidOptionsError", {
+  message: Schema.String
+}) {}
+
 /** Any failure of the runtime (not of an action). */
 export type RuntimeError = RuntimeStartError | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError

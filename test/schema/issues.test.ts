@@ -1,0 +1,56 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { CmdRunAction } from "../../src/schema/Action.ts"
+import { decodeOptions, make } from "../../src/schema/issues.ts"
+import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
+
+/** The one-line message of an `InvalidOptionsError` (the test fails on success or another error). */
+const messageOf = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>) =>
+  Effect.flip(effect).pipe(Effect.map((error) => {
+    assert.strictEqual(error._tag, "InvalidOptionsError")
+    assert.notInclude(error.message, "\n")
+    return error.message
+  }))
+
+describe("bad options are one-line typed errors", () => {
+  it.effect("SandboxConfig({ timeout: -1 })", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* messageOf(make(SandboxConfig, "SandboxConfig")({ timeout: -1 })),
+        "Invalid SandboxConfig: timeout: Expected a value greater than 0"
+      )
+      assert.throws(() => new SandboxConfig({ timeout: -1 }))
+    }))
+
+  it.effect("CmdRunAction({ timeout: 0 })", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* messageOf(make(CmdRunAction, "CmdRunAction")({ command: "ls", timeout: 0 })),
+        "Invalid CmdRunAction: timeout: Expected a value greater than 0"
+      )
+    }))
+
+  it.effect("a bad volumes string", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* messageOf(make(SandboxConfig, "SandboxConfig")({ volumes: "/data" })),
+        "Invalid SandboxConfig: volumes: Expected host:container[:ro|rw] entries separated by commas"
+      )
+      assert.strictEqual(
+        yield* messageOf(make(SandboxConfig, "SandboxConfig")({ volumes: "/a:/b:rx" })),
+        "Invalid SandboxConfig: volumes: Expected host:container[:ro|rw] entries separated by commas"
+      )
+      assert.strictEqual(new SandboxConfig({ volumes: "/a:/b:ro, volume:cache:/c" }).volumes, "/a:/b:ro, volume:cache:/c")
+    }))
+
+  it.effect("every bad field on one line, values not echoed", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* messageOf(
+          decodeOptions(SandboxConfig, "SandboxConfig")({ timeout: "soon", userId: 1.5, closeDelay: -1 })
+        ),
+        "Invalid SandboxConfig: userId: Expected an integer; timeout: Expected number | undefined;"
+          + " closeDelay: Expected a value greater than or equal to 0"
+      )
+    }))
+})
