@@ -3,8 +3,9 @@
  * from `SANDBOX_<UPPER_SNAKE_NAME>` environment variables as OpenHands does
  * (`SANDBOX_TIMEOUT=30`, `SANDBOX_VOLUMES=/a:/b:ro`, JSON for lists and maps).
  */
-import { Config, Effect, Option, Schema } from "effect"
+import { Config, ConfigProvider, Effect, Option, Schema } from "effect"
 import { withDefault } from "./fields.ts"
+import { formatIssue } from "./issues.ts"
 
 const NullableString = Schema.NullOr(Schema.String)
 /** Seconds: a zero or negative timeout would fail every action (or wait forever), so it is refused up front. */
@@ -130,8 +131,13 @@ export const sandboxConfigFromEnv: Config.Config<SandboxConfig> = Config.all(
     const present = Object.fromEntries(
       Object.entries(values).flatMap(([k, v]) => Option.isSome(v) ? [[k, v.value]] : [])
     )
-    return Schema.decodeUnknownEffect(SandboxConfig)(present).pipe(
-      Effect.mapError((e) => new Config.ConfigError(e))
+    // One line naming each bad variable (`SANDBOX_TIMEOUT: Expected a value greater than 0`).
+    return Schema.decodeUnknownEffect(SandboxConfig)(present, { errors: "all" }).pipe(
+      Effect.mapError((e) =>
+        new Config.ConfigError(
+          new ConfigProvider.SourceError({ message: `Invalid SANDBOX_* variables: ${formatIssue(e.issue, sandboxEnvName)}` })
+        )
+      )
     )
   })
 )

@@ -8,11 +8,14 @@ import { InvalidOptionsError } from "./errors.ts"
 
 const standard = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/** `issue` as one line: `path: rule` per failure, `; `-separated (no input values). */
-export const formatIssue = (issue: SchemaIssue.Issue): string =>
+/**
+ * `issue` as one line: `path: rule` per failure, `; `-separated (no input values).
+ * `nameOf` renames a field path for the user (`timeout` → `SANDBOX_TIMEOUT`).
+ */
+export const formatIssue = (issue: SchemaIssue.Issue, nameOf: (path: string) => string = (path) => path): string =>
   standard(issue).issues.map(({ message, path }) => {
     const at = (path ?? []).map((key) => typeof key === "object" ? String(key.key) : String(key)).join(".")
-    return at === "" ? message : `${at}: ${message}`
+    return at === "" ? message : `${nameOf(at)}: ${message}`
   }).join("; ")
 
 /** The typed error for `issue` in the options or action named `subject`. */

@@ -7,15 +7,19 @@ import { Effect, Layer } from "effect"
 import { writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { CliRuntime, type CliRuntimeOptions } from "../../src/layers/CliRuntime.ts"
+import { CliRuntime } from "../../src/layers/CliRuntime.ts"
 import { LocalRuntime } from "../../src/layers/LocalRuntime.ts"
+import type { Runtime } from "../../src/services/Runtime.ts"
+
+/** The options both layers share, by the same names. */
+type Shared = { readonly workspace?: string; readonly noChangeTimeoutSeconds?: number }
 
 const layers = {
-  CliRuntime: (options: CliRuntimeOptions) => CliRuntime.layer(options),
-  LocalRuntime: (options: CliRuntimeOptions) => LocalRuntime.layer(options)
+  CliRuntime: (options: Shared) => CliRuntime.layer(options),
+  LocalRuntime: (options: Shared) => LocalRuntime.layer(options)
 } as const
 
-const startError = (layer: Layer.Layer<unknown, { readonly _tag: string; readonly message: string }>) =>
+const startError = (layer: Layer.Layer<Runtime, { readonly _tag: string; readonly message: string }>) =>
   Effect.flip(Effect.scoped(Layer.build(layer))).pipe(Effect.map((error) => `${error._tag}: ${error.message}`))
 
 const aFile = join(tmpdir(), `effect-sandbox-not-a-dir-${process.pid}`)
