@@ -114,6 +114,8 @@ const make = (options: CliRuntimeOptions) =>
 
 export const CliRuntime = {
   /** A `Runtime` running actions in this process; released with the layer (shell and children killed). */
-  layer: (options: CliRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
+  layer: (
+    options: CliRuntimeOptions = {}
+  ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
     Layer.effect(Runtime, make(options))
 } as const

@@ -44,8 +44,8 @@ import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
-import { checkRuntimeOptions } from "./internal/options.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { checkRuntimeOptions } from "./internal/options.ts"
 import {
   browserArg,
   pluginArgs,

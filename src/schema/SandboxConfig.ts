@@ -15,9 +15,10 @@ const NonNegativeSeconds = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
 /** Each entry `host:container[:ro|rw]` (host may be `volume:<name>`) with both parts given, as Docker's parser needs. */
 const isVolumesSpec = Schema.makeFilter<string>((spec) =>
   spec.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "").every((entry) => {
-      const [host = "", container = "", mode = "rw", ...rest] = entry.replace(/^volume:/, "").split(":")
-      return host !== "" && container !== "" && (mode === "rw" || mode === "ro") && rest.length === 0
-    }) || "Expected host:container[:ro|rw] entries separated by commas")
+    const [host = "", container = "", mode = "rw", ...rest] = entry.replace(/^volume:/, "").split(":")
+    return host !== "" && container !== "" && (mode === "rw" || mode === "ro") && rest.length === 0
+  }) || "Expected host:container[:ro|rw] entries separated by commas"
+)
 const defaultUserId = typeof process.getuid === "function" ? process.getuid() : 1000
 
 export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")({
@@ -135,7 +136,9 @@ export const sandboxConfigFromEnv: Config.Config<SandboxConfig> = Config.all(
     return Schema.decodeUnknownEffect(SandboxConfig)(present, { errors: "all" }).pipe(
       Effect.mapError((e) =>
         new Config.ConfigError(
-          new ConfigProvider.SourceError({ message: `Invalid SANDBOX_* variables: ${formatIssue(e.issue, sandboxEnvName)}` })
+          new ConfigProvider.SourceError({
+            message: `Invalid SANDBOX_* variables: ${formatIssue(e.issue, sandboxEnvName)}`
+          })
         )
       )
     )

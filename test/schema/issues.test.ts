@@ -40,7 +40,10 @@ describe("bad options are one-line typed errors", () => {
         yield* messageOf(make(SandboxConfig, "SandboxConfig")({ volumes: "/a:/b:rx" })),
         "Invalid SandboxConfig: volumes: Expected host:container[:ro|rw] entries separated by commas"
       )
-      assert.strictEqual(new SandboxConfig({ volumes: "/a:/b:ro, volume:cache:/c" }).volumes, "/a:/b:ro, volume:cache:/c")
+      assert.strictEqual(
+        new SandboxConfig({ volumes: "/a:/b:ro, volume:cache:/c" }).volumes,
+        "/a:/b:ro, volume:cache:/c"
+      )
     }))
 
   it.effect("every bad field on one line, values not echoed", () =>

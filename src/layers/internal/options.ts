@@ -12,5 +12,4 @@ const RuntimeOptions = Schema.Struct({
 })
 
 /** Fails with `Invalid <subject>: noChangeTimeoutSeconds: Expected a value greater than 0` and the like. */
-export const checkRuntimeOptions = (subject: string, options: object) =>
-  decodeOptions(RuntimeOptions, subject)(options)
+export const checkRuntimeOptions = (subject: string, options: object) => decodeOptions(RuntimeOptions, subject)(options)
