@@ -20,6 +20,7 @@ import { copyWith } from "../../schema/copy.ts"
 import {
   invalidEnvMessage,
   InvalidEnvVarError,
+  RuntimeDisconnectedError,
   type RuntimeError,
   type TransferError,
   UnsupportedCapabilityError
@@ -66,8 +67,22 @@ export const makeRuntime = (
    * output), as defence in depth: the executor already masked before truncating, a server that
    * does not (OpenHands') did not.
    */
-  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    effect.pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
+    live(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+
+  /**
+   * A runtime whose layer was released (status STOPPED) refuses every call the same way on every
+   * runtime; without this CliRuntime died with `ENOENT .../command.sh` from its removed state dir.
+   */
+  const live = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
+    Effect.flatMap(status.get, (current): Effect.Effect<A, E | RuntimeDisconnectedError> =>
+      current === "STOPPED"
+        ? Effect.fail(
+          new RuntimeDisconnectedError({
+            message: `The ${kind} runtime was released (its layer's scope closed): build a new runtime to run actions.`
+          })
+        )
+        : effect)
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
     const timed = action.timeout === undefined
@@ -138,7 +153,7 @@ export const makeRuntime = (
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
         )
       }),
-    pause: backend.pause ?? unsupported("pause"),
-    resume: backend.resume ?? unsupported("resume")
+    pause: backend.pause === undefined ? unsupported("pause") : live(backend.pause),
+    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume)
   }
 }
