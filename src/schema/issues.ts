@@ -31,12 +31,3 @@ export const decodeOptions = <S extends Schema.Top & { readonly DecodingServices
   Schema.decodeUnknownEffect(schema)(input, { errors: "all" }).pipe(
     Effect.mapError((error) => invalidOptions(subject, error.issue))
   )
-
-/**
- * Construct a Schema class (`CmdRunAction`, `SandboxConfig`) as an effect: `new` throws
- * `Error("Schema validation failed")` naming no field, which inside an effect is a defect.
- */
-export const make =
-  <S extends Schema.Top>(schema: S, subject: string) =>
-  (input: S["~type.make.in"]): Effect.Effect<S["Type"], InvalidOptionsError> =>
-    schema.makeEffect(input).pipe(Effect.mapError((issue) => invalidOptions(subject, issue)))

@@ -1,8 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { CmdRunAction } from "../../src/schema/Action.ts"
-import { decodeOptions, make } from "../../src/schema/issues.ts"
+import { decodeOptions, invalidOptions } from "../../src/schema/issues.ts"
 import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
+
+/** Built as effects: `makeEffect` keeps the issue in the error channel (`new` throws, naming no field). */
+const config = (input: ConstructorParameters<typeof SandboxConfig>[0]) =>
+  Effect.mapError(SandboxConfig.makeEffect(input), (issue) => invalidOptions("SandboxConfig", issue))
+const command = (input: ConstructorParameters<typeof CmdRunAction>[0]) =>
+  Effect.mapError(CmdRunAction.makeEffect(input), (issue) => invalidOptions("CmdRunAction", issue))
 
 /** The one-line message of an `InvalidOptionsError` (the test fails on success or another error). */
 const messageOf = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>) =>
@@ -16,7 +22,7 @@ describe("bad options are one-line typed errors", () => {
   it.effect("SandboxConfig({ timeout: -1 })", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* messageOf(make(SandboxConfig, "SandboxConfig")({ timeout: -1 })),
+        yield* messageOf(config({ timeout: -1 })),
         "Invalid SandboxConfig: timeout: Expected a value greater than 0"
       )
       assert.throws(() => new SandboxConfig({ timeout: -1 }))
@@ -25,7 +31,7 @@ describe("bad options are one-line typed errors", () => {
   it.effect("CmdRunAction({ timeout: 0 })", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* messageOf(make(CmdRunAction, "CmdRunAction")({ command: "ls", timeout: 0 })),
+        yield* messageOf(command({ command: "ls", timeout: 0 })),
         "Invalid CmdRunAction: timeout: Expected a value greater than 0"
       )
     }))
@@ -33,11 +39,11 @@ describe("bad options are one-line typed errors", () => {
   it.effect("a bad volumes string", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* messageOf(make(SandboxConfig, "SandboxConfig")({ volumes: "/data" })),
+        yield* messageOf(config({ volumes: "/data" })),
         "Invalid SandboxConfig: volumes: Expected host:container[:ro|rw] entries separated by commas"
       )
       assert.strictEqual(
-        yield* messageOf(make(SandboxConfig, "SandboxConfig")({ volumes: "/a:/b:rx" })),
+        yield* messageOf(config({ volumes: "/a:/b:rx" })),
         "Invalid SandboxConfig: volumes: Expected host:container[:ro|rw] entries separated by commas"
       )
       assert.strictEqual(
