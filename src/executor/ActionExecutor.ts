@@ -229,6 +229,7 @@ export const makeActionExecutor = (
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
       setMcpServers: mcp.setStdioServers,
       listMcpTools: mcp.listTools,
+      ipythonUnavailable: ipython === null ? Effect.succeed(undefined) : ipython.unavailable,
       setEnv: (vars, secrets) =>
         Effect.suspend(() => {
           const invalid = env.set(vars, secrets)

@@ -82,6 +82,8 @@ const make = (options: CliRuntimeOptions) =>
         ? {}
         : { browser: options.browser === true ? {} : options.browser })
     })
+    // Waited for (its start overlapped the shell's) so the capabilities say whether cells can run, and why not.
+    const ipythonUnavailable = yield* executor.ipythonUnavailable
     yield* status.set("RUNTIME_STARTED")
 
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
@@ -95,9 +97,10 @@ const make = (options: CliRuntimeOptions) =>
         urls: {},
         capabilities: {
           pause: false,
-          ipython: ipython !== undefined,
+          ipython: ipython !== undefined && ipythonUnavailable === undefined,
           browser: options.browser !== undefined && options.browser !== false,
-          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0
+          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
+          ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
         }
       },
       defaultTimeoutSeconds: sandbox.timeout,
