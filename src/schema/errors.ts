@@ -40,7 +40,7 @@ export class TransferError extends Schema.TaggedError<TransferError>()("Transfer
 export const invalidEnvMessage = (names: ReadonlyArray<string>): string =>
   `Invalid environment variable names: ${names.join(", ")}. Use letters, digits and _ only.`
 
-/** Environment variables with names a shell cannot export; nothing was changed. */
+/** Environment variables with names a shell cannot export, or secrets too short to mask; nothing was changed. */
 export class InvalidEnvVarError extends Schema.TaggedError<InvalidEnvVarError>()("InvalidEnvVarError", {
   names: Schema.Array(Schema.String),
   message: Schema.String

@@ -27,7 +27,7 @@ import {
 } from "../../schema/errors.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
 import type { Observation } from "../../schema/Observation.ts"
-import { SecretMask } from "../../schema/secrets.ts"
+import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
@@ -140,14 +140,12 @@ export const makeRuntime = (
         const plain: Record<string, string> = {}
         const secrets: Array<string> = []
         for (const [name, value] of Object.entries(vars)) {
-          if (Redacted.isRedacted(value)) {
-            mask.add(Redacted.value(value))
-            plain[name] = Redacted.value(value)
-            secrets.push(name)
-          } else {
-            plain[name] = value
-          }
+          plain[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+          if (Redacted.isRedacted(value)) secrets.push(name)
         }
+        const short = shortSecretsError(plain, secrets)
+        if (short !== undefined) return Effect.fail(short)
+        for (const name of secrets) mask.add(plain[name]!)
         // Span attributes carry names only, never values.
         return masked(backend.setEnv(plain, secrets)).pipe(
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
