@@ -12,12 +12,31 @@ const NullableString = Schema.NullOr(Schema.String)
 const Seconds = Schema.Number.check(Schema.isGreaterThan(0))
 const NonNegativeSeconds = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
 
-/** Each entry `host:container[:ro|rw]` (host may be `volume:<name>`) with both parts given, as Docker's parser needs. */
+/** One entry of `volumes`: a host path or named volume (`volume:<name>` or a bare name), where, and how. */
+export interface VolumeEntry {
+  readonly host: string
+  readonly named: boolean
+  readonly container: string
+  readonly mode: "ro" | "rw"
+}
+
+/**
+ * The entries of a `volumes` string (`host:container[:ro|rw],...`), or undefined when one is not
+ * of that form: the one parser for the schema's check and Docker's mounts, so they cannot disagree.
+ */
+export const volumeEntries = (spec: string): ReadonlyArray<VolumeEntry> | undefined => {
+  const entries: Array<VolumeEntry> = []
+  for (const entry of spec.split(",").map((text) => text.trim()).filter((text) => text !== "")) {
+    const named = entry.startsWith("volume:")
+    const [host = "", container = "", mode = "rw", ...rest] = entry.slice(named ? "volume:".length : 0).split(":")
+    if (host === "" || container === "" || (mode !== "rw" && mode !== "ro") || rest.length > 0) return undefined
+    entries.push({ host, named: named || !host.startsWith("/"), container, mode })
+  }
+  return entries
+}
+
 const isVolumesSpec = Schema.makeFilter<string>((spec) =>
-  spec.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "").every((entry) => {
-    const [host = "", container = "", mode = "rw", ...rest] = entry.replace(/^volume:/, "").split(":")
-    return host !== "" && container !== "" && (mode === "rw" || mode === "ro") && rest.length === 0
-  }) || "Expected host:container[:ro|rw] entries separated by commas"
+  volumeEntries(spec) !== undefined || "Expected host:container[:ro|rw] entries separated by commas"
 )
 const defaultUserId = typeof process.getuid === "function" ? process.getuid() : 1000
 
