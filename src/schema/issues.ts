@@ -1,6 +1,6 @@
 /**
  * Bad options and bad action fields become one line a user can act on: the field and the rule
- * (`CliRuntime options: sandbox.timeout: Expected a value greater than 0`), never Effect's
+ * (`Invalid CliRuntime options: noChangeTimeoutSeconds: Expected a value greater than 0`), never Effect's
  * multi-line issue tree or a defect. Values are not echoed: an option may hold a secret.
  */
 import { Effect, Schema, SchemaIssue } from "effect"

@@ -65,7 +65,7 @@ export const makeRuntime = (
   /**
    * Secrets masked in what reaches the caller, results and typed errors (whose texts may echo
    * output), as defence in depth: the executor already masked before truncating, a server that
-   * does not (OpenHands') did not.
+   * does not (OpenHands') did not. Every backend call goes through here, so it is also `live`.
    */
   const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
     live(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
