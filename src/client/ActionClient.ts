@@ -25,6 +25,7 @@ import {
   RuntimeTimeoutError,
   TransferError
 } from "../schema/errors.ts"
+import { formatIssue } from "../schema/issues.ts"
 import { McpToolList } from "../schema/McpTool.ts"
 import { decodeObservation, encodeAction } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
@@ -257,7 +258,7 @@ export const makeActionClient = (
           Effect.map((body) => body.tools),
           Effect.catchTag(
             "SchemaError",
-            (e) => disconnected("mcp/tools", `the server sent an invalid tool list: ${e.message}`)
+            (e) => disconnected("mcp/tools", `the server sent an invalid tool list: ${formatIssue(e.issue)}`)
           )
         ),
       noListing

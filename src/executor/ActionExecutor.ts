@@ -18,6 +18,7 @@ import {
   FileWriteObservation,
   type Observation
 } from "../schema/Observation.ts"
+import { shortSecretsError } from "../schema/secrets.ts"
 import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExecutor.ts"
 import { makeBrowser } from "./browser/Browser.ts"
 import { sandboxEnv } from "./childEnv.ts"
@@ -229,8 +230,12 @@ export const makeActionExecutor = (
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
       setMcpServers: mcp.setStdioServers,
       listMcpTools: mcp.listTools,
+      ipythonUnavailable: ipython === null ? Effect.succeed(undefined) : ipython.unavailable,
       setEnv: (vars, secrets) =>
         Effect.suspend(() => {
+          // Checked here too: the action server's `POST /v1/env` reaches the executor without `makeRuntime`.
+          const short = shortSecretsError(vars, secrets ?? [])
+          if (short !== undefined) return Effect.fail(short)
           const invalid = env.set(vars, secrets)
           return invalid.length === 0
             ? Effect.void

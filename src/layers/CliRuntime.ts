@@ -8,10 +8,11 @@ import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
-import type { RuntimeStartError } from "../schema/errors.ts"
+import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { checkRuntimeOptions } from "./internal/options.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 import { withUploadPayload } from "./internal/uploadPayload.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
@@ -62,10 +63,11 @@ const ipythonOption = (option: CliRuntimeOptions["ipython"]) =>
 
 const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
+    yield* checkRuntimeOptions("CliRuntime options", options)
     const sessionId = options.sessionId ?? randomUUID()
     const status = yield* makeStatus
     const sandbox = yield* sandboxConfigOr(options.sandbox)
-    const workspace = yield* scopedWorkspace(options, sessionId.slice(0, 8))
+    const workspace = yield* scopedWorkspace(options, sessionId.slice(0, 8), "CliRuntime options")
     const ipython = ipythonOption(options.ipython)
     const executor = yield* makeActionExecutor({
       workspace,
@@ -80,6 +82,8 @@ const make = (options: CliRuntimeOptions) =>
         ? {}
         : { browser: options.browser === true ? {} : options.browser })
     })
+    // Waited for (its start overlapped the shell's) so the capabilities say whether cells can run, and why not.
+    const ipythonUnavailable = yield* executor.ipythonUnavailable
     yield* status.set("RUNTIME_STARTED")
 
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
@@ -93,9 +97,10 @@ const make = (options: CliRuntimeOptions) =>
         urls: {},
         capabilities: {
           pause: false,
-          ipython: ipython !== undefined,
+          ipython: ipython !== undefined && ipythonUnavailable === undefined,
           browser: options.browser !== undefined && options.browser !== false,
-          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0
+          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
+          ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
         }
       },
       defaultTimeoutSeconds: sandbox.timeout,
@@ -112,6 +117,8 @@ const make = (options: CliRuntimeOptions) =>
 
 export const CliRuntime = {
   /** A `Runtime` running actions in this process; released with the layer (shell and children killed). */
-  layer: (options: CliRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+  layer: (
+    options: CliRuntimeOptions = {}
+  ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
     Layer.effect(Runtime, make(options))
 } as const

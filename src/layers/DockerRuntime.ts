@@ -17,7 +17,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
-import { RuntimeStartError } from "../schema/errors.ts"
+import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { dockerClient } from "./docker/client.ts"
@@ -46,6 +46,7 @@ import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { checkRuntimeOptions } from "./internal/options.ts"
 import {
   browserArg,
   pluginArgs,
@@ -299,7 +300,8 @@ const startSandbox = (
       ))
       const workspace = yield* scopedWorkspace(
         { workspace: options.workspace, keepWorkspace: keepAlive },
-        `docker-${sessionId.slice(0, 8)}`
+        `docker-${sessionId.slice(0, 8)}`,
+        "DockerRuntime options"
       )
       // A workspace we created belongs to the sandbox user, who must be able to write it.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
@@ -391,6 +393,7 @@ const runtimeFor = (
 
 const make = (options: DockerRuntimeOptions) =>
   Effect.gen(function*() {
+    yield* checkRuntimeOptions("DockerRuntime options", options)
     const status = yield* makeStatus
     const sandbox = yield* sandboxConfigOr(options.sandbox)
     // Acquired first, released last: the lease outlives the containers it covers.
@@ -421,7 +424,9 @@ export class DockerSandboxPool extends Context.Service<DockerSandboxPool, {
 
 export const DockerRuntime = {
   /** A runtime in a Docker container (created, or attached to by session id); removed on release unless kept alive. */
-  layer: (options: DockerRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+  layer: (
+    options: DockerRuntimeOptions = {}
+  ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
     Layer.effect(Runtime, make(options)).pipe(
       Layer.provide(NodeHttpClient.layerUndici),
       Layer.provide(ImageBuilder.layer),

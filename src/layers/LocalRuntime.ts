@@ -14,10 +14,11 @@ import { type Config, Context, type Duration, Effect, Layer, Redacted } from "ef
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
-import { RuntimeStartError } from "../schema/errors.ts"
+import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { checkRuntimeOptions } from "./internal/options.ts"
 import { sendMcpServers, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
@@ -59,8 +60,9 @@ const capabilitiesOf = (options: LocalServerOptions = {}): RuntimeCapabilities =
 /** Start a server (and its workspace) in the current scope. */
 const startLocalServer = (options: LocalServerOptions) =>
   Effect.gen(function*() {
+    yield* checkRuntimeOptions("LocalRuntime options", options)
     const sessionId = randomUUID()
-    const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`)
+    const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`, "LocalRuntime options")
     // A fresh key per server: other local users cannot drive it through its port.
     const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
     // Created before the server and removed after it stops: nothing is left even if it is killed.
@@ -132,7 +134,9 @@ const makePool = (options: LocalServerOptions & { readonly warmServers: number }
 
 export const LocalRuntime = {
   /** A runtime on a freshly started local server (stopped, workspace removed, on release). */
-  layer: (options: LocalRuntimeOptions = {}): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+  layer: (
+    options: LocalRuntimeOptions = {}
+  ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
     Layer.effect(
       Runtime,
       Effect.gen(function*() {

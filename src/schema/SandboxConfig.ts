@@ -3,10 +3,41 @@
  * from `SANDBOX_<UPPER_SNAKE_NAME>` environment variables as OpenHands does
  * (`SANDBOX_TIMEOUT=30`, `SANDBOX_VOLUMES=/a:/b:ro`, JSON for lists and maps).
  */
-import { Config, Effect, Option, Schema } from "effect"
+import { Config, ConfigProvider, Effect, Option, Schema } from "effect"
 import { withDefault } from "./fields.ts"
+import { formatIssue } from "./issues.ts"
 
 const NullableString = Schema.NullOr(Schema.String)
+/** Seconds: a zero or negative timeout would fail every action (or wait forever), so it is refused up front. */
+const Seconds = Schema.Number.check(Schema.isGreaterThan(0))
+const NonNegativeSeconds = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** One entry of `volumes`: a host path or named volume (`volume:<name>` or a bare name), where, and how. */
+export interface VolumeEntry {
+  readonly host: string
+  readonly named: boolean
+  readonly container: string
+  readonly mode: "ro" | "rw"
+}
+
+/**
+ * The entries of a `volumes` string (`host:container[:ro|rw],...`), or undefined when one is not
+ * of that form: the one parser for the schema's check and Docker's mounts, so they cannot disagree.
+ */
+export const volumeEntries = (spec: string): ReadonlyArray<VolumeEntry> | undefined => {
+  const entries: Array<VolumeEntry> = []
+  for (const entry of spec.split(",").map((text) => text.trim()).filter((text) => text !== "")) {
+    const named = entry.startsWith("volume:")
+    const [host = "", container = "", mode = "rw", ...rest] = entry.slice(named ? "volume:".length : 0).split(":")
+    if (host === "" || container === "" || (mode !== "rw" && mode !== "ro") || rest.length > 0) return undefined
+    entries.push({ host, named: named || !host.startsWith("/"), container, mode })
+  }
+  return entries
+}
+
+const isVolumesSpec = Schema.makeFilter<string>((spec) =>
+  volumeEntries(spec) !== undefined || "Expected host:container[:ro|rw] entries separated by commas"
+)
 const defaultUserId = typeof process.getuid === "function" ? process.getuid() : 1000
 
 export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")({
@@ -21,9 +52,9 @@ export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")(
   runtimeContainerImage: withDefault(NullableString, null),
   userId: withDefault(Schema.Int, defaultUserId),
   /** Default hard timeout of an action, in seconds. */
-  timeout: withDefault(Schema.Number, 120),
-  remoteRuntimeInitTimeout: withDefault(Schema.Number, 180),
-  remoteRuntimeApiTimeout: withDefault(Schema.Number, 180),
+  timeout: withDefault(Seconds, 120),
+  remoteRuntimeInitTimeout: withDefault(Seconds, 180),
+  remoteRuntimeApiTimeout: withDefault(Seconds, 180),
   remoteRuntimeEnableRetries: withDefault(Schema.Boolean, true),
   remoteRuntimeClass: withDefault(NullableString, null),
   enableAutoLint: withDefault(Schema.Boolean, false),
@@ -37,15 +68,15 @@ export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")(
   runtimeStartupEnvVars: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   browsergymEvalEnv: withDefault(NullableString, null),
   platform: withDefault(NullableString, null),
-  closeDelay: withDefault(Schema.Number, 3600),
-  remoteRuntimeResourceFactor: withDefault(Schema.Number, 1),
+  closeDelay: withDefault(NonNegativeSeconds, 3600),
+  remoteRuntimeResourceFactor: withDefault(Schema.Number.check(Schema.isGreaterThan(0)), 1),
   enableGpu: withDefault(Schema.Boolean, false),
   dockerRuntimeKwargs: withDefault(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)), null),
   selectedRepo: withDefault(NullableString, null),
   trustedDirs: withDefault(Schema.Array(Schema.String), []),
   vscodePort: withDefault(Schema.NullOr(Schema.Int), null),
   /** `host:container[:ro|rw],...` */
-  volumes: withDefault(NullableString, null),
+  volumes: withDefault(Schema.NullOr(Schema.String.check(isVolumesSpec)), null),
   cudaVisibleDevices: withDefault(NullableString, null)
 }) {}
 
@@ -120,8 +151,15 @@ export const sandboxConfigFromEnv: Config.Config<SandboxConfig> = Config.all(
     const present = Object.fromEntries(
       Object.entries(values).flatMap(([k, v]) => Option.isSome(v) ? [[k, v.value]] : [])
     )
-    return Schema.decodeUnknownEffect(SandboxConfig)(present).pipe(
-      Effect.mapError((e) => new Config.ConfigError(e))
+    // One line naming each bad variable (`SANDBOX_TIMEOUT: Expected a value greater than 0`).
+    return Schema.decodeUnknownEffect(SandboxConfig)(present, { errors: "all" }).pipe(
+      Effect.mapError((e) =>
+        new Config.ConfigError(
+          new ConfigProvider.SourceError({
+            message: `Invalid SANDBOX_* variables: ${formatIssue(e.issue, sandboxEnvName)}`
+          })
+        )
+      )
     )
   })
 )

@@ -40,7 +40,7 @@ export class TransferError extends Schema.TaggedError<TransferError>()("Transfer
 export const invalidEnvMessage = (names: ReadonlyArray<string>): string =>
   `Invalid environment variable names: ${names.join(", ")}. Use letters, digits and _ only.`
 
-/** Environment variables with names a shell cannot export; nothing was changed. */
+/** Environment variables with names a shell cannot export, or secrets too short to mask; nothing was changed. */
 export class InvalidEnvVarError extends Schema.TaggedError<InvalidEnvVarError>()("InvalidEnvVarError", {
   names: Schema.Array(Schema.String),
   message: Schema.String
@@ -51,6 +51,14 @@ export class UnsupportedCapabilityError extends Schema.TaggedError<UnsupportedCa
   "UnsupportedCapabilityError",
   { capability: Schema.String, runtime: Schema.String, message: Schema.String }
 ) {}
+
+/**
+ * Options or action fields that break a rule (a negative timeout, a bad volumes string, a workspace
+ * that cannot be a directory); nothing was started or run. The message is one line naming the field.
+ */
+export class InvalidOptionsError extends Schema.TaggedError<InvalidOptionsError>()("InvalidOptionsError", {
+  message: Schema.String
+}) {}
 
 /** Any failure of the runtime (not of an action). */
 export type RuntimeError = RuntimeStartError | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError

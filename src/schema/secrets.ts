@@ -10,8 +10,31 @@
  */
 import { Redacted, Schema } from "effect"
 import { TRUNCATION_NOTICE } from "./cmdOutput.ts"
+import { InvalidEnvVarError } from "./errors.ts"
 
 export const MASK = "<redacted>"
+
+/**
+ * The shortest secret value accepted: masking a one-letter secret would replace every
+ * occurrence of that letter in all output (and a 2-3 character one most words containing it).
+ */
+export const MIN_SECRET_LENGTH = 4
+
+/**
+ * The typed error refusing the `secrets` (names in `vars`) whose values are too short to mask
+ * safely, naming the variables, never their values; undefined when all are long enough.
+ */
+export const shortSecretsError = (
+  vars: Readonly<Record<string, string>>,
+  secrets: ReadonlyArray<string>
+): InvalidEnvVarError | undefined => {
+  const names = secrets.filter((name) => (vars[name] ?? "").length < MIN_SECRET_LENGTH)
+  return names.length === 0 ? undefined : new InvalidEnvVarError({
+    names,
+    message: `Secrets too short to mask safely: ${names.join(", ")} (at least ${MIN_SECRET_LENGTH} characters;`
+      + " masking a shorter value would hide those characters everywhere in the output). Nothing was set."
+  })
+}
 
 /** What is placed where output was cut: command output's notice, and the editor's clipped view (`format.ts`). */
 const CUT_MARKERS = [TRUNCATION_NOTICE, "<response clipped>"] as const

@@ -8,6 +8,7 @@ import { Effect, Schema } from "effect"
 import * as A from "./Action.ts"
 import { truncateCmdOutput } from "./cmdOutput.ts"
 import { WireDecodeError } from "./errors.ts"
+import { formatIssue } from "./issues.ts"
 import * as O from "./Observation.ts"
 
 type JsonRecord = Record<string, unknown>
@@ -118,13 +119,11 @@ const decodeInto = <C extends Schema.Top>(cls: C, kind: string, type: string, fi
   return Schema.decodeUnknownEffect(cls as unknown as Schema.Codec<C["Type"]>)({
     ...input,
     _tag: (cls as unknown as { identifier: string }).identifier
-  }).pipe(
+  }, { errors: "all" }).pipe(
     Effect.mapError((e) =>
       new WireDecodeError({
-        // Name fields as the client sent them (`["is_input"]`, not `["isInput"]`).
-        message: `Invalid ${kind} "${type}": ${
-          e.message.replace(/\["(\w+)"\]/g, (_, key: string) => `["${toSnake(key)}"]`)
-        }`
+        // One line, fields named as the client sent them (`is_input`, not `isInput`).
+        message: `Invalid ${kind} "${type}": ${formatIssue(e.issue, toSnake)}`
       })
     )
   )

@@ -38,6 +38,11 @@ export interface ActionExecutorShape {
   /** The tools of every connected MCP server. */
   readonly listMcpTools: Effect.Effect<ReadonlyArray<McpTool>>
   /**
+   * Waits for the IPython kernel's start (started in the background): why cells cannot run, or
+   * undefined when they can or IPython was not asked for. A runtime reports it in its capabilities.
+   */
+  readonly ipythonUnavailable: Effect.Effect<string | undefined>
+  /**
    * Export variables to the next command of every shell (and to shells started later); the values
    * of the names in `secrets` are masked in every observation from now on.
    */

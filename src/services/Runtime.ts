@@ -37,6 +37,8 @@ export interface RuntimeCapabilities {
   readonly ipython: boolean
   readonly browser: boolean
   readonly mcp: boolean
+  /** Why a capability the options asked for is false (`ipython`: the kernel could not start, and how it failed). */
+  readonly unavailable?: Readonly<Partial<Record<"pause" | "ipython" | "browser" | "mcp", string>>>
 }
 
 /** Where a runtime lives. */

@@ -48,4 +48,14 @@ describe("SandboxConfig", () => {
       const error = yield* Effect.flip(fromEnv({ SANDBOX_TIMEOUT: "soon" }))
       assert.include(error.message, "SANDBOX_TIMEOUT")
     }))
+
+  it.effect("names every bad SANDBOX_* variable and its rule on one line", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(fromEnv({ SANDBOX_TIMEOUT: "-1", SANDBOX_VOLUMES: "/data" }))
+      assert.strictEqual(
+        error.message,
+        "SourceError: Invalid SANDBOX_* variables: SANDBOX_TIMEOUT: Expected a value greater than 0;"
+          + " SANDBOX_VOLUMES: Expected host:container[:ro|rw] entries separated by commas"
+      )
+    }))
 })

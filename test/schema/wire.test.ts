@@ -229,16 +229,27 @@ describe("wire codec", () => {
       ["no type", { args: {} }, "no \"action\" type"],
       ["unknown type", { action: "fly", args: {} }, "Unknown action type \"fly\""],
       ["args not an object", { action: "run", args: [1] }, "\"args\" of action \"run\" must be a JSON object"],
-      ["wrong field type", { action: "run", args: { command: 5 } }, "Invalid action \"run\""],
-      ["missing required field", { action: "read", args: {} }, "Invalid action \"read\""],
-      ["negative timeout", { action: "run", args: { command: "ls" }, timeout: -1 }, "Invalid action \"run\""]
+      ["wrong field type", { action: "run", args: { command: 5 } }, "Invalid action \"run\": command: Expected string"],
+      ["missing required field", { action: "read", args: {} }, "Invalid action \"read\": path: Missing key"],
+      [
+        "negative timeout",
+        { action: "run", args: { command: "ls" }, timeout: -1 },
+        "Invalid action \"run\": timeout: Expected a value greater than 0"
+      ],
+      [
+        "snake_case field names, every bad field on one line",
+        { action: "run", args: { command: "ls", is_input: "yes", blocking: 1 } },
+        "Invalid action \"run\": is_input: Expected boolean | undefined; blocking: Expected boolean | undefined"
+      ]
     ]
     for (const [name, input, expected] of cases) {
       it.effect(name, () =>
         Effect.gen(function*() {
           const error = yield* Effect.flip(decodeAction(input))
           assert.strictEqual(error._tag, "WireDecodeError")
-          assert.include(error.message, expected)
+          // Field errors are exact (one line, wire names); the others name the problem.
+          if (expected.startsWith("Invalid")) assert.strictEqual(error.message, expected)
+          else assert.include(error.message, expected)
         }))
     }
   })

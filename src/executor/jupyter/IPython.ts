@@ -29,6 +29,8 @@ export interface IPythonOptions {
 
 export interface IPython {
   readonly run: (action: IPythonRunCellAction) => Effect.Effect<IPythonRunCellObservation, RuntimeStartError>
+  /** Waits for the first start: why the kernel cannot run cells, or undefined when it can. */
+  readonly unavailable: Effect.Effect<string | undefined>
 }
 
 export const NO_OUTPUT = "[Code executed successfully with no output]"
@@ -204,6 +206,9 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
     })
 
     return {
+      unavailable: Deferred.await(ready).pipe(
+        Effect.match({ onFailure: (error) => error.message, onSuccess: () => undefined })
+      ),
       run: (action) =>
         Effect.gen(function*() {
           yield* Deferred.await(ready)

@@ -35,6 +35,8 @@ export class KernelProcess {
   private exited = false
   private closed = false
   private stderr = ""
+  /** How the process ended, when it did (`exited with code 1`, `spawn ... ENOENT`): the reason when stderr is empty. */
+  private ending = ""
 
   /** Starts a kernel; ZeroMQ's native addon is loaded then, not when a server without IPython starts. */
   static async start(options: KernelOptions): Promise<KernelProcess> {
@@ -79,11 +81,15 @@ export class KernelProcess {
       }
     )
     this.child.stderr!.setEncoding("utf8").on("data", (d: string) => (this.stderr = (this.stderr + d).slice(-4096)))
-    this.child.on("exit", () => {
+    this.child.on("exit", (code, signal) => {
       this.exited = true
+      this.ending ||= signal === null ? `exited with code ${code}` : `killed by ${signal}`
       for (const collect of this.collectors.values()) collect(DIED)
     })
-    this.child.on("error", () => (this.exited = true))
+    this.child.on("error", (error) => {
+      this.exited = true
+      this.ending = error.message
+    })
     this.shell.connect(`ipc://${base}-1`)
     this.iopub.connect(`ipc://${base}-2`)
     this.iopub.subscribe()
@@ -96,9 +102,9 @@ export class KernelProcess {
     return !this.exited && !this.closed
   }
 
-  /** The kernel's last words, for errors. */
+  /** The kernel's last words, for errors; how it ended when it said nothing (a missing interpreter). */
   get log(): string {
-    return this.stderr.trim()
+    return this.stderr.trim() || this.ending || "no output"
   }
 
   /** Hand every message to the collector of the request it answers. */

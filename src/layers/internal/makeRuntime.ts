@@ -20,13 +20,14 @@ import { copyWith } from "../../schema/copy.ts"
 import {
   invalidEnvMessage,
   InvalidEnvVarError,
+  RuntimeDisconnectedError,
   type RuntimeError,
   type TransferError,
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
 import type { Observation } from "../../schema/Observation.ts"
-import { SecretMask } from "../../schema/secrets.ts"
+import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
@@ -66,10 +67,24 @@ export const makeRuntime = (
   /**
    * Secrets masked in what reaches the caller, results and typed errors (whose texts may echo
    * output), as defence in depth: the executor already masked before truncating, a server that
-   * does not (OpenHands') did not.
+   * does not (OpenHands') did not. Every backend call goes through here, so it is also `live`.
    */
-  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    effect.pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
+    live(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+
+  /**
+   * A runtime whose layer was released (status STOPPED) refuses every call the same way on every
+   * runtime; without this CliRuntime died with `ENOENT .../command.sh` from its removed state dir.
+   */
+  const live = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
+    Effect.flatMap(status.get, (current): Effect.Effect<A, E | RuntimeDisconnectedError> =>
+      current === "STOPPED"
+        ? Effect.fail(
+          new RuntimeDisconnectedError({
+            message: `The ${kind} runtime was released (its layer's scope closed): build a new runtime to run actions.`
+          })
+        )
+        : effect)
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
     const timed = action.timeout === undefined
@@ -130,20 +145,18 @@ export const makeRuntime = (
         const plain: Record<string, string> = {}
         const secrets: Array<string> = []
         for (const [name, value] of Object.entries(vars)) {
-          if (Redacted.isRedacted(value)) {
-            mask.add(Redacted.value(value))
-            plain[name] = Redacted.value(value)
-            secrets.push(name)
-          } else {
-            plain[name] = value
-          }
+          plain[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+          if (Redacted.isRedacted(value)) secrets.push(name)
         }
+        const short = shortSecretsError(plain, secrets)
+        if (short !== undefined) return Effect.fail(short)
+        for (const name of secrets) mask.add(plain[name]!)
         // Span attributes carry names only, never values.
         return masked(backend.setEnv(plain, secrets)).pipe(
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
         )
       }),
-    pause: backend.pause ?? unsupported("pause"),
-    resume: backend.resume ?? unsupported("resume")
+    pause: backend.pause === undefined ? unsupported("pause") : live(backend.pause),
+    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume)
   }
 }

@@ -1,0 +1,52 @@
+/**
+ * Bad layer options fail the layer with a one-line `InvalidOptionsError` before anything starts
+ * (no shell, no server), the same on CliRuntime and LocalRuntime.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { CliRuntime } from "../../src/layers/CliRuntime.ts"
+import { LocalRuntime } from "../../src/layers/LocalRuntime.ts"
+import type { Runtime } from "../../src/services/Runtime.ts"
+
+/** The options both layers share, by the same names. */
+type Shared = { readonly workspace?: string; readonly noChangeTimeoutSeconds?: number }
+
+const layers = {
+  CliRuntime: (options: Shared) => CliRuntime.layer(options),
+  LocalRuntime: (options: Shared) => LocalRuntime.layer(options)
+} as const
+
+const startError = (layer: Layer.Layer<Runtime, { readonly _tag: string; readonly message: string }>) =>
+  Effect.flip(Effect.scoped(Layer.build(layer))).pipe(Effect.map((error) => `${error._tag}: ${error.message}`))
+
+const aFile = join(tmpdir(), `effect-sandbox-not-a-dir-${process.pid}`)
+writeFileSync(aFile, "")
+
+describe.each(Object.entries(layers))("%s options", (name, layer) => {
+  it.effect("a negative no-change timeout", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* startError(layer({ noChangeTimeoutSeconds: -1 })),
+        `InvalidOptionsError: Invalid ${name} options: noChangeTimeoutSeconds: Expected a value greater than 0`
+      )
+    }))
+
+  it.effect("a workspace under a regular file", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* startError(layer({ workspace: join(aFile, "ws") })),
+        `InvalidOptionsError: Invalid ${name} options: workspace: cannot create ${aFile}/ws (${aFile} is not a directory)`
+      )
+    }))
+
+  it.effect("a workspace under /proc fails at once (Node's recursive mkdir spins there)", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* startError(layer({ workspace: "/proc/effect-sandbox/ws" })),
+        `InvalidOptionsError: Invalid ${name} options: workspace: cannot create /proc/effect-sandbox/ws (ENOENT)`
+      )
+    }), 5000)
+})
