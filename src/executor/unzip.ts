@@ -20,10 +20,11 @@
 import { Effect } from "effect"
 import { constants, createWriteStream, type Stats } from "node:fs"
 import { chmod, lstat, mkdir, mkdtemp, open, realpath, rename, rm } from "node:fs/promises"
-import { join, resolve, sep } from "node:path"
+import { join, resolve } from "node:path"
 import { pipeline } from "node:stream/promises"
 import { type Entry, openPromise, type ZipFile } from "yauzl"
 import { TransferError } from "../schema/errors.ts"
+import { isWithin } from "./files/safeOpen.ts"
 import { overLimit, type TransferLimits, ZIP_RATIO_FLOOR_BYTES } from "./limits.ts"
 
 const UNIX = 3
@@ -119,7 +120,7 @@ const plan = Effect.fn("plan")(function*(root: string, entries: ReadonlyArray<En
     const name = entry.fileName
     const segments = name.split("/").filter((s) => s !== "" && s !== ".")
     const target = resolve(root, ...segments)
-    if (target !== root && !target.startsWith(root + sep)) {
+    if (!isWithin(target, root)) {
       return yield* refuse(`Zip entry "${name}" would be written outside ${root}`)
     }
     if (segments.length === 0) continue
