@@ -272,13 +272,26 @@ export const fuzzRows = async ({ budget, quick }: GroupContext): Promise<Readonl
     if (markers > 0) console.log(`  side effects: ${markerNames.slice(0, 10).join(", ")}`)
     const crashed = alive(server.pid) ? 0 : 1
     const after = crashed ? null : await keyedRun(server, "echo still-works")
+    // The key must not be readable from inside: no process's environment (the server's included,
+    // since its launcher hands the key over on a pipe) may hold it.
+    const holders = crashed ? null : await keyedRun(
+      server,
+      `grep -l -a -F -e '${server.key}' /proc/[0-9]*/environ 2>/dev/null | wc -l`
+    )
     return [
       atLeast("fuzz: hostile requests sent", sent, "requests", target),
       atMost("fuzz: 5xx answers", fiveHundreds, "answers", 0),
       atMost("fuzz: unauthenticated side effects (marker files)", markers, "files", 0),
       atMost("fuzz: server crashes", crashed, "crashes", 0),
       atMost("fuzz: max /alive latency during fuzz", maxMs, "ms", 1000),
-      atMost("fuzz: keyed action fails afterwards", after?.includes("still-works") === true ? 0 : 1, "failures", 0)
+      atMost("fuzz: keyed action fails afterwards", after?.includes("still-works") === true ? 0 : 1, "failures", 0),
+      // A probe that could not run counts as a failure, never as a pass.
+      atMost(
+        "fuzz: processes whose environment holds the session key",
+        holders === null ? Number.POSITIVE_INFINITY : Number(holders.trim()),
+        "processes",
+        0
+      )
     ]
   } finally {
     await server.release()
