@@ -109,7 +109,8 @@ const make = (options: CliRuntimeOptions) =>
       copyFrom: executor.download,
       listFiles: executor.listFiles,
       listTools: executor.listMcpTools,
-      setEnv: executor.setEnv
+      setEnv: executor.setEnv,
+      processes: executor.processes
     }, status)
     yield* status.set("READY")
     return runtime

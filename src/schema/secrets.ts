@@ -82,17 +82,23 @@ export class SecretMask {
   /**
    * A listener of output chunks that hands `listener` them masked. A chunk's end that may begin a
    * secret is held back until the next chunk shows whether it does (so the last few characters of a
-   * stream may only be seen in the final observation).
+   * stream may only be seen in the final observation, or when `flush` says the stream ended).
    */
-  stream(listener: (text: string) => void): (text: string) => void {
+  stream(listener: (text: string) => void): ((text: string) => void) & { readonly flush: () => void } {
     let pending = ""
-    return (chunk) => {
+    const push = (chunk: string) => {
       const all = pending + chunk
       const hold = this.longest((secret, k) => all.endsWith(secret.slice(0, k)))
       pending = all.slice(all.length - hold)
       const ready = this.text(all.slice(0, all.length - hold))
       if (ready.length > 0) listener(ready)
     }
+    const flush = () => {
+      const rest = this.text(pending)
+      pending = ""
+      if (rest.length > 0) listener(rest)
+    }
+    return Object.assign(push, { flush })
   }
 
   private walk(value: unknown): unknown {

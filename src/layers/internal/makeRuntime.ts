@@ -4,7 +4,7 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Stream } from "effect"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
@@ -28,6 +28,7 @@ import {
 import type { McpTool } from "../../schema/McpTool.ts"
 import type { Observation } from "../../schema/Observation.ts"
 import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
+import type { ProcessControl, ProcessHandle, SpawnOptions } from "../../services/Processes.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
@@ -55,6 +56,8 @@ export interface RuntimeBackend {
   ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>
+  /** Background processes (`Runtime.spawn`), by id; without them `spawn` is an unsupported capability. */
+  readonly processes?: ProcessControl<RuntimeError>
 }
 
 export const makeRuntime = (
@@ -98,12 +101,67 @@ export const makeRuntime = (
   // The executor answers each action type with its own observation types (or an ErrorObservation).
   const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
 
-  const unsupported = (capability: string) =>
+  /**
+   * Variables checked (names a shell can export, secrets long enough to mask) and split into
+   * plain values and the names of the secrets, whose values are masked from now on.
+   */
+  const unredacted = (vars: Readonly<Record<string, EnvValue>>) =>
+    Effect.suspend(() => {
+      const invalid = invalidEnvNames(vars)
+      if (invalid.length > 0) {
+        return Effect.fail(new InvalidEnvVarError({ names: invalid, message: invalidEnvMessage(invalid) }))
+      }
+      const plain: Record<string, string> = {}
+      const secrets: Array<string> = []
+      for (const [name, value] of Object.entries(vars)) {
+        plain[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+        if (Redacted.isRedacted(value)) secrets.push(name)
+      }
+      const short = shortSecretsError(plain, secrets)
+      if (short !== undefined) return Effect.fail(short)
+      for (const name of secrets) mask.add(plain[name]!)
+      return Effect.succeed({ plain, secrets })
+    })
+
+  /** A background process's handle over the backend's control; its scope's end removes (kills) it. */
+  const spawn = Effect.fn("Runtime.spawn")(function*(command: string, options: SpawnOptions = {}) {
+    const { processes } = backend
+    if (processes === undefined) return yield* unsupported("spawn background processes", "it has no process manager")
+    const { plain, secrets } = yield* unredacted(options.env ?? {})
+    const started = yield* Effect.acquireRelease(
+      masked(processes.start({
+        command,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...(options.env === undefined ? {} : { env: plain, secrets })
+      })),
+      ({ id }) => Effect.ignore(processes.remove(id))
+    )
+    const { id } = started
+    const handle: ProcessHandle<RuntimeError> = {
+      id,
+      pid: started.pid,
+      // Defence in depth, as for observations: the executor masked before cutting into chunks.
+      output: Stream.map(processes.output(id), (chunk) => mask.deep(chunk)),
+      write: (text) => masked(processes.write(id, text)),
+      closeStdin: masked(processes.closeStdin(id)),
+      signal: (name) => masked(processes.signal(id, name)),
+      wait: masked(processes.wait(id))
+    }
+    if (options.stdin !== undefined) {
+      // The process was just started in this scope: it cannot be unknown yet.
+      yield* Effect.andThen(handle.write(options.stdin), handle.closeStdin).pipe(
+        Effect.catchTag("ProcessNotFoundError", Effect.die)
+      )
+    }
+    return handle
+  }, Effect.annotateSpans({ "runtime.kind": kind }))
+
+  const unsupported = (capability: string, why = "it has nothing to freeze. Use a Docker or remote runtime") =>
     Effect.fail(
       new UnsupportedCapabilityError({
         capability,
         runtime: kind,
-        message: `The ${kind} runtime cannot ${capability}: it has nothing to freeze. Use a Docker or remote runtime.`
+        message: `The ${kind} runtime cannot ${capability}: ${why}.`
       })
     )
 
@@ -137,26 +195,13 @@ export const makeRuntime = (
       ),
     listFiles: (path) => masked(backend.listFiles(path)),
     addEnvVars: (vars: Readonly<Record<string, EnvValue>>) =>
-      Effect.suspend(() => {
-        const invalid = invalidEnvNames(vars)
-        if (invalid.length > 0) {
-          return Effect.fail(new InvalidEnvVarError({ names: invalid, message: invalidEnvMessage(invalid) }))
-        }
-        const plain: Record<string, string> = {}
-        const secrets: Array<string> = []
-        for (const [name, value] of Object.entries(vars)) {
-          plain[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
-          if (Redacted.isRedacted(value)) secrets.push(name)
-        }
-        const short = shortSecretsError(plain, secrets)
-        if (short !== undefined) return Effect.fail(short)
-        for (const name of secrets) mask.add(plain[name]!)
+      Effect.flatMap(unredacted(vars), ({ plain, secrets }) =>
         // Span attributes carry names only, never values.
-        return masked(backend.setEnv(plain, secrets)).pipe(
+        masked(backend.setEnv(plain, secrets)).pipe(
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
-        )
-      }),
+        )),
     pause: backend.pause === undefined ? unsupported("pause") : live(backend.pause),
-    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume)
+    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume),
+    spawn
   }
 }
