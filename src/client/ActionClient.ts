@@ -37,6 +37,7 @@ import {
   REQUEST_TIMEOUTS,
   retrySchedule
 } from "./policies.ts"
+import { makeProcessClient } from "./processes.ts"
 
 export interface ActionClientOptions {
   /** e.g. `http://127.0.0.1:41237` */
@@ -283,7 +284,8 @@ export const makeActionClient = (
       copyFrom,
       listFiles,
       listTools,
-      setEnv
+      setEnv,
+      processes: makeProcessClient({ send, disconnected })
     } satisfies RuntimeBackend
   })
 

@@ -49,11 +49,12 @@ export interface ProcessHandle<E = never> {
 /** Background processes by id: the executor's manager, or a transport to one. */
 export interface ProcessControl<E = never> {
   readonly start: (spec: ProcessSpec) => Effect.Effect<ProcessStarted, ProcessError | E>
-  readonly output: (id: string) => Stream.Stream<ProcessOutput, ProcessNotFoundError | E>
+  /** The process looked up (and, over HTTP, the response's headers), then its output. */
+  readonly output: (id: string) => Effect.Effect<Stream.Stream<ProcessOutput, E>, ProcessNotFoundError | E>
   readonly write: (id: string, text: string) => Effect.Effect<void, ProcessNotFoundError | ProcessError | E>
   readonly closeStdin: (id: string) => Effect.Effect<void, ProcessNotFoundError | E>
   readonly signal: (id: string, signal: string) => Effect.Effect<void, ProcessNotFoundError | ProcessError | E>
   readonly wait: (id: string) => Effect.Effect<ProcessExit, ProcessNotFoundError | E>
   /** Kill the process tree (if still running) and forget it: its id is unknown afterwards. */
-  readonly remove: (id: string) => Effect.Effect<void, E>
+  readonly remove: (id: string) => Effect.Effect<void, ProcessNotFoundError | E>
 }

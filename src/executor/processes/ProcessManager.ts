@@ -9,7 +9,7 @@
  * up to a cap for late readers. At most `Limits.processes` are held at once; every one
  * is killed when the manager's scope closes (the session ends).
  */
-import { Deferred, Effect, Stream } from "effect"
+import { Deferred, Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { constants } from "node:os"
 import { invalidEnvMessage } from "../../schema/errors.ts"
@@ -71,10 +71,12 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
     })
   )
 
-  const find = (id: string) => {
-    const running = held.get(id)
-    return running === undefined ? Effect.fail(processNotFound(id)) : Effect.succeed(running)
-  }
+  /** Looked up when run, not when built: a handle's `wait` is one effect run again and again. */
+  const find = (id: string) =>
+    Effect.suspend(() => {
+      const running = held.get(id)
+      return running === undefined ? Effect.fail(processNotFound(id)) : Effect.succeed(running)
+    })
 
   /** The spec's variables checked as `addEnvVars` checks them; their secrets join the session's mask. */
   const checkEnv = (spec: ProcessSpec): ProcessError | undefined => {
@@ -158,15 +160,13 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
 
   return {
     start,
-    output: (id) => Stream.unwrap(Effect.map(find(id), (running) => running.log.stream)),
+    output: (id) => Effect.map(find(id), (running) => running.log.stream),
     write,
     closeStdin: (id) => Effect.map(find(id), ({ child }) => void child.stdin!.end()),
     signal,
     wait: (id) => Effect.flatMap(find(id), (running) => Deferred.await(running.exit)),
     remove: (id) =>
-      Effect.sync(() => {
-        const running = held.get(id)
-        if (running === undefined) return
+      Effect.map(find(id), (running) => {
         held.delete(id)
         killTree(running)
       })

@@ -141,7 +141,7 @@ export const makeRuntime = (
       id,
       pid: started.pid,
       // Defence in depth, as for observations: the executor masked before cutting into chunks.
-      output: Stream.map(processes.output(id), (chunk) => mask.deep(chunk)),
+      output: Stream.unwrap(masked(processes.output(id))).pipe(Stream.map((chunk) => mask.deep(chunk))),
       write: (text) => masked(processes.write(id, text)),
       closeStdin: masked(processes.closeStdin(id)),
       signal: (name) => masked(processes.signal(id, name)),
