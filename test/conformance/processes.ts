@@ -15,9 +15,13 @@ import type { ConformanceTarget } from "./target.ts"
 /** Bash that answers each stdin line with `echo: <line>` until stdin ends. */
 const ECHO = `while IFS= read -r line; do echo "echo: $line"; done`
 
-/** The handle's output (from the start) until its text so far contains `text`. */
+/**
+ * The handle's stdout (from the start) until it contains `text`. Stderr is left out: bash may
+ * report there that the signal sent to the process group killed its foreground child ("Terminated").
+ */
 const outputUntil = (handle: ProcessHandle<RuntimeError>, text: string) =>
   handle.output.pipe(
+    Stream.filter((chunk) => chunk.stream === "stdout"),
     Stream.map((chunk) => chunk.text),
     Stream.scan(() => "", (all: string, chunk) => all + chunk),
     Stream.takeUntil((all) => all.includes(text)),

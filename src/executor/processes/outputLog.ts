@@ -23,11 +23,7 @@ export class OutputLog {
     if (this.ended || chunk.text.length === 0) return
     this.chunks.push(chunk)
     this.bytes += Buffer.byteLength(chunk.text)
-    while (this.bytes > this.capBytes && this.chunks.length > 1) {
-      const size = Buffer.byteLength(this.chunks.shift()!.text)
-      this.bytes -= size
-      this.dropped += size
-    }
+    while (this.bytes > this.capBytes) this.dropOldest(this.bytes - this.capBytes)
     for (const reader of this.readers) Queue.offerUnsafe(reader, chunk)
   }
 
@@ -51,6 +47,18 @@ export class OutputLog {
         () => Effect.sync(() => this.readers.delete(queue))
       )
     )
+  }
+
+  /** Drop `excess` bytes from the oldest output: its first chunk, or that chunk's head (at a character boundary). */
+  private dropOldest(excess: number): void {
+    const first = this.chunks[0]!
+    const bytes = Buffer.from(first.text)
+    let cut = Math.min(excess, bytes.length)
+    while (cut < bytes.length && (bytes[cut]! & 0xc0) === 0x80) cut++
+    if (cut === bytes.length) this.chunks.shift()
+    else this.chunks[0] = { stream: first.stream, text: bytes.subarray(cut).toString("utf8") }
+    this.bytes -= cut
+    this.dropped += cut
   }
 
   /** Stands for output dropped to keep within the cap, at the start of a late reader's stream. */
