@@ -10,6 +10,11 @@
  */
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
+export {
+  type RecordedProcess,
+  type ScriptedProcess,
+  UnscriptedProcessError
+} from "./layers/internal/scriptedProcesses.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
 export {
   type FailingTestRuntimeOptions,

@@ -55,7 +55,12 @@ export const processRows = async ({ budget, quick }: GroupContext): Promise<Read
     await Effect.runPromise(Scope.close(handles, Exit.void))
   }
   return [
-    atMost(`processes: spawns accepted past the session's limit of ${LIMIT} (of ${rounds * attempts})`, overLimit, "processes", 0),
+    atMost(
+      `processes: spawns accepted past the session's limit of ${LIMIT} (of ${rounds * attempts})`,
+      overLimit,
+      "processes",
+      0
+    ),
     atMost(
       `processes: background processes and their escaping children alive 5 s after their session (of ${rounds} sessions)`,
       survivors,

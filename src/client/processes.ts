@@ -43,21 +43,27 @@ const decodeLine = Schema.decodeUnknownEffect(Schema.fromJsonString(OutputLine))
 
 const path = (id: string, rest = "") => `/v1/processes/${encodeURIComponent(id)}${rest}`
 
-export const makeProcessClient = ({ disconnected, send }: ProcessTransport): ProcessControl<RuntimeError> => {
-  const unknown = (id: string) => (status: number, message: string) =>
-    status === 404 ? new ProcessNotFoundError({ id, message }) : undefined
-  const refused = (status: number, message: string) => status === 400 ? new ProcessError({ message }) : undefined
-  const refusedFor = (id: string) => (status: number, message: string) =>
-    unknown(id)(status, message) ?? refused(status, message)
+/** A 404: the server does not hold process `id`. */
+const unknown = (id: string) => (status: number, message: string) =>
+  status === 404 ? new ProcessNotFoundError({ id, message }) : undefined
+/** A 400: the server refused the request (the message says why). */
+const refused = (status: number, message: string) => status === 400 ? new ProcessError({ message }) : undefined
+const refusedFor = (id: string) => (status: number, message: string) =>
+  unknown(id)(status, message) ?? refused(status, message)
 
-  const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(what: string, schema: S) =>
-  (response: HttpClientResponse.HttpClientResponse) =>
-    response.json.pipe(
-      Effect.flatMap(Schema.decodeUnknownEffect(schema)),
-      Effect.catch((e) =>
-        disconnected(what, `the server sent an invalid answer: ${e._tag === "SchemaError" ? formatIssue(e.issue) : e.message}`)
+export const makeProcessClient = ({ disconnected, send }: ProcessTransport): ProcessControl<RuntimeError> => {
+  const decodeBody =
+    <S extends Schema.Top & { readonly DecodingServices: never }>(what: string, schema: S) =>
+    (response: HttpClientResponse.HttpClientResponse) =>
+      response.json.pipe(
+        Effect.flatMap(Schema.decodeUnknownEffect(schema)),
+        Effect.catch((e) =>
+          disconnected(
+            what,
+            `the server sent an invalid answer: ${e._tag === "SchemaError" ? formatIssue(e.issue) : e.message}`
+          )
+        )
       )
-    )
 
   /** A request whose answer is only its status. */
   const command = <F>(
@@ -116,7 +122,13 @@ export const makeProcessClient = ({ disconnected, send }: ProcessTransport): Pro
       ),
     // The server answers at the exit, however long the process runs; interrupting the wait aborts the request.
     wait: (id) =>
-      send("process wait", HttpClientRequest.get(path(id, "/wait")), Duration.infinity, decodeBody("process wait", ProcessExit), unknown(id)),
+      send(
+        "process wait",
+        HttpClientRequest.get(path(id, "/wait")),
+        Duration.infinity,
+        decodeBody("process wait", ProcessExit),
+        unknown(id)
+      ),
     remove: (id) => command("process removal", HttpClientRequest.delete(path(id)), unknown(id))
   }
 }

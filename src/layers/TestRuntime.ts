@@ -23,10 +23,12 @@ import type { Action } from "../schema/Action.ts"
 import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
+import type { ProcessSpec } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { makeScriptedProcesses, type RecordedProcess, type ScriptedProcess } from "./internal/scriptedProcesses.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
 /**
@@ -52,6 +54,11 @@ export interface TestRuntimeOptions {
    * test might take in its stride.
    */
   readonly strict?: boolean
+  /**
+   * What each `spawn` prints and how it ends (nothing runs). Unanswered (undefined), a spawn
+   * prints nothing and exits 0, or, with `strict`, is a defect (`UnscriptedProcessError`).
+   */
+  readonly processes?: (spec: ProcessSpec) => ScriptedProcess | undefined
 }
 
 /** Options of a TestRuntime whose start fails, as a real runtime's layer can. */
@@ -137,6 +144,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
   readonly env: Effect.Effect<Readonly<Record<string, string>>>
   readonly copies: Effect.Effect<ReadonlyArray<RecordedCopy>>
   readonly setStatus: (status: RuntimeStatus) => Effect.Effect<void>
+  /** Background processes spawned so far, with the stdin, signals and release each got. */
+  readonly processes: Effect.Effect<ReadonlyArray<RecordedProcess>>
 }>()("effect-sandbox/TestRuntime") {
   /**
    * Provides `Runtime` (scripted) and `TestRuntime` (its controls). With `failStart` the
@@ -165,6 +174,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
+      const processes = makeScriptedProcesses(options.processes, options.strict === true)
 
       const answer = (action: Action): Effect.Effect<Observation, RuntimeError> =>
         Effect.gen(function*() {
@@ -197,7 +207,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         listFiles: () => Effect.succeed([]),
         listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
-        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
+        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {}),
+        processes: processes.control
       }, status)
       yield* status.set("READY")
 
@@ -206,7 +217,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         enqueue: (...steps) => Ref.update(queue, (q) => [...q, ...steps]),
         env: Ref.get(env),
         copies: Ref.get(copies),
-        setStatus: (s) => status.set(s)
+        setStatus: (s) => status.set(s),
+        processes: processes.recorded
       }))
     }))
   }

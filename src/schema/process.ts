@@ -49,4 +49,7 @@ export class ProcessError extends Schema.TaggedError<ProcessError>()("ProcessErr
 
 /** The message of an unknown id, the same in process and on the wire. */
 export const processNotFound = (id: string) =>
-  new ProcessNotFoundError({ id, message: `No background process ${id} in this session (its scope closed, or it never existed).` })
+  new ProcessNotFoundError({
+    id,
+    message: `No background process ${id} in this session (its scope closed, or it never existed).`
+  })

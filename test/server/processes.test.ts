@@ -119,7 +119,11 @@ layer(
   it.effect("bad bodies and requests are 400 with a one-line reason", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      assertDetail(yield* postJson(server, "/v1/processes", { cmd: "ls" }), 400, "Invalid process: command: Missing key")
+      assertDetail(
+        yield* postJson(server, "/v1/processes", { cmd: "ls" }),
+        400,
+        "Invalid process: command: Missing key"
+      )
       assertDetail(yield* postJson(server, "/v1/processes", "[1"), 400, "The request body is not valid JSON")
       assertDetail(
         yield* postJson(server, "/v1/processes", { command: "true", env: { "BAD-NAME": "x" } }),
@@ -155,10 +159,16 @@ layer(
       yield* call(server, `/v1/processes/${a.id}/wait`)
       const events = lines((yield* call(server, `/v1/processes/${a.id}/output`)).text)
       assert.deepInclude(events[0], { type: "output", stream: "stderr" })
-      assert.match(events[0].text, /^\[\d+ bytes of earlier output dropped: a background process keeps its last 1024 bytes\]\n$/)
+      assert.match(
+        events[0].text,
+        /^\[\d+ bytes of earlier output dropped: a background process keeps its last 1024 bytes\]\n$/
+      )
       const kept = events.filter((e) => e.type === "output" && e.stream === "stdout").map((e) => e.text).join("")
       assert.strictEqual(kept, `${"x".repeat(1024 - "\ntail\n".length)}\ntail\n`)
-      assert.strictEqual(events[0].text, `[${5006 - 1024} bytes of earlier output dropped: a background process keeps its last 1024 bytes]\n`)
+      assert.strictEqual(
+        events[0].text,
+        `[${5006 - 1024} bytes of earlier output dropped: a background process keeps its last 1024 bytes]\n`
+      )
       for (const { id } of [a, b]) yield* send(server, `/v1/processes/${id}`, "DELETE", undefined)
       yield* started(server, "true")
     }).pipe(Effect.scoped))

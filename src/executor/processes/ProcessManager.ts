@@ -60,6 +60,29 @@ const killTree = (running: Running) => {
   running.cgroup?.destroy()
 }
 
+/** The spec's variables checked as `addEnvVars` checks them; their secrets join the session's mask. */
+const checkEnv = (spec: ProcessSpec): ProcessError | undefined => {
+  const vars = spec.env ?? {}
+  const invalid = invalidEnvNames(vars)
+  if (invalid.length > 0) return new ProcessError({ message: invalidEnvMessage(invalid) })
+  const short = shortSecretsError(vars, spec.secrets ?? [])
+  return short === undefined ? undefined : new ProcessError({ message: short.message })
+}
+
+/** Start the child and resolve once it runs (or fail with why it could not, e.g. a missing cwd). */
+const launch = (argv: [string, Array<string>], cwd: string, env: Record<string, string>) =>
+  Effect.callback<ChildProcess, ProcessError>((resume) => {
+    const child = spawn(argv[0], argv[1], { cwd, env, detached: true, stdio: "pipe" })
+    child.once("spawn", () => resume(Effect.succeed(child)))
+    child.once(
+      "error",
+      (error) =>
+        resume(Effect.fail(new ProcessError({ message: `Cannot start the process in ${cwd}: ${error.message}` })))
+    )
+    // Interrupted before it ran: it has started nothing yet, so killing it is enough.
+    return Effect.sync(() => void child.kill("SIGKILL"))
+  })
+
 export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(options: ProcessManagerOptions) {
   const limits = yield* Limits
   const held = new Map<string, Running>()
@@ -78,28 +101,11 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
       return running === undefined ? Effect.fail(processNotFound(id)) : Effect.succeed(running)
     })
 
-  /** The spec's variables checked as `addEnvVars` checks them; their secrets join the session's mask. */
-  const checkEnv = (spec: ProcessSpec): ProcessError | undefined => {
-    const vars = spec.env ?? {}
-    const invalid = invalidEnvNames(vars)
-    if (invalid.length > 0) return new ProcessError({ message: invalidEnvMessage(invalid) })
-    const short = shortSecretsError(vars, spec.secrets ?? [])
-    return short === undefined ? undefined : new ProcessError({ message: short.message })
-  }
-
-  /** Start the child and resolve once it runs (or fail with why it could not, e.g. a missing cwd). */
-  const launch = (argv: [string, Array<string>], cwd: string, env: Record<string, string>) =>
-    Effect.callback<ChildProcess, ProcessError>((resume) => {
-      const child = spawn(argv[0], argv[1], { cwd, env, detached: true, stdio: "pipe" })
-      child.once("spawn", () => resume(Effect.succeed(child)))
-      child.once("error", (error) =>
-        resume(Effect.fail(new ProcessError({ message: `Cannot start the process in ${cwd}: ${error.message}` }))))
-    })
-
   const start = Effect.fn("ProcessManager.start")(function*(spec: ProcessSpec) {
     if (held.size >= limits.processes) {
       return yield* new ProcessError({
-        message: `The session holds ${held.size} background processes, its limit (EFFECT_SANDBOX_MAX_PROCESSES=${limits.processes}): ` +
+        message:
+          `The session holds ${held.size} background processes, its limit (EFFECT_SANDBOX_MAX_PROCESSES=${limits.processes}): ` +
           "close a process's scope (or DELETE it) before starting another."
       })
     }
@@ -119,8 +125,7 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
     const log = new OutputLog(limits.processOutputBytes)
     const exit = Deferred.makeUnsafe<ProcessExit>()
     // Each stream masked on its own, so a secret split between two reads of one pipe is still caught.
-    const reader = (stream: ProcessOutput["stream"]) =>
-      options.env.mask.stream((text) => log.append({ stream, text }))
+    const reader = (stream: ProcessOutput["stream"]) => options.env.mask.stream((text) => log.append({ stream, text }))
     const stdout = reader("stdout")
     const stderr = reader("stderr")
     child.stdout!.setEncoding("utf8").on("data", stdout)
@@ -172,4 +177,3 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
       })
   } satisfies ProcessControl
 })
-

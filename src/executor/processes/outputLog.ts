@@ -65,7 +65,8 @@ export class OutputLog {
   private notice(): ProcessOutput {
     return {
       stream: "stderr",
-      text: `[${this.dropped} bytes of earlier output dropped: a background process keeps its last ${this.capBytes} bytes]\n`
+      text:
+        `[${this.dropped} bytes of earlier output dropped: a background process keeps its last ${this.capBytes} bytes]\n`
     }
   }
 }

@@ -88,7 +88,10 @@ export const processRoutes = HttpRouter.use(Effect.fn(function*(router) {
       yield* processes.signal(id, signal)
       return ok
     }))
-  yield* route(ENDPOINTS.processWait, (id) =>
-    Effect.map(processes.wait(id), (exit) => HttpServerResponse.jsonUnsafe(Schema.encodeSync(ProcessExit)(exit))))
+  yield* route(
+    ENDPOINTS.processWait,
+    (id) =>
+      Effect.map(processes.wait(id), (exit) => HttpServerResponse.jsonUnsafe(Schema.encodeSync(ProcessExit)(exit)))
+  )
   yield* route(ENDPOINTS.processRemove, (id) => Effect.as(processes.remove(id), ok))
 }))
