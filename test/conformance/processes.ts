@@ -115,7 +115,9 @@ export const processesConformance = (target: ConformanceTarget) =>
         Effect.gen(function*() {
           yield* rt.runCommand("mkdir -p sub")
           yield* rt.addEnvVars({ SESSION_VAR: "from-session" })
-          const handle = yield* rt.spawn(`pwd; echo "$SESSION_VAR $OWN"; echo "token=$TOKEN"; cat`, {
+          // The last bytes look like the start of the secret: held back to be sure, then given at the end.
+          const command = `pwd; echo "$SESSION_VAR $OWN"; echo "token=$TOKEN"; cat; printf 'tail: s3cret-t'`
+          const handle = yield* rt.spawn(command, {
             cwd: "sub",
             env: { OWN: "own-value", TOKEN: Redacted.make("s3cret-token-value") },
             stdin: "piped in\n"
@@ -124,7 +126,7 @@ export const processesConformance = (target: ConformanceTarget) =>
           const all = yield* Stream.runCollect(handle.output)
           assert.strictEqual(
             textOf(all, "stdout"),
-            `${rt.info.workspace}/sub\nfrom-session own-value\ntoken=<redacted>\npiped in\n`
+            `${rt.info.workspace}/sub\nfrom-session own-value\ntoken=<redacted>\npiped in\ntail: s3cret-t`
           )
         }).pipe(Effect.scoped)))
 
