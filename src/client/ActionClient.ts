@@ -285,7 +285,7 @@ export const makeActionClient = (
       listFiles,
       listTools,
       setEnv,
-      processes: makeProcessClient({ send, disconnected })
+      processes: makeProcessClient({ baseUrl: options.baseUrl, send, disconnected })
     } satisfies RuntimeBackend
   })
 

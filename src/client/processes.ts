@@ -29,6 +29,7 @@ export type Send = <A, E, F = never>(
 ) => Effect.Effect<A, E | F | RuntimeError>
 
 export interface ProcessTransport {
+  readonly baseUrl: string
   readonly send: Send
   /** A broken response: the server is gone (sets the runtime's status). */
   readonly disconnected: (what: string, cause: string) => Effect.Effect<never, RuntimeDisconnectedError>
@@ -51,7 +52,16 @@ const refused = (status: number, message: string) => status === 400 ? new Proces
 const refusedFor = (id: string) => (status: number, message: string) =>
   unknown(id)(status, message) ?? refused(status, message)
 
-export const makeProcessClient = ({ disconnected, send }: ProcessTransport): ProcessControl<RuntimeError> => {
+export const makeProcessClient = ({ baseUrl, disconnected, send }: ProcessTransport): ProcessControl<RuntimeError> => {
+  /** A 404 on start is a server without the endpoints (OpenHands' own, an older one): alive, just without processes. */
+  const startRefused = (status: number, message: string) =>
+    status === 404
+      ? new ProcessError({
+        message: `The action server at ${baseUrl} has no POST /v1/processes (an OpenHands or older server): ` +
+          "it cannot run background processes."
+      })
+      : refused(status, message)
+
   const decodeBody =
     <S extends Schema.Top & { readonly DecodingServices: never }>(what: string, schema: S) =>
     (response: HttpClientResponse.HttpClientResponse) =>
@@ -97,7 +107,7 @@ export const makeProcessClient = ({ disconnected, send }: ProcessTransport): Pro
         HttpClientRequest.post("/v1/processes").pipe(HttpClientRequest.bodyJsonUnsafe(spec)),
         REQUEST_TIMEOUTS.process,
         decodeBody("process start", ProcessStarted),
-        refused
+        startRefused
       ),
     output: (id) =>
       send(
