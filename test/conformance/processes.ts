@@ -163,7 +163,7 @@ export const processesConformance = (target: ConformanceTarget) =>
           assert.instanceOf(refused, ProcessError)
           assert.strictEqual(
             refused.message,
-            "The session holds 16 background processes, its limit (EFFECT_SANDBOX_MAX_PROCESSES=16): " +
+            "The session holds its limit of background processes (EFFECT_SANDBOX_MAX_PROCESSES=16): " +
               "close a process's scope (or DELETE it) before starting another."
           )
           yield* awaitProcessCount(`sleep ${seconds}`, 16)

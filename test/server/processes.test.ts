@@ -153,7 +153,7 @@ layer(
       assertDetail(
         yield* postJson(server, "/v1/processes", { command: "true" }),
         400,
-        "The session holds 2 background processes, its limit (EFFECT_SANDBOX_MAX_PROCESSES=2): " +
+        "The session holds its limit of background processes (EFFECT_SANDBOX_MAX_PROCESSES=2): " +
           "close a process's scope (or DELETE it) before starting another."
       )
       yield* call(server, `/v1/processes/${a.id}/wait`)

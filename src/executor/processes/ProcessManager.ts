@@ -105,7 +105,7 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
     if (held.size >= limits.processes) {
       return yield* new ProcessError({
         message:
-          `The session holds ${held.size} background processes, its limit (EFFECT_SANDBOX_MAX_PROCESSES=${limits.processes}): ` +
+          `The session holds its limit of background processes (EFFECT_SANDBOX_MAX_PROCESSES=${limits.processes}): ` +
           "close a process's scope (or DELETE it) before starting another."
       })
     }
