@@ -9,7 +9,7 @@ import { Effect, Exit, ManagedRuntime, Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import { Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
-import { atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
 
 /** The session's limit, `EFFECT_SANDBOX_MAX_PROCESSES`' default. */
@@ -29,6 +29,7 @@ export const processRows = async ({ budget, quick }: GroupContext): Promise<Read
   let rounds = 0
   let overLimit = 0
   let survivors = 0
+  let running = 0
   for (; rounds < (quick ? 1 : 3) && !budget.over; rounds++) {
     const seconds = `${900 + rounds}.${process.pid}`
     // Each process forks three that try to leave: their own session, nohup, a disowned job.
@@ -46,6 +47,7 @@ export const processRows = async ({ budget, quick }: GroupContext): Promise<Read
       )
       overLimit += Math.max(0, results.filter(Exit.isSuccess).length - LIMIT)
       await waitFor(() => count(`sleep ${seconds}`) >= 4 * LIMIT, 10_000)
+      running += count(`sleep ${seconds}`)
     } finally {
       // The session goes while every handle's scope is still open.
       await runtime.dispose()
@@ -55,6 +57,13 @@ export const processRows = async ({ budget, quick }: GroupContext): Promise<Read
     await Effect.runPromise(Scope.close(handles, Exit.void))
   }
   return [
+    // Coverage: each accepted process and its three children were running when the session went.
+    atLeast(
+      `processes: background processes running at release (of ${rounds} sessions)`,
+      running,
+      "processes",
+      rounds * 4 * LIMIT
+    ),
     atMost(
       `processes: spawns accepted past the session's limit of ${LIMIT} (of ${rounds * attempts})`,
       overLimit,
