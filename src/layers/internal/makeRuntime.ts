@@ -111,6 +111,8 @@ export const makeRuntime = (
     info: backend.info,
     status: status.changes,
     currentStatus: status.get,
+    // A released runtime stays STOPPED: a late set-up step must not make it look alive again.
+    setStatus: (next) => status.update((current) => current === "STOPPED" ? current : next),
     run,
     runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
     runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
