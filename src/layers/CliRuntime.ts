@@ -6,6 +6,7 @@
  */
 import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
@@ -89,28 +90,32 @@ const make = (options: CliRuntimeOptions) =>
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
       withUploadPayload(hostSource, recursive, (payload) => executor.upload({ ...payload, destination: sandboxDest }))
 
-    const runtime = makeRuntime({
-      info: {
-        id: sessionId,
-        kind: "cli",
-        workspace,
-        urls: {},
-        capabilities: {
-          pause: false,
-          ipython: ipython !== undefined && ipythonUnavailable === undefined,
-          browser: options.browser !== undefined && options.browser !== false,
-          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
-          ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
-        }
+    const runtime = makeRuntime(
+      {
+        info: {
+          id: sessionId,
+          kind: "cli",
+          workspace,
+          urls: {},
+          capabilities: {
+            pause: false,
+            ipython: ipython !== undefined && ipythonUnavailable === undefined,
+            browser: options.browser !== undefined && options.browser !== false,
+            mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
+            ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
+          }
+        },
+        defaultTimeoutSeconds: sandbox.timeout,
+        execute: executor.execute,
+        copyTo,
+        copyFrom: executor.download,
+        listFiles: executor.listFiles,
+        listTools: executor.listMcpTools,
+        setEnv: executor.setEnv
       },
-      defaultTimeoutSeconds: sandbox.timeout,
-      execute: executor.execute,
-      copyTo,
-      copyFrom: executor.download,
-      listFiles: executor.listFiles,
-      listTools: executor.listMcpTools,
-      setEnv: executor.setEnv
-    }, status)
+      status,
+      yield* captureDraftEditor
+    )
     yield* status.set("READY")
     return runtime
   })

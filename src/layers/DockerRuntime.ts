@@ -16,6 +16,7 @@ import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
@@ -380,15 +381,19 @@ const runtimeFor = (
         capabilities: toolCapabilities(options, { pause: true })
       }
     })
-    return makeRuntime({
-      ...backend,
-      pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
-      resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
-        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
-        Effect.provideService(HttpClient.HttpClient, httpClient),
-        Effect.andThen(status.set("READY"))
-      )
-    }, status)
+    return makeRuntime(
+      {
+        ...backend,
+        pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
+        resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
+          Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
+          Effect.provideService(HttpClient.HttpClient, httpClient),
+          Effect.andThen(status.set("READY"))
+        )
+      },
+      status,
+      yield* captureDraftEditor
+    )
   })
 
 const make = (options: DockerRuntimeOptions) =>

@@ -17,6 +17,7 @@
  * ```
  */
 import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { MISSING_TOOL_TEXT } from "../executor/ActionExecutor.ts"
 import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
@@ -186,19 +187,23 @@ export class TestRuntime extends Context.Service<TestRuntime, {
           return Effect.isEffect(response) ? yield* response : response
         })
 
-      const runtime = makeRuntime({
-        info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
-        defaultTimeoutSeconds: 120,
-        execute: answer,
-        // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
-        received: (action) => Ref.update(actions, (all) => [...all, action]),
-        copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
-        copyFrom: (source, destination) => recordCopy({ direction: "from", source, destination }),
-        listFiles: () => Effect.succeed([]),
-        listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
-        setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
-        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
-      }, status)
+      const runtime = makeRuntime(
+        {
+          info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
+          defaultTimeoutSeconds: 120,
+          execute: answer,
+          // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
+          received: (action) => Ref.update(actions, (all) => [...all, action]),
+          copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
+          copyFrom: (source, destination) => recordCopy({ direction: "from", source, destination }),
+          listFiles: () => Effect.succeed([]),
+          listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
+          setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
+          ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
+        },
+        status,
+        yield* captureDraftEditor
+      )
       yield* status.set("READY")
 
       return Context.make(Runtime, runtime).pipe(Context.add(TestRuntime, {

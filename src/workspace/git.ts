@@ -4,8 +4,8 @@
  * module applies OpenHands' rules to them and returns OpenHands' JSON shapes.
  */
 import { Effect, Schema } from "effect"
-import { shellQuote } from "../executor/env.ts"
 import { splitlines, strip } from "../executor/editor/python.ts"
+import { shellQuote } from "../executor/env.ts"
 import { runSetupCommand } from "./command.ts"
 import { GitHelperError } from "./errors.ts"
 import { GIT_CHANGES_SCRIPT, GIT_DIFF_SCRIPT } from "./gitScripts.ts"
@@ -80,7 +80,9 @@ const collectChanges = (content: string): Array<GitChange> => {
     }
     if (key === "diff") byRepo.get(repo)!.push(...parseNameStatus(value))
     if (key === "untracked") {
-      byRepo.get(repo)!.push(...splitlines(value).filter((p) => p !== "").map((path) => ({ status: "A" as const, path })))
+      byRepo.get(repo)!.push(
+        ...splitlines(value).filter((p) => p !== "").map((path) => ({ status: "A" as const, path }))
+      )
     }
   }
   // As OpenHands: a plain prefix test, so a child `lib` also hides the parent's `library.txt`.

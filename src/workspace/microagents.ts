@@ -19,11 +19,15 @@ export class Microagent extends Schema.Class<Microagent>("Microagent")({
   triggers: Schema.Array(Schema.String)
 }) {}
 
+const unquote = (s: string) => s.trim().replace(/^(["'])(.*)\1$/, "$2")
+
+/** A front-matter value as a list (a scalar is a list of one). */
+const asList = (v: string | Array<string> | undefined) => v === undefined ? [] : Array.isArray(v) ? v : [v]
+
 /** `key: value`, `key: [a, b]` and `key:` followed by `- item` lines: the front matter microagents use. */
 const parseFrontMatter = (text: string): Record<string, string | Array<string>> => {
   const fields: Record<string, string | Array<string>> = {}
   let list: Array<string> | undefined
-  const unquote = (s: string) => s.trim().replace(/^(["'])(.*)\1$/, "$2")
   for (const line of text.split("\n")) {
     const item = /^\s+-\s*(.*)$/.exec(line)
     if (item !== null && list !== undefined) {
@@ -51,8 +55,7 @@ export const parseMicroagent = (relativePath: string, source: string, text: stri
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text)
   const fields = match === null ? {} : parseFrontMatter(match[1]!)
   const body = (match === null ? text : match[2]!).trim()
-  const list = (v: string | Array<string> | undefined) => v === undefined ? [] : Array.isArray(v) ? v : [v]
-  const triggers = list(fields["triggers"])
+  const triggers = asList(fields["triggers"])
   const declared = fields["type"]
   const type = declared === "knowledge" || declared === "task" || declared === "repo"
     ? declared
@@ -93,8 +96,11 @@ export const loadMicroagents = Effect.fn("workspace.loadMicroagents")(function*(
   const workspace = rt.info.workspace
   const repoName = options.repository?.replace(/\/+$/, "").split("/").pop()?.replace(/\.git$/, "")
   const root = repoName === undefined ? workspace : `${workspace}/${repoName}`
-  const read = (path: string) => Effect.map(rt.run(new FileReadAction({ path })), (obs) =>
-    obs instanceof FileReadObservation ? obs.content : undefined)
+  const read = (path: string) =>
+    Effect.map(
+      rt.run(new FileReadAction({ path })),
+      (obs) => obs instanceof FileReadObservation ? obs.content : undefined
+    )
   const agents: Array<Microagent> = []
   let legacyPath = `${workspace}/.openhands_instructions`
   let legacy = yield* read(legacyPath)
@@ -103,7 +109,9 @@ export const loadMicroagents = Effect.fn("workspace.loadMicroagents")(function*(
     legacy = yield* read(legacyPath)
   }
   if (legacy !== undefined) {
-    agents.push(new Microagent({ name: "repo_legacy", type: "repo", source: legacyPath, content: legacy, triggers: [] }))
+    agents.push(
+      new Microagent({ name: "repo_legacy", type: "repo", source: legacyPath, content: legacy, triggers: [] })
+    )
   }
   const dir = `${root}/.openhands/microagents`
   for (const file of yield* markdownFiles(dir)) {

@@ -197,6 +197,13 @@ export const maybeRunSetupScript = Effect.fn("workspace.maybeRunSetupScript")(fu
   return Option.some(result)
 })
 
+/** A hook-installation command; a failure is logged as OpenHands logs it, and stops the installation. */
+const hookStep = (command: string, what: string) =>
+  Effect.flatMap(runSetupCommand(command), (result) =>
+    result.exitCode === 0
+      ? Effect.succeed(true)
+      : Effect.as(Effect.logError(`Failed to ${what}: ${result.content}`), false))
+
 /**
  * OpenHands' `maybe_setup_git_hooks`: with `.openhands/pre-commit.sh` present, install a pre-commit
  * hook that runs it (status SETTING_UP_GIT_HOOKS). A hook that is not ours is kept as
@@ -208,17 +215,12 @@ export const maybeSetupGitHooks = Effect.fn("workspace.maybeSetupGitHooks")(func
   return yield* withStatus(
     "SETTING_UP_GIT_HOOKS",
     Effect.gen(function*() {
-      const step = (command: string, what: string) =>
-        Effect.flatMap(runSetupCommand(command), (result) =>
-          result.exitCode === 0
-            ? Effect.succeed(true)
-            : Effect.as(Effect.logError(`Failed to ${what}: ${result.content}`), false))
-      if (!(yield* step("mkdir -p .git/hooks", "create git hooks directory"))) return false
-      if (!(yield* step(`chmod +x ${PRE_COMMIT_SCRIPT}`, "make pre-commit script executable"))) return false
+      if (!(yield* hookStep("mkdir -p .git/hooks", "create git hooks directory"))) return false
+      if (!(yield* hookStep(`chmod +x ${PRE_COMMIT_SCRIPT}`, "make pre-commit script executable"))) return false
       const existing = yield* rt.run(new FileReadAction({ path: PRE_COMMIT_HOOK }))
       if (!(existing instanceof ErrorObservation) && !existing.content.includes(HOOK_MARKER)) {
         yield* Effect.logInfo("Preserving existing pre-commit hook")
-        const kept = yield* step(
+        const kept = yield* hookStep(
           `mv ${PRE_COMMIT_HOOK} ${PRE_COMMIT_LOCAL} && chmod +x ${PRE_COMMIT_LOCAL}`,
           "preserve existing pre-commit hook"
         )
@@ -229,7 +231,7 @@ export const maybeSetupGitHooks = Effect.fn("workspace.maybeSetupGitHooks")(func
         yield* Effect.logError(`Failed to write pre-commit hook: ${written.content}`)
         return false
       }
-      if (!(yield* step(`chmod +x ${PRE_COMMIT_HOOK}`, "make pre-commit hook executable"))) return false
+      if (!(yield* hookStep(`chmod +x ${PRE_COMMIT_HOOK}`, "make pre-commit hook executable"))) return false
       yield* Effect.logInfo("Git pre-commit hook installed successfully")
       return true
     })

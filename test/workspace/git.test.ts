@@ -36,7 +36,12 @@ describe("gitChanges", () => {
   it.live("M/A/D against origin/<branch>, renames as D+A, untracked as A, sorted; child repos prefixed", () =>
     withRuntime((workspace, root) =>
       Effect.gen(function*() {
-        const repo = cloned(root, workspace, "app", { "keep.txt": "k\n", "edit.txt": "1\n", "gone.txt": "g\n", "old name.txt": "" })
+        const repo = cloned(root, workspace, "app", {
+          "keep.txt": "k\n",
+          "edit.txt": "1\n",
+          "gone.txt": "g\n",
+          "old name.txt": ""
+        })
         writeFileSync(join(repo, "edit.txt"), "2\n")
         rmSync(join(repo, "gone.txt"))
         writeFileSync(join(repo, "staged.txt"), "s\n")
@@ -66,7 +71,10 @@ describe("gitChanges", () => {
         git(workspace, "add", "a.txt")
         git(workspace, "commit", "-q", "-m", "one")
         writeFileSync(join(workspace, "b.txt"), "b\n")
-        assert.deepStrictEqual(yield* gitChanges(workspace), [{ status: "A", path: "a.txt" }, { status: "A", path: "b.txt" }])
+        assert.deepStrictEqual(yield* gitChanges(workspace), [{ status: "A", path: "a.txt" }, {
+          status: "A",
+          path: "b.txt"
+        }])
       })
     ))
 
@@ -91,7 +99,10 @@ describe("gitDiff", () => {
         writeFileSync(join(repo, "new.txt"), "fresh\n")
         renameSync(join(repo, "b.txt"), join(repo, "c.txt"))
         assert.deepStrictEqual(yield* gitDiff("src/a.txt", repo), { modified: "one\nthree", original: "one\ntwo" })
-        assert.deepStrictEqual(yield* gitDiff("a.txt", join(repo, "src")), { modified: "one\nthree", original: "one\ntwo" })
+        assert.deepStrictEqual(yield* gitDiff("a.txt", join(repo, "src")), {
+          modified: "one\nthree",
+          original: "one\ntwo"
+        })
         assert.deepStrictEqual(yield* gitDiff("new.txt", repo), { modified: "fresh", original: "" })
         assert.deepStrictEqual(yield* gitDiff("b.txt", repo), { modified: "", original: "b" })
         writeFileSync(join(repo, "big.bin"), Buffer.alloc(1024 * 1024 + 1))
@@ -114,15 +125,36 @@ describe("loadMicroagents", () => {
         writeFileSync(join(workspace, "repo", ".openhands_instructions"), "Use pnpm.\n")
         writeFileSync(join(dir, "README.md"), "docs\n")
         writeFileSync(join(dir, "repo.md"), "---\nname: repo\ntype: repo\n---\n\nRun `make test`.\n")
-        writeFileSync(join(dir, "nested", "docker.md"), "---\ntriggers:\n  - docker\n  - 'container'\n---\nUse podman.\n")
+        writeFileSync(
+          join(dir, "nested", "docker.md"),
+          "---\ntriggers:\n  - docker\n  - 'container'\n---\nUse podman.\n"
+        )
         writeFileSync(join(dir, "plain.md"), "No front matter.\n")
         const agents = yield* loadMicroagents({ repository: "acme/repo" })
         const legacy = join(workspace, "repo", ".openhands_instructions")
         assert.deepStrictEqual(agents, [
           new Microagent({ name: "repo_legacy", type: "repo", source: legacy, content: "Use pnpm.\n", triggers: [] }),
-          new Microagent({ name: "nested/docker", type: "knowledge", source: join(dir, "nested", "docker.md"), content: "Use podman.", triggers: ["docker", "container"] }),
-          new Microagent({ name: "plain", type: "repo", source: join(dir, "plain.md"), content: "No front matter.", triggers: [] }),
-          new Microagent({ name: "repo", type: "repo", source: join(dir, "repo.md"), content: "Run `make test`.", triggers: [] })
+          new Microagent({
+            name: "nested/docker",
+            type: "knowledge",
+            source: join(dir, "nested", "docker.md"),
+            content: "Use podman.",
+            triggers: ["docker", "container"]
+          }),
+          new Microagent({
+            name: "plain",
+            type: "repo",
+            source: join(dir, "plain.md"),
+            content: "No front matter.",
+            triggers: []
+          }),
+          new Microagent({
+            name: "repo",
+            type: "repo",
+            source: join(dir, "repo.md"),
+            content: "Run `make test`.",
+            triggers: []
+          })
         ])
         assert.deepStrictEqual(yield* loadMicroagents(), [])
       })

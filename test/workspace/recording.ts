@@ -6,14 +6,17 @@ import { Runtime } from "../../src/index.ts"
 export const recordingRuntime = (seen: Array<unknown>) =>
   Layer.effect(
     Runtime,
-    Runtime.use((rt) => Effect.succeed(
-      Runtime.of({
-        ...rt,
-        run: (action: Action) =>
-          Effect.sync(() => seen.push(action)).pipe(
-            Effect.andThen(rt.run(action)),
-            Effect.tap((obs) => Effect.sync(() => seen.push(obs))),
-            Effect.tapError((e) => Effect.sync(() => seen.push(e)))
-          )
-      })))
+    Runtime.use((rt) =>
+      Effect.succeed(
+        Runtime.of({
+          ...rt,
+          run: (action: Action) =>
+            Effect.sync(() => seen.push(action)).pipe(
+              Effect.andThen(rt.run(action)),
+              Effect.tap((obs) => Effect.sync(() => seen.push(obs))),
+              Effect.tapError((e) => Effect.sync(() => seen.push(e)))
+            )
+        })
+      )
+    )
   )

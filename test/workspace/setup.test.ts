@@ -18,8 +18,8 @@ import {
   setupGitConfig,
   WorkspaceSetupError
 } from "../../src/index.ts"
-import { authServer, bareRepo, git, tempDir } from "./repos.ts"
 import { recordingRuntime } from "./recording.ts"
+import { authServer, bareRepo, git, tempDir } from "./repos.ts"
 
 const TOKEN = "tok-9f3c2a7d1e5b"
 
@@ -42,7 +42,11 @@ const statusesDuring = <A, E>(effect: Effect.Effect<A, E, Runtime>) =>
   Effect.gen(function*() {
     const rt = yield* Runtime
     const result = yield* effect
-    const all = yield* rt.status.pipe(Stream.take(64), Stream.interruptWhen(Effect.sleep("100 millis")), Stream.runCollect)
+    const all = yield* rt.status.pipe(
+      Stream.take(64),
+      Stream.interruptWhen(Effect.sleep("100 millis")),
+      Stream.runCollect
+    )
     return { result, statuses: Array.from(all) as Array<RuntimeStatus> }
   })
 
@@ -101,7 +105,10 @@ describe("cloneOrInitRepo", () => {
         const server = yield* authServer(root, "x-access-token", TOKEN)
         const error = yield* Effect.flip(cloneOrInitRepo({ repository: `${server.url}/private.git` }))
         assert.instanceOf(error, WorkspaceSetupError)
-        assert.match(error.message, /^git clone failed \(exit code 128\): Cloning into '.*\/ws\/private'...\nfatal: could not read Username for 'http:\/\/127\.0\.0\.1:\d+': terminal prompts disabled$/)
+        assert.match(
+          error.message,
+          /^git clone failed \(exit code 128\): Cloning into '.*\/ws\/private'...\nfatal: could not read Username for 'http:\/\/127\.0\.0\.1:\d+': terminal prompts disabled$/
+        )
         assert.strictEqual(yield* Runtime.use((rt) => rt.currentStatus), "READY")
       })
     ))
@@ -134,7 +141,10 @@ describe("maybeRunSetupScript", () => {
     withRuntime((workspace, _root, seen) =>
       Effect.gen(function*() {
         mkdirSync(join(workspace, ".openhands"))
-        writeFileSync(join(workspace, ".openhands", "setup.sh"), "echo set-up ran > marker.txt\nexport FROM_SETUP=yes\n")
+        writeFileSync(
+          join(workspace, ".openhands", "setup.sh"),
+          "echo set-up ran > marker.txt\nexport FROM_SETUP=yes\n"
+        )
         const { result, statuses } = yield* statusesDuring(maybeRunSetupScript())
         assert.deepStrictEqual(Option.map(result, (r) => r.exitCode), Option.some(0))
         assert.strictEqual(readFileSync(join(workspace, "marker.txt"), "utf8"), "set-up ran\n")

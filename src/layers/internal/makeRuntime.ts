@@ -4,7 +4,8 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
+import { type DraftEditor, isDraftEdit } from "../../editor/draftEditor.ts"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
@@ -59,7 +60,9 @@ export interface RuntimeBackend {
 
 export const makeRuntime = (
   backend: RuntimeBackend,
-  status: StatusCell
+  status: StatusCell,
+  /** From `captureDraftEditor` at build time; none: the backend answers `llm_based_edit` with its error. */
+  draftEditor: Option.Option<DraftEditor> = Option.none()
 ): RuntimeShape => {
   const mask = new SecretMask()
   const kind = backend.info.kind
@@ -87,6 +90,7 @@ export const makeRuntime = (
         : effect)
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
+    if (isDraftEdit(action) && Option.isSome(draftEditor)) return draftEditor.value.edit(action, run)
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
