@@ -90,32 +90,29 @@ const make = (options: CliRuntimeOptions) =>
     const copyTo = (hostSource: string, sandboxDest: string, recursive: boolean) =>
       withUploadPayload(hostSource, recursive, (payload) => executor.upload({ ...payload, destination: sandboxDest }))
 
-    const runtime = makeRuntime(
-      {
-        info: {
-          id: sessionId,
-          kind: "cli",
-          workspace,
-          urls: {},
-          capabilities: {
-            pause: false,
-            ipython: ipython !== undefined && ipythonUnavailable === undefined,
-            browser: options.browser !== undefined && options.browser !== false,
-            mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
-            ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
-          }
-        },
-        defaultTimeoutSeconds: sandbox.timeout,
-        execute: executor.execute,
-        copyTo,
-        copyFrom: executor.download,
-        listFiles: executor.listFiles,
-        listTools: executor.listMcpTools,
-        setEnv: executor.setEnv
+    const runtime = makeRuntime({
+      info: {
+        id: sessionId,
+        kind: "cli",
+        workspace,
+        urls: {},
+        capabilities: {
+          pause: false,
+          ipython: ipython !== undefined && ipythonUnavailable === undefined,
+          browser: options.browser !== undefined && options.browser !== false,
+          mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
+          ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
+        }
       },
-      status,
-      yield* captureDraftEditor
-    )
+      defaultTimeoutSeconds: sandbox.timeout,
+      execute: executor.execute,
+      copyTo,
+      copyFrom: executor.download,
+      listFiles: executor.listFiles,
+      listTools: executor.listMcpTools,
+      setEnv: executor.setEnv,
+      draftEditor: yield* captureDraftEditor
+    }, status)
     yield* status.set("READY")
     return runtime
   })

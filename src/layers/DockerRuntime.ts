@@ -381,19 +381,16 @@ const runtimeFor = (
         capabilities: toolCapabilities(options, { pause: true })
       }
     })
-    return makeRuntime(
-      {
-        ...backend,
-        pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
-        resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
-          Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
-          Effect.provideService(HttpClient.HttpClient, httpClient),
-          Effect.andThen(status.set("READY"))
-        )
-      },
-      status,
-      yield* captureDraftEditor
-    )
+    return makeRuntime({
+      ...backend,
+      draftEditor: yield* captureDraftEditor,
+      pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
+      resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
+        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
+        Effect.provideService(HttpClient.HttpClient, httpClient),
+        Effect.andThen(status.set("READY"))
+      )
+    }, status)
   })
 
 const make = (options: DockerRuntimeOptions) =>

@@ -122,7 +122,7 @@ const runtimeFor = (
         capabilities: server.capabilities
       }
     })
-    return makeRuntime(backend, status, yield* captureDraftEditor)
+    return makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
   })
 
 /** Warm servers waiting for a runtime. */
@@ -200,7 +200,7 @@ export const LocalRuntime = {
             capabilities: capabilitiesOf()
           }
         })
-        const runtime = makeRuntime(backend, status, yield* captureDraftEditor)
+        const runtime = makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
         yield* status.set("READY")
         return runtime
       })

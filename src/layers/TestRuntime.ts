@@ -187,23 +187,20 @@ export class TestRuntime extends Context.Service<TestRuntime, {
           return Effect.isEffect(response) ? yield* response : response
         })
 
-      const runtime = makeRuntime(
-        {
-          info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
-          defaultTimeoutSeconds: 120,
-          execute: answer,
-          // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
-          received: (action) => Ref.update(actions, (all) => [...all, action]),
-          copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
-          copyFrom: (source, destination) => recordCopy({ direction: "from", source, destination }),
-          listFiles: () => Effect.succeed([]),
-          listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
-          setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
-          ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
-        },
-        status,
-        yield* captureDraftEditor
-      )
+      const runtime = makeRuntime({
+        info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
+        defaultTimeoutSeconds: 120,
+        execute: answer,
+        // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
+        received: (action) => Ref.update(actions, (all) => [...all, action]),
+        copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
+        copyFrom: (source, destination) => recordCopy({ direction: "from", source, destination }),
+        listFiles: () => Effect.succeed([]),
+        listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
+        setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
+        draftEditor: yield* captureDraftEditor,
+        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
+      }, status)
       yield* status.set("READY")
 
       return Context.make(Runtime, runtime).pipe(Context.add(TestRuntime, {

@@ -55,14 +55,14 @@ export interface RuntimeBackend {
     secrets: ReadonlyArray<string>
   ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
+  /** From `captureDraftEditor` at build time; none: the backend answers `llm_based_edit` with its own error. */
+  readonly draftEditor?: Option.Option<DraftEditor>
   readonly resume?: Effect.Effect<void, RuntimeError>
 }
 
 export const makeRuntime = (
   backend: RuntimeBackend,
-  status: StatusCell,
-  /** From `captureDraftEditor` at build time; none: the backend answers `llm_based_edit` with its error. */
-  draftEditor: Option.Option<DraftEditor> = Option.none()
+  status: StatusCell
 ): RuntimeShape => {
   const mask = new SecretMask()
   const kind = backend.info.kind
@@ -90,7 +90,8 @@ export const makeRuntime = (
         : effect)
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
-    if (isDraftEdit(action) && Option.isSome(draftEditor)) return draftEditor.value.edit(action, run)
+    const draft = backend.draftEditor ?? Option.none()
+    if (isDraftEdit(action) && Option.isSome(draft)) return draft.value.edit(action, run)
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
