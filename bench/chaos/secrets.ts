@@ -6,6 +6,7 @@
 import { ManagedRuntime, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { CliRuntime, MAX_CMD_OUTPUT_SIZE, Runtime } from "../../src/index.ts"
+import { cloneTokenRows } from "./cloneToken.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
 
 const PIECE = 8
@@ -33,5 +34,8 @@ export const secretRows = async ({ budget }: GroupContext): Promise<ReadonlyArra
   } finally {
     await runtime.dispose()
   }
-  return [atMost(`secrets: outputs showing a piece of a secret cut by truncation (of ${tried})`, leaks, "outputs", 0)]
+  return [
+    atMost(`secrets: outputs showing a piece of a secret cut by truncation (of ${tried})`, leaks, "outputs", 0),
+    ...(await cloneTokenRows())
+  ]
 }
