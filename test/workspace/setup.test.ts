@@ -4,7 +4,7 @@
  * disk, the session shell's directory, and the token absent from every action, observation and log.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Option, Redacted, References, type Scope, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Logger, Option, Redacted, References, Scope, Stream } from "effect"
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import {
@@ -211,4 +211,19 @@ describe("setupGitConfig", () => {
         assert.lengthOf(seen, 0)
       })
     ))
+})
+
+describe("Runtime.setStatus", () => {
+  it.live("publishes a status, but a released runtime stays STOPPED and keeps refusing calls", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(CliRuntime.layer(), scope)
+      const rt = Context.get(context, Runtime)
+      yield* rt.setStatus("SETTING_UP_WORKSPACE")
+      assert.strictEqual(yield* rt.currentStatus, "SETTING_UP_WORKSPACE")
+      yield* Scope.close(scope, Exit.void)
+      yield* rt.setStatus("READY")
+      assert.strictEqual(yield* rt.currentStatus, "STOPPED")
+      assert.strictEqual((yield* Effect.flip(rt.runCommand("true")))._tag, "RuntimeDisconnectedError")
+    }))
 })
