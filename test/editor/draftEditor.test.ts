@@ -5,7 +5,7 @@
  * Files written through the runtime end with a newline (its FileWrite, as OpenHands' server).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, type Scope, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Redacted, Scope, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt } from "effect/ai"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -22,6 +22,7 @@ import {
   Runtime
 } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
+import { MASK } from "../../src/schema/secrets.ts"
 import { tempDir } from "../workspace/repos.ts"
 
 /** One scripted answer: text, a single `edit_file` tool call, or a provider failure. */
@@ -269,6 +270,33 @@ describe("draft editor (llm_based_edit)", () => {
         }),
       { correctionRounds: 1, lint: ({ after }) => Effect.succeed(after.includes("(") ? ["syntax error"] : []) }
     ))
+})
+
+describe("draft editor and the runtime's guarantees", () => {
+  it.live("a secret the model echoes is masked in the observation (the runtime's masking covers the editor)", () =>
+    withEditor([{ text: "<updated_code>key = tok-5e5e5e5e5e</updated_code>" }], (workspace) =>
+      Effect.gen(function*() {
+        const rt = yield* Runtime
+        yield* rt.addEnvVars({ API_KEY: Redacted.make("tok-5e5e5e5e5e") })
+        writeFileSync(join(workspace, "c.txt"), "key = ?")
+        const obs = yield* draft("c.txt", "key = $API_KEY", 1, 1)
+        assert.instanceOf(obs, FileEditObservation)
+        assert.strictEqual(obs.newContent, `key = ${MASK}`)
+        assert.notInclude(JSON.stringify(obs), "tok-5e5e5e5e5e")
+      })))
+
+  it.live("a released runtime refuses a draft edit like any action", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempDir("oh-draft-")
+      const scope = yield* Scope.make()
+      const layer = CliRuntime.layer({ workspace }).pipe(Layer.provide(scriptedModel([], [])))
+      const rt = Context.get(yield* Layer.buildWithScope(layer, scope), Runtime)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Effect.flip(
+        rt.run(new FileEditAction({ path: "a.txt", content: "x", implSource: "llm_based_edit" }))
+      )
+      assert.strictEqual(error._tag, "RuntimeDisconnectedError")
+    }).pipe(Effect.scoped))
 })
 
 describe("draft editor over HTTP", () => {

@@ -91,7 +91,9 @@ export const makeRuntime = (
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
     const draft = backend.draftEditor ?? Option.none()
-    if (isDraftEdit(action) && Option.isSome(draft)) return draft.value.edit(action, run)
+    if (isDraftEdit(action) && Option.isSome(draft)) {
+      return instrumentAction(kind, action, masked(draft.value.edit(action, run)))
+    }
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
