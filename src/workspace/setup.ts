@@ -105,10 +105,18 @@ export interface CloneOptions {
   readonly initGitInEmptyWorkspace?: boolean
 }
 
+/** The URL without user name and password, for messages and to put the token in their place. */
+const withoutCredentials = (url: URL): string => {
+  const bare = new URL(url.href)
+  bare.username = ""
+  bare.password = ""
+  return bare.href
+}
+
 /** The clone URL as a shell word, the token coming from `$variable` so its value is never in the text. */
 const cloneUrlWord = (url: URL, token: Option.Option<{ readonly variable: string; readonly user: string }>) => {
   if (Option.isNone(token)) return shellQuote(url.href)
-  const rest = url.href.slice(`${url.protocol}//`.length)
+  const rest = withoutCredentials(url).slice(`${url.protocol}//`.length)
   return `${shellQuote(`${url.protocol}//${token.value.user}:`)}"$${token.value.variable}"${shellQuote(`@${rest}`)}`
 }
 
@@ -150,6 +158,10 @@ export const cloneOrInitRepo = Effect.fn("workspace.cloneOrInitRepo")(function*(
   if (options.token !== undefined && url.protocol !== "https:" && url.protocol !== "http:") {
     return yield* cloneError(`A token can only be sent to an http(s) repository, not ${url.protocol}//...`)
   }
+  const name = url.pathname.replace(/\/+$/, "").split("/").pop()!.replace(/\.git$/, "")
+  if (name === "" || name === "." || name === "..") {
+    return yield* cloneError(`No repository name in ${withoutCredentials(url)}`)
+  }
   const variable = options.tokenVariable ?? "GIT_TOKEN"
   const token = Option.map(Option.fromUndefinedOr(options.token), (secret) => ({
     secret,
@@ -161,8 +173,6 @@ export const cloneOrInitRepo = Effect.fn("workspace.cloneOrInitRepo")(function*(
     Effect.gen(function*() {
       // Redacted: the runtime masks the value in every later output (git may echo the URL).
       if (Option.isSome(token)) yield* rt.addEnvVars({ [variable]: token.value.secret })
-      const name = url.pathname.replace(/\/+$/, "").split("/").pop()!.replace(/\.git$/, "")
-      if (name === "" || name === "." || name === "..") return yield* cloneError(`No repository name in ${url.origin}`)
       const dir = `${workspace}/${name}`
       const clone = yield* runSetupCommand(
         `GIT_TERMINAL_PROMPT=0 git clone ${cloneUrlWord(url, token)} ${shellQuote(dir)}`
