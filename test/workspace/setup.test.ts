@@ -121,6 +121,8 @@ describe("cloneOrInitRepo", () => {
         assert.strictEqual(error.message, "A token can only be sent to an http(s) repository, not file://...")
         const bad = yield* Effect.flip(cloneOrInitRepo({ repository: "not a repo" }))
         assert.strictEqual(bad.message, "Missing either Git token or valid repository")
+        const nameless = yield* Effect.flip(cloneOrInitRepo({ repository: "https://user:pw@example.com/" }))
+        assert.strictEqual(nameless.message, "No repository name in https://example.com/")
         assert.isFalse(existsSync(join(workspace, "demo")))
       })
     ))
