@@ -139,7 +139,7 @@ describe("draft editor (llm_based_edit)", () => {
       })))
 
   it.live("a range over 301 lines is refused with the most similar 20-line snippets", () =>
-    withEditor([], (workspace, prompts) =>
+    withEditor([{ text: "<updated_code>X</updated_code>" }], (workspace, prompts) =>
       Effect.gen(function*() {
         writeFileSync(join(workspace, "big.txt"), numbered(400))
         const snippet = numbered(60).split("\n").slice(40).join("\n")
@@ -164,8 +164,12 @@ describe("draft editor (llm_based_edit)", () => {
               "**IMPORTANT**: Please REDUCE the range of edits to less than 300 lines by setting `start` and `end` in the edit action (e.g. `<file_edit path=\"big.txt\" start=[PUT LINE NUMBER HERE] end=[PUT LINE NUMBER HERE] />`). "
           )
         )
-        // 301 lines is still allowed (OpenHands' `> MAX_LINES_TO_EDIT + 1`): it goes to the model.
         assert.lengthOf(prompts, 0)
+        // 301 lines is still allowed (OpenHands' `> MAX_LINES_TO_EDIT + 1`): it goes to the model.
+        const edited = yield* draft("big.txt", "X", 100, 400)
+        assert.instanceOf(edited, FileEditObservation)
+        assert.lengthOf(prompts, 1)
+        assert.strictEqual(readFileSync(join(workspace, "big.txt"), "utf8"), `${numbered(99)}\nX\n`)
       })))
 
   it.live("the model merges the draft into the range (an #EDIT: line dropped); the prompt is OpenHands'", () =>
