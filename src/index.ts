@@ -11,6 +11,7 @@
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
+export { DEFAULT_SERVICE_NAME, otlpLayerFromEnv } from "./telemetry/otlp.ts"
 export {
   type FailingTestRuntimeOptions,
   type RecordedCopy,
