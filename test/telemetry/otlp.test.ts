@@ -4,20 +4,31 @@
  * nothing otherwise, and no secret reaches a payload.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Exit, Layer, Redacted, Scope, Tracer } from "effect"
-import { spawnSync } from "node:child_process"
-import { mkdtempSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { ConfigProvider, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { CliRuntime, InvalidOptionsError, otlpLayerFromEnv, Runtime } from "../../src/index.ts"
-import { postJson, run, startTestServer } from "../server/helpers.ts"
+import { postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
 import { otlpReceiver, type OtlpReceiver } from "./otlpReceiver.ts"
+
+const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 
 /** Short export intervals, so a running server sends within the test. */
 const FAST = { OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_METRIC_EXPORT_INTERVAL: "200" }
 
-const withEnv = (env: Record<string, string>) => Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
+/** A few CLI-runtime actions (one with a secret) exported by `otlpLayerFromEnv` configured by `env` alone. */
+const actionsWithEnv = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const rt = yield* Runtime
+    yield* rt.addEnvVars({ API_TOKEN: Redacted.make(SECRET) })
+    yield* rt.runCommand("echo $API_TOKEN")
+    yield* rt.read("missing.txt")
+  }).pipe(
+    Effect.provide(Layer.fresh(CliRuntime.layer({ noChangeTimeoutSeconds: 1 }))),
+    // Released here: what is left is flushed before this effect ends.
+    Effect.provide(otlpLayerFromEnv()),
+    Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
+  )
 
 /** Poll until `check` passes (or fail with its last error after `ms`). */
 const eventually = <A>(check: () => A, ms = 10_000) =>
@@ -83,5 +94,99 @@ describe("OTLP export", () => {
 
       yield* Scope.close(scope, Exit.void)
       assertNoSecret(receiver, [SECRET, server.key, "tok-do-not-leak-9931"])
+    }), 60_000)
+
+  it.live("in a library program: spans and counter of the CLI runtime, service name from the environment or the default", () =>
+    Effect.gen(function*() {
+      const receiver = yield* otlpReceiver
+      const base = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+      yield* actionsWithEnv(base)
+      const spans = receiver.spans()
+      assert.deepStrictEqual(
+        spans.filter((s) => s.name === "CmdRunAction").map((s) => [s.serviceName, s.attributes]),
+        [["effect-sandbox", { "runtime.kind": "cli", "action.type": "run", exit_code: 0 }]]
+      )
+      assert.deepStrictEqual(spans.find((s) => s.name === "Runtime.addEnvVars")?.attributes, {
+        "runtime.kind": "cli",
+        names: ["API_TOKEN"]
+      })
+      assert.isTrue(spans.some((s) => s.name === "FileReadAction"))
+      const reads = receiver.sums().filter((p) =>
+        p.metric === "effect_sandbox_actions_total" && p.attributes["action.type"] === "read"
+      )
+      assert.isAtLeast(reads.length, 1)
+      assertNoSecret(receiver, [SECRET])
+
+      const named = (env: Record<string, string>) =>
+        Effect.gen(function*() {
+          const before = receiver.spans().length
+          yield* actionsWithEnv({ ...base, ...env })
+          return [...new Set(receiver.spans().slice(before).map((s) => s.serviceName))]
+        })
+      assert.deepStrictEqual(yield* named({ OTEL_SERVICE_NAME: "my-agent" }), ["my-agent"])
+      assert.deepStrictEqual(yield* named({ OTEL_RESOURCE_ATTRIBUTES: "team=x,service.name=from-attributes" }), [
+        "from-attributes"
+      ])
+      assert.deepStrictEqual(
+        yield* named({ OTEL_SERVICE_NAME: "wins", OTEL_RESOURCE_ATTRIBUTES: "service.name=loses" }),
+        ["wins"]
+      )
+    }), 60_000)
+
+  it.live("nothing is exported without an endpoint, with OTEL_SDK_DISABLED, or with the exporters set to none", () =>
+    Effect.gen(function*() {
+      const receiver = yield* otlpReceiver
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+      yield* actionsWithEnv({ OTEL_SERVICE_NAME: "x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })
+      yield* actionsWithEnv({ ...endpoint, OTEL_SDK_DISABLED: "true" })
+      yield* actionsWithEnv({ ...endpoint, OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" })
+      assert.deepStrictEqual(receiver.requests, [])
+      // The receiver does answer: the same program with only the endpoint exports.
+      yield* actionsWithEnv(endpoint)
+      assert.isAbove(receiver.requests.length, 0)
+    }), 60_000)
+
+  it.effect("an OTLP protocol other than HTTP is a one-line InvalidOptionsError, before anything runs", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.void.pipe(
+        Effect.provide(otlpLayerFromEnv()),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4317",
+          OTEL_EXPORTER_OTLP_PROTOCOL: "grpc"
+        }))),
+        Effect.flip
+      )
+      assert.instanceOf(error, InvalidOptionsError)
+      assert.strictEqual(
+        error.message,
+        "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json (the collector's HTTP port, usually 4318)."
+      )
+    }))
+
+  it.live("the CLI's run exports its action over OTLP/HTTP protobuf (the default) before it exits", () =>
+    Effect.gen(function*() {
+      const receiver = yield* otlpReceiver
+      const workspace = yield* tempDir("otlp-cli-")
+      const exit = yield* Effect.callback<{ code: number | null; stdout: string }>((resume) => {
+        const child = spawn(process.execPath, [CLI, "run", "--workspace", workspace, "echo", "hello"], {
+          env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+        let stdout = ""
+        child.stdout.on("data", (chunk) => stdout += chunk)
+        child.on("exit", (code) => resume(Effect.succeed({ code, stdout })))
+      })
+      assert.deepStrictEqual(exit, { code: 0, stdout: "hello\n" })
+      const traces = receiver.requests.filter((r) => r.path === "/v1/traces")
+      const metrics = receiver.requests.filter((r) => r.path === "/v1/metrics")
+      assert.isAbove(traces.length, 0)
+      assert.isAbove(metrics.length, 0)
+      for (const r of [...traces, ...metrics]) assert.strictEqual(r.headers["content-type"], "application/x-protobuf")
+      // Protobuf keeps strings as UTF-8: the span's name, its attributes, the service and the counter.
+      const traceBytes = traces.map((r) => r.body.toString("utf8")).join("")
+      for (const text of ["CmdRunAction", "runtime.kind", "cli", "action.type", "effect-sandbox"]) {
+        assert.include(traceBytes, text)
+      }
+      assert.include(metrics.map((r) => r.body.toString("utf8")).join(""), "effect_sandbox_actions_total")
     }), 60_000)
 })
