@@ -11,7 +11,6 @@
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
-export { DEFAULT_SERVICE_NAME, otlpLayerFromEnv } from "./telemetry/otlp.ts"
 export {
   type FailingTestRuntimeOptions,
   type RecordedCopy,
@@ -30,3 +29,4 @@ export * from "./schema/SandboxConfig.ts"
 export * from "./schema/wire.ts"
 export * from "./services/ActionExecutor.ts"
 export * from "./services/Runtime.ts"
+export { DEFAULT_SERVICE_NAME, otlpLayerFromEnv } from "./telemetry/otlp.ts"

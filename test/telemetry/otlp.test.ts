@@ -9,7 +9,7 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { CliRuntime, InvalidOptionsError, otlpLayerFromEnv, Runtime } from "../../src/index.ts"
 import { postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
-import { otlpReceiver, type OtlpReceiver } from "./otlpReceiver.ts"
+import { type OtlpReceiver, otlpReceiver } from "./otlpReceiver.ts"
 
 const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 
@@ -54,97 +54,109 @@ const assertNoSecret = (receiver: OtlpReceiver, secrets: ReadonlyArray<string>) 
 }
 
 describe("OTLP export", () => {
-  it.live("the action server exports a span per action and the action counter; no secret in any payload", () =>
-    Effect.gen(function*() {
-      const receiver = yield* otlpReceiver
-      const scope = yield* Scope.make()
-      const server = yield* startTestServer({
-        env: {
-          ...FAST,
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-          OTEL_EXPORTER_OTLP_HEADERS: "x-collector-token=tok-do-not-leak-9931"
-        }
-      }).pipe(Scope.provide(scope))
-      const env = yield* postJson(server, "/v1/env", { vars: { API_TOKEN: SECRET }, secrets: ["API_TOKEN"] })
-      assert.strictEqual(env.status, 200, env.text)
-      assert.strictEqual((yield* run(server, "echo $API_TOKEN")).content.trim(), "<redacted>")
-      // The collector's credentials are the server's configuration, not the sandbox's.
-      assert.strictEqual((yield* run(server, "echo \"[$OTEL_EXPORTER_OTLP_HEADERS]\"")).content.trim(), "[]")
-      assert.strictEqual((yield* run(server, "exit 3")).extras.metadata.exit_code, 3)
+  it.live(
+    "the action server exports a span per action and the action counter; no secret in any payload",
+    () =>
+      Effect.gen(function*() {
+        const receiver = yield* otlpReceiver
+        const scope = yield* Scope.make()
+        const server = yield* startTestServer({
+          env: {
+            ...FAST,
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+            OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+            OTEL_EXPORTER_OTLP_HEADERS: "x-collector-token=tok-do-not-leak-9931"
+          }
+        }).pipe(Scope.provide(scope))
+        const env = yield* postJson(server, "/v1/env", { vars: { API_TOKEN: SECRET }, secrets: ["API_TOKEN"] })
+        assert.strictEqual(env.status, 200, env.text)
+        assert.strictEqual((yield* run(server, "echo $API_TOKEN")).content.trim(), "<redacted>")
+        // The collector's credentials are the server's configuration, not the sandbox's.
+        assert.strictEqual((yield* run(server, "echo \"[$OTEL_EXPORTER_OTLP_HEADERS]\"")).content.trim(), "[]")
+        assert.strictEqual((yield* run(server, "exit 3")).extras.metadata.exit_code, 3)
 
-      const spans = yield* eventually(() => {
-        const spans = receiver.spans().filter((s) => s.name === "CmdRunAction")
-        assert.lengthOf(spans, 3)
-        return spans
-      })
-      assert.deepStrictEqual(spans[0]!.attributes, { "runtime.kind": "server", "action.type": "run", exit_code: 0 })
-      assert.strictEqual(spans[2]!.attributes["exit_code"], 3)
-      assert.strictEqual(spans[0]!.serviceName, "effect-sandbox-server")
-      const point = yield* eventually(() => {
-        const points = receiver.sums().filter((p) =>
-          p.metric === "effect_sandbox_actions_total" && p.attributes["runtime.kind"] === "server"
-        )
-        assert.strictEqual(points.at(-1)?.value, 3)
-        return points.at(-1)!
-      })
-      assert.deepStrictEqual(point.attributes, { "runtime.kind": "server", "action.type": "run" })
-      assert.isTrue(point.monotonic, "a counter that only goes up")
-      assert.isTrue(receiver.requests.every((r) => r.headers["x-collector-token"] === "tok-do-not-leak-9931"))
-
-      yield* Scope.close(scope, Exit.void)
-      assertNoSecret(receiver, [SECRET, server.key, "tok-do-not-leak-9931"])
-    }), 60_000)
-
-  it.live("in a library program: spans and counter of the CLI runtime, service name from the environment or the default", () =>
-    Effect.gen(function*() {
-      const receiver = yield* otlpReceiver
-      const base = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
-      yield* actionsWithEnv(base)
-      const spans = receiver.spans()
-      assert.deepStrictEqual(
-        spans.filter((s) => s.name === "CmdRunAction").map((s) => [s.serviceName, s.attributes]),
-        [["effect-sandbox", { "runtime.kind": "cli", "action.type": "run", exit_code: 0 }]]
-      )
-      assert.deepStrictEqual(spans.find((s) => s.name === "Runtime.addEnvVars")?.attributes, {
-        "runtime.kind": "cli",
-        names: ["API_TOKEN"]
-      })
-      assert.isTrue(spans.some((s) => s.name === "FileReadAction"))
-      const reads = receiver.sums().filter((p) =>
-        p.metric === "effect_sandbox_actions_total" && p.attributes["action.type"] === "read"
-      )
-      assert.isAtLeast(reads.length, 1)
-      assertNoSecret(receiver, [SECRET])
-
-      const named = (env: Record<string, string>) =>
-        Effect.gen(function*() {
-          const before = receiver.spans().length
-          yield* actionsWithEnv({ ...base, ...env })
-          return [...new Set(receiver.spans().slice(before).map((s) => s.serviceName))]
+        const spans = yield* eventually(() => {
+          const commands = receiver.spans().filter((s) => s.name === "CmdRunAction")
+          assert.lengthOf(commands, 3)
+          return commands
         })
-      assert.deepStrictEqual(yield* named({ OTEL_SERVICE_NAME: "my-agent" }), ["my-agent"])
-      assert.deepStrictEqual(yield* named({ OTEL_RESOURCE_ATTRIBUTES: "team=x,service.name=from-attributes" }), [
-        "from-attributes"
-      ])
-      assert.deepStrictEqual(
-        yield* named({ OTEL_SERVICE_NAME: "wins", OTEL_RESOURCE_ATTRIBUTES: "service.name=loses" }),
-        ["wins"]
-      )
-    }), 60_000)
+        assert.deepStrictEqual(spans[0]!.attributes, { "runtime.kind": "server", "action.type": "run", exit_code: 0 })
+        assert.strictEqual(spans[2]!.attributes["exit_code"], 3)
+        assert.strictEqual(spans[0]!.serviceName, "effect-sandbox-server")
+        const point = yield* eventually(() => {
+          const points = receiver.sums().filter((p) =>
+            p.metric === "effect_sandbox_actions_total" && p.attributes["runtime.kind"] === "server"
+          )
+          assert.strictEqual(points.at(-1)?.value, 3)
+          return points.at(-1)!
+        })
+        assert.deepStrictEqual(point.attributes, { "runtime.kind": "server", "action.type": "run" })
+        assert.isTrue(point.monotonic, "a counter that only goes up")
+        assert.isTrue(receiver.requests.every((r) => r.headers["x-collector-token"] === "tok-do-not-leak-9931"))
 
-  it.live("nothing is exported without an endpoint, with OTEL_SDK_DISABLED, or with the exporters set to none", () =>
-    Effect.gen(function*() {
-      const receiver = yield* otlpReceiver
-      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
-      yield* actionsWithEnv({ OTEL_SERVICE_NAME: "x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })
-      yield* actionsWithEnv({ ...endpoint, OTEL_SDK_DISABLED: "true" })
-      yield* actionsWithEnv({ ...endpoint, OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" })
-      assert.deepStrictEqual(receiver.requests, [])
-      // The receiver does answer: the same program with only the endpoint exports.
-      yield* actionsWithEnv(endpoint)
-      assert.isAbove(receiver.requests.length, 0)
-    }), 60_000)
+        yield* Scope.close(scope, Exit.void)
+        assertNoSecret(receiver, [SECRET, server.key, "tok-do-not-leak-9931"])
+      }),
+    60_000
+  )
+
+  it.live(
+    "in a library program: spans and counter of the CLI runtime, service name from the environment or the default",
+    () =>
+      Effect.gen(function*() {
+        const receiver = yield* otlpReceiver
+        const base = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+        yield* actionsWithEnv(base)
+        const spans = receiver.spans()
+        assert.deepStrictEqual(
+          spans.filter((s) => s.name === "CmdRunAction").map((s) => [s.serviceName, s.attributes]),
+          [["effect-sandbox", { "runtime.kind": "cli", "action.type": "run", exit_code: 0 }]]
+        )
+        assert.deepStrictEqual(spans.find((s) => s.name === "Runtime.addEnvVars")?.attributes, {
+          "runtime.kind": "cli",
+          names: ["API_TOKEN"]
+        })
+        assert.isTrue(spans.some((s) => s.name === "FileReadAction"))
+        const reads = receiver.sums().filter((p) =>
+          p.metric === "effect_sandbox_actions_total" && p.attributes["action.type"] === "read"
+        )
+        assert.isAtLeast(reads.length, 1)
+        assertNoSecret(receiver, [SECRET])
+
+        const named = (env: Record<string, string>) =>
+          Effect.gen(function*() {
+            const before = receiver.spans().length
+            yield* actionsWithEnv({ ...base, ...env })
+            return [...new Set(receiver.spans().slice(before).map((s) => s.serviceName))]
+          })
+        assert.deepStrictEqual(yield* named({ OTEL_SERVICE_NAME: "my-agent" }), ["my-agent"])
+        assert.deepStrictEqual(yield* named({ OTEL_RESOURCE_ATTRIBUTES: "team=x,service.name=from-attributes" }), [
+          "from-attributes"
+        ])
+        assert.deepStrictEqual(
+          yield* named({ OTEL_SERVICE_NAME: "wins", OTEL_RESOURCE_ATTRIBUTES: "service.name=loses" }),
+          ["wins"]
+        )
+      }),
+    60_000
+  )
+
+  it.live(
+    "nothing is exported without an endpoint, with OTEL_SDK_DISABLED, or with the exporters set to none",
+    () =>
+      Effect.gen(function*() {
+        const receiver = yield* otlpReceiver
+        const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+        yield* actionsWithEnv({ OTEL_SERVICE_NAME: "x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })
+        yield* actionsWithEnv({ ...endpoint, OTEL_SDK_DISABLED: "true" })
+        yield* actionsWithEnv({ ...endpoint, OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" })
+        assert.deepStrictEqual(receiver.requests, [])
+        // The receiver does answer: the same program with only the endpoint exports.
+        yield* actionsWithEnv(endpoint)
+        assert.isAbove(receiver.requests.length, 0)
+      }),
+    60_000
+  )
 
   it.effect("an OTLP protocol other than HTTP is a one-line InvalidOptionsError, before anything runs", () =>
     Effect.gen(function*() {
@@ -163,30 +175,34 @@ describe("OTLP export", () => {
       )
     }))
 
-  it.live("the CLI's run exports its action over OTLP/HTTP protobuf (the default) before it exits", () =>
-    Effect.gen(function*() {
-      const receiver = yield* otlpReceiver
-      const workspace = yield* tempDir("otlp-cli-")
-      const exit = yield* Effect.callback<{ code: number | null; stdout: string }>((resume) => {
-        const child = spawn(process.execPath, [CLI, "run", "--workspace", workspace, "echo", "hello"], {
-          env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
-          stdio: ["ignore", "pipe", "inherit"]
+  it.live(
+    "the CLI's run exports its action over OTLP/HTTP protobuf (the default) before it exits",
+    () =>
+      Effect.gen(function*() {
+        const receiver = yield* otlpReceiver
+        const workspace = yield* tempDir("otlp-cli-")
+        const exit = yield* Effect.callback<{ code: number | null; stdout: string }>((resume) => {
+          const child = spawn(process.execPath, [CLI, "run", "--workspace", workspace, "echo", "hello"], {
+            env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+          let stdout = ""
+          child.stdout.on("data", (chunk) => stdout += chunk)
+          child.on("exit", (code) => resume(Effect.succeed({ code, stdout })))
         })
-        let stdout = ""
-        child.stdout.on("data", (chunk) => stdout += chunk)
-        child.on("exit", (code) => resume(Effect.succeed({ code, stdout })))
-      })
-      assert.deepStrictEqual(exit, { code: 0, stdout: "hello\n" })
-      const traces = receiver.requests.filter((r) => r.path === "/v1/traces")
-      const metrics = receiver.requests.filter((r) => r.path === "/v1/metrics")
-      assert.isAbove(traces.length, 0)
-      assert.isAbove(metrics.length, 0)
-      for (const r of [...traces, ...metrics]) assert.strictEqual(r.headers["content-type"], "application/x-protobuf")
-      // Protobuf keeps strings as UTF-8: the span's name, its attributes, the service and the counter.
-      const traceBytes = traces.map((r) => r.body.toString("utf8")).join("")
-      for (const text of ["CmdRunAction", "runtime.kind", "cli", "action.type", "effect-sandbox"]) {
-        assert.include(traceBytes, text)
-      }
-      assert.include(metrics.map((r) => r.body.toString("utf8")).join(""), "effect_sandbox_actions_total")
-    }), 60_000)
+        assert.deepStrictEqual(exit, { code: 0, stdout: "hello\n" })
+        const traces = receiver.requests.filter((r) => r.path === "/v1/traces")
+        const metrics = receiver.requests.filter((r) => r.path === "/v1/metrics")
+        assert.isAbove(traces.length, 0)
+        assert.isAbove(metrics.length, 0)
+        for (const r of [...traces, ...metrics]) assert.strictEqual(r.headers["content-type"], "application/x-protobuf")
+        // Protobuf keeps strings as UTF-8: the span's name, its attributes, the service and the counter.
+        const traceBytes = traces.map((r) => r.body.toString("utf8")).join("")
+        for (const text of ["CmdRunAction", "runtime.kind", "cli", "action.type", "effect-sandbox"]) {
+          assert.include(traceBytes, text)
+        }
+        assert.include(metrics.map((r) => r.body.toString("utf8")).join(""), "effect_sandbox_actions_total")
+      }),
+    60_000
+  )
 })

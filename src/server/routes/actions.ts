@@ -5,8 +5,8 @@
  */
 import { Effect, Queue, Stream } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import type { Action } from "../../schema/Action.ts"
 import { instrumentAction } from "../../layers/internal/telemetry.ts"
+import type { Action } from "../../schema/Action.ts"
 import { decodeAction, encodeObservation } from "../../schema/wire.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, failed, isRecord, jsonBody } from "../responses.ts"
