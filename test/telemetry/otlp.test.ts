@@ -8,10 +8,12 @@ import { ConfigProvider, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { CliRuntime, InvalidOptionsError, otlpLayerFromEnv, Runtime } from "../../src/index.ts"
-import { postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
+import { eventually, postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
 import { type OtlpReceiver, otlpReceiver } from "./otlpReceiver.ts"
 
 const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+
+const SECRET = "s3cr3t-value-7741"
 
 /** Short export intervals, so a running server sends within the test. */
 const FAST = { OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_METRIC_EXPORT_INTERVAL: "200" }
@@ -30,21 +32,11 @@ const actionsWithEnv = (env: Record<string, string>) =>
     Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
   )
 
-/** Poll until `check` passes (or fail with its last error after `ms`). */
-const eventually = <A>(check: () => A, ms = 10_000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + ms
-    for (;;) {
-      try {
-        return check()
-      } catch (error) {
-        if (Date.now() > deadline) throw error
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-    }
-  })
-
-const SECRET = "s3cr3t-value-7741"
+/** Export to `receiver` as OTLP/JSON, which it decodes. */
+const jsonExport = (receiver: OtlpReceiver) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+  OTEL_EXPORTER_OTLP_PROTOCOL: "http/json"
+})
 
 /** Assert that no payload holds any of `secrets`. */
 const assertNoSecret = (receiver: OtlpReceiver, secrets: ReadonlyArray<string>) => {
@@ -75,21 +67,19 @@ describe("OTLP export", () => {
         assert.strictEqual((yield* run(server, "echo \"[$OTEL_EXPORTER_OTLP_HEADERS]\"")).content.trim(), "[]")
         assert.strictEqual((yield* run(server, "exit 3")).extras.metadata.exit_code, 3)
 
-        const spans = yield* eventually(() => {
-          const commands = receiver.spans().filter((s) => s.name === "CmdRunAction")
-          assert.lengthOf(commands, 3)
-          return commands
-        })
+        const commands = () => receiver.spans().filter((s) => s.name === "CmdRunAction")
+        yield* eventually(() => commands().length >= 3, () => `spans: ${JSON.stringify(receiver.spans())}`, 10_000)
+        const spans = commands()
+        assert.lengthOf(spans, 3)
         assert.deepStrictEqual(spans[0]!.attributes, { "runtime.kind": "server", "action.type": "run", exit_code: 0 })
         assert.strictEqual(spans[2]!.attributes["exit_code"], 3)
         assert.strictEqual(spans[0]!.serviceName, "effect-sandbox-server")
-        const point = yield* eventually(() => {
-          const points = receiver.sums().filter((p) =>
+        const latest = () =>
+          receiver.sums().filter((p) =>
             p.metric === "effect_sandbox_actions_total" && p.attributes["runtime.kind"] === "server"
-          )
-          assert.strictEqual(points.at(-1)?.value, 3)
-          return points.at(-1)!
-        })
+          ).at(-1)
+        yield* eventually(() => latest()?.value === 3, () => `counter: ${JSON.stringify(latest())}`, 10_000)
+        const point = latest()!
         assert.deepStrictEqual(point.attributes, { "runtime.kind": "server", "action.type": "run" })
         assert.isTrue(point.monotonic, "a counter that only goes up")
         assert.isTrue(receiver.requests.every((r) => r.headers["x-collector-token"] === "tok-do-not-leak-9931"))
@@ -105,7 +95,7 @@ describe("OTLP export", () => {
     () =>
       Effect.gen(function*() {
         const receiver = yield* otlpReceiver
-        const base = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+        const base = jsonExport(receiver)
         yield* actionsWithEnv(base)
         const spans = receiver.spans()
         assert.deepStrictEqual(
@@ -146,7 +136,7 @@ describe("OTLP export", () => {
     () =>
       Effect.gen(function*() {
         const receiver = yield* otlpReceiver
-        const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }
+        const endpoint = jsonExport(receiver)
         yield* actionsWithEnv({ OTEL_SERVICE_NAME: "x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })
         yield* actionsWithEnv({ ...endpoint, OTEL_SDK_DISABLED: "true" })
         yield* actionsWithEnv({ ...endpoint, OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" })
