@@ -13,8 +13,9 @@
  * Why the gate and the dynamic import: with no endpoint configured this layer is empty and
  * loads nothing (the exporters' modules cost a few hundred milliseconds of startup).
  */
-import { Config, ConfigProvider, Effect, Layer, Option } from "effect"
+import { Cause, Config, ConfigProvider, Effect, Layer, Option, Result, Schema } from "effect"
 import { InvalidOptionsError } from "../schema/errors.ts"
+import { formatIssue } from "../schema/issues.ts"
 
 /** The `service.name` when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` names one. */
 export const DEFAULT_SERVICE_NAME = "effect-sandbox"
@@ -58,6 +59,27 @@ const specDefaults = Effect.fn("otlp.specDefaults")(function*(serviceName: strin
 })
 
 /**
+ * A malformed `OTEL_*` value (a bad URL, a non-numeric interval) is bad input like any other:
+ * a one-line `InvalidOptionsError` naming the variable, never its value (a header's may be
+ * credentials).
+ */
+const invalidSetting = (error: Config.ConfigError): InvalidOptionsError =>
+  new InvalidOptionsError({
+    message: `Invalid OpenTelemetry setting: ${
+      Schema.isSchemaError(error.cause) ? formatIssue(error.cause.issue) : error.cause.message
+    }`
+  })
+
+/** Effect's exporters die on a malformed setting (`Effect.orDie` in `layerFromConfig`): made typed again. */
+const configDefectsAsErrors = <A>(layer: Layer.Layer<A>): Layer.Layer<never, InvalidOptionsError> =>
+  Layer.catchCause(layer, (cause) => {
+    const defect = Cause.findDefect(cause)
+    return Result.isSuccess(defect) && defect.success instanceof Config.ConfigError
+      ? Layer.effectDiscard(Effect.fail(invalidSetting(defect.success)))
+      : Layer.effectDiscard(Effect.failCause(cause))
+  })
+
+/**
  * Spans and metrics over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a traces/metrics
  * endpoint) is set, configured by the usual `OTEL_*` variables (`OTEL_SERVICE_NAME`,
  * `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_SDK_DISABLED`, export
@@ -65,23 +87,26 @@ const specDefaults = Effect.fn("otlp.specDefaults")(function*(serviceName: strin
  * Logs are not exported (the runtimes log nothing).
  */
 export const otlpLayerFromEnv = (options?: { readonly serviceName?: string | undefined }) =>
-  Layer.unwrap(Effect.gen(function*() {
-    if (!(yield* endpointConfigured)) return Layer.empty
-    const serialization = yield* protocol()
-    const defaults = yield* specDefaults(options?.serviceName ?? DEFAULT_SERVICE_NAME)
-    const [OtlpMetrics, OtlpTracer, OtlpSerialization, FetchHttpClient] = yield* Effect.promise(() =>
-      Promise.all([
-        import("effect/observability/OtlpMetrics"),
-        import("effect/observability/OtlpTracer"),
-        import("effect/observability/OtlpSerialization"),
-        import("effect/http/FetchHttpClient")
-      ])
-    )
-    return Layer.mergeAll(OtlpTracer.layerFromConfig(), OtlpMetrics.layerFromConfig()).pipe(
-      Layer.provide(
-        serialization === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf
-      ),
-      Layer.provide(FetchHttpClient.layer),
-      Layer.provide(ConfigProvider.layerAdd(defaults))
-    )
-  }))
+  Layer.unwrap(
+    Effect.gen(function*() {
+      if (!(yield* endpointConfigured)) return Layer.empty
+      const serialization = yield* protocol()
+      const defaults = yield* specDefaults(options?.serviceName ?? DEFAULT_SERVICE_NAME)
+      const [OtlpMetrics, OtlpTracer, OtlpSerialization, FetchHttpClient] = yield* Effect.promise(() =>
+        Promise.all([
+          import("effect/observability/OtlpMetrics"),
+          import("effect/observability/OtlpTracer"),
+          import("effect/observability/OtlpSerialization"),
+          import("effect/http/FetchHttpClient")
+        ])
+      )
+      return Layer.mergeAll(OtlpTracer.layerFromConfig(), OtlpMetrics.layerFromConfig()).pipe(
+        Layer.provide(
+          serialization === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf
+        ),
+        Layer.provide(FetchHttpClient.layer),
+        Layer.provide(ConfigProvider.layerAdd(defaults)),
+        configDefectsAsErrors
+      )
+    }).pipe(Effect.catchTag("ConfigError", (error) => Effect.fail(invalidSetting(error))))
+  )

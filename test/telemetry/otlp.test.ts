@@ -148,21 +148,39 @@ describe("OTLP export", () => {
     60_000
   )
 
-  it.effect("an OTLP protocol other than HTTP is a one-line InvalidOptionsError, before anything runs", () =>
+  it.effect("bad OTLP settings are one-line InvalidOptionsErrors naming the variable, never its value", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.void.pipe(
-        Effect.provide(otlpLayerFromEnv()),
-        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({
-          OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4317",
-          OTEL_EXPORTER_OTLP_PROTOCOL: "grpc"
-        }))),
-        Effect.flip
-      )
-      assert.instanceOf(error, InvalidOptionsError)
-      assert.strictEqual(
-        error.message,
-        "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json (the collector's HTTP port, usually 4318)."
-      )
+      const refusal = (env: Record<string, string>) =>
+        Effect.void.pipe(
+          Effect.provide(otlpLayerFromEnv()),
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))),
+          Effect.flip
+        )
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
+      const cases: ReadonlyArray<readonly [Record<string, string>, string]> = [
+        [
+          { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+          "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json (the collector's HTTP port, usually 4318)."
+        ],
+        [
+          { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" },
+          "Invalid OpenTelemetry setting: OTEL_EXPORTER_OTLP_ENDPOINT: Expected a valid URL string"
+        ],
+        [
+          { ...endpoint, OTEL_BSP_SCHEDULE_DELAY: "soon" },
+          "Invalid OpenTelemetry setting: OTEL_BSP_SCHEDULE_DELAY: Expected a string representing a finite number"
+        ],
+        [
+          { ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%zzsecret-token" },
+          "Invalid OpenTelemetry setting: OTEL_EXPORTER_OTLP_HEADERS: Expected object; " +
+          "OTEL_EXPORTER_OTLP_HEADERS.authorization: Expected a valid URI component"
+        ]
+      ]
+      for (const [env, message] of cases) {
+        const error = yield* refusal(env)
+        assert.instanceOf(error, InvalidOptionsError)
+        assert.strictEqual(error.message, message)
+      }
     }))
 
   it.live(
