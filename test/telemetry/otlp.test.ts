@@ -8,6 +8,7 @@ import { ConfigProvider, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { CliRuntime, InvalidOptionsError, otlpLayerFromEnv, Runtime } from "../../src/index.ts"
+import { LocalRuntime } from "../../src/local.ts"
 import { eventually, postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
 import { type OtlpReceiver, otlpReceiver } from "./otlpReceiver.ts"
 
@@ -144,6 +145,33 @@ describe("OTLP export", () => {
         // The receiver does answer: the same program with only the endpoint exports.
         yield* actionsWithEnv(endpoint)
         assert.isAbove(receiver.requests.length, 0)
+      }),
+    60_000
+  )
+
+  it.live(
+    "LocalRuntime's server, given the endpoint, exports its action span into the client's trace",
+    () =>
+      Effect.gen(function*() {
+        const receiver = yield* otlpReceiver
+        const env = { ...jsonExport(receiver), ...FAST }
+        yield* Effect.gen(function*() {
+          const rt = yield* Runtime
+          yield* rt.runCommand("true")
+        }).pipe(
+          Effect.provide(Layer.fresh(LocalRuntime.layer({ noChangeTimeoutSeconds: 1, env }))),
+          Effect.provide(otlpLayerFromEnv()),
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
+        )
+        const byService = (service: string) =>
+          receiver.spans().find((s) => s.name === "CmdRunAction" && s.serviceName === service)
+        // The server's last spans are flushed when it stops, with the runtime.
+        yield* eventually(() => byService("effect-sandbox-server") !== undefined, () => "no server span", 10_000)
+        const client = byService("effect-sandbox")!
+        const server = byService("effect-sandbox-server")!
+        assert.strictEqual(client.attributes["runtime.kind"], "local")
+        assert.strictEqual(server.attributes["runtime.kind"], "server")
+        assert.strictEqual(server.traceId, client.traceId)
       }),
     60_000
   )

@@ -27,6 +27,9 @@ const attributesOf = (list: ReadonlyArray<any> | undefined): Record<string, unkn
 
 export interface ReceivedSpan {
   readonly name: string
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId: string | undefined
   readonly serviceName: unknown
   readonly attributes: Record<string, unknown>
 }
@@ -78,6 +81,9 @@ export const otlpReceiver = Effect.acquireRelease(
               rs.scopeSpans.flatMap((ss: any) =>
                 ss.spans.map((span: any) => ({
                   name: span.name,
+                  traceId: span.traceId,
+                  spanId: span.spanId,
+                  parentSpanId: span.parentSpanId,
                   serviceName: attributesOf(rs.resource.attributes)["service.name"],
                   attributes: attributesOf(span.attributes)
                 }))
