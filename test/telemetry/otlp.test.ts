@@ -33,6 +33,14 @@ const actionsWithEnv = (env: Record<string, string>) =>
     Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
   )
 
+/** The error of building `otlpLayerFromEnv` configured by `env` alone. */
+const refusal = (env: Record<string, string>) =>
+  Effect.void.pipe(
+    Effect.provide(otlpLayerFromEnv()),
+    Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))),
+    Effect.flip
+  )
+
 /** Export to `receiver` as OTLP/JSON, which it decodes. */
 const jsonExport = (receiver: OtlpReceiver) => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
@@ -178,12 +186,6 @@ describe("OTLP export", () => {
 
   it.effect("bad OTLP settings are one-line InvalidOptionsErrors naming the variable, never its value", () =>
     Effect.gen(function*() {
-      const refusal = (env: Record<string, string>) =>
-        Effect.void.pipe(
-          Effect.provide(otlpLayerFromEnv()),
-          Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))),
-          Effect.flip
-        )
       const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
       const cases: ReadonlyArray<readonly [Record<string, string>, string]> = [
         [
@@ -241,4 +243,44 @@ describe("OTLP export", () => {
       }),
     60_000
   )
+
+  it.live("`effect-sandbox serve` exports the actions it runs, flushing when stopped", () =>
+    Effect.gen(function*() {
+      const receiver = yield* otlpReceiver
+      const workspace = yield* tempDir("otlp-serve-")
+      const { SESSION_API_KEY: _, ...inherited } = process.env
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, [CLI, "serve", "0", "--working-dir", workspace], {
+            env: { ...inherited, ...jsonExport(receiver) },
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+        ),
+        (started) => Effect.sync(() => started.exitCode === null && started.kill("SIGKILL"))
+      )
+      const port = yield* Effect.callback<number>((resume) => {
+        let out = ""
+        child.stdout.on("data", (chunk) => {
+          out += chunk
+          const announced = /"port":(\d+)/.exec(out)?.[1]
+          if (announced !== undefined) resume(Effect.succeed(Number(announced)))
+        })
+      })
+      const reply = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${port}/execute_action`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ action: { action: "run", args: { command: "exit 4" } } })
+        }).then((r) => r.json())
+      )
+      assert.strictEqual(reply.extras.metadata.exit_code, 4)
+      // Stopped before its export interval (5 s): the span arrives with the final flush.
+      yield* Effect.callback<void>((resume) => {
+        child.on("exit", () => resume(Effect.void))
+        child.kill("SIGTERM")
+      })
+      const span = receiver.spans().find((s) => s.name === "CmdRunAction")
+      assert.deepStrictEqual(span?.attributes, { "runtime.kind": "server", "action.type": "run", exit_code: 4 })
+      assert.strictEqual(span?.serviceName, "effect-sandbox")
+    }), 60_000)
 })
