@@ -2,11 +2,13 @@
  * Group 7, secrets: a `Redacted` variable printed so that it straddles the
  * 30,000-character truncation cut (at each offset across the head's end and the
  * tail's start). No piece of it (8 characters or more) may be visible. Then the server
- * exporting its telemetry (telemetry.ts): no secret in what it sends.
+ * exporting its telemetry (telemetry.ts): no secret in what it sends. Then a clone token
+ * given to the workspace set-up (cloneToken.ts).
  */
 import { ManagedRuntime, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { CliRuntime, MAX_CMD_OUTPUT_SIZE, Runtime } from "../../src/index.ts"
+import { cloneTokenRows } from "./cloneToken.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
 import { telemetryRows } from "./telemetry.ts"
 
@@ -16,7 +18,8 @@ const filler = (n: number) => `head -c ${Math.max(0, n)} /dev/zero | tr '\\0' z`
 
 export const secretRows = async (context: GroupContext): Promise<ReadonlyArray<Row>> => [
   ...(await truncationRows(context)),
-  ...(await telemetryRows(context))
+  ...(await telemetryRows(context)),
+  ...(await cloneTokenRows())
 ]
 
 const truncationRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {

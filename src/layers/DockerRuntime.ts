@@ -16,6 +16,7 @@ import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
@@ -382,6 +383,7 @@ const runtimeFor = (
     })
     return makeRuntime({
       ...backend,
+      draftEditor: yield* captureDraftEditor,
       pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
         Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),

@@ -13,6 +13,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
@@ -121,7 +122,7 @@ const runtimeFor = (
         capabilities: server.capabilities
       }
     })
-    return makeRuntime(backend, status)
+    return makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
   })
 
 /** Warm servers waiting for a runtime. */
@@ -199,7 +200,7 @@ export const LocalRuntime = {
             capabilities: capabilitiesOf()
           }
         })
-        const runtime = makeRuntime(backend, status)
+        const runtime = makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
         yield* status.set("READY")
         return runtime
       })

@@ -17,6 +17,7 @@
  * ```
  */
 import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { MISSING_TOOL_TEXT } from "../executor/ActionExecutor.ts"
 import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
@@ -197,6 +198,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         listFiles: () => Effect.succeed([]),
         listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
+        draftEditor: yield* captureDraftEditor,
         ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
       }, status)
       yield* status.set("READY")

@@ -87,7 +87,7 @@ export class FileEditAction extends Schema.TaggedClass<FileEditAction>()("FileEd
   newStr: withDefault(Schema.NullOr(Schema.String), null),
   /** OpenHands accepts a numeric string here and answers a non-numeric one with an editor error. */
   insertLine: withDefault(Schema.NullOr(Schema.Union([Schema.Int, Schema.String])), null),
-  /** Fields of the LLM-based draft editor (not executed by this runtime). */
+  /** Fields of the LLM-based draft editor (run on the agent side of `Runtime.run`: src/editor/draftEditor.ts). */
   content: withDefault(Schema.String, ""),
   start: withDefault(Schema.Int, 1),
   end: withDefault(Schema.Int, -1),

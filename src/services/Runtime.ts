@@ -63,6 +63,11 @@ export interface RuntimeShape {
   readonly status: Stream.Stream<RuntimeStatus>
   readonly currentStatus: Effect.Effect<RuntimeStatus>
   /**
+   * Publish a status from outside the layer, as OpenHands' `set_runtime_status` (the workspace
+   * set-up steps announce SETTING_UP_WORKSPACE, ...). STOPPED stays the layer's own: it means released.
+   */
+  readonly setStatus: (status: Exclude<RuntimeStatus, "STOPPED">) => Effect.Effect<void>
+  /**
    * Run any action. Problems in the action come back as observations (an
    * `ErrorObservation`, or an exit code); only problems with the runtime fail.
    * Without a `timeout` the action gets `SandboxConfig.timeout` (120 s), non-blocking.

@@ -4,7 +4,8 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
+import { type DraftEditor, isDraftEdit } from "../../editor/draftEditor.ts"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
@@ -54,6 +55,8 @@ export interface RuntimeBackend {
     secrets: ReadonlyArray<string>
   ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
+  /** From `captureDraftEditor` at build time; none: the backend answers `llm_based_edit` with its own error. */
+  readonly draftEditor?: Option.Option<DraftEditor>
   readonly resume?: Effect.Effect<void, RuntimeError>
 }
 
@@ -87,6 +90,10 @@ export const makeRuntime = (
         : effect)
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
+    const draft = backend.draftEditor ?? Option.none()
+    if (isDraftEdit(action) && Option.isSome(draft)) {
+      return instrumentAction(kind, action, masked(draft.value.edit(action, run)))
+    }
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
@@ -111,6 +118,8 @@ export const makeRuntime = (
     info: backend.info,
     status: status.changes,
     currentStatus: status.get,
+    // A released runtime stays STOPPED: a late set-up step must not make it look alive again.
+    setStatus: (next) => status.update((current) => current === "STOPPED" ? current : next),
     run,
     runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
     runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
