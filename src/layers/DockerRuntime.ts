@@ -19,7 +19,7 @@ import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import { Runtime } from "../services/Runtime.ts"
+import { Runtime, type WhilePaused } from "../services/Runtime.ts"
 import { dockerClient } from "./docker/client.ts"
 import {
   type BeforeStart,
@@ -88,6 +88,8 @@ export interface DockerRuntimeOptions extends ServerToolOptions {
   readonly containerNamePrefix?: string
   /** The owner's lease over its containers and the reaper's pace (defaults: renew 2 s, stale 20 s, reap 30 s). */
   readonly ownerLease?: OwnerLeaseOptions
+  /** Calls made while paused: fail at once with `RuntimePausedError` (default), or `"wait"` for `resume`. */
+  readonly whilePaused?: WhilePaused
 }
 
 const WORKSPACE = "/workspace"
@@ -385,9 +387,9 @@ const runtimeFor = (
       pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
         Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
-        Effect.provideService(HttpClient.HttpClient, httpClient),
-        Effect.andThen(status.set("READY"))
-      )
+        Effect.provideService(HttpClient.HttpClient, httpClient)
+      ),
+      ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
     }, status)
   })
 

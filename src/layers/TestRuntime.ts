@@ -25,7 +25,7 @@ import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
-import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
+import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
@@ -52,6 +52,8 @@ export interface TestRuntimeOptions {
    * test might take in its stride.
    */
   readonly strict?: boolean
+  /** Calls made while paused (with `capabilities.pause`): fail with `RuntimePausedError` (default) or wait for `resume`. */
+  readonly whilePaused?: WhilePaused
 }
 
 /** Options of a TestRuntime whose start fails, as a real runtime's layer can. */
@@ -197,7 +199,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         listFiles: () => Effect.succeed([]),
         listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
-        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
+        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {}),
+        ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
       }, status)
       yield* status.set("READY")
 

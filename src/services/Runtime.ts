@@ -54,6 +54,14 @@ export interface RuntimeInfo {
   readonly capabilities: RuntimeCapabilities
 }
 
+/**
+ * What a call made while the runtime is paused (status PAUSED) does: `"fail"` at once with
+ * `RuntimePausedError` (nothing is sent), or `"wait"` for `resume` and then run (its own timeout
+ * starts then). Without it a frozen sandbox held every call until a transport timeout that is not
+ * the action's own. A layer option of the runtimes that can pause (and TestRuntime).
+ */
+export type WhilePaused = "fail" | "wait"
+
 /** An environment value: plain, or `Redacted` (never logged, masked in every observation). */
 export type EnvValue = string | Redacted.Redacted<string>
 

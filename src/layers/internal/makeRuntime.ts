@@ -22,13 +22,14 @@ import {
   InvalidEnvVarError,
   RuntimeDisconnectedError,
   type RuntimeError,
+  RuntimePausedError,
   type TransferError,
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
 import type { Observation } from "../../schema/Observation.ts"
 import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
-import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
+import type { EnvValue, RuntimeInfo, RuntimeShape, WhilePaused } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
 
@@ -55,6 +56,8 @@ export interface RuntimeBackend {
   ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>
+  /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
+  readonly whilePaused?: WhilePaused
 }
 
 export const makeRuntime = (
@@ -69,8 +72,10 @@ export const makeRuntime = (
    * output), as defence in depth: the executor already masked before truncating, a server that
    * does not (OpenHands') did not. Every backend call goes through here, so it is also `live`.
    */
-  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
-    live(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+  const masked = <A, E>(
+    effect: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | RuntimeDisconnectedError | RuntimePausedError> =>
+    unpaused(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
 
   /**
    * A runtime whose layer was released (status STOPPED) refuses every call the same way on every
@@ -85,6 +90,29 @@ export const makeRuntime = (
           })
         )
         : effect)
+
+  /** A call made while PAUSED fails at once, or waits for the resume (`whilePaused`). */
+  const unpaused = <A, E>(
+    effect: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | RuntimeDisconnectedError | RuntimePausedError> =>
+    Effect.flatMap(status.get, (current): Effect.Effect<A, E | RuntimeDisconnectedError | RuntimePausedError> => {
+      if (current !== "PAUSED") return live(effect)
+      if (backend.whilePaused === "wait") return Effect.andThen(status.awaitNot("PAUSED"), live(effect))
+      return Effect.fail(
+        new RuntimePausedError({
+          message: `The ${kind} runtime is paused: call resume first, or build its layer with whilePaused: "wait" ` +
+            "to have calls wait for the resume."
+        })
+      )
+    })
+
+  /** PAUSED from before the sandbox is frozen (no call starts meanwhile); the old status back if it fails. */
+  const pause = (freeze: Effect.Effect<void, RuntimeError>) =>
+    Effect.flatMap(status.get, (before) =>
+      status.set("PAUSED").pipe(
+        Effect.andThen(freeze),
+        Effect.tapError(() => status.update((s) => s === "PAUSED" ? before : s))
+      ))
 
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
     const timed = action.timeout === undefined
@@ -156,7 +184,10 @@ export const makeRuntime = (
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
         )
       }),
-    pause: backend.pause === undefined ? unsupported("pause") : live(backend.pause),
-    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume)
+    pause: backend.pause === undefined ? unsupported("pause") : live(pause(backend.pause)),
+    // READY once the sandbox answers again (calls waiting for the resume go then).
+    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume).pipe(
+      Effect.andThen(status.update((s) => s === "PAUSED" ? "READY" : s))
+    )
   }
 }
