@@ -16,6 +16,7 @@ import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import type { RuntimeSchedules } from "../client/policies.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
@@ -88,6 +89,8 @@ export interface DockerRuntimeOptions extends ServerToolOptions {
   readonly containerNamePrefix?: string
   /** The owner's lease over its containers and the reaper's pace (defaults: renew 2 s, stale 20 s, reap 30 s). */
   readonly ownerLease?: OwnerLeaseOptions
+  /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
+  readonly schedules?: RuntimeSchedules
   /** Calls made while paused: fail at once with `RuntimePausedError` (default), or `"wait"` for `resume`. */
   readonly whilePaused?: WhilePaused
 }
@@ -334,7 +337,7 @@ const startSandbox = (
     }
     yield* onStatus("RUNTIME_STARTED")
     const baseUrl = yield* Effect.raceFirst(
-      serverUrl(running, sandbox.useHostNetwork, local).pipe(Effect.tap((url) => waitUntilAlive(url, "60 seconds"))),
+      serverUrl(running, sandbox.useHostNetwork, local).pipe(Effect.tap((url) => waitUntilAlive(url, "60 seconds", options.schedules?.waitUntilAlive))),
       exitedAtStartup(running)
     )
     // Every start, attached or not: a restarted container's server has forgotten them.
@@ -367,6 +370,7 @@ const runtimeFor = (
       sessionApiKey: Redacted.make(box.sessionKey),
       defaultTimeoutSeconds: sandbox.timeout,
       status,
+      retrySchedule: options.schedules?.retry,
       explainDisconnect: whyStopped(running),
       info: {
         id: box.sessionId,
@@ -386,7 +390,7 @@ const runtimeFor = (
       ...backend,
       pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
-        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
+        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds", options.schedules?.waitUntilAlive)),
         Effect.provideService(HttpClient.HttpClient, httpClient)
       ),
       ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })

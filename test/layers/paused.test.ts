@@ -10,7 +10,6 @@ import {
   CmdOutputMetadata,
   CmdOutputObservation,
   Runtime,
-  type RuntimeError,
   TestRuntime,
   type TestRuntimeOptions
 } from "../../src/index.ts"
@@ -39,7 +38,7 @@ const build = (options: TestRuntimeOptions = {}) =>
     }
   })
 
-const described = (error: RuntimeError) => `${error._tag}: ${error.message}`
+const described = (error: { readonly _tag: string; readonly message: string }) => `${error._tag}: ${error.message}`
 
 describe("a paused runtime", () => {
   it.live("is PAUSED; every call fails at once with RuntimePausedError and sends nothing; resume is READY", () =>
