@@ -12,7 +12,10 @@ import type { Action } from "../schema/Action.ts"
  * Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 250 ms.
  * It never ends by itself: the runtime's time budget ends the wait (120 s; Docker 60 s).
  */
-export const aliveSchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([Schedule.exponential("5 millis", 1.5), Schedule.spaced("250 millis")])
+export const aliveSchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([
+  Schedule.exponential("5 millis", 1.5),
+  Schedule.spaced("250 millis")
+])
 
 /** One `/alive` attempt's budget: a stalled connection must not stall the wait (a live local server answers in ms). */
 export const ALIVE_ATTEMPT_TIMEOUT = Duration.millis(500)
@@ -21,7 +24,10 @@ export const ALIVE_ATTEMPT_TIMEOUT = Duration.millis(500)
 export const DEFAULT_ALIVE_TIMEOUT = Duration.seconds(120)
 
 /** Retries for requests that never reached a handler (429, connection refused): jittered backoff, bounded. */
-export const retrySchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("4 seconds")]).pipe(
+export const retrySchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([
+  Schedule.exponential("100 millis", 2),
+  Schedule.spaced("4 seconds")
+]).pipe(
   Schedule.jittered,
   Schedule.upTo({ times: 4 })
 )

@@ -337,7 +337,9 @@ const startSandbox = (
     }
     yield* onStatus("RUNTIME_STARTED")
     const baseUrl = yield* Effect.raceFirst(
-      serverUrl(running, sandbox.useHostNetwork, local).pipe(Effect.tap((url) => waitUntilAlive(url, "60 seconds", options.schedules?.waitUntilAlive))),
+      serverUrl(running, sandbox.useHostNetwork, local).pipe(
+        Effect.tap((url) => waitUntilAlive(url, "60 seconds", options.schedules?.waitUntilAlive))
+      ),
       exitedAtStartup(running)
     )
     // Every start, attached or not: a restarted container's server has forgotten them.

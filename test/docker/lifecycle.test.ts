@@ -109,19 +109,23 @@ describeDocker("DockerRuntime lifecycle", () => {
       assertNoContainer(session)
     }), 60_000)
 
-  it.live("with whilePaused: \"wait\", a command sent while paused runs after the resume", () =>
-    Effect.gen(function*() {
-      const session = sessionId("life")
-      const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, whilePaused: "wait" }))
-      yield* rt.pause
-      const waiting = yield* Effect.forkChild(sh(rt, "echo after the wait"))
-      yield* Effect.sleep("200 millis")
-      assert.isUndefined(waiting.pollUnsafe())
-      yield* rt.resume
-      assert.strictEqual((yield* Fiber.join(waiting)).content, "after the wait")
-      yield* release
-      assertNoContainer(session)
-    }), 60_000)
+  it.live(
+    "with whilePaused: \"wait\", a command sent while paused runs after the resume",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("life")
+        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, whilePaused: "wait" }))
+        yield* rt.pause
+        const waiting = yield* Effect.forkChild(sh(rt, "echo after the wait"))
+        yield* Effect.sleep("200 millis")
+        assert.isUndefined(waiting.pollUnsafe())
+        yield* rt.resume
+        assert.strictEqual((yield* Fiber.join(waiting)).content, "after the wait")
+        yield* release
+        assertNoContainer(session)
+      }),
+    60_000
+  )
 
   it.live(
     "a runtime released while paused is removed all the same",

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { aliveSchedule, Runtime, retrySchedule } from "../../src/index.ts"
+import { aliveSchedule, retrySchedule, Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
 
 /** An HTTP server on a free loopback port, closed with the scope; `handle` answers each request. */

@@ -4,13 +4,14 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, type SchemaIssue } from "effect"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
   BrowseInteractiveAction,
   BrowseURLAction,
   CmdRunAction,
+  FileEditAction,
   FileReadAction,
   FileWriteAction,
   IPythonRunCellAction,
@@ -26,8 +27,9 @@ import {
   type TransferError,
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
+import { invalidOptions } from "../../schema/issues.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
-import type { Observation } from "../../schema/Observation.ts"
+import { ErrorObservation, type Observation } from "../../schema/Observation.ts"
 import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape, WhilePaused } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
@@ -59,6 +61,10 @@ export interface RuntimeBackend {
   /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
   readonly whilePaused?: WhilePaused
 }
+
+/** An action built from a shortcut's plain object: a bad field is a typed error, not a thrown exception. */
+const fromFields = <A>(made: Effect.Effect<A, SchemaIssue.Issue>, name: string) =>
+  Effect.mapError(made, (issue) => invalidOptions(name, issue))
 
 export const makeRuntime = (
   backend: RuntimeBackend,
@@ -123,8 +129,19 @@ export const makeRuntime = (
       : Effect.andThen(backend.received(action), backend.execute(timed))
     return instrumentAction(kind, action, masked(execute))
   }
-  // The executor answers each action type with its own observation types (or an ErrorObservation).
-  const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
+  /**
+   * Run, keeping the shortcut's type true: an observation of another type than `tags` (a server
+   * answering out of turn) becomes an ErrorObservation saying so.
+   */
+  const runAs = <O extends Observation>(action: Action, ...tags: ReadonlyArray<O["_tag"]>) =>
+    Effect.map(run(action), (observation) =>
+      observation instanceof ErrorObservation || tags.includes(observation._tag)
+        ? observation as O | ErrorObservation
+        : new ErrorObservation({
+          content: `The ${kind} runtime answered a ${action._tag} with a ${observation._tag}, not a ${
+            tags.join(" or ")
+          }.`
+        }))
 
   const unsupported = (capability: string) =>
     Effect.fail(
@@ -140,17 +157,46 @@ export const makeRuntime = (
     status: status.changes,
     currentStatus: status.get,
     run,
-    runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
-    runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
-    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path),
-    write: (file) => runAs(file instanceof FileWriteAction ? file : new FileWriteAction(file)),
-    edit: (action) => runAs(action),
-    browse: (url) => runAs(typeof url === "string" ? new BrowseURLAction({ url }) : url),
+    runCommand: (command) =>
+      Effect.flatMap(
+        typeof command === "string" || command instanceof CmdRunAction
+          ? Effect.succeed(typeof command === "string" ? new CmdRunAction({ command }) : command)
+          : fromFields(CmdRunAction.makeEffect(command), "CmdRunAction"),
+        (action) => runAs(action, "CmdOutputObservation")
+      ),
+    runIPython: (code) =>
+      runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code, "IPythonRunCellObservation"),
+    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path, "FileReadObservation"),
+    write: (file) =>
+      Effect.flatMap(
+        file instanceof FileWriteAction
+          ? Effect.succeed(file)
+          : fromFields(FileWriteAction.makeEffect(file), "FileWriteAction"),
+        (action) => runAs(action, "FileWriteObservation")
+      ),
+    edit: (edit) =>
+      Effect.flatMap(
+        edit instanceof FileEditAction
+          ? Effect.succeed(edit)
+          : fromFields(FileEditAction.makeEffect(edit), "FileEditAction"),
+        (action) => runAs(action, "FileEditObservation")
+      ),
+    browse: (url) =>
+      runAs(
+        typeof url === "string" ? new BrowseURLAction({ url }) : url,
+        "BrowserOutputObservation",
+        "FileDownloadObservation"
+      ),
     browseInteractive: (actions) =>
-      runAs(typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions),
+      runAs(
+        typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions,
+        "BrowserOutputObservation",
+        "FileDownloadObservation"
+      ),
     callTool: (call) =>
       runAs(
-        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} })
+        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} }),
+        "McpObservation"
       ),
     listTools: masked(backend.listTools).pipe(
       Effect.withSpan("Runtime.listTools", { attributes: { "runtime.kind": kind } })
