@@ -20,7 +20,7 @@ import type { RuntimeSchedules } from "../client/policies.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import { Runtime, type WhilePaused } from "../services/Runtime.ts"
+import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import { dockerClient } from "./docker/client.ts"
 import {
   type BeforeStart,
@@ -52,6 +52,7 @@ import {
   browserArg,
   pluginArgs,
   sendMcpServers,
+  serverCapabilities,
   type ServerToolOptions,
   toolCapabilities
 } from "./internal/serverTools.ts"
@@ -261,6 +262,8 @@ interface Sandbox {
   readonly sessionId: string
   readonly sessionKey: string
   readonly baseUrl: string
+  /** What the server can do: the options' tools less those it says cannot work. */
+  readonly capabilities: RuntimeCapabilities
 }
 
 /**
@@ -344,7 +347,12 @@ const startSandbox = (
     )
     // Every start, attached or not: a restarted container's server has forgotten them.
     yield* sendMcpServers(baseUrl, Redacted.make(sessionKey), options.mcpServers)
-    return { running, sessionId, sessionKey, baseUrl } satisfies Sandbox
+    const capabilities = yield* serverCapabilities(
+      baseUrl,
+      Redacted.make(sessionKey),
+      toolCapabilities(options, { pause: true })
+    )
+    return { running, sessionId, sessionKey, baseUrl, capabilities } satisfies Sandbox
   })
 
 /** A `Runtime` over a started sandbox: the HTTP client, pause/resume, and a watch on the container. */
@@ -385,7 +393,7 @@ const runtimeFor = (
             (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
           )
         },
-        capabilities: toolCapabilities(options, { pause: true })
+        capabilities: box.capabilities
       }
     })
     return makeRuntime({

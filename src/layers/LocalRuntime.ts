@@ -20,7 +20,7 @@ import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { checkRuntimeOptions } from "./internal/options.ts"
-import { sendMcpServers, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
+import { sendMcpServers, serverCapabilities, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
@@ -98,7 +98,7 @@ const startLocalServer = (options: LocalServerOptions) =>
       workspace,
       sessionId,
       sessionApiKey,
-      capabilities: capabilitiesOf(options),
+      capabilities: yield* serverCapabilities(process.baseUrl, sessionApiKey, capabilitiesOf(options)),
       schedules: options.schedules
     } satisfies LocalServer
   }).pipe(

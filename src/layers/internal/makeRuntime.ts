@@ -24,6 +24,7 @@ import {
   RuntimeDisconnectedError,
   type RuntimeError,
   RuntimePausedError,
+  RuntimeStartError,
   type TransferError,
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
@@ -120,13 +121,20 @@ export const makeRuntime = (
         Effect.tapError(() => status.update((s) => s === "PAUSED" ? before : s))
       ))
 
+  /**
+   * Why IPython cannot run (its kernel did not start): a cell fails with it on every runtime, as
+   * CliRuntime's executor does, instead of a server's 500 read as a lost server.
+   */
+  const noKernel = backend.info.capabilities.unavailable?.ipython
+
   const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
-    const execute = backend.received === undefined
-      ? backend.execute(timed)
-      : Effect.andThen(backend.received(action), backend.execute(timed))
+    const sent = noKernel !== undefined && action._tag === "IPythonRunCellAction"
+      ? Effect.fail(new RuntimeStartError({ message: noKernel }))
+      : backend.execute(timed)
+    const execute = backend.received === undefined ? sent : Effect.andThen(backend.received(action), sent)
     return instrumentAction(kind, action, masked(execute))
   }
   /**
