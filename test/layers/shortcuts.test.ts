@@ -87,6 +87,10 @@ describe("Runtime shortcuts", () => {
       assert.deepStrictEqual(yield* control.actions, [])
     }).pipe(Effect.provide(TestRuntime.layer({ strict: true }))))
 
+  it("new with a bad field throws one generic line; the shortcuts' typed error names the field", () => {
+    assert.throws(() => new CmdRunAction({ command: "make", timeout: 0 }), /^Schema validation failed$/)
+  })
+
   it("FileEditAction.command is a literal union", () => {
     // @ts-expect-error: not one of OHEditor's commands
     assert.throws(() => new FileEditAction({ path: "a.txt", command: "delete" }), "Schema validation failed")
