@@ -21,6 +21,7 @@ import { copyWith } from "../../schema/copy.ts"
 import {
   invalidEnvMessage,
   InvalidEnvVarError,
+  type InvalidOptionsError,
   RuntimeDisconnectedError,
   type RuntimeError,
   RuntimePausedError,
@@ -63,9 +64,18 @@ export interface RuntimeBackend {
   readonly whilePaused?: WhilePaused
 }
 
-/** An action built from a shortcut's plain object: a bad field is a typed error, not a thrown exception. */
-const fromFields = <A>(made: Effect.Effect<A, SchemaIssue.Issue>, name: string) =>
-  Effect.mapError(made, (issue) => invalidOptions(name, issue))
+/** An action class, as the shortcuts that take its fields as a plain object use it. */
+interface ActionClass<A extends Action> {
+  new(...args: never): A
+  readonly identifier: string
+  readonly makeEffect: (input: never) => Effect.Effect<A, SchemaIssue.Issue>
+}
+
+/** The action itself, or built from a plain object: a bad field is a typed error, not a thrown exception. */
+const actionOf = <A extends Action>(value: unknown, Class: ActionClass<A>): Effect.Effect<A, InvalidOptionsError> =>
+  value instanceof Class
+    ? Effect.succeed(value)
+    : Effect.mapError(Class.makeEffect(value as never), (issue) => invalidOptions(Class.identifier, issue))
 
 export const makeRuntime = (
   backend: RuntimeBackend,
@@ -167,28 +177,14 @@ export const makeRuntime = (
     run,
     runCommand: (command) =>
       Effect.flatMap(
-        typeof command === "string" || command instanceof CmdRunAction
-          ? Effect.succeed(typeof command === "string" ? new CmdRunAction({ command }) : command)
-          : fromFields(CmdRunAction.makeEffect(command), "CmdRunAction"),
+        actionOf(typeof command === "string" ? new CmdRunAction({ command }) : command, CmdRunAction),
         (action) => runAs(action, "CmdOutputObservation")
       ),
     runIPython: (code) =>
       runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code, "IPythonRunCellObservation"),
     read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path, "FileReadObservation"),
-    write: (file) =>
-      Effect.flatMap(
-        file instanceof FileWriteAction
-          ? Effect.succeed(file)
-          : fromFields(FileWriteAction.makeEffect(file), "FileWriteAction"),
-        (action) => runAs(action, "FileWriteObservation")
-      ),
-    edit: (edit) =>
-      Effect.flatMap(
-        edit instanceof FileEditAction
-          ? Effect.succeed(edit)
-          : fromFields(FileEditAction.makeEffect(edit), "FileEditAction"),
-        (action) => runAs(action, "FileEditObservation")
-      ),
+    write: (file) => Effect.flatMap(actionOf(file, FileWriteAction), (action) => runAs(action, "FileWriteObservation")),
+    edit: (edit) => Effect.flatMap(actionOf(edit, FileEditAction), (action) => runAs(action, "FileEditObservation")),
     browse: (url) =>
       runAs(
         typeof url === "string" ? new BrowseURLAction({ url }) : url,
