@@ -43,7 +43,8 @@ export interface TestRuntimeOptions {
   /**
    * What `info.capabilities` reports (default: pause off, the rest on). Off, a tool answers
    * as a real runtime without it does (the same `ErrorObservation` text), and `pause`/`resume`
-   * fail with `UnsupportedCapabilityError`; on, `pause`/`resume` succeed.
+   * fail with `UnsupportedCapabilityError`; on, `pause` makes the status PAUSED until `resume`,
+   * as on Docker (calls meanwhile: see `whilePaused`).
    */
   readonly capabilities?: Partial<RuntimeCapabilities>
   /**
