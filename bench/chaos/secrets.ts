@@ -1,18 +1,25 @@
 /**
  * Group 7, secrets: a `Redacted` variable printed so that it straddles the
  * 30,000-character truncation cut (at each offset across the head's end and the
- * tail's start). No piece of it (8 characters or more) may be visible.
+ * tail's start). No piece of it (8 characters or more) may be visible. Then the server
+ * exporting its telemetry (telemetry.ts): no secret in what it sends.
  */
 import { ManagedRuntime, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { CliRuntime, MAX_CMD_OUTPUT_SIZE, Runtime } from "../../src/index.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
+import { telemetryRows } from "./telemetry.ts"
 
 const PIECE = 8
 
 const filler = (n: number) => `head -c ${Math.max(0, n)} /dev/zero | tr '\\0' z`
 
-export const secretRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
+export const secretRows = async (context: GroupContext): Promise<ReadonlyArray<Row>> => [
+  ...(await truncationRows(context)),
+  ...(await telemetryRows(context))
+]
+
+const truncationRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const secret = randomBytes(16).toString("hex")
   const half = MAX_CMD_OUTPUT_SIZE / 2
   const runtime = ManagedRuntime.make(CliRuntime.layer())

@@ -13,6 +13,7 @@ import { CmdRunAction } from "../schema/Action.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
 import { Runtime } from "../services/Runtime.ts"
+import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
 import { interactiveAction } from "./interactive.ts"
 
 const runtimeFlags = {
@@ -121,5 +122,6 @@ Command.make("effect-sandbox").pipe(
   Command.withSubcommands([run, shell, serveCommand]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
+  Effect.provide(otlpLayerFromEnv()),
   NodeRuntime.runMain
 )

@@ -6,6 +6,7 @@
 import { Effect, Queue, Schema, Stream } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { unrecognizedCommand } from "../../executor/editor/OHEditor.ts"
+import { instrumentAction } from "../../layers/internal/telemetry.ts"
 import { type Action, FileEditCommand } from "../../schema/Action.ts"
 import { FileEditObservation } from "../../schema/Observation.ts"
 import { decodeAction, encodeObservation } from "../../schema/wire.ts"
@@ -47,13 +48,17 @@ const unknownEditCommand = (json: unknown): FileEditObservation | undefined => {
   })
 }
 
+/** Run an action in its span and metrics, as every runtime does on the client side (`runtime.kind` "server"). */
+const execute = (executor: ActionExecutor["Service"], action: Action, onOutput?: (text: string) => void) =>
+  instrumentAction("server", action, executor.execute(action, onOutput))
+
 const encoder = new TextEncoder()
 const ndjson = (value: unknown) => encoder.encode(`${JSON.stringify(value)}\n`)
 
 /** Output events while the command runs, then `{"type": "observation", ...}` (or `{"type": "error"}`). */
 const streamAction = (executor: ActionExecutor["Service"], action: Action) =>
   Stream.callback<Uint8Array>((queue) =>
-    executor.execute(action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
+    execute(executor, action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
       Effect.match({
         onSuccess: (observation) => ndjson({ type: "observation", observation: encodeObservation(observation) }),
         onFailure: (error) => ndjson({ type: "error", detail: error.message })
@@ -73,7 +78,7 @@ export const actionRoutes = (clock: ServerClock) =>
         const json = yield* actionJson
         clock.lastActionAt = Date.now()
         const answered = unknownEditCommand(json)
-        const observation = answered ?? (yield* executor.execute(yield* decoded(json)))
+        const observation = answered ?? (yield* execute(executor, yield* decoded(json)))
         return HttpServerResponse.jsonUnsafe(encodeObservation(observation))
       }).pipe(Effect.catch(failed))
     )
