@@ -8,6 +8,7 @@
  * runtime is a subpath (`effect-sandbox/local`, `effect-sandbox/docker`, ...) whose SDK is an
  * optional peer dependency, so importing this module loads no runtime SDK and no native addon.
  */
+export { aliveSchedule, retrySchedule, type RuntimeSchedules } from "./client/policies.ts"
 export { DraftEditorSettings, type DraftEditorSettingsShape, type LintInput } from "./editor/draftEditor.ts"
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"

@@ -10,7 +10,7 @@
  *   sets the status to ERROR_RUNTIME_DISCONNECTED;
  * - interrupting a request aborts it, and the server stops what it started.
  */
-import { Duration, Effect, Redacted, Schema, Stream } from "effect"
+import { Duration, Effect, Redacted, Schedule, Schema, Stream } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { openAsBlob } from "node:fs"
 import { open } from "node:fs/promises"
@@ -49,6 +49,8 @@ export interface ActionClientOptions {
   readonly aliveTimeout?: Duration.Input
   /** What the provisioner knows about a lost server (e.g. "killed for exceeding its memory limit"). */
   readonly explainDisconnect?: Effect.Effect<string | undefined>
+  /** Re-sends of requests that never reached a handler (default `retrySchedule`). */
+  readonly retrySchedule?: Schedule.Schedule<unknown> | undefined
 }
 
 /** The response's `{"detail": ...}` text, or its raw body. */
@@ -126,7 +128,7 @@ export const makeActionClient = (
     ): Effect.Effect<A, E | F | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError> =>
       Effect.gen(function*() {
         const response = yield* attempt(request).pipe(
-          Effect.retry({ schedule: retrySchedule, while: (e) => e instanceof Retryable }),
+          Effect.retry({ schedule: options.retrySchedule ?? retrySchedule, while: (e) => e instanceof Retryable }),
           Effect.catch((e) =>
             disconnected(what, e instanceof Retryable ? "the server kept refusing the request" : e.message)
           ),
@@ -287,23 +289,33 @@ export const makeActionClient = (
     } satisfies RuntimeBackend
   })
 
-/** Wait until the server answers `/alive` with a 2xx, or fail with `RuntimeStartError`. */
+/** The wait's end, distinct from an attempt's failure: the time budget ran out. */
+class BudgetSpent {
+  readonly _tag = "BudgetSpent"
+}
+
+/**
+ * Wait until the server answers `/alive` with a 2xx, or fail with `RuntimeStartError`: when the
+ * time budget runs out, or earlier when `schedule` (default `aliveSchedule`, which never ends) ends.
+ */
 export const waitUntilAlive = (
   baseUrl: string,
-  timeout: Duration.Input = DEFAULT_ALIVE_TIMEOUT
+  timeout: Duration.Input = DEFAULT_ALIVE_TIMEOUT,
+  schedule: Schedule.Schedule<unknown> = aliveSchedule
 ): Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient> =>
   HttpClient.get(`${baseUrl}/alive`).pipe(
     // docker-proxy accepts before the server inside listens, then resets or stalls the
     // connection: any failure, or no answer within the attempt's budget, means "not yet".
     Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(response)),
     Effect.timeout(ALIVE_ATTEMPT_TIMEOUT),
-    Effect.retry(aliveSchedule),
-    // The schedule never gives up by itself: only the time budget ends the wait.
-    Effect.timeout(timeout),
-    Effect.mapError(() =>
+    Effect.retry(schedule),
+    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new BudgetSpent()) }),
+    Effect.mapError((error) =>
       new RuntimeStartError({
-        message: `The action server at ${baseUrl} did not answer /alive within ${
-          Duration.format(Duration.fromInputUnsafe(timeout))
+        message: `The action server at ${baseUrl} did not answer /alive ${
+          error instanceof BudgetSpent
+            ? `within ${Duration.format(Duration.fromInputUnsafe(timeout))}`
+            : "before its wait schedule (schedules.waitUntilAlive) ended"
         }. Check its log for a start-up error.`
       })
     )

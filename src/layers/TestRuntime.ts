@@ -26,7 +26,7 @@ import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
-import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
+import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
@@ -44,7 +44,8 @@ export interface TestRuntimeOptions {
   /**
    * What `info.capabilities` reports (default: pause off, the rest on). Off, a tool answers
    * as a real runtime without it does (the same `ErrorObservation` text), and `pause`/`resume`
-   * fail with `UnsupportedCapabilityError`; on, `pause`/`resume` succeed.
+   * fail with `UnsupportedCapabilityError`; on, `pause` makes the status PAUSED until `resume`,
+   * as on Docker (calls meanwhile: see `whilePaused`).
    */
   readonly capabilities?: Partial<RuntimeCapabilities>
   /**
@@ -53,6 +54,8 @@ export interface TestRuntimeOptions {
    * test might take in its stride.
    */
   readonly strict?: boolean
+  /** Calls made while paused (with `capabilities.pause`): fail with `RuntimePausedError` (default) or wait for `resume`. */
+  readonly whilePaused?: WhilePaused
 }
 
 /** Options of a TestRuntime whose start fails, as a real runtime's layer can. */
@@ -199,7 +202,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
         draftEditor: yield* captureDraftEditor,
-        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
+        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {}),
+        ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
       }, status)
       yield* status.set("READY")
 
