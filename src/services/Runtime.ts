@@ -15,6 +15,7 @@ import type {
   IPythonRunCellAction,
   McpCallAction
 } from "../schema/Action.ts"
+import type { ActionEvent } from "../schema/ActionEvent.ts"
 import type { InvalidEnvVarError, RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import type {
@@ -69,6 +70,12 @@ export interface RuntimeShape {
    * Interrupting the returned effect stops what the action started.
    */
   readonly run: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /**
+   * `run`, with a command's output as it is printed: `Output` chunks (raw terminal text, secrets
+   * masked), then the `Observation`, last. Other actions give the observation alone. Interrupting
+   * the stream's consumer stops the action as interrupting `run` does.
+   */
+  readonly runStream: (action: Action) => Stream.Stream<ActionEvent, RuntimeError>
   readonly runCommand: (
     command: string | CmdRunAction
   ) => Effect.Effect<CmdOutputObservation | ErrorObservation, RuntimeError>

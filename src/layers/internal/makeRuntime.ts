@@ -4,7 +4,7 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Queue, Redacted, Stream } from "effect"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
@@ -16,6 +16,7 @@ import {
   IPythonRunCellAction,
   McpCallAction
 } from "../../schema/Action.ts"
+import { type ActionEvent, FinalObservation, OutputChunk } from "../../schema/ActionEvent.ts"
 import { copyWith } from "../../schema/copy.ts"
 import {
   invalidEnvMessage,
@@ -37,7 +38,11 @@ export interface RuntimeBackend {
   readonly info: RuntimeInfo
   /** `SandboxConfig.timeout`: the hard timeout of actions that set none. */
   readonly defaultTimeoutSeconds: number
-  readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /**
+   * `onOutput` (from `runStream`) sees a command's output as it is printed, before the observation;
+   * a backend that cannot stream ignores it and the observation alone ends the stream.
+   */
+  readonly execute: (action: Action, onOutput?: (text: string) => void) => Effect.Effect<Observation, RuntimeError>
   /** Sees each action exactly as the caller sent it, before the defaults (TestRuntime records it). */
   readonly received?: (action: Action) => Effect.Effect<void>
   readonly copyTo: (
@@ -86,15 +91,31 @@ export const makeRuntime = (
         )
         : effect)
 
-  const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
+  const execute = (action: Action, onOutput?: (text: string) => void): Effect.Effect<Observation, RuntimeError> => {
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
-    const execute = backend.received === undefined
-      ? backend.execute(timed)
-      : Effect.andThen(backend.received(action), backend.execute(timed))
-    return instrumentAction(kind, action, masked(execute))
+    const executed = backend.received === undefined
+      ? backend.execute(timed, onOutput)
+      : Effect.andThen(backend.received(action), backend.execute(timed, onOutput))
+    return instrumentAction(kind, action, masked(executed))
   }
+  const run = (action: Action) => execute(action)
+
+  /**
+   * `run` with the output as it comes. The chunks are masked across their boundaries (a secret
+   * split between two chunks is held back until it is whole); the stream's fiber is the action's,
+   * so interrupting the consumer interrupts the action as interrupting `run` does.
+   */
+  const runStream = (action: Action): Stream.Stream<ActionEvent, RuntimeError> =>
+    Stream.callback<ActionEvent, RuntimeError>((queue) => {
+      const output = mask.stream((text) => void Queue.offerUnsafe(queue, new OutputChunk({ text })))
+      return execute(action, output).pipe(
+        Effect.tap(() => Effect.sync(output.flush)),
+        Effect.flatMap((observation) => Queue.offer(queue, new FinalObservation({ observation }))),
+        Effect.andThen(Queue.end(queue))
+      )
+    })
   // The executor answers each action type with its own observation types (or an ErrorObservation).
   const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
 
@@ -112,6 +133,7 @@ export const makeRuntime = (
     status: status.changes,
     currentStatus: status.get,
     run,
+    runStream,
     runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
     runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
     read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path),
