@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
 import {
+  type Action,
   type ActionEvent,
   CmdOutputMetadata,
   CmdOutputObservation,
@@ -27,7 +28,7 @@ const SECRET = "tok-0123456789abcdefghij"
 const command = (content: string) =>
   new CmdOutputObservation({ content, command: "x", metadata: new CmdOutputMetadata({ exitCode: 0 }) })
 
-const collect = (rt: typeof Runtime.Service, action = new CmdRunAction({ command: "x" })) =>
+const collect = (rt: typeof Runtime.Service, action: Action = new CmdRunAction({ command: "x" })) =>
   Stream.runCollect(rt.runStream(action))
 
 const texts = (events: ReadonlyArray<ActionEvent>) =>
