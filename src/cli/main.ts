@@ -4,7 +4,7 @@
  * on a runtime (the in-process CLI runtime for now).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { CliRuntime } from "../layers/CliRuntime.ts"
 import { DockerRuntime } from "../layers/DockerRuntime.ts"
@@ -64,18 +64,19 @@ const runtimeLayer = (options: {
 }
 
 /**
- * A runtime that cannot start or a bad option ends the command with its one-line message on stderr
- * (exit code 1), not a stack trace.
+ * stdout carries the command's output only: logs (an image being built) go to stderr, and a runtime
+ * that cannot start or a bad option ends the command with its one-line message there (exit code 1).
  */
-const reportFailure = <A, R>(
+const forUsers = <A, R>(
   effect: Effect.Effect<A, { readonly message: string }, R>
 ): Effect.Effect<A | void, never, R> =>
-  Effect.catch(
-    effect,
-    (error) =>
+  effect.pipe(
+    Effect.catch((error) =>
       Console.error(`effect-sandbox: ${error.message}`).pipe(
         Effect.andThen(Effect.sync(() => void (process.exitCode = 1)))
       )
+    ),
+    Effect.provideService(Logger.LogToStderr, true)
   )
 
 const run = Command.make(
@@ -101,7 +102,7 @@ const run = Command.make(
       if (obs.exitCode === -1) yield* Console.error(obs.metadata.suffix.trim())
       process.exitCode = obs.exitCode === -1 ? 124 : obs.exitCode
     }
-  }, reportFailure)
+  }, forUsers)
 ).pipe(Command.withDescription("Run one command in a sandbox and print its output (exit code is the command's)"))
 
 const shell = Command.make(
@@ -115,7 +116,7 @@ const shell = Command.make(
           `comes; while a command runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}`
       )
       yield* shellSession(rt)
-    }).pipe(Effect.scoped, Effect.provide(runtimeLayer(options)), reportFailure)
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer(options)), forUsers)
 ).pipe(Command.withDescription("An interactive session on one persistent sandbox shell, its output streamed"))
 
 const serveCommand = Command.make(
