@@ -74,6 +74,12 @@ const neverDelivered = (error: HttpClientError.HttpClientError) =>
 const transferRefused = (status: number, message: string) =>
   status === 400 || status === 404 || status === 413 ? new TransferError({ message }) : undefined
 
+/** OpenHands' text for a request that outlived its budget. */
+const timedOut = (what: string, timeout: Duration.Duration) =>
+  new RuntimeTimeoutError({
+    message: `Runtime failed to return ${what} before the requested timeout of ${Duration.toSeconds(timeout)}s`
+  })
+
 class Retryable {
   readonly _tag = "Retryable"
 }
@@ -100,11 +106,6 @@ export const makeActionClient = (
           message: `The action server at ${options.baseUrl} stopped answering (${what}): ${why ?? cause}. ` +
             "Its session is lost; start a new runtime."
         })
-      })
-
-    const timedOut = (what: string, timeout: Duration.Duration) =>
-      new RuntimeTimeoutError({
-        message: `Runtime failed to return ${what} before the requested timeout of ${Duration.toSeconds(timeout)}s`
       })
 
     /** One attempt; 429 and refused connections (never delivered) are worth retrying. */
