@@ -1,7 +1,7 @@
 /**
- * `Runtime.runStream` in the wrapper every runtime shares: output chunks then the
- * observation, secrets masked across chunk boundaries, and TestRuntime's
- * scripted chunks. The real transports are in test/conformance/stream.ts and
+ * `Runtime.runStream` in the wrapper every runtime shares (seen through
+ * TestRuntime, whose backend goes through it): output chunks then the
+ * observation, secrets masked across chunk boundaries, scripted chunks. The real transports are in test/conformance/stream.ts and
  * test/client/stream.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -19,8 +19,6 @@ import {
   StreamedStep,
   TestRuntime
 } from "../../src/index.ts"
-import { makeRuntime } from "../../src/layers/internal/makeRuntime.ts"
-import { makeStatus } from "../../src/layers/internal/statusCell.ts"
 import { MASK } from "../../src/schema/secrets.ts"
 
 const SECRET = "tok-0123456789abcdefghij"
@@ -34,49 +32,32 @@ const collect = (rt: typeof Runtime.Service, action: Action = new CmdRunAction({
 const texts = (events: ReadonlyArray<ActionEvent>) =>
   events.flatMap((event) => event._tag === "Output" ? [event.text] : [])
 
-/** A runtime whose backend prints `chunks` one by one, then answers `content`. */
+/** A TestRuntime whose command prints `chunks` one by one, then answers `content`, with SECRET a secret. */
 const printing = (chunks: ReadonlyArray<string>, content: string) =>
-  Effect.map(makeStatus, (status) =>
-    makeRuntime({
-      info: {
-        id: "t",
-        kind: "test",
-        workspace: "/w",
-        urls: {},
-        capabilities: { pause: false, ipython: false, browser: false, mcp: false }
-      },
-      defaultTimeoutSeconds: 120,
-      execute: (_action, onOutput) =>
-        Effect.sync(() => {
-          if (onOutput !== undefined) chunks.forEach(onOutput)
-          return command(content)
-        }),
-      copyTo: () => Effect.void,
-      copyFrom: () => Effect.void,
-      listFiles: () => Effect.succeed([]),
-      listTools: Effect.succeed([]),
-      setEnv: () => Effect.void
-    }, status))
+  Effect.gen(function*() {
+    const rt = yield* Runtime
+    yield* (yield* TestRuntime).enqueue(new StreamedStep(chunks, command(content)))
+    yield* rt.addEnvVars({ TOKEN: Redacted.make(SECRET) })
+    return rt
+  })
 
 describe("runStream (the runtime wrapper)", () => {
   it.effect("masks a secret split across two chunks: no chunk shows any piece of it", () =>
     Effect.gen(function*() {
       const rt = yield* printing([`a ${SECRET.slice(0, 9)}`, `${SECRET.slice(9)} b`], `a ${SECRET} b`)
-      yield* rt.addEnvVars({ TOKEN: Redacted.make(SECRET) })
       const events = yield* collect(rt)
       const output = texts(events)
       assert.deepStrictEqual(output, ["a ", `${MASK} b`])
       assert.strictEqual((events.at(-1) as ActionEvent & { _tag: "Observation" }).observation.content, `a ${MASK} b`)
-    }))
+    }).pipe(Effect.provide(TestRuntime.layer())))
 
   it.effect("hands on a held-back end when the output ends (it began a secret but did not complete one)", () =>
     Effect.gen(function*() {
       const rt = yield* printing(["x ", SECRET.slice(0, 6)], `x ${SECRET.slice(0, 6)}`)
-      yield* rt.addEnvVars({ TOKEN: Redacted.make(SECRET) })
       const events = yield* collect(rt)
       assert.deepStrictEqual(texts(events), ["x ", SECRET.slice(0, 6)])
       assert.strictEqual(events.at(-1)!._tag, "Observation")
-    }))
+    }).pipe(Effect.provide(TestRuntime.layer())))
 })
 
 describe("runStream (TestRuntime)", () => {
