@@ -203,7 +203,7 @@ export const makeActionExecutor = (
         case "IPythonRunCellAction":
           return ipython === null
             ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython }))
-            : ipython.run(action)
+            : ipython.run(action, onOutput)
         case "BrowseURLAction":
           return browser === null
             ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))

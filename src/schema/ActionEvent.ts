@@ -1,5 +1,5 @@
 /**
- * What `Runtime.runStream` emits: a command's output as it is printed, then the
+ * What `Runtime.runStream` emits: a command's (or cell's) output as it is printed, then the
  * observation, last. Output chunks are the terminal's raw text (carriage returns
  * and all, never cut at 30,000 characters) so a UI can show it live; the
  * observation is what the agent reads (escape sequences handled, trimmed, cut).

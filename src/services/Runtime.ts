@@ -71,9 +71,9 @@ export interface RuntimeShape {
    */
   readonly run: (action: Action) => Effect.Effect<Observation, RuntimeError>
   /**
-   * `run`, with a command's output as it is printed: `Output` chunks (raw terminal text, secrets
-   * masked), then the `Observation`, last. Other actions give the observation alone. Interrupting
-   * the stream's consumer stops the action as interrupting `run` does.
+   * `run`, with a command's or an IPython cell's output as it is printed: `Output` chunks (a
+   * command's raw terminal text; secrets masked), then the `Observation`, last. Other actions give
+   * the observation alone. Interrupting the stream's consumer stops the action as `run`'s does.
    */
   readonly runStream: (action: Action) => Stream.Stream<ActionEvent, RuntimeError>
   readonly runCommand: (

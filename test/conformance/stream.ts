@@ -5,7 +5,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted, Stream } from "effect"
-import { type ActionEvent, CmdOutputObservation, CmdRunAction, type RuntimeShape } from "../../src/index.ts"
+import {
+  type ActionEvent,
+  CmdOutputObservation,
+  CmdRunAction,
+  IPythonRunCellAction,
+  type RuntimeShape
+} from "../../src/index.ts"
 import { awaitProcessCount, uniqueSeconds, withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -64,6 +70,23 @@ export const streamConformance = (target: ConformanceTarget) =>
           for (const chunk of output) assert.notInclude(chunk, secret.slice(0, 7), JSON.stringify(output))
           assert.strictEqual(asContent(output), "x <redacted> y")
           assert.strictEqual(lastObservation(events).content, "x <redacted> y")
+        })))
+
+    it.live.skipIf(!target.capabilities.ipython)("streams an IPython cell's prints as the kernel sends them", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const start = Date.now()
+          const code = "import time\nfor i in range(3):\n    print(f'cell{i}', flush=True)\n    time.sleep(0.3)"
+          const events = yield* rt.runStream(new IPythonRunCellAction({ code, includeExtra: false })).pipe(
+            Stream.map((event) => ({ event, at: Date.now() - start })),
+            Stream.runCollect
+          )
+          const output = outputOf(events)
+          assert.isAtLeast(output.length, 2, JSON.stringify(output))
+          assert.isAbove(events.at(-1)!.at - events[0]!.at, 400)
+          const last = events.at(-1)!.event as ActionEvent & { _tag: "Observation" }
+          assert.strictEqual(last.observation.content, "cell0\ncell1\ncell2")
+          assert.strictEqual(asContent(output), last.observation.content)
         })))
 
     it.live("interrupting the consumer stops the command, and the session still answers", () =>
