@@ -15,7 +15,7 @@ import { CmdRunAction } from "../schema/Action.ts"
 import { CmdOutputObservation, type Observation } from "../schema/Observation.ts"
 
 /** How long one step follows a running command before the shell looks for a key or a line to send. */
-export const POLL_SECONDS = 0.5
+const POLL_SECONDS = 0.5
 
 /** What the user did at the terminal. */
 export type TerminalInput =

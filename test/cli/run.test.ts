@@ -28,13 +28,13 @@ describe("effect-sandbox run", () => {
     assert.strictEqual(result.stderr, "effect-sandbox: --image applies to --runtime docker only, not --runtime cli.\n")
     assert.strictEqual(result.stdout, "")
     assert.strictEqual(result.status, 1)
-  })
+  }, 60_000)
 
   it("names the runtimes it knows when given another", () => {
     const result = cli(["run", "--runtime", "kvm", "--", "true"])
     assert.notStrictEqual(result.status, 0)
     assert.include(result.stdout + result.stderr, "cli, local, docker")
-  })
+  }, 60_000)
 })
 
 describeDocker("effect-sandbox run --runtime docker", () => {
