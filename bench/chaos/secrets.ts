@@ -4,6 +4,7 @@
  * tail's start), and printed in two writes so that it straddles two streamed
  * chunks (`runStream`, over HTTP: at each split point). No piece of it (8
  * characters or more) may be visible, in an observation or in any one chunk.
+ * Then the server exporting its telemetry (telemetry.ts): no secret in what it sends.
  */
 import { ManagedRuntime, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
@@ -11,12 +12,18 @@ import { CliRuntime, CmdRunAction, MAX_CMD_OUTPUT_SIZE, Runtime } from "../../sr
 import { LocalRuntime } from "../../src/local.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
+import { telemetryRows } from "./telemetry.ts"
 
 const PIECE = 8
 
 const filler = (n: number) => `head -c ${Math.max(0, n)} /dev/zero | tr '\\0' z`
 
-export const secretRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
+export const secretRows = async (context: GroupContext): Promise<ReadonlyArray<Row>> => [
+  ...(await truncationRows(context)),
+  ...(await telemetryRows(context))
+]
+
+const truncationRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const secret = randomBytes(16).toString("hex")
   const half = MAX_CMD_OUTPUT_SIZE / 2
   const runtime = ManagedRuntime.make(CliRuntime.layer())

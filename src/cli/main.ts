@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `effect-sandbox` command: run a command, or an interactive shell session,
- * on a runtime (the in-process CLI runtime for now).
+ * on a runtime (`--runtime cli`, in this process; `local`; `docker`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Logger, Option } from "effect"
@@ -14,6 +14,7 @@ import { InvalidOptionsError } from "../schema/errors.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
 import { Runtime } from "../services/Runtime.ts"
+import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
 import { EXIT_HINT, shellSession } from "./shellSession.ts"
 
 const runtimeFlags = {
@@ -151,5 +152,6 @@ Command.make("effect-sandbox").pipe(
   Command.withSubcommands([run, shell, serveCommand]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
+  Effect.provide(otlpLayerFromEnv()),
   NodeRuntime.runMain
 )

@@ -5,6 +5,7 @@
  */
 import { Effect, Queue, Stream } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
+import { instrumentAction } from "../../layers/internal/telemetry.ts"
 import type { Action } from "../../schema/Action.ts"
 import { decodeAction, encodeObservation } from "../../schema/wire.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
@@ -21,13 +22,17 @@ const actionFromBody = Effect.gen(function*() {
   return yield* decodeAction(body["action"]).pipe(Effect.mapError((e) => new BadRequest(400, e.message)))
 })
 
+/** Run an action in its span and metrics, as every runtime does on the client side (`runtime.kind` "server"). */
+const execute = (executor: ActionExecutor["Service"], action: Action, onOutput?: (text: string) => void) =>
+  instrumentAction("server", action, executor.execute(action, onOutput))
+
 const encoder = new TextEncoder()
 const ndjson = (value: unknown) => encoder.encode(`${JSON.stringify(value)}\n`)
 
 /** Output events while the command runs, then `{"type": "observation", ...}` (or `{"type": "error"}`). */
 const streamAction = (executor: ActionExecutor["Service"], action: Action) =>
   Stream.callback<Uint8Array>((queue) =>
-    executor.execute(action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
+    execute(executor, action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
       Effect.match({
         onSuccess: (observation) => ndjson({ type: "observation", observation: encodeObservation(observation) }),
         onFailure: (error) => ndjson({ type: "error", detail: error.message })
@@ -46,7 +51,7 @@ export const actionRoutes = (clock: ServerClock) =>
       Effect.gen(function*() {
         const action = yield* actionFromBody
         clock.lastActionAt = Date.now()
-        const observation = yield* executor.execute(action)
+        const observation = yield* execute(executor, action)
         return HttpServerResponse.jsonUnsafe(encodeObservation(observation))
       }).pipe(Effect.catch(failed))
     )
