@@ -17,11 +17,13 @@ export {
   type FailingTestRuntimeOptions,
   type RecordedCopy,
   type ScriptedStep,
+  StreamedStep,
   TestRuntime,
   type TestRuntimeOptions,
   UnscriptedActionError
 } from "./layers/TestRuntime.ts"
 export * from "./schema/Action.ts"
+export * from "./schema/ActionEvent.ts"
 export * from "./schema/cmdOutput.ts"
 export * from "./schema/errors.ts"
 export * from "./schema/McpTool.ts"

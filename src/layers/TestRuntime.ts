@@ -31,10 +31,24 @@ import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
 /**
- * One scripted answer: an observation, or the typed failure a real runtime gives
+ * An observation with the output chunks `runStream` emits before it (`run` returns the
+ * observation alone), to test code that shows output as it comes.
+ */
+export class StreamedStep {
+  readonly output: ReadonlyArray<string>
+  readonly observation: Observation
+  constructor(output: ReadonlyArray<string>, observation: Observation) {
+    this.output = output
+    this.observation = observation
+  }
+}
+
+/**
+ * One scripted answer: an observation (for `runStream`, a command's content comes as one
+ * chunk before it), one with scripted chunks (`StreamedStep`), or the typed failure a real runtime gives
  * (`RuntimeDisconnectedError`, `RuntimeTimeoutError`, `RuntimeRequestError`, ...).
  */
-export type ScriptedStep = Observation | RuntimeError
+export type ScriptedStep = Observation | StreamedStep | RuntimeError
 
 export interface TestRuntimeOptions {
   /** Answers actions when no queued step is left (it sees the action as run: with the default timeout). */
@@ -128,6 +142,13 @@ const unscripted = (action: Action) => {
 
 const isFailure = (step: ScriptedStep): step is RuntimeError => step instanceof Error
 
+/** What a real runtime would stream for an unscripted-output observation: a command's content, whole. */
+const streamedAsOneChunk = (observation: Observation): StreamedStep =>
+  new StreamedStep(
+    observation._tag === "CmdOutputObservation" && observation.content !== "" ? [observation.content] : [],
+    observation
+  )
+
 export class TestRuntime extends Context.Service<TestRuntime, {
   /** Actions received so far, in order: the very objects the program sent (no default timeout added). */
   readonly actions: Effect.Effect<ReadonlyArray<Action>>
@@ -170,7 +191,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
 
-      const answer = (action: Action): Effect.Effect<Observation, RuntimeError> =>
+      const answer = (action: Action): Effect.Effect<Observation | StreamedStep, RuntimeError> =>
         Effect.gen(function*() {
           const missing = withoutTool(action, capabilities)
           if (missing !== undefined) return missing
@@ -193,7 +214,12 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const runtime = makeRuntime({
         info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
         defaultTimeoutSeconds: 120,
-        execute: answer,
+        execute: (action, onOutput) =>
+          answer(action).pipe(Effect.map((step) => {
+            const { output, observation } = step instanceof StreamedStep ? step : streamedAsOneChunk(step)
+            if (onOutput !== undefined) output.forEach(onOutput)
+            return observation
+          })),
         // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
         received: (action) => Ref.update(actions, (all) => [...all, action]),
         copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),

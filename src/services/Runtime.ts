@@ -15,6 +15,7 @@ import type {
   IPythonRunCellAction,
   McpCallAction
 } from "../schema/Action.ts"
+import type { ActionEvent } from "../schema/ActionEvent.ts"
 import type {
   InvalidEnvVarError,
   InvalidOptionsError,
@@ -95,6 +96,12 @@ export interface RuntimeShape {
    * Interrupting the returned effect stops what the action started.
    */
   readonly run: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /**
+   * `run`, with a command's or an IPython cell's output as it is printed: `Output` chunks (a
+   * command's raw terminal text; secrets masked), then the `Observation`, last. Other actions give
+   * the observation alone. Interrupting the stream's consumer stops the action as `run`'s does.
+   */
+  readonly runStream: (action: Action) => Stream.Stream<ActionEvent, RuntimeError>
   /**
    * Run a shell command: its output and exit code (`exitCode`), or an `ErrorObservation` (the
    * action could not run: bad cwd, a command still running, ...). Both are observations, not

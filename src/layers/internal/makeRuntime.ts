@@ -4,7 +4,7 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Option, Redacted, type SchemaIssue } from "effect"
+import { Effect, Option, Queue, Redacted, type SchemaIssue, Stream } from "effect"
 import { type DraftEditor, isDraftEdit } from "../../editor/draftEditor.ts"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
@@ -18,6 +18,7 @@ import {
   IPythonRunCellAction,
   McpCallAction
 } from "../../schema/Action.ts"
+import { type ActionEvent, FinalObservation, OutputChunk } from "../../schema/ActionEvent.ts"
 import { copyWith } from "../../schema/copy.ts"
 import {
   invalidEnvMessage,
@@ -43,7 +44,11 @@ export interface RuntimeBackend {
   readonly info: RuntimeInfo
   /** `SandboxConfig.timeout`: the hard timeout of actions that set none. */
   readonly defaultTimeoutSeconds: number
-  readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /**
+   * `onOutput` (from `runStream`) sees a command's output as it is printed, before the observation;
+   * a backend that cannot stream ignores it and the observation alone ends the stream.
+   */
+  readonly execute: (action: Action, onOutput?: (text: string) => void) => Effect.Effect<Observation, RuntimeError>
   /** Sees each action exactly as the caller sent it, before the defaults (TestRuntime records it). */
   readonly received?: (action: Action) => Effect.Effect<void>
   readonly copyTo: (
@@ -140,7 +145,7 @@ export const makeRuntime = (
    */
   const noKernel = backend.info.capabilities.unavailable?.ipython
 
-  const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
+  const execute = (action: Action, onOutput?: (text: string) => void): Effect.Effect<Observation, RuntimeError> => {
     const draft = backend.draftEditor ?? Option.none()
     if (isDraftEdit(action) && Option.isSome(draft)) {
       return instrumentAction(kind, action, masked(draft.value.edit(action, run)))
@@ -150,10 +155,26 @@ export const makeRuntime = (
       : action
     const sent = noKernel !== undefined && action._tag === "IPythonRunCellAction"
       ? Effect.fail(new RuntimeStartError({ message: noKernel }))
-      : backend.execute(timed)
-    const execute = backend.received === undefined ? sent : Effect.andThen(backend.received(action), sent)
-    return instrumentAction(kind, action, masked(execute))
+      : backend.execute(timed, onOutput)
+    const executed = backend.received === undefined ? sent : Effect.andThen(backend.received(action), sent)
+    return instrumentAction(kind, action, masked(executed))
   }
+  const run = (action: Action): Effect.Effect<Observation, RuntimeError> => execute(action)
+
+  /**
+   * `run` with the output as it comes. The chunks are masked across their boundaries (a secret
+   * split between two chunks is held back until it is whole); the stream's fiber is the action's,
+   * so interrupting the consumer interrupts the action as interrupting `run` does.
+   */
+  const runStream = (action: Action): Stream.Stream<ActionEvent, RuntimeError> =>
+    Stream.callback<ActionEvent, RuntimeError>((queue) => {
+      const output = mask.stream((text) => void Queue.offerUnsafe(queue, new OutputChunk({ text })))
+      return execute(action, output).pipe(
+        Effect.tap(() => Effect.sync(output.flush)),
+        Effect.flatMap((observation) => Queue.offer(queue, new FinalObservation({ observation }))),
+        Effect.andThen(Queue.end(queue))
+      )
+    })
   /**
    * Run, keeping the shortcut's type true: an observation of another type than `tags` (a server
    * answering out of turn) becomes an ErrorObservation saying so.
@@ -184,6 +205,7 @@ export const makeRuntime = (
     // A released runtime stays STOPPED: a late set-up step must not make it look alive again.
     setStatus: (next) => status.update((current) => current === "STOPPED" ? current : next),
     run,
+    runStream,
     runCommand: (command) =>
       Effect.flatMap(
         actionOf(typeof command === "string" ? new CmdRunAction({ command }) : command, CmdRunAction),
