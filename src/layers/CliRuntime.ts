@@ -6,6 +6,7 @@
  */
 import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
@@ -110,6 +111,7 @@ const make = (options: CliRuntimeOptions) =>
       listFiles: executor.listFiles,
       listTools: executor.listMcpTools,
       setEnv: executor.setEnv,
+      draftEditor: yield* captureDraftEditor,
       processes: executor.processes
     }, status)
     yield* status.set("READY")

@@ -51,6 +51,13 @@ const fieldsOf = (value: object): ReadonlyArray<string> | undefined => {
     : undefined
 }
 
+/** An output listener that masks secrets across chunk boundaries (`SecretMask.stream`). */
+export interface MaskedListener {
+  (text: string): void
+  /** The output ended: hand on the held-back end. */
+  readonly flush: () => void
+}
+
 export class SecretMask {
   /** Longest first, so a secret that contains another is masked whole. */
   private secrets: Array<string> = []
@@ -81,10 +88,10 @@ export class SecretMask {
 
   /**
    * A listener of output chunks that hands `listener` them masked. A chunk's end that may begin a
-   * secret is held back until the next chunk shows whether it does (so the last few characters of a
-   * stream may only be seen in the final observation, or when `flush` says the stream ended).
+   * secret is held back until the next chunk shows whether it does; `flush` (the output ended)
+   * hands on what is held back, which the observation shows as well since no secret completed it.
    */
-  stream(listener: (text: string) => void): ((text: string) => void) & { readonly flush: () => void } {
+  stream(listener: (text: string) => void): MaskedListener {
     let pending = ""
     const push = (chunk: string) => {
       const all = pending + chunk
@@ -94,9 +101,9 @@ export class SecretMask {
       if (ready.length > 0) listener(ready)
     }
     const flush = () => {
-      const rest = this.text(pending)
+      const rest = pending
       pending = ""
-      if (rest.length > 0) listener(rest)
+      if (rest.length > 0) listener(this.text(rest))
     }
     return Object.assign(push, { flush })
   }

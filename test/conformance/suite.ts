@@ -12,6 +12,7 @@ import { lifecycleConformance } from "./lifecycle.ts"
 import { mcpConformance } from "./mcp.ts"
 import { processesConformance } from "./processes.ts"
 import { shellConformance } from "./shell.ts"
+import { streamConformance } from "./stream.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 export type { ConformanceTarget } from "./target.ts"
@@ -19,6 +20,7 @@ export type { ConformanceTarget } from "./target.ts"
 export const runConformance = (target: ConformanceTarget) =>
   describe(`conformance: ${target.name}`, () => {
     shellConformance(target)
+    streamConformance(target)
     filesConformance(target)
     envAndTransferConformance(target)
     lifecycleConformance(target)
