@@ -12,6 +12,11 @@ export { aliveSchedule, retrySchedule, type RuntimeSchedules } from "./client/po
 export { DraftEditorSettings, type DraftEditorSettingsShape, type LintInput } from "./editor/draftEditor.ts"
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
+export {
+  type RecordedProcess,
+  type ScriptedProcess,
+  UnscriptedProcessError
+} from "./layers/internal/scriptedProcesses.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
 export {
   type FailingTestRuntimeOptions,
@@ -28,10 +33,12 @@ export * from "./schema/cmdOutput.ts"
 export * from "./schema/errors.ts"
 export * from "./schema/McpTool.ts"
 export * from "./schema/Observation.ts"
+export * from "./schema/process.ts"
 export * from "./schema/RuntimeStatus.ts"
 export * from "./schema/SandboxConfig.ts"
 export * from "./schema/wire.ts"
 export * from "./services/ActionExecutor.ts"
+export * from "./services/Processes.ts"
 export * from "./services/Runtime.ts"
 export { DEFAULT_SERVICE_NAME, otlpLayerFromEnv } from "./telemetry/otlp.ts"
 export * from "./workspace/errors.ts"

@@ -16,6 +16,7 @@ import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
 import { interruptRows } from "./interrupt.ts"
 import { ownerKillRows } from "./ownerKill.ts"
+import { processRows } from "./processes.ts"
 import { resourceRows } from "./resources.ts"
 import { broken, Budget, type GroupContext, type Row } from "./rows.ts"
 import { secretRows } from "./secrets.ts"
@@ -30,9 +31,10 @@ const GROUPS: ReadonlyArray<{
   { name: "resources", share: 0.08, run: resourceRows },
   { name: "escapes", share: 0.08, run: escapeRows },
   { name: "owner-kill", share: 0.24, run: ownerKillRows },
-  { name: "cycles", share: 0.32, run: cyclesRows },
+  { name: "cycles", share: 0.29, run: cyclesRows },
   { name: "interrupt", share: 0.1, run: interruptRows },
-  { name: "secrets", share: 0.03, run: secretRows }
+  { name: "secrets", share: 0.03, run: secretRows },
+  { name: "processes", share: 0.03, run: processRows }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {

@@ -38,6 +38,7 @@ import {
   REQUEST_TIMEOUTS,
   retrySchedule
 } from "./policies.ts"
+import { makeProcessClient } from "./processes.ts"
 
 export interface ActionClientOptions {
   /** e.g. `http://127.0.0.1:41237` */
@@ -358,7 +359,8 @@ export const makeActionClient = (
       copyFrom,
       listFiles,
       listTools,
-      setEnv
+      setEnv,
+      processes: makeProcessClient({ baseUrl: options.baseUrl, send, disconnected })
     } satisfies RuntimeBackend
   })
 

@@ -54,5 +54,7 @@ export const REQUEST_TIMEOUTS = {
   download: Duration.seconds(30),
   upload: Duration.seconds(300),
   env: Duration.seconds(60),
-  mcpTools: Duration.seconds(10)
+  mcpTools: Duration.seconds(10),
+  /** A background process's start, stdin, signal or removal (its output and wait last as long as it runs). */
+  process: Duration.seconds(30)
 } as const

@@ -27,7 +27,9 @@ import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
 import { makeIPython } from "./jupyter/IPython.ts"
 import { makeMcpHub, type McpRemoteServer, type McpStdioServer } from "./mcp/McpHub.ts"
+import { makeProcessManager } from "./processes/ProcessManager.ts"
 import { type BashSession, makeBashSession, type OutputListener } from "./shell/BashSession.ts"
+import { DEFAULT_PIDS_LIMIT } from "./shell/cgroup.ts"
 import { agentSkillsKernel } from "./skills/agentSkills.ts"
 import * as Transfer from "./transfer.ts"
 import { Workspace } from "./workspace.ts"
@@ -128,6 +130,14 @@ export const makeActionExecutor = (
       cwd: () => shell.cwd(),
       marker: `${options.sessionMarker}/browser`,
       env: baseEnv
+    })
+    const processes = yield* makeProcessManager({
+      workspace: ws,
+      cwd: () => shell.cwd(),
+      baseEnv,
+      env,
+      marker: options.sessionMarker,
+      pidsLimit: options.pidsLimit ?? DEFAULT_PIDS_LIMIT
     })
     const lock = yield* Semaphore.make(1)
     let staticCount = 0
@@ -235,6 +245,7 @@ export const makeActionExecutor = (
       setMcpServers: mcp.setStdioServers,
       listMcpTools: mcp.listTools,
       ipythonUnavailable: ipython === null ? Effect.succeed(undefined) : ipython.unavailable,
+      processes,
       setEnv: (vars, secrets) =>
         Effect.suspend(() => {
           // Checked here too: the action server's `POST /v1/env` reaches the executor without `makeRuntime`.

@@ -37,6 +37,13 @@ export interface TransferLimits {
   readonly zipRatio: number
   /** The files a download zips (their sizes summed), in bytes: `/download_files?path=/` is refused. */
   readonly downloadBytes: number
+  /**
+   * Background processes (`Runtime.spawn`) a session holds at once, running or exited but not yet
+   * released: each is a process tree and an output buffer, so an agent looping on spawn stops here.
+   */
+  readonly processes: number
+  /** Output a background process keeps for replay, in bytes (the oldest goes first): its memory bound. */
+  readonly processOutputBytes: number
 }
 
 /** Below this expanded size no ratio is refused: a small archive of zeros harms nobody. */
@@ -50,7 +57,9 @@ export const DEFAULT_LIMITS: TransferLimits = {
   zipEntries: 100_000,
   zipExpandedBytes: 8 * GiB,
   zipRatio: 100,
-  downloadBytes: 2 * GiB
+  downloadBytes: 2 * GiB,
+  processes: 16,
+  processOutputBytes: 1 * MiB
 }
 
 /** The limits in force: `DEFAULT_LIMITS` unless a server or caller provides others. */
@@ -67,7 +76,9 @@ export const LIMIT_ENV: { readonly [K in keyof TransferLimits]: string } = {
   zipEntries: "EFFECT_SANDBOX_MAX_ZIP_ENTRIES",
   zipExpandedBytes: "EFFECT_SANDBOX_MAX_ZIP_EXPANDED_BYTES",
   zipRatio: "EFFECT_SANDBOX_MAX_ZIP_RATIO",
-  downloadBytes: "EFFECT_SANDBOX_MAX_DOWNLOAD_BYTES"
+  downloadBytes: "EFFECT_SANDBOX_MAX_DOWNLOAD_BYTES",
+  processes: "EFFECT_SANDBOX_MAX_PROCESSES",
+  processOutputBytes: "EFFECT_SANDBOX_MAX_PROCESS_OUTPUT_BYTES"
 }
 
 /** The limits with those the environment sets; a value that is not a positive integer is an error. */

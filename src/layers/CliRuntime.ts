@@ -111,7 +111,8 @@ const make = (options: CliRuntimeOptions) =>
       listFiles: executor.listFiles,
       listTools: executor.listMcpTools,
       setEnv: executor.setEnv,
-      draftEditor: yield* captureDraftEditor
+      draftEditor: yield* captureDraftEditor,
+      processes: executor.processes
     }, status)
     yield* status.set("READY")
     return runtime

@@ -24,10 +24,12 @@ import type { Action } from "../schema/Action.ts"
 import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
+import type { ProcessSpec } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
 import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
+import { makeScriptedProcesses, type RecordedProcess, type ScriptedProcess } from "./internal/scriptedProcesses.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
 /**
@@ -70,6 +72,11 @@ export interface TestRuntimeOptions {
   readonly strict?: boolean
   /** Calls made while paused (with `capabilities.pause`): fail with `RuntimePausedError` (default) or wait for `resume`. */
   readonly whilePaused?: WhilePaused
+  /**
+   * What each `spawn` prints and how it ends (nothing runs). Unanswered (undefined), a spawn
+   * prints nothing and exits 0, or, with `strict`, is a defect (`UnscriptedProcessError`).
+   */
+  readonly processes?: (spec: ProcessSpec) => ScriptedProcess | undefined
 }
 
 /** Options of a TestRuntime whose start fails, as a real runtime's layer can. */
@@ -162,6 +169,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
   readonly env: Effect.Effect<Readonly<Record<string, string>>>
   readonly copies: Effect.Effect<ReadonlyArray<RecordedCopy>>
   readonly setStatus: (status: RuntimeStatus) => Effect.Effect<void>
+  /** Background processes spawned so far, with the stdin, signals and release each got. */
+  readonly processes: Effect.Effect<ReadonlyArray<RecordedProcess>>
 }>()("effect-sandbox/TestRuntime") {
   /**
    * Provides `Runtime` (scripted) and `TestRuntime` (its controls). With `failStart` the
@@ -190,6 +199,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
+      const processes = makeScriptedProcesses(options.processes, options.strict === true)
 
       const answer = (action: Action): Effect.Effect<Observation | StreamedStep, RuntimeError> =>
         Effect.gen(function*() {
@@ -229,7 +239,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
         draftEditor: yield* captureDraftEditor,
         ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {}),
-        ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
+        ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused }),
+        processes: processes.control
       }, status)
       yield* status.set("READY")
 
@@ -238,7 +249,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         enqueue: (...steps) => Ref.update(queue, (q) => [...q, ...steps]),
         env: Ref.get(env),
         copies: Ref.get(copies),
-        setStatus: (s) => status.set(s)
+        setStatus: (s) => status.set(s),
+        processes: processes.recorded
       }))
     }))
   }

@@ -13,6 +13,7 @@ import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
 import { mcpProxyRoutes } from "./routes/mcpProxy.ts"
+import { processRoutes } from "./routes/processes.ts"
 import type { ServerClock } from "./serverInfo.ts"
 
 export interface ActionServerOptions {
@@ -60,6 +61,7 @@ export const layer = (options: ActionServerOptions) => {
     fileRoutes,
     infoRoutes(clock, options.workingDir),
     mcpProxyRoutes,
+    processRoutes,
     requestGate(options.sessionApiKey)
   )
   return HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(

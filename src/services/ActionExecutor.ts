@@ -9,6 +9,7 @@ import type { Action } from "../schema/Action.ts"
 import type { InvalidEnvVarError, RuntimeStartError, TransferError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import type { Observation } from "../schema/Observation.ts"
+import type { ProcessControl } from "./Processes.ts"
 
 export interface UploadRequest {
   /** A local file holding the payload (the file itself, or a zip). */
@@ -50,6 +51,8 @@ export interface ActionExecutorShape {
     vars: Readonly<Record<string, string>>,
     secrets?: ReadonlyArray<string>
   ) => Effect.Effect<void, InvalidEnvVarError>
+  /** The session's background processes (`Runtime.spawn`), killed with the executor. */
+  readonly processes: ProcessControl
 }
 
 export class ActionExecutor extends Context.Service<ActionExecutor, ActionExecutorShape>()(

@@ -3,7 +3,7 @@
  * (CliRuntime, LocalRuntime, DockerRuntime, ... and TestRuntime). Code written
  * against it runs unchanged wherever the layer puts the sandbox.
  */
-import { Context, type Effect, type Redacted, type Stream } from "effect"
+import { Context, type Effect, type Redacted, type Scope, type Stream } from "effect"
 import type {
   Action,
   BrowseInteractiveAction,
@@ -36,7 +36,9 @@ import type {
   McpObservation,
   Observation
 } from "../schema/Observation.ts"
+import type { ProcessError } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
+import type { ProcessHandle, SpawnOptions } from "./Processes.ts"
 
 /** What a runtime can do beyond the actions every runtime answers. */
 export interface RuntimeCapabilities {
@@ -157,6 +159,19 @@ export interface RuntimeShape {
   /** Freeze the sandbox, keeping its state (runtimes with `capabilities.pause`). */
   readonly pause: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
   readonly resume: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
+  /**
+   * Start `bash -c <command>` in the background (E2B's `commands.run({ background: true })`): a
+   * handle to its output, stdin, signals and exit. Closing the scope kills the process and
+   * everything it started. A session holds at most `EFFECT_SANDBOX_MAX_PROCESSES` (16) at once.
+   */
+  readonly spawn: (
+    command: string,
+    options?: SpawnOptions
+  ) => Effect.Effect<
+    ProcessHandle<RuntimeError>,
+    ProcessError | InvalidEnvVarError | UnsupportedCapabilityError | RuntimeError,
+    Scope.Scope
+  >
 }
 
 export class Runtime extends Context.Service<Runtime, RuntimeShape>()("effect-sandbox/Runtime") {}

@@ -10,6 +10,7 @@ import { filesConformance } from "./files.ts"
 import { ipythonConformance } from "./ipython.ts"
 import { lifecycleConformance } from "./lifecycle.ts"
 import { mcpConformance } from "./mcp.ts"
+import { processesConformance } from "./processes.ts"
 import { shellConformance } from "./shell.ts"
 import { streamConformance } from "./stream.ts"
 import type { ConformanceTarget } from "./target.ts"
@@ -26,4 +27,5 @@ export const runConformance = (target: ConformanceTarget) =>
     ipythonConformance(target)
     mcpConformance(target)
     browserConformance(target)
+    processesConformance(target)
   })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted, Stream } from "effect"
 import {
   CmdOutputMetadata,
   CmdOutputObservation,
@@ -7,6 +7,8 @@ import {
   ErrorObservation,
   FileReadObservation,
   McpTool,
+  ProcessError,
+  ProcessNotFoundError,
   Runtime,
   RuntimeDisconnectedError,
   RuntimeRequestError,
@@ -14,6 +16,7 @@ import {
   RuntimeTimeoutError,
   TestRuntime,
   UnscriptedActionError,
+  UnscriptedProcessError,
   UnsupportedCapabilityError
 } from "../../src/index.ts"
 
@@ -214,4 +217,60 @@ describe("TestRuntime strict mode", () => {
       const rt = yield* Runtime
       assert.strictEqual((yield* rt.runCommand("make")).content, "built")
     }).pipe(Effect.provide(TestRuntime.layer({ strict: true, respond: () => built("make") }))))
+})
+
+describe("TestRuntime background processes", () => {
+  it.effect("answers spawn with the scripted output and exit, and records stdin, signals and release", () =>
+    Effect.gen(function*() {
+      const layer = TestRuntime.layer({
+        processes: (spec) =>
+          spec.command === "serve"
+            ? { pid: 42, output: [{ stream: "stdout", text: "listening\n" }], exit: { exitCode: 0, signal: null } }
+            : undefined
+      })
+      yield* Effect.gen(function*() {
+        const rt = yield* Runtime
+        const control = yield* TestRuntime
+        const handle = yield* rt.spawn("serve", { cwd: "app", env: { PORT: "80" }, stdin: "hello\n" })
+        assert.strictEqual(handle.pid, 42)
+        assert.deepStrictEqual(yield* Stream.runCollect(handle.output), [{ stream: "stdout", text: "listening\n" }])
+        yield* handle.signal("SIGTERM")
+        assert.deepStrictEqual(yield* handle.wait, { exitCode: 0, signal: null })
+        const closed = yield* Effect.flip(handle.write("more\n"))
+        assert.instanceOf(closed, ProcessError)
+        const other = yield* rt.spawn("sleep 1")
+        yield* other.signal("SIGKILL")
+        assert.deepStrictEqual(yield* other.wait, { exitCode: null, signal: "SIGKILL" })
+        assert.deepStrictEqual((yield* control.processes).map((p) => [p.spec, p.stdin, p.stdinClosed, p.signals]), [
+          [{ command: "serve", cwd: "app", env: { PORT: "80" }, secrets: [] }, "hello\n", true, ["SIGTERM"]],
+          [{ command: "sleep 1" }, "", false, ["SIGKILL"]]
+        ])
+        assert.isFalse((yield* control.processes)[0]!.released)
+      }).pipe(Effect.scoped, Effect.provide(layer))
+    }))
+
+  it.effect("closing the scope releases the process; its handle then fails with ProcessNotFoundError", () =>
+    Effect.gen(function*() {
+      const rt = yield* Runtime
+      const control = yield* TestRuntime
+      const handle = yield* Effect.scoped(rt.spawn("job"))
+      assert.isTrue((yield* control.processes)[0]!.released)
+      assert.instanceOf(yield* Effect.flip(handle.wait), ProcessNotFoundError)
+    }).pipe(Effect.provide(TestRuntime.layer())))
+
+  it.effect("strict: an unscripted spawn is a defect naming the command", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(
+        Effect.scoped(Runtime.use((rt) => rt.spawn("rogue --daemon"))).pipe(
+          Effect.provide(TestRuntime.layer({ strict: true }))
+        )
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+      assert.instanceOf(defect, UnscriptedProcessError)
+      assert.strictEqual(
+        (defect as UnscriptedProcessError).message,
+        "TestRuntime (strict) got an unscripted spawn of \"rogue --daemon\": answer it with the `processes` option."
+      )
+    }))
 })

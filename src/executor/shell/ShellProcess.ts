@@ -119,7 +119,7 @@ export class ShellProcess {
  * is forked outside it. Paths are ours (no quotes in them). A failed write leaves
  * the shell outside the cgroup, and the process table still finds it.
  */
-const joiningCgroup = (cgroup: ShellCgroup | null, argv: ReadonlyArray<string>): [string, Array<string>] => {
+export const joiningCgroup = (cgroup: ShellCgroup | null, argv: ReadonlyArray<string>): [string, Array<string>] => {
   if (cgroup === null) return [argv[0]!, argv.slice(1)]
   const joins = cgroup.procsFiles.map((file) => `echo $$ > '${file}' 2>/dev/null;`).join(" ")
   return ["/bin/sh", ["-c", `${joins} exec "$0" "$@"`, ...argv]]

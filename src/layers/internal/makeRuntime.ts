@@ -35,6 +35,7 @@ import { invalidOptions } from "../../schema/issues.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../../schema/Observation.ts"
 import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
+import type { ProcessControl, ProcessHandle, SpawnOptions } from "../../services/Processes.ts"
 import type { EnvValue, RuntimeInfo, RuntimeShape, WhilePaused } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
@@ -70,6 +71,8 @@ export interface RuntimeBackend {
   readonly resume?: Effect.Effect<void, RuntimeError>
   /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
   readonly whilePaused?: WhilePaused
+  /** Background processes (`Runtime.spawn`), by id; without them `spawn` is an unsupported capability. */
+  readonly processes?: ProcessControl<RuntimeError>
 }
 
 /** An action class, as the shortcuts that take its fields as a plain object use it. */
@@ -189,12 +192,67 @@ export const makeRuntime = (
           }.`
         }))
 
-  const unsupported = (capability: string) =>
+  /**
+   * Variables checked (names a shell can export, secrets long enough to mask) and split into
+   * plain values and the names of the secrets, whose values are masked from now on.
+   */
+  const unredacted = (vars: Readonly<Record<string, EnvValue>>) =>
+    Effect.suspend(() => {
+      const invalid = invalidEnvNames(vars)
+      if (invalid.length > 0) {
+        return Effect.fail(new InvalidEnvVarError({ names: invalid, message: invalidEnvMessage(invalid) }))
+      }
+      const plain: Record<string, string> = {}
+      const secrets: Array<string> = []
+      for (const [name, value] of Object.entries(vars)) {
+        plain[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+        if (Redacted.isRedacted(value)) secrets.push(name)
+      }
+      const short = shortSecretsError(plain, secrets)
+      if (short !== undefined) return Effect.fail(short)
+      for (const name of secrets) mask.add(plain[name]!)
+      return Effect.succeed({ plain, secrets })
+    })
+
+  /** A background process's handle over the backend's control; its scope's end removes (kills) it. */
+  const spawn = Effect.fn("Runtime.spawn")(function*(command: string, options: SpawnOptions = {}) {
+    const { processes } = backend
+    if (processes === undefined) return yield* unsupported("spawn background processes", "it has no process manager")
+    const { plain, secrets } = yield* unredacted(options.env ?? {})
+    const started = yield* Effect.acquireRelease(
+      masked(processes.start({
+        command,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...(options.env === undefined ? {} : { env: plain, secrets })
+      })),
+      ({ id }) => Effect.ignore(processes.remove(id))
+    )
+    const { id } = started
+    const handle: ProcessHandle<RuntimeError> = {
+      id,
+      pid: started.pid,
+      // Defence in depth, as for observations: the executor masked before cutting into chunks.
+      output: Stream.unwrap(masked(processes.output(id))).pipe(Stream.map((chunk) => mask.deep(chunk))),
+      write: (text) => masked(processes.write(id, text)),
+      closeStdin: masked(processes.closeStdin(id)),
+      signal: (name) => masked(processes.signal(id, name)),
+      wait: masked(processes.wait(id))
+    }
+    if (options.stdin !== undefined) {
+      // The process was just started in this scope: it cannot be unknown yet.
+      yield* Effect.andThen(handle.write(options.stdin), handle.closeStdin).pipe(
+        Effect.catchTag("ProcessNotFoundError", Effect.die)
+      )
+    }
+    return handle
+  }, Effect.annotateSpans({ "runtime.kind": kind }))
+
+  const unsupported = (capability: string, why = "it has nothing to freeze. Use a Docker or remote runtime") =>
     Effect.fail(
       new UnsupportedCapabilityError({
         capability,
         runtime: kind,
-        message: `The ${kind} runtime cannot ${capability}: it has nothing to freeze. Use a Docker or remote runtime.`
+        message: `The ${kind} runtime cannot ${capability}: ${why}.`
       })
     )
 
@@ -246,29 +304,16 @@ export const makeRuntime = (
       ),
     listFiles: (path) => masked(backend.listFiles(path)),
     addEnvVars: (vars: Readonly<Record<string, EnvValue>>) =>
-      Effect.suspend(() => {
-        const invalid = invalidEnvNames(vars)
-        if (invalid.length > 0) {
-          return Effect.fail(new InvalidEnvVarError({ names: invalid, message: invalidEnvMessage(invalid) }))
-        }
-        const plain: Record<string, string> = {}
-        const secrets: Array<string> = []
-        for (const [name, value] of Object.entries(vars)) {
-          plain[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
-          if (Redacted.isRedacted(value)) secrets.push(name)
-        }
-        const short = shortSecretsError(plain, secrets)
-        if (short !== undefined) return Effect.fail(short)
-        for (const name of secrets) mask.add(plain[name]!)
+      Effect.flatMap(unredacted(vars), ({ plain, secrets }) =>
         // Span attributes carry names only, never values.
-        return masked(backend.setEnv(plain, secrets)).pipe(
+        masked(backend.setEnv(plain, secrets)).pipe(
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
-        )
-      }),
+        )),
     pause: backend.pause === undefined ? unsupported("pause") : live(pause(backend.pause)),
     // READY once the sandbox answers again (calls waiting for the resume go then).
     resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume).pipe(
       Effect.andThen(status.update((s) => s === "PAUSED" ? "READY" : s))
-    )
+    ),
+    spawn
   }
 }

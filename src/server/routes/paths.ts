@@ -13,5 +13,12 @@ export const ENDPOINTS = {
   mcpMessages: ["POST", "/mcp/messages"],
   listFiles: ["POST", "/list_files"],
   uploadFile: ["POST", "/upload_file"],
-  downloadFiles: ["GET", "/download_files"]
-} as const satisfies Record<string, readonly ["GET" | "POST", string]>
+  downloadFiles: ["GET", "/download_files"],
+  processStart: ["POST", "/v1/processes"],
+  processOutput: ["GET", "/v1/processes/:id/output"],
+  processStdin: ["POST", "/v1/processes/:id/stdin"],
+  processCloseStdin: ["DELETE", "/v1/processes/:id/stdin"],
+  processSignal: ["POST", "/v1/processes/:id/signal"],
+  processWait: ["GET", "/v1/processes/:id/wait"],
+  processRemove: ["DELETE", "/v1/processes/:id"]
+} as const satisfies Record<string, readonly ["GET" | "POST" | "DELETE", string]>
