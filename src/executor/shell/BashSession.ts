@@ -25,6 +25,7 @@ import { DEFAULT_PIDS_LIMIT } from "./cgroup.ts"
 import { CommandOutput } from "./commandOutput.ts"
 import { controlKey, echoOfKey } from "./keys.ts"
 import * as Text from "./messages.ts"
+import { waitsForMoreInput } from "./incomplete.ts"
 import { foregroundProcessGroup, killProcessGroup } from "./processTree.ts"
 import type { PromptMetadata } from "./prompt.ts"
 import { ShellProcess } from "./ShellProcess.ts"
@@ -108,6 +109,7 @@ export const makeBashSession = (
     mkdirSync(outputsDir, { recursive: true, mode: 0o700 })
     const scriptFile = join(options.stateDir, "command.sh")
     const baseEnv = options.baseEnv ?? sandboxEnv()
+    const shellPath = options.shellPath ?? "/bin/bash"
 
     let shell: ShellProcess | null = null
     /** Every shell started, so release also kills what a shell that exited left running. */
@@ -126,7 +128,7 @@ export const makeBashSession = (
         proc = new ShellProcess({
           cwd,
           stateDir: options.stateDir,
-          shellPath: options.shellPath ?? "/bin/bash",
+          shellPath,
           env: baseEnv,
           // Per shell, so closing an `is_static` shell reaps only what that shell started.
           marker: `${options.marker}/${randomUUID().slice(0, 8)}`,
@@ -163,7 +165,7 @@ export const makeBashSession = (
         })
       } catch (cause) {
         return yield* new RuntimeStartError({
-          message: `Cannot start ${options.shellPath ?? "/bin/bash"} in ${cwd}: ${String(cause)}`
+          message: `Cannot start ${shellPath} in ${cwd}: ${String(cause)}`
         })
       }
       shell = proc
@@ -194,9 +196,10 @@ export const makeBashSession = (
     const start = (command: string): Effect.Effect<Running, RuntimeStartError> =>
       Effect.gen(function*() {
         if (shell === null) yield* spawn
-        const sourceEnv = options.env.generation !== sourcedEnv ? `. '${options.env.file}'\n` : ""
+        const typed = yield* waitsForMoreInput(command, shellPath)
+        const sourceEnv = options.env.generation !== sourcedEnv ? `. '${options.env.file}'` : null
         sourcedEnv = options.env.generation
-        writeFileSync(scriptFile, `${sourceEnv}${command}\n`, { mode: 0o600 })
+        if (!typed) writeFileSync(scriptFile, `${sourceEnv === null ? "" : `${sourceEnv}\n`}${command}\n`, { mode: 0o600 })
         const r: Running = {
           output: new CommandOutput(join(outputsDir, `command-${++commandCount}.log`)),
           done: Deferred.makeUnsafe<Completion>(),
@@ -208,7 +211,14 @@ export const makeBashSession = (
         r.output.append(idleOutput)
         idleOutput = ""
         running = r
-        shell!.write(`. '${scriptFile}'\n`)
+        // `eval` at the prompt, not `. file`: bash prints job notices (`[1] 12345`) only for
+        // commands it runs interactively, and a sourced file is not. A command waiting for
+        // more lines is typed in instead, so bash waits for them as in a terminal.
+        shell!.write(
+          typed
+            ? `${sourceEnv === null ? "" : `${sourceEnv}; `}${command}\n`
+            : `__es_load '${scriptFile}'; eval "$__es_cmd"\n`
+        )
         return r
       })
 

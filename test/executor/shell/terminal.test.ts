@@ -1,0 +1,140 @@
+/**
+ * Shell behaviour an interactive terminal has and prompts written for OpenHands
+ * expect (issue 15): job notices for background commands, commands that wait for
+ * more lines (typed in later as `is_input`), `$?` carried into the next command.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EnvStore } from "../../../src/executor/env.ts"
+import { type BashSession, makeBashSession } from "../../../src/executor/shell/BashSession.ts"
+import { CmdRunAction } from "../../../src/schema/Action.ts"
+import type { CmdOutputObservation } from "../../../src/schema/Observation.ts"
+import { TIMEOUT_TEMPLATE } from "../../conformance/helpers.ts"
+
+const SOFT_TIMEOUT = `\n[The command has no new output after 1 seconds. ${TIMEOUT_TEMPLATE}]`
+const BELOW = "[Below is the output of the previous command.]\n"
+
+const withSession = <A, E>(body: (session: BashSession) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const dir = mkdtempSync(join(tmpdir(), "terminal-test-"))
+    try {
+      return yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* makeBashSession({
+          cwd: dir,
+          stateDir: dir,
+          env: new EnvStore(join(dir, "env.sh")),
+          noChangeTimeoutSeconds: 1,
+          marker: `terminal-test-${process.pid}`
+        })
+        return yield* body(session)
+      }))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+const run = (session: BashSession, command: string, isInput = false): Effect.Effect<CmdOutputObservation, unknown> =>
+  session.execute(new CmdRunAction({ command, isInput }))
+
+const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
+
+describe("background jobs", () => {
+  it.live("`sleep 5 &` shows bash's job notice with the real pid, as in a terminal", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const obs = yield* run(session, "sleep 5 &")
+        const notice = /^\[1\] (\d+)$/.exec(obs.content)
+        assert.isNotNull(notice, obs.content)
+        const pid = Number(notice![1])
+        assert.strictEqual(obs.metadata.pid, pid)
+        assert.strictEqual(obs.exitCode, 0)
+        assert.strictEqual(obs.metadata.suffix, "\n[The command completed with exit code 0.]")
+        assert.deepStrictEqual(commandLine(pid), ["sleep", "5"])
+        const second = yield* run(session, "sleep 6 &")
+        assert.match(second.content, /^\[2\] \d+$/)
+        yield* run(session, "kill %1 %2")
+      })))
+
+  it.live("`python3 -m http.server ... > server.log 2>&1 &` shows its notice; the pid is the server's", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const obs = yield* run(session, "python3 -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 &")
+        const pid = Number(/^\[1\] (\d+)$/.exec(obs.content)?.[1])
+        assert.strictEqual(obs.metadata.pid, pid)
+        assert.include(commandLine(pid), "http.server")
+        yield* run(session, `kill ${pid}`)
+      })))
+
+  it.live("a finished job's Done notice comes with the next command, as bash prints it before its prompt", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const started = yield* run(session, "sleep 0.1 &")
+        assert.match(started.content, /^\[1\] \d+$/)
+        yield* Effect.sleep("400 millis")
+        const next = yield* run(session, "echo next")
+        assert.strictEqual(next.content, "next\n[1]+  Done                    sleep 0.1")
+      })))
+
+  it.live("the next command still sees `$?` of the previous one", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        yield* run(session, "(exit 7)")
+        assert.strictEqual((yield* run(session, "echo $?")).content, "7")
+      })))
+})
+
+describe("commands that wait for more lines", () => {
+  it.live("`cat << EOF` waits (no-change timeout, exit -1), is fed by is_input and completes with exit 0", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const waiting = yield* run(session, "cat << EOF")
+        assert.strictEqual(waiting.content, "")
+        assert.strictEqual(waiting.exitCode, -1)
+        assert.strictEqual(waiting.metadata.prefix, "")
+        assert.strictEqual(waiting.metadata.suffix, SOFT_TIMEOUT)
+        for (const line of ["line 1", "line 2"]) {
+          const fed = yield* run(session, line, true)
+          assert.strictEqual(fed.content, "")
+          assert.strictEqual(fed.exitCode, -1)
+          assert.strictEqual(fed.metadata.prefix, BELOW)
+          assert.strictEqual(fed.metadata.suffix, SOFT_TIMEOUT)
+        }
+        const done = yield* run(session, "EOF", true)
+        assert.strictEqual(done.content, "line 1\nline 2")
+        assert.strictEqual(done.exitCode, 0)
+        assert.strictEqual(done.metadata.suffix, "\n[The command completed with exit code 0.]")
+        assert.strictEqual((yield* run(session, "echo after")).content, "after")
+      })))
+
+  it.live("an unclosed quote waits for its end; earlier lines of the command have run", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const waiting = yield* run(session, "echo first\necho \"abc")
+        assert.strictEqual(waiting.content, "first")
+        assert.strictEqual(waiting.exitCode, -1)
+        const done = yield* run(session, "def\"", true)
+        assert.strictEqual(done.content, "abc\ndef")
+        assert.strictEqual(done.exitCode, 0)
+      })))
+
+  it.live("a here-document with its body and a syntax error still complete at once", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        assert.strictEqual((yield* run(session, "cat << EOF\nbody\nEOF")).content, "body")
+        const broken = yield* run(session, "echo a )")
+        assert.strictEqual(broken.exitCode, 2)
+        assert.include(broken.content, "syntax error near unexpected token `)'")
+      })))
+
+  it.live("C-c abandons a command waiting for lines", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        yield* run(session, "if true; then")
+        const stopped = yield* run(session, "C-c", true)
+        assert.strictEqual(stopped.exitCode, 130)
+        assert.strictEqual((yield* run(session, "echo ok")).content, "ok")
+      })))
+})
