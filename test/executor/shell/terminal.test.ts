@@ -56,7 +56,8 @@ describe("background jobs", () => {
         const second = yield* run(session, "sleep 6 &")
         assert.match(second.content, /^\[2\] \d+$/)
         yield* run(session, "kill %1 %2")
-      })))
+      })
+    ))
 
   it.live("`python3 -m http.server ... > server.log 2>&1 &` shows its notice; the pid is the server's", () =>
     withSession((session) =>
@@ -66,7 +67,8 @@ describe("background jobs", () => {
         assert.strictEqual(obs.metadata.pid, pid)
         assert.include(commandLine(pid), "http.server")
         yield* run(session, `kill ${pid}`)
-      })))
+      })
+    ))
 
   it.live("a finished job's Done notice comes with the next command, as bash prints it before its prompt", () =>
     withSession((session) =>
@@ -76,14 +78,16 @@ describe("background jobs", () => {
         yield* Effect.sleep("400 millis")
         const next = yield* run(session, "echo next")
         assert.strictEqual(next.content, "next\n[1]+  Done                    sleep 0.1")
-      })))
+      })
+    ))
 
   it.live("the next command still sees `$?` of the previous one", () =>
     withSession((session) =>
       Effect.gen(function*() {
         yield* run(session, "(exit 7)")
         assert.strictEqual((yield* run(session, "echo $?")).content, "7")
-      })))
+      })
+    ))
 })
 
 describe("commands that wait for more lines", () => {
@@ -107,7 +111,8 @@ describe("commands that wait for more lines", () => {
         assert.strictEqual(done.exitCode, 0)
         assert.strictEqual(done.metadata.suffix, "\n[The command completed with exit code 0.]")
         assert.strictEqual((yield* run(session, "echo after")).content, "after")
-      })))
+      })
+    ))
 
   it.live("an unclosed quote waits for its end; earlier lines of the command have run", () =>
     withSession((session) =>
@@ -118,7 +123,8 @@ describe("commands that wait for more lines", () => {
         const done = yield* run(session, "def\"", true)
         assert.strictEqual(done.content, "abc\ndef")
         assert.strictEqual(done.exitCode, 0)
-      })))
+      })
+    ))
 
   it.live("a here-document with its body and a syntax error still complete at once", () =>
     withSession((session) =>
@@ -127,7 +133,8 @@ describe("commands that wait for more lines", () => {
         const broken = yield* run(session, "echo a )")
         assert.strictEqual(broken.exitCode, 2)
         assert.include(broken.content, "syntax error near unexpected token `)'")
-      })))
+      })
+    ))
 
   it.live("C-c abandons a command waiting for lines", () =>
     withSession((session) =>
@@ -136,5 +143,6 @@ describe("commands that wait for more lines", () => {
         const stopped = yield* run(session, "C-c", true)
         assert.strictEqual(stopped.exitCode, 130)
         assert.strictEqual((yield* run(session, "echo ok")).content, "ok")
-      })))
+      })
+    ))
 })
