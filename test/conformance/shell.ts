@@ -132,6 +132,33 @@ export const shellConformance = (target: ConformanceTarget) =>
           assert.strictEqual(answered.exitCode, 0)
         }), 2))
 
+    it.live("a background command shows bash's job notice with its real pid (`[1] <pid>`)", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const obs = yield* cmd(rt, "sleep 5 &")
+          const pid = Number(/^\[1\] (\d+)$/.exec(obs.content)?.[1])
+          assert.strictEqual(obs.metadata.pid, pid)
+          assert.strictEqual((yield* cmd(rt, `tr '\\0' ' ' < /proc/${pid}/cmdline`)).content, "sleep 5")
+          yield* cmd(rt, "kill %1")
+        })))
+
+    it.live("a here-document without its body waits for is_input lines, then completes", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const waiting = yield* cmd(rt, "cat << EOF")
+          assert.strictEqual(waiting.content, "")
+          assert.strictEqual(waiting.exitCode, -1)
+          assert.strictEqual(
+            waiting.metadata.suffix,
+            `\n[The command has no new output after 1 seconds. ${TIMEOUT_TEMPLATE}]`
+          )
+          assert.strictEqual((yield* cmd(rt, "line 1", { isInput: true })).exitCode, -1)
+          const done = yield* cmd(rt, "EOF", { isInput: true })
+          assert.strictEqual(done.content, "line 1")
+          assert.strictEqual(done.exitCode, 0)
+          assert.strictEqual(done.metadata.suffix, "\n[The command completed with exit code 0.]")
+        })))
+
     it.live("C-z stops a job (exit 148)", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
