@@ -10,7 +10,7 @@ import { existsSync, rmSync } from "node:fs"
 import { createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Runtime, type RuntimeShape } from "../../src/index.ts"
+import { CmdRunAction, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { LocalRuntime, type LocalRuntimeOptions } from "../../src/local.ts"
 import { type GroupContext, type Row, sleep, waitFor, within } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
@@ -88,6 +88,15 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
       start: (r) => r.runCommand("sleep 987001"),
       begun: running("sleep 987001"),
       gone: () => !running("sleep 987001")(),
+      next: echoNext,
+      answered: echoed
+    },
+    {
+      // Typed in, as bash waits for the here-document's lines (src/executor/shell/incomplete.ts).
+      name: "run waiting for more lines",
+      tools: {},
+      start: (r) => r.runCommand(new CmdRunAction({ command: "cat << CHAOS_987003", blocking: true })),
+      gone: () => true,
       next: echoNext,
       answered: echoed
     },
