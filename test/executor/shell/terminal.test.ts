@@ -126,6 +126,16 @@ describe("commands that wait for more lines", () => {
       })
     ))
 
+  it.live("a final backslash continues the line on the next input", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        assert.strictEqual((yield* run(session, "echo a \\")).exitCode, -1)
+        const done = yield* run(session, "b", true)
+        assert.strictEqual(done.content, "a b")
+        assert.strictEqual(done.exitCode, 0)
+      })
+    ))
+
   it.live("a here-document with its body and a syntax error still complete at once", () =>
     withSession((session) =>
       Effect.gen(function*() {
