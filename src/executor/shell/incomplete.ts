@@ -59,9 +59,11 @@ export const mayStayOpen = (command: string): boolean => {
     }
     if (top === "\"" || top === "`") {
       if (c === top) stack.pop()
-      else if (c === "$" && command[i + 1] === "(") (stack.push(")"), i++)
-      else if (c === "$" && command[i + 1] === "{") (stack.push("}"), i++)
       else if (c === "`") stack.push("`")
+      else if (c === "$" && (command[i + 1] === "(" || command[i + 1] === "{")) {
+        stack.push(command[i + 1] === "(" ? ")" : "}")
+        i++
+      }
       i++
       continue
     }
