@@ -459,9 +459,9 @@ describe("OHEditor: directory view", () => {
     }))
 })
 
-describe("OHEditor: documents viewed as Markdown", () => {
-  const header = (path: string) => `Here's the content of the file ${path} displayed in Markdown format:\n`
+const header = (path: string) => `Here's the content of the file ${path} displayed in Markdown format:\n`
 
+describe("OHEditor: documents viewed as Markdown", () => {
   it.effect("views .pdf, .docx, .pptx and .xlsx as text", () =>
     Effect.gen(function*() {
       const { output, root } = yield* setup

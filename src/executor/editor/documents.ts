@@ -46,12 +46,12 @@ const pptxMarkdown = async (bytes: Uint8Array): Promise<string> =>
   ).join("\n\n")
 
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ")
+const tableLine = (cells: ReadonlyArray<string>) => `| ${cells.map(cell).join(" | ")} |`
 
 const xlsxMarkdown = async (bytes: Uint8Array): Promise<string> =>
   (await xlsxSheets(Buffer.from(bytes))).map(({ name, rows }) => {
     const [header = [], ...body] = rows
-    const line = (cells: ReadonlyArray<string>) => `| ${cells.map(cell).join(" | ")} |`
-    return [`## ${name}`, line(header), line(header.map(() => "---")), ...body.map(line)].join("\n")
+    return [`## ${name}`, tableLine(header), tableLine(header.map(() => "---")), ...body.map(tableLine)].join("\n")
   }).join("\n\n")
 
 /** The documents `view` converts, by lower-case extension. */

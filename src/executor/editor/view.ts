@@ -27,8 +27,7 @@ const viewDocument = (target: Target, bytes: Uint8Array) =>
       return yield* conversionFailed(target, "conversion to Markdown is not available in this runtime")
     }
     const markdown = yield* Effect.tryPromise({
-      try: () =>
-        convert(bytes),
+      try: () => convert(bytes),
       catch: (cause) => conversionFailed(target, cause instanceof Error ? cause.message : String(cause))
     })
     return `Here's the content of the file ${target.display} displayed in Markdown format:\n${
