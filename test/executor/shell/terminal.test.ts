@@ -5,36 +5,18 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { EnvStore } from "../../../src/executor/env.ts"
-import { type BashSession, makeBashSession } from "../../../src/executor/shell/BashSession.ts"
+import { readFileSync } from "node:fs"
+import type { BashSession } from "../../../src/executor/shell/BashSession.ts"
 import { CmdRunAction } from "../../../src/schema/Action.ts"
 import type { CmdOutputObservation } from "../../../src/schema/Observation.ts"
 import { TIMEOUT_TEMPLATE } from "../../conformance/helpers.ts"
+import { withBashSession } from "./withBashSession.ts"
 
 const SOFT_TIMEOUT = `\n[The command has no new output after 1 seconds. ${TIMEOUT_TEMPLATE}]`
 const BELOW = "[Below is the output of the previous command.]\n"
 
 const withSession = <A, E>(body: (session: BashSession) => Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
-    const dir = mkdtempSync(join(tmpdir(), "terminal-test-"))
-    try {
-      return yield* Effect.scoped(Effect.gen(function*() {
-        const session = yield* makeBashSession({
-          cwd: dir,
-          stateDir: dir,
-          env: new EnvStore(join(dir, "env.sh")),
-          noChangeTimeoutSeconds: 1,
-          marker: `terminal-test-${process.pid}`
-        })
-        return yield* body(session)
-      }))
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+  withBashSession({ noChangeTimeoutSeconds: 1, marker: `terminal-test-${process.pid}` }, body)
 
 const run = (session: BashSession, command: string, isInput = false): Effect.Effect<CmdOutputObservation, unknown> =>
   session.execute(new CmdRunAction({ command, isInput }))
