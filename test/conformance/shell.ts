@@ -138,7 +138,12 @@ export const shellConformance = (target: ConformanceTarget) =>
           const obs = yield* cmd(rt, "sleep 5 &")
           const pid = Number(/^\[1\] (\d+)$/.exec(obs.content)?.[1])
           assert.strictEqual(obs.metadata.pid, pid)
-          assert.strictEqual((yield* cmd(rt, `tr '\\0' ' ' < /proc/${pid}/cmdline`)).content, "sleep 5")
+          // Read once the job has exec'd (bash prints the notice right after the fork).
+          const line = yield* cmd(
+            rt,
+            `for i in $(seq 50); do [ "$(head -c 5 /proc/${pid}/cmdline)" = sleep ] && break; sleep 0.1; done; tr '\\0' ' ' < /proc/${pid}/cmdline`
+          )
+          assert.strictEqual(line.content, "sleep 5")
           yield* cmd(rt, "kill %1")
         })))
 

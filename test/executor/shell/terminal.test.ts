@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import type { BashSession } from "../../../src/executor/shell/BashSession.ts"
 import { CmdRunAction } from "../../../src/schema/Action.ts"
 import type { CmdOutputObservation } from "../../../src/schema/Observation.ts"
@@ -21,7 +21,19 @@ const withSession = <A, E>(body: (session: BashSession) => Effect.Effect<A, E>) 
 const run = (session: BashSession, command: string, isInput = false): Effect.Effect<CmdOutputObservation, unknown> =>
   session.execute(new CmdRunAction({ command, isInput }))
 
-const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
+/**
+ * The command line of `pid` once it has exec'd: bash prints the notice after the fork, so the
+ * child may still be a copy of bash for a moment on a loaded host (polls for up to 5 s).
+ */
+const commandLine = (pid: number) =>
+  Effect.gen(function*() {
+    for (let waited = 0; waited < 5_000 && readCommandLine(pid)[0]?.endsWith("bash"); waited += 50) {
+      yield* Effect.sleep("50 millis")
+    }
+    return readCommandLine(pid)
+  })
+
+const readCommandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
 
 describe("background jobs", () => {
   it.live("`sleep 5 &` shows bash's job notice with the real pid, as in a terminal", () =>
@@ -34,7 +46,7 @@ describe("background jobs", () => {
         assert.strictEqual(obs.metadata.pid, pid)
         assert.strictEqual(obs.exitCode, 0)
         assert.strictEqual(obs.metadata.suffix, "\n[The command completed with exit code 0.]")
-        assert.deepStrictEqual(commandLine(pid), ["sleep", "5"])
+        assert.deepStrictEqual(yield* commandLine(pid), ["sleep", "5"])
         const second = yield* run(session, "sleep 6 &")
         assert.match(second.content, /^\[2\] \d+$/)
         yield* run(session, "kill %1 %2")
@@ -47,7 +59,7 @@ describe("background jobs", () => {
         const obs = yield* run(session, "python3 -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 &")
         const pid = Number(/^\[1\] (\d+)$/.exec(obs.content)?.[1])
         assert.strictEqual(obs.metadata.pid, pid)
-        assert.include(commandLine(pid), "http.server")
+        assert.include(yield* commandLine(pid), "http.server")
         yield* run(session, `kill ${pid}`)
       })
     ))
@@ -56,8 +68,11 @@ describe("background jobs", () => {
     withSession((session) =>
       Effect.gen(function*() {
         const started = yield* run(session, "sleep 0.1 &")
-        assert.match(started.content, /^\[1\] \d+$/)
-        yield* Effect.sleep("400 millis")
+        const pid = Number(/^\[1\] (\d+)$/.exec(started.content)?.[1])
+        // Until bash has reaped it (then it knows the job is done).
+        for (let waited = 0; waited < 5_000 && existsSync(`/proc/${pid}`); waited += 50) {
+          yield* Effect.sleep("50 millis")
+        }
         const next = yield* run(session, "echo next")
         assert.strictEqual(next.content, "next\n[1]+  Done                    sleep 0.1")
       })
