@@ -4,7 +4,7 @@
  * interrupted once under way. What it started must be gone and the next action
  * must answer promptly.
  */
-import { type Effect, ManagedRuntime } from "effect"
+import { type Effect, ManagedRuntime, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, rmSync } from "node:fs"
 import { createServer, type Socket } from "node:net"
@@ -95,8 +95,17 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
       // Typed in, as bash waits for the here-document's lines (src/executor/shell/incomplete.ts).
       name: "run waiting for more lines",
       tools: {},
-      start: (r) => r.runCommand(new CmdRunAction({ command: "cat << CHAOS_987003", blocking: true })),
+      start: (r) => r.runCommand(new CmdRunAction({ command: "cat << CHAOS_987004", blocking: true })),
       gone: () => true,
+      next: echoNext,
+      answered: echoed
+    },
+    {
+      name: "runStream",
+      tools: {},
+      start: (r) => Stream.runDrain(r.runStream(new CmdRunAction({ command: "sleep 987003" }))),
+      begun: running("sleep 987003"),
+      gone: () => !running("sleep 987003")(),
       next: echoNext,
       answered: echoed
     },

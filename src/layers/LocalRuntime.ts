@@ -13,13 +13,15 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import type { RuntimeSchedules } from "../client/policies.ts"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { checkRuntimeOptions } from "./internal/options.ts"
-import { sendMcpServers, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
+import { sendMcpServers, serverCapabilities, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
@@ -37,6 +39,8 @@ export interface LocalServerOptions extends WorkspaceChoice, ServerToolOptions {
   readonly pidsLimit?: number
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
+  /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
+  readonly schedules?: RuntimeSchedules
 }
 
 export interface LocalRuntimeOptions extends LocalServerOptions {
@@ -51,6 +55,7 @@ interface LocalServer {
   readonly sessionId: string
   readonly sessionApiKey: Redacted.Redacted<string>
   readonly capabilities: RuntimeCapabilities
+  readonly schedules: RuntimeSchedules | undefined
 }
 
 /** What a server with these plugins can do (an attached server's plugins are unknown: none assumed). */
@@ -87,14 +92,15 @@ const startLocalServer = (options: LocalServerOptions) =>
       ...(options.plugins === undefined ? {} : { plugins: options.plugins }),
       ...(options.browser === undefined ? {} : { browser: options.browser })
     })
-    yield* waitUntilAlive(process.baseUrl)
+    yield* waitUntilAlive(process.baseUrl, undefined, options.schedules?.waitUntilAlive)
     yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcpServers)
     return {
       process,
       workspace,
       sessionId,
       sessionApiKey,
-      capabilities: capabilitiesOf(options)
+      capabilities: yield* serverCapabilities(process.baseUrl, sessionApiKey, capabilitiesOf(options)),
+      schedules: options.schedules
     } satisfies LocalServer
   }).pipe(
     // Only for the /alive wait; each runtime keeps its own client for its lifetime.
@@ -113,6 +119,7 @@ const runtimeFor = (
       sessionApiKey: server.sessionApiKey,
       defaultTimeoutSeconds: sandbox.timeout,
       status,
+      retrySchedule: server.schedules?.retry,
       info: {
         id: server.sessionId,
         kind: "local",
@@ -121,7 +128,7 @@ const runtimeFor = (
         capabilities: server.capabilities
       }
     })
-    return makeRuntime(backend, status)
+    return makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
   })
 
 /** Warm servers waiting for a runtime. */
@@ -178,6 +185,7 @@ export const LocalRuntime = {
     readonly sandbox?: SandboxConfig
     /** How long to wait for `/alive` (default 120 s). */
     readonly aliveTimeout?: Duration.Input
+    readonly schedules?: RuntimeSchedules
   }): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
     Layer.effect(
       Runtime,
@@ -185,12 +193,13 @@ export const LocalRuntime = {
         const status = yield* makeStatus
         const sandbox = yield* sandboxConfigOr(options.sandbox)
         const baseUrl = options.url.replace(/\/+$/, "")
-        yield* waitUntilAlive(baseUrl, options.aliveTimeout)
+        yield* waitUntilAlive(baseUrl, options.aliveTimeout, options.schedules?.waitUntilAlive)
         const backend = yield* makeActionClient({
           baseUrl,
           sessionApiKey: options.sessionApiKey,
           defaultTimeoutSeconds: sandbox.timeout,
           status,
+          retrySchedule: options.schedules?.retry,
           info: {
             id: baseUrl,
             kind: "local",
@@ -199,7 +208,7 @@ export const LocalRuntime = {
             capabilities: capabilitiesOf()
           }
         })
-        const runtime = makeRuntime(backend, status)
+        const runtime = makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
         yield* status.set("READY")
         return runtime
       })
