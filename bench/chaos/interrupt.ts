@@ -92,6 +92,15 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
       answered: echoed
     },
     {
+      // Typed in, as bash waits for the here-document's lines (src/executor/shell/incomplete.ts).
+      name: "run waiting for more lines",
+      tools: {},
+      start: (r) => r.runCommand(new CmdRunAction({ command: "cat << CHAOS_987004", blocking: true })),
+      gone: () => true,
+      next: echoNext,
+      answered: echoed
+    },
+    {
       name: "runStream",
       tools: {},
       start: (r) => Stream.runDrain(r.runStream(new CmdRunAction({ command: "sleep 987003" }))),

@@ -4,7 +4,9 @@
  * spoil the next): it must answer an error within its bound, the server's peak
  * memory must stay bounded, and `/alive` must keep answering meanwhile.
  */
+import { writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
+import { join } from "node:path"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
 import {
   aliveProbe,
@@ -123,6 +125,14 @@ const CASES: ReadonlyArray<Case> = [
           yield form
         }
       )
+    }
+  },
+  {
+    // A document is converted in the server: its parts may not expand without bound (editor/ooxml.ts).
+    name: "view of a .docx zip bomb (1 MB -> 1 GiB)",
+    attack: async (s) => {
+      writeFileSync(join(s.workspace, "bomb.docx"), await zipBomb("word/document.xml", 1 << 30))
+      return keyedJson(s, "POST", "/execute_action", viewAction(join(s.workspace, "bomb.docx")), ANSWER_MS)
     }
   },
   { name: "download of /", attack: (s) => boundedDownload(s, "/", 512 * 2 ** 20) },

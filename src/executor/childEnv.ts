@@ -4,7 +4,13 @@
  * configure the server itself, above all `SESSION_API_KEY`: a command that could read the
  * key could call the server (or, over a bridge network, another sandbox's) as its client.
  * One function, used by every spawn site, so a new tool cannot forget it.
+ *
+ * It also carries what a login sets for the sandbox's user, the one the server runs as
+ * (the runtimes start it as `--username`): OpenHands runs its shell and kernel through
+ * `su - <user>`, so code there may read `os.environ['USER']`, which a server started
+ * from a service or a container often lacks.
  */
+import { type UserInfo, userInfo } from "node:os"
 
 /** Names the fd our launchers pass the session key on (sessionKey.ts); a number, no secret. */
 export const SESSION_KEY_FD_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FD"
@@ -27,11 +33,33 @@ export const SERVER_ONLY_VARIABLES: ReadonlyArray<string> = [
   "OTEL_EXPORTER_OTLP_LOGS_HEADERS"
 ]
 
-/** `env` (default: this process's) without the server-only variables. */
+/**
+ * `USER` and `LOGNAME` name the user this process runs as; `HOME` and `SHELL` come from its
+ * passwd entry where `env` has none (a value set on purpose, such as a runtime's start-up
+ * variables, is kept, as OpenHands applies those after the login). Nothing without a
+ * passwd entry (an arbitrary container uid).
+ */
+const loginVariables = (env: Readonly<Record<string, string>>): Record<string, string> => {
+  let user: UserInfo<string>
+  try {
+    user = userInfo()
+  } catch {
+    return {}
+  }
+  return {
+    USER: user.username,
+    LOGNAME: user.username,
+    HOME: env["HOME"] || user.homedir,
+    // login(1) runs /bin/sh for an empty shell field.
+    SHELL: env["SHELL"] || user.shell || "/bin/sh"
+  }
+}
+
+/** `env` (default: this process's) without the server-only variables, with the login's variables. */
 export const sandboxEnv = (env: NodeJS.ProcessEnv = process.env): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && !SERVER_ONLY_VARIABLES.includes(name)) out[name] = value
   }
-  return out
+  return { ...out, ...loginVariables(out) }
 }

@@ -9,7 +9,7 @@
  * are masked too.
  */
 import { Redacted, Schema } from "effect"
-import { TRUNCATION_NOTICE } from "./cmdOutput.ts"
+import { TRUNCATION_NOTICE_PATTERN } from "./cmdOutput.ts"
 import { InvalidEnvVarError } from "./errors.ts"
 
 export const MASK = "<redacted>"
@@ -36,8 +36,8 @@ export const shortSecretsError = (
   })
 }
 
-/** What is placed where output was cut: command output's notice, and the editor's clipped view (`format.ts`). */
-const CUT_MARKERS = [TRUNCATION_NOTICE, "<response clipped>"] as const
+/** What is placed where output was cut: command output's notices, and the editor's clipped view (`format.ts`). */
+const CUT_MARKERS = new RegExp(`${TRUNCATION_NOTICE_PATTERN.source}|<response clipped>`, "g")
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
@@ -136,17 +136,18 @@ export class SecretMask {
   /** Mask a secret's prefix ending at a cut marker and a secret's suffix starting after one. */
   private fragments(text: string): string {
     let result = text
-    for (const marker of CUT_MARKERS) {
-      let at = result.indexOf(marker)
-      while (at !== -1) {
-        const before = result.slice(0, at)
-        const after = result.slice(at + marker.length)
-        const head = this.longest((s, k) => before.endsWith(s.slice(0, k)))
-        const tail = this.longest((s, k) => after.startsWith(s.slice(s.length - k)))
-        const kept = before.slice(0, before.length - head) + (head > 0 ? MASK : "") + marker
-        result = kept + (tail > 0 ? MASK : "") + after.slice(tail)
-        at = result.indexOf(marker, kept.length)
-      }
+    const markers = new RegExp(CUT_MARKERS)
+    let found = markers.exec(result)
+    while (found !== null) {
+      const marker = found[0]
+      const before = result.slice(0, found.index)
+      const after = result.slice(found.index + marker.length)
+      const head = this.longest((s, k) => before.endsWith(s.slice(0, k)))
+      const tail = this.longest((s, k) => after.startsWith(s.slice(s.length - k)))
+      const kept = before.slice(0, before.length - head) + (head > 0 ? MASK : "") + marker
+      result = kept + (tail > 0 ? MASK : "") + after.slice(tail)
+      markers.lastIndex = kept.length
+      found = markers.exec(result)
     }
     return result
   }

@@ -5,7 +5,7 @@ import { unzipSync } from "fflate"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { CmdRunAction, InvalidEnvVarError, TransferError, TRUNCATION_NOTICE } from "../../src/index.ts"
+import { CmdRunAction, InvalidEnvVarError, TransferError } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -57,9 +57,14 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           ]
           const obs = yield* rt.runCommand(command.join("; "))
           // Masked first (34,980 characters), then cut: the head and tail each hold a whole mask.
+          const notice = obs.content.slice(15_000, obs.content.length - 15_000)
+          assert.match(
+            notice,
+            /^\n\[\.\.\. Observation truncated due to length; all \d+ characters are saved in \S+ \.\.\.\]\n$/
+          )
           assert.strictEqual(
             obs.content,
-            "a".repeat(14_980) + "<redacted>" + "b".repeat(10) + TRUNCATION_NOTICE + "b".repeat(10) + "<redacted>" +
+            "a".repeat(14_980) + "<redacted>" + "b".repeat(10) + notice + "b".repeat(10) + "<redacted>" +
               "c".repeat(14_980)
           )
           const shown = JSON.stringify(obs)

@@ -7,6 +7,7 @@
  */
 import { assert, describe, it as standalone, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { DEFAULT_PYTHON, scopedStateDir } from "../../src/executor/ActionExecutor.ts"
 import { EnvStore } from "../../src/executor/env.ts"
@@ -21,6 +22,7 @@ import {
   type RuntimeShape
 } from "../../src/index.ts"
 import { kernelAvailable } from "../conformance/kernel.ts"
+import * as documents from "./documentFixtures.ts"
 
 /** A cell's output (without the cwd/interpreter lines). */
 const cell = (rt: RuntimeShape, code: string) =>
@@ -208,6 +210,44 @@ describe.runIf(kernelAvailable())("agent_skills", () => {
         assert.strictEqual(
           relative["formatted_output_and_error"],
           `ERROR:\nInvalid \`path\` parameter: e.txt. The path should be an absolute path, starting with \`/\`. Maybe you meant ${p}?`
+        )
+      }))
+
+    // parse_latex pinned here is the built-in converter: this kernel has no pylatexenc (CI's neither).
+    it.effect("parse_pdf, parse_docx, parse_pptx and parse_latex print OpenHands' sections", () =>
+      Effect.gen(function*() {
+        const rt = yield* Runtime
+        const ws = rt.info.workspace
+        yield* Effect.promise(async () => {
+          await writeFile(`${ws}/d.pdf`, documents.pdf(["Hello PDF (one)", "Second page"]))
+          await writeFile(`${ws}/d.docx`, await documents.docx())
+          await writeFile(`${ws}/d.pptx`, await documents.pptx())
+        })
+        yield* rt.write({
+          path: `${ws}/d.tex`,
+          content:
+            "\\documentclass{article}\n% a comment\n\\begin{document}\n\\section{Intro}\nSome \\textbf{bold} text, 50\\% off.\n\\begin{itemize}\n\\item One\n\\end{itemize}\n\\end{document}\n"
+        })
+        assert.strictEqual(
+          yield* cell(rt, `parse_pdf("${ws}/d.pdf")`),
+          `[Reading PDF file from ${ws}/d.pdf]\n@@ Page 1 @@\nHello PDF (one)\n\n@@ Page 2 @@\nSecond page`
+        )
+        assert.strictEqual(
+          yield* cell(rt, `parse_docx("${ws}/d.docx")`),
+          `[Reading DOCX file from ${ws}/d.docx]\n@@ Page 1 @@\nQuarterly report\n\n@@ Page 2 @@\n`
+            + "Sales grew by 5% & costs fell.\n\n@@ Page 3 @@\n\n\n@@ Page 4 @@\nThe end."
+        )
+        assert.strictEqual(
+          yield* cell(rt, "parse_pptx('d.pptx')"),
+          "[Reading PowerPoint file from d.pptx]\n@@ Slide 1 @@\nWelcome\nFirst point\nSecond point\n@@ Slide 2 @@\nThanks <all>"
+        )
+        assert.strictEqual(
+          yield* cell(rt, `parse_latex("${ws}/d.tex")`),
+          `[Reading LaTex file from ${ws}/d.tex]\n§ Intro\n\nSome bold text, 50% off.\n\n  * One`
+        )
+        assert.strictEqual(
+          yield* cell(rt, "parse_pptx('missing.pptx')"),
+          `[Reading PowerPoint file from missing.pptx]\nError reading PowerPoint file: ENOENT: no such file or directory, open 'missing.pptx'`
         )
       }))
 

@@ -6,6 +6,7 @@ import * as nodePath from "node:path"
 import { type EditorRequest, makeEditor } from "../../src/executor/editor/OHEditor.ts"
 import { writeFile } from "../../src/executor/files/fileOps.ts"
 import { Workspace } from "../../src/executor/workspace.ts"
+import * as documents from "./documentFixtures.ts"
 
 /**
  * A fresh workspace mounted at /workspace (restricted) with its editor; `run` takes the request
@@ -218,9 +219,10 @@ describe("OHEditor: validation", () => {
         yield* output({ command: "undo_edit", path: "/workspace/doc.PDF" }),
         "ERROR:\nInvalid `path` parameter: /workspace/doc.PDF. The path /workspace/doc.PDF points to a binary file (.PDF) and only the `view` command can be used on supported binary files."
       )
+      yield* put(`${root}/song.mp3`, "ID3")
       assert.strictEqual(
-        yield* output({ command: "view", path: "/workspace/doc.PDF" }),
-        "ERROR:\nError in converting file to Markdown: conversion to Markdown is not available in this runtime. Please use Python code to read /workspace/doc.PDF"
+        yield* output({ command: "view", path: "/workspace/song.mp3" }),
+        "ERROR:\nError in converting file to Markdown: conversion to Markdown is not available in this runtime. Please use Python code to read /workspace/song.mp3"
       )
       assert.strictEqual(
         yield* output({ command: "delete", path: "/workspace/a.txt" }),
@@ -453,6 +455,59 @@ describe("OHEditor: directory view", () => {
         yield* output({ command: "view", path: "/workspace" }),
         "Here's the files and directories up to 2 levels deep in /workspace, excluding hidden items:\n" +
           "/workspace/" + stdout.slice("/workspace".length, 16_000) + notice
+      )
+    }))
+})
+
+const header = (path: string) => `Here's the content of the file ${path} displayed in Markdown format:\n`
+
+describe("OHEditor: documents viewed as Markdown", () => {
+  it.effect("views .pdf, .docx, .pptx and .xlsx as text", () =>
+    Effect.gen(function*() {
+      const { output, root } = yield* setup
+      yield* put(`${root}/a.pdf`, documents.pdf(["Hello PDF (one)", "Second page"]))
+      yield* put(`${root}/a.docx`, yield* Effect.promise(documents.docx))
+      yield* put(`${root}/a.pptx`, yield* Effect.promise(documents.pptx))
+      yield* put(`${root}/a.XLSX`, yield* Effect.promise(documents.xlsx))
+      assert.strictEqual(
+        yield* output({ command: "view", path: "/workspace/a.pdf" }),
+        `${header("/workspace/a.pdf")}Hello PDF (one)\n\nSecond page\n`
+      )
+      assert.strictEqual(
+        yield* output({ command: "view", path: "/workspace/a.docx" }),
+        `${header("/workspace/a.docx")}# Quarterly report\n\nSales grew by 5% & costs fell.\n\nThe end.\n`
+      )
+      assert.strictEqual(
+        yield* output({ command: "view", path: "/workspace/a.pptx" }),
+        `${header("/workspace/a.pptx")}<!-- Slide number: 1 -->\n# Welcome\nFirst point\nSecond point\n\n`
+          + "<!-- Slide number: 2 -->\nThanks <all>\n"
+      )
+      assert.strictEqual(
+        yield* output({ command: "view", path: "/workspace/a.XLSX" }),
+        `${header("/workspace/a.XLSX")}## Sales\n| Name | Units |\n| --- | --- |\n| Widget | 12 |\n| Gadget |  |\n\n`
+          + "## Notes\n| ok | TRUE |\n| --- | --- |\n"
+      )
+    }))
+
+  it.effect("clips a long document with OpenHands' binary-file notice", () =>
+    Effect.gen(function*() {
+      const { output, root } = yield* setup
+      yield* put(`${root}/long.pdf`, documents.pdf(Array.from({ length: 400 }, (_, i) => `Page ${i} `.repeat(8))))
+      const shown = yield* output({ command: "view", path: "/workspace/long.pdf" })
+      const notice =
+        "<response clipped><NOTE>Due to the max output limit, only part of this file has been shown to you. Please use Python libraries to view the entire file or search for specific content within the file.</NOTE>\n"
+      assert.isTrue(shown.startsWith(`${header("/workspace/long.pdf")}${"Page 0 ".repeat(8).trim()}\n\nPage 1 `))
+      assert.isTrue(shown.endsWith(notice))
+      assert.strictEqual(shown.length, header("/workspace/long.pdf").length + 16_000 + notice.length)
+    }))
+
+  it.effect("a document that cannot be read is OHEditor's conversion error, with the reason", () =>
+    Effect.gen(function*() {
+      const { output, root } = yield* setup
+      yield* put(`${root}/bad.docx`, "not a zip")
+      assert.strictEqual(
+        yield* output({ command: "view", path: "/workspace/bad.docx" }),
+        "ERROR:\nError in converting file to Markdown: End of central directory record signature not found. Either not a zip file, or file is truncated.. Please use Python code to read /workspace/bad.docx"
       )
     }))
 })

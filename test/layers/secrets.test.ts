@@ -24,7 +24,8 @@ import {
   RuntimeStartError,
   TestRuntime,
   truncateCmdOutput,
-  TRUNCATION_NOTICE
+  TRUNCATION_NOTICE,
+  truncationNotice
 } from "../../src/index.ts"
 import { makeRuntime } from "../../src/layers/internal/makeRuntime.ts"
 import { makeStatus } from "../../src/layers/internal/statusCell.ts"
@@ -115,6 +116,16 @@ describe("SecretMask", () => {
     assert.strictEqual(
       maskOf(SECRET).text(truncated),
       "a".repeat(14_990) + MASK + TRUNCATION_NOTICE + MASK + "c".repeat(14_990)
+    )
+  })
+
+  it("masks the halves of a secret around a truncation notice that carries our note", () => {
+    const notice = truncationNotice("all 40000 characters are saved in /tmp/s/command-1.log")
+    const output = "a".repeat(14_990) + SECRET + "b".repeat(5_000) + SECRET + "c".repeat(14_990)
+    const truncated = truncateCmdOutput(output, notice)
+    assert.strictEqual(
+      maskOf(SECRET).text(truncated),
+      "a".repeat(14_990) + MASK + notice + MASK + "c".repeat(14_990)
     )
   })
 

@@ -11,6 +11,7 @@ import {
   FileEditAction,
   McpCallAction
 } from "../../src/index.ts"
+import { TRUNCATION_NOTICE, truncationNotice } from "../../src/schema/cmdOutput.ts"
 
 /** Every [observed] JSON example of spec §1 (from running OpenHands' `event_to_dict`). */
 const observedActions: ReadonlyArray<Record<string, unknown>> = [
@@ -166,6 +167,17 @@ describe("wire codec", () => {
       assert.strictEqual(obs.content.length, 30_047)
       const again = yield* decodeObservation(encodeObservation(obs))
       assert.strictEqual(again.content, obs.content)
+    }))
+
+  it.effect("keeps a truncation notice with our note on decode; a longer fake one is cut", () =>
+    Effect.gen(function*() {
+      const notice = truncationNotice("all 40000 characters are saved in /tmp/s/command-1.log")
+      const content = "x".repeat(15_000) + notice + "y".repeat(15_000)
+      const obs = yield* decodeObservation({ observation: "run", content, extras: { command: "c" } })
+      assert.strictEqual(obs.content, content)
+      const fake = "x".repeat(15_000) + truncationNotice("z".repeat(2_000)) + "y".repeat(15_000)
+      const cut = yield* decodeObservation({ observation: "run", content: fake, extras: { command: "c" } })
+      assert.strictEqual(cut.content, "x".repeat(15_000) + TRUNCATION_NOTICE + "y".repeat(15_000))
     }))
 
   it.effect("keeps hidden output whole", () =>

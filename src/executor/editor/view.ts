@@ -1,27 +1,44 @@
 /** The `view` command on a file: the whole file, or the lines of `view_range`. */
 import { Effect } from "effect"
 import { splitLines } from "../files/lines.ts"
+import { documentMarkdown } from "./documents.ts"
 import { parameterInvalid, ToolError } from "./errors.ts"
 import { decodeText } from "./fileText.ts"
-import { makeOutput } from "./format.ts"
-import { listStr, splitlines } from "./python.ts"
+import { makeOutput, maybeTruncate } from "./format.ts"
+import { listStr, splitlines, suffix } from "./python.ts"
 import type { Target } from "./types.ts"
 import { isSupportedBinary, readValidFile } from "./validate.ts"
 
-/**
- * OHEditor converts these to Markdown with markitdown; this runtime has no converter, so viewing
- * one fails the way a failed conversion does.
- */
-const markdownUnavailable = (target: Target) =>
+/** `BINARY_FILE_CONTENT_TRUNCATED_NOTICE`. */
+const DOCUMENT_TRUNCATED_NOTICE =
+  "<response clipped><NOTE>Due to the max output limit, only part of this file has been shown to you. Please use Python libraries to view the entire file or search for specific content within the file.</NOTE>"
+
+/** OHEditor's answer when markitdown cannot convert a file. */
+const conversionFailed = (target: Target, reason: string) =>
   new ToolError({
-    message:
-      `Error in converting file to Markdown: conversion to Markdown is not available in this runtime. Please use Python code to read ${target.display}`
+    message: `Error in converting file to Markdown: ${reason}. Please use Python code to read ${target.display}`
+  })
+
+/** A document (.pdf, .docx, .pptx, .xlsx) as Markdown, as OHEditor shows it; audio has no converter here. */
+const viewDocument = (target: Target, bytes: Uint8Array) =>
+  Effect.gen(function*() {
+    const convert = documentMarkdown(suffix(target.display).toLowerCase())
+    if (convert === null) {
+      return yield* conversionFailed(target, "conversion to Markdown is not available in this runtime")
+    }
+    const markdown = yield* Effect.tryPromise({
+      try: () => convert(bytes),
+      catch: (cause) => conversionFailed(target, cause instanceof Error ? cause.message : String(cause))
+    })
+    return `Here's the content of the file ${target.display} displayed in Markdown format:\n${
+      maybeTruncate(markdown, DOCUMENT_TRUNCATED_NOTICE)
+    }\n`
   })
 
 export const viewFile = (target: Target, viewRange: ReadonlyArray<number> | null): Effect.Effect<string, ToolError> =>
   Effect.gen(function*() {
     const bytes = yield* readValidFile(target)
-    if (isSupportedBinary(target)) return yield* markdownUnavailable(target)
+    if (isSupportedBinary(target)) return yield* viewDocument(target, bytes)
     const { text } = decodeText(bytes)
     // Python's `if not view_range`: an empty list shows the whole file too.
     if (viewRange === null || viewRange.length === 0) return makeOutput(text, target.display)

@@ -7,7 +7,7 @@
  *
  * Departures, on purpose: a multi-line action runs as one script (OpenHands
  * rejects it); a truncated output is also saved whole to a file named in the
- * observation; leading blank lines are trimmed but indentation is kept
+ * truncation notice; leading blank lines are trimmed but indentation is kept
  * (OpenHands' echo stripping also ate the first line's indentation); `exit`
  * restarts the shell instead of leaving the session dead.
  */
@@ -16,13 +16,14 @@ import { randomUUID } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { CmdRunAction } from "../../schema/Action.ts"
-import { MAX_CMD_OUTPUT_SIZE, truncateCmdOutput } from "../../schema/cmdOutput.ts"
+import { MAX_CMD_OUTPUT_SIZE, truncateCmdOutput, truncationNotice } from "../../schema/cmdOutput.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { CmdOutputMetadata, CmdOutputObservation } from "../../schema/Observation.ts"
 import { sandboxEnv } from "../childEnv.ts"
 import type { EnvStore } from "../env.ts"
 import { DEFAULT_PIDS_LIMIT } from "./cgroup.ts"
 import { CommandOutput } from "./commandOutput.ts"
+import { waitsForMoreInput } from "./incomplete.ts"
 import { controlKey, echoOfKey } from "./keys.ts"
 import * as Text from "./messages.ts"
 import { foregroundProcessGroup, killProcessGroup } from "./processTree.ts"
@@ -108,6 +109,7 @@ export const makeBashSession = (
     mkdirSync(outputsDir, { recursive: true, mode: 0o700 })
     const scriptFile = join(options.stateDir, "command.sh")
     const baseEnv = options.baseEnv ?? sandboxEnv()
+    const shellPath = options.shellPath ?? "/bin/bash"
 
     let shell: ShellProcess | null = null
     /** Every shell started, so release also kills what a shell that exited left running. */
@@ -126,7 +128,7 @@ export const makeBashSession = (
         proc = new ShellProcess({
           cwd,
           stateDir: options.stateDir,
-          shellPath: options.shellPath ?? "/bin/bash",
+          shellPath,
           env: baseEnv,
           // Per shell, so closing an `is_static` shell reaps only what that shell started.
           marker: `${options.marker}/${randomUUID().slice(0, 8)}`,
@@ -163,7 +165,7 @@ export const makeBashSession = (
         })
       } catch (cause) {
         return yield* new RuntimeStartError({
-          message: `Cannot start ${options.shellPath ?? "/bin/bash"} in ${cwd}: ${String(cause)}`
+          message: `Cannot start ${shellPath} in ${cwd}: ${String(cause)}`
         })
       }
       shell = proc
@@ -194,9 +196,12 @@ export const makeBashSession = (
     const start = (command: string): Effect.Effect<Running, RuntimeStartError> =>
       Effect.gen(function*() {
         if (shell === null) yield* spawn
-        const sourceEnv = options.env.generation !== sourcedEnv ? `. '${options.env.file}'\n` : ""
+        const typed = yield* waitsForMoreInput(command, shellPath)
+        const sourceEnv = options.env.generation !== sourcedEnv ? `. '${options.env.file}'` : null
         sourcedEnv = options.env.generation
-        writeFileSync(scriptFile, `${sourceEnv}${command}\n`, { mode: 0o600 })
+        if (!typed) {
+          writeFileSync(scriptFile, `${sourceEnv === null ? "" : `${sourceEnv}\n`}${command}\n`, { mode: 0o600 })
+        }
         const r: Running = {
           output: new CommandOutput(join(outputsDir, `command-${++commandCount}.log`)),
           done: Deferred.makeUnsafe<Completion>(),
@@ -208,22 +213,28 @@ export const makeBashSession = (
         r.output.append(idleOutput)
         idleOutput = ""
         running = r
-        shell!.write(`. '${scriptFile}'\n`)
+        // `eval` at the prompt, not `. file`: bash prints job notices (`[1] 12345`) only for
+        // commands it runs interactively, and a sourced file is not. A command waiting for
+        // more lines is typed in instead, so bash waits for them as in a terminal.
+        shell!.write(
+          typed
+            ? `${sourceEnv === null ? "" : `${sourceEnv}; `}${command}\n`
+            : `__es_load '${scriptFile}'; eval "$__es_cmd"\n`
+        )
         return r
       })
 
     /**
-     * The segment's text as an agent sees it; a truncated one is saved whole and named. Secrets are
-     * masked before the cut, so none is split by it (the saved file keeps the raw output).
+     * The segment's text as an agent sees it; a truncated one is saved whole and named in the
+     * truncation notice. Secrets are masked before the cut, so none is split by it (the saved
+     * file keeps the raw output).
      */
     const content = (r: Running, hidden: boolean) => {
       const raw = collapseCarriageReturns(r.output.takeSegment().text).replace(/^\n+/, "").trimEnd()
       const text = options.env.mask.text(raw)
-      if (hidden || text.length <= MAX_CMD_OUTPUT_SIZE) return { text, note: "" }
-      return {
-        text: truncateCmdOutput(text),
-        note: Text.fullOutputSavedSuffix(r.output.length, r.output.saveToFile())
-      }
+      if (hidden || text.length <= MAX_CMD_OUTPUT_SIZE) return text
+      const note = Text.fullOutputSavedNote(r.output.length, r.output.saveToFile())
+      return truncateCmdOutput(text, truncationNotice(note))
     }
 
     const killShell = () => {
@@ -254,17 +265,17 @@ export const makeBashSession = (
     }
 
     const completed = (r: Running, completion: Completion, action: CmdRunAction, key: string | null) => {
-      const { text, note } = content(r, action.hidden)
+      const text = content(r, action.hidden)
       finish(r)
       const metadata = completion._tag === "Prompt"
         ? new CmdOutputMetadata({
           ...completion.metadata,
-          suffix: note + Text.completedSuffix(completion.metadata.exitCode, key)
+          suffix: Text.completedSuffix(completion.metadata.exitCode, key)
         })
         : new CmdOutputMetadata({
           exitCode: completion.exitCode,
           workingDir: cwd,
-          suffix: note + Text.completedSuffix(completion.exitCode, key) + Text.shellExitedSuffix(completion.exitCode)
+          suffix: Text.completedSuffix(completion.exitCode, key) + Text.shellExitedSuffix(completion.exitCode)
         })
       return observation(action, text, metadata)
     }
@@ -272,8 +283,7 @@ export const makeBashSession = (
     const partial = (r: Running, action: CmdRunAction, suffix: string) => {
       const prefix = r.timedOut ? Text.PREVIOUS_OUTPUT_PREFIX : ""
       r.timedOut = true
-      const { text, note } = content(r, action.hidden)
-      return observation(action, text, new CmdOutputMetadata({ prefix, suffix: note + suffix }))
+      return observation(action, content(r, action.hidden), new CmdOutputMetadata({ prefix, suffix }))
     }
 
     const softTimeout = (r: Running) =>

@@ -28,9 +28,12 @@ export const hardTimeoutSuffix = (seconds: number): string =>
 export const notExecutedSuffix = (command: string): string =>
   `\n[Your command "${command}" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting \`is_input\` to \`true\`, you can interact with the current process: ${TIMEOUT_MESSAGE_TEMPLATE}]`
 
-/** Our addition: where the whole output of a truncated command can be read. */
-export const fullOutputSavedSuffix = (length: number, path: string): string =>
-  `\n[The output was truncated; all ${length} characters are saved in ${path}]`
+/**
+ * Our addition: where the whole output of a truncated command can be read. It goes inside
+ * the truncation notice in the content (`truncationNotice`), so `metadata.suffix` stays OpenHands'.
+ */
+export const fullOutputSavedNote = (length: number, path: string): string =>
+  `all ${length} characters are saved in ${path}`
 
 /** Our addition: `exit` (or a crash) ended the shell; the next command runs in a fresh one. */
 export const shellExitedSuffix = (exitCode: number): string =>

@@ -46,9 +46,14 @@ export const shellRcScript = (markers: PromptMarkers, options: { readonly loadUs
     "  __es_ec=$?",
     "  __es_wd=${PWD//\\\\/\\\\\\\\}; __es_wd=${__es_wd//\\\"/\\\\\\\"}",
     "  if [[ \"$PATH\" != \"$__es_path\" ]]; then __es_path=$PATH; __es_py=$(type -P python 2>/dev/null); fi",
+    // More typed lines are waiting (a multi-line command typed in, input left for bash): no marker yet.
+    "  if read -t 0 2>/dev/null; then PS1=''; else PS1=$__es_ps1; fi",
     "}",
+    // Loads a command for `eval`, keeping `$?` of the previous one for it.
+    "__es_load() { IFS= read -r -d '' __es_cmd < \"$1\"; return $__es_ec; }",
     "PROMPT_COMMAND=__es_prompt",
-    `PS1='${ps1}'`,
+    `__es_ps1='${ps1}'`,
+    "PS1=$__es_ps1",
     "alias git='git --no-pager'",
     ""
   ].join("\n")

@@ -1,8 +1,9 @@
 /**
  * The agent_skills plugin (spec §2.7): Python helpers (`open_file`, `goto_line`,
  * `scroll_down`, `scroll_up`, `search_dir`, `search_file`, `find_file`,
- * `file_editor`) imported into the IPython kernel when it starts, as OpenHands
- * runs `from openhands.runtime.plugins.agent_skills.agentskills import *`.
+ * `file_editor`, `parse_pdf`, `parse_docx`, `parse_pptx`, `parse_latex`) imported
+ * into the IPython kernel when it starts, as OpenHands runs
+ * `from openhands.runtime.plugins.agent_skills.agentskills import *`.
  *
  * The helpers are our Python package `effect_sandbox_skills` (python/ beside this
  * module; `payload/python/` in the server payload), put on the kernel's

@@ -6,12 +6,15 @@
  * which works on any path the kernel can reach), and prints the result as
  * openhands-aci's `ToolResult`/`CLIResult` fields plus `formatted_output_and_error`.
  * The undo history is kept in `$EFFECT_SANDBOX_EDITOR_HISTORY`, so it survives
- * between calls. Bundled as payload/editor.mjs.
+ * between calls. It also reads documents for the `parse_*` helpers (`{"parse": path}`).
+ * Bundled as payload/editor.mjs.
  */
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
+import { docxParagraphs, pdfPages } from "../editor/documents.ts"
 import { EditHistory, type EditorRequest, type EditorResult, makeEditor } from "../editor/OHEditor.ts"
-import { pathStr } from "../editor/python.ts"
+import { pptxSlides } from "../editor/ooxml.ts"
+import { pathStr, suffix } from "../editor/python.ts"
 import { Workspace } from "../workspace.ts"
 import { SKILLS_ENV } from "./agentSkills.ts"
 
@@ -65,10 +68,36 @@ const parseRequest = (json: Json): EditorRequest => {
   }
 }
 
+/**
+ * What agent_skills' `parse_pdf` / `parse_docx` / `parse_pptx` print, as data (the Python
+ * side formats it as OpenHands' helpers do): a request `{"parse": "<path>"}`.
+ */
+const parseDocument = async (path: string) => {
+  const bytes = readFileSync(path)
+  switch (suffix(path).toLowerCase()) {
+    case ".pdf":
+      return { pages: await pdfPages(bytes) }
+    case ".docx":
+      return { paragraphs: await docxParagraphs(bytes) }
+    case ".pptx":
+      return { slides: (await pptxSlides(bytes)).map((shapes) => shapes.map((shape) => shape.text)) }
+    default:
+      throw new Error(`${path} is not a .pdf, .docx or .pptx file`)
+  }
+}
+
 const main = async () => {
+  const json = JSON.parse(readFileSync(0, "utf8")) as Json
+  if (typeof json["parse"] === "string") {
+    const reply = await parseDocument(json["parse"]).catch((error: unknown) => ({
+      error: error instanceof Error ? error.message : String(error)
+    }))
+    process.stdout.write(JSON.stringify(reply))
+    return
+  }
   let reply: AciResult
   try {
-    const request = parseRequest(JSON.parse(readFileSync(0, "utf8")) as Json)
+    const request = parseRequest(json)
     const cwd = process.cwd()
     const editor = makeEditor(
       new Workspace({ root: cwd, mountPath: cwd, restricted: false }),

@@ -5,16 +5,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { EnvStore } from "../../../src/executor/env.ts"
-import { makeBashSession } from "../../../src/executor/shell/BashSession.ts"
 import { cgroupsAvailable } from "../../../src/executor/shell/cgroup.ts"
 import { processLimitSuffix } from "../../../src/executor/shell/messages.ts"
 import { killSession } from "../../../src/executor/shell/processTree.ts"
 import { CmdRunAction } from "../../../src/schema/Action.ts"
 import { required } from "../../conformance/requirement.ts"
+import { withBashSession } from "./withBashSession.ts"
 
 const cgroups = required(cgroupsAvailable(), {
   ci: "CI must be able to create cgroups (root, writable /sys/fs/cgroup).",
@@ -38,35 +36,22 @@ const withSession = <A, E>(
     run: (command: string, timeout?: number) => Effect.Effect<{ content: string; suffix: string }, unknown>
   ) => Effect.Effect<A, E>
 ) =>
-  Effect.gen(function*() {
-    const dir = mkdtempSync(join(tmpdir(), "cgroup-test-"))
-    try {
-      return yield* Effect.scoped(Effect.gen(function*() {
-        const session = yield* makeBashSession({
-          cwd: dir,
-          stateDir: dir,
-          env: new EnvStore(join(dir, "env.sh")),
-          noChangeTimeoutSeconds: 30,
-          marker: runtimeId,
-          pidsLimit
-        })
-        return yield* body((command, timeout) =>
-          Effect.map(
-            session.execute(
-              new CmdRunAction({
-                command,
-                blocking: timeout !== undefined,
-                ...(timeout === undefined ? {} : { timeout })
-              })
-            ),
-            (obs) => ({ content: obs.content, suffix: obs.metadata.suffix })
-          )
+  withBashSession(
+    { noChangeTimeoutSeconds: 30, marker: runtimeId, pidsLimit },
+    (session) =>
+      body((command, timeout) =>
+        Effect.map(
+          session.execute(
+            new CmdRunAction({
+              command,
+              blocking: timeout !== undefined,
+              ...(timeout === undefined ? {} : { timeout })
+            })
+          ),
+          (obs) => ({ content: obs.content, suffix: obs.metadata.suffix })
         )
-      }))
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+      )
+  )
 
 describe("session cgroups", () => {
   it.live.skipIf(!cgroups)(

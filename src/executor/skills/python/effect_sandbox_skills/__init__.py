@@ -7,6 +7,7 @@ when the ``agent_skills`` and ``jupyter`` plugins are on, as OpenHands does with
 
 from .file_editor import file_editor
 from .file_ops import find_file, goto_line, open_file, scroll_down, scroll_up, search_dir, search_file
+from .file_readers import parse_docx, parse_latex, parse_pdf, parse_pptx
 
 __all__ = [
     'open_file',
@@ -17,4 +18,8 @@ __all__ = [
     'search_file',
     'find_file',
     'file_editor',
+    'parse_pdf',
+    'parse_docx',
+    'parse_latex',
+    'parse_pptx',
 ]

@@ -1,0 +1,155 @@
+/**
+ * Shell behaviour an interactive terminal has and prompts written for OpenHands
+ * expect (issue 15): job notices for background commands, commands that wait for
+ * more lines (typed in later as `is_input`), `$?` carried into the next command.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { existsSync, readFileSync } from "node:fs"
+import type { BashSession } from "../../../src/executor/shell/BashSession.ts"
+import { CmdRunAction } from "../../../src/schema/Action.ts"
+import type { CmdOutputObservation } from "../../../src/schema/Observation.ts"
+import { TIMEOUT_TEMPLATE } from "../../conformance/helpers.ts"
+import { withBashSession } from "./withBashSession.ts"
+
+const SOFT_TIMEOUT = `\n[The command has no new output after 1 seconds. ${TIMEOUT_TEMPLATE}]`
+const BELOW = "[Below is the output of the previous command.]\n"
+
+const withSession = <A, E>(body: (session: BashSession) => Effect.Effect<A, E>) =>
+  withBashSession({ noChangeTimeoutSeconds: 1, marker: `terminal-test-${process.pid}` }, body)
+
+const run = (session: BashSession, command: string, isInput = false): Effect.Effect<CmdOutputObservation, unknown> =>
+  session.execute(new CmdRunAction({ command, isInput }))
+
+/**
+ * The command line of `pid` once it has exec'd: bash prints the notice after the fork, so the
+ * child may still be a copy of bash for a moment on a loaded host (polls for up to 5 s).
+ */
+const commandLine = (pid: number) =>
+  Effect.gen(function*() {
+    for (let waited = 0; waited < 5_000 && readCommandLine(pid)[0]?.endsWith("bash"); waited += 50) {
+      yield* Effect.sleep("50 millis")
+    }
+    return readCommandLine(pid)
+  })
+
+const readCommandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
+
+describe("background jobs", () => {
+  it.live("`sleep 5 &` shows bash's job notice with the real pid, as in a terminal", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const obs = yield* run(session, "sleep 5 &")
+        const notice = /^\[1\] (\d+)$/.exec(obs.content)
+        assert.isNotNull(notice, obs.content)
+        const pid = Number(notice![1])
+        assert.strictEqual(obs.metadata.pid, pid)
+        assert.strictEqual(obs.exitCode, 0)
+        assert.strictEqual(obs.metadata.suffix, "\n[The command completed with exit code 0.]")
+        assert.deepStrictEqual(yield* commandLine(pid), ["sleep", "5"])
+        const second = yield* run(session, "sleep 6 &")
+        assert.match(second.content, /^\[2\] \d+$/)
+        yield* run(session, "kill %1 %2")
+      })
+    ))
+
+  it.live("`python3 -m http.server ... > server.log 2>&1 &` shows its notice; the pid is the server's", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const obs = yield* run(session, "python3 -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 &")
+        const pid = Number(/^\[1\] (\d+)$/.exec(obs.content)?.[1])
+        assert.strictEqual(obs.metadata.pid, pid)
+        assert.include(yield* commandLine(pid), "http.server")
+        yield* run(session, `kill ${pid}`)
+      })
+    ))
+
+  it.live("a finished job's Done notice comes with the next command, as bash prints it before its prompt", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const started = yield* run(session, "sleep 0.1 &")
+        const pid = Number(/^\[1\] (\d+)$/.exec(started.content)?.[1])
+        // Until bash has reaped it (then it knows the job is done).
+        for (let waited = 0; waited < 5_000 && existsSync(`/proc/${pid}`); waited += 50) {
+          yield* Effect.sleep("50 millis")
+        }
+        const next = yield* run(session, "echo next")
+        assert.strictEqual(next.content, "next\n[1]+  Done                    sleep 0.1")
+      })
+    ))
+
+  it.live("the next command still sees `$?` of the previous one", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        yield* run(session, "(exit 7)")
+        assert.strictEqual((yield* run(session, "echo $?")).content, "7")
+      })
+    ))
+})
+
+describe("commands that wait for more lines", () => {
+  it.live("`cat << EOF` waits (no-change timeout, exit -1), is fed by is_input and completes with exit 0", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const waiting = yield* run(session, "cat << EOF")
+        assert.strictEqual(waiting.content, "")
+        assert.strictEqual(waiting.exitCode, -1)
+        assert.strictEqual(waiting.metadata.prefix, "")
+        assert.strictEqual(waiting.metadata.suffix, SOFT_TIMEOUT)
+        for (const line of ["line 1", "line 2"]) {
+          const fed = yield* run(session, line, true)
+          assert.strictEqual(fed.content, "")
+          assert.strictEqual(fed.exitCode, -1)
+          assert.strictEqual(fed.metadata.prefix, BELOW)
+          assert.strictEqual(fed.metadata.suffix, SOFT_TIMEOUT)
+        }
+        const done = yield* run(session, "EOF", true)
+        assert.strictEqual(done.content, "line 1\nline 2")
+        assert.strictEqual(done.exitCode, 0)
+        assert.strictEqual(done.metadata.suffix, "\n[The command completed with exit code 0.]")
+        assert.strictEqual((yield* run(session, "echo after")).content, "after")
+      })
+    ))
+
+  it.live("an unclosed quote waits for its end; earlier lines of the command have run", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const waiting = yield* run(session, "echo first\necho \"abc")
+        assert.strictEqual(waiting.content, "first")
+        assert.strictEqual(waiting.exitCode, -1)
+        const done = yield* run(session, "def\"", true)
+        assert.strictEqual(done.content, "abc\ndef")
+        assert.strictEqual(done.exitCode, 0)
+      })
+    ))
+
+  it.live("a final backslash continues the line on the next input", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        assert.strictEqual((yield* run(session, "echo a \\")).exitCode, -1)
+        const done = yield* run(session, "b", true)
+        assert.strictEqual(done.content, "a b")
+        assert.strictEqual(done.exitCode, 0)
+      })
+    ))
+
+  it.live("a here-document with its body and a syntax error still complete at once", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        assert.strictEqual((yield* run(session, "cat << EOF\nbody\nEOF")).content, "body")
+        const broken = yield* run(session, "echo a )")
+        assert.strictEqual(broken.exitCode, 2)
+        assert.include(broken.content, "syntax error near unexpected token `)'")
+      })
+    ))
+
+  it.live("C-c abandons a command waiting for lines", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        yield* run(session, "if true; then")
+        const stopped = yield* run(session, "C-c", true)
+        assert.strictEqual(stopped.exitCode, 130)
+        assert.strictEqual((yield* run(session, "echo ok")).content, "ok")
+      })
+    ))
+})
