@@ -30,12 +30,12 @@ describeDocker("DockerRuntime tools", () => {
   afterAll(() => removeLeftovers("tools"))
 
   it.live(
-    "passes plugins and --enable-browser to the server and reports them; Chromium renders as uid 1000",
+    "ipython and browser pass --plugins jupyter agent_skills and --enable-browser to the server and reports them; Chromium renders as uid 1000",
     () =>
       Effect.gen(function*() {
         const session = sessionId("tools")
         const { release, rt } = yield* buildRuntime(
-          dockerLayer(tools, { sessionId: session, plugins: ["jupyter", "agent_skills"], browser: true })
+          dockerLayer(tools, { sessionId: session, ipython: true, browser: true })
         )
         assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: true, browser: true, mcp: false })
         const cmd = (yield* inspect(containerName(session)))!.Config.Cmd
@@ -72,11 +72,13 @@ describeDocker("DockerRuntime tools", () => {
         const { release, rt } = yield* buildRuntime(dockerLayer(tools, {
           sessionId: session,
           workspace,
-          plugins: ["jupyter"],
+          ipython: { agentSkills: false },
           browser: true,
-          mcpServers: [
-            envDumpingMcpServer("/tmp/mcp-env", "/opt/effect-sandbox/bin/node", ["/workspace/envdump.mjs"])
-          ]
+          mcp: {
+            stdio: [
+              envDumpingMcpServer("/tmp/mcp-env", "/opt/effect-sandbox/bin/node", ["/workspace/envdump.mjs"])
+            ]
+          }
         }))
         const config = (yield* inspect(containerName(session)))!.Config
         assert.deepStrictEqual(config.Cmd.slice(config.Cmd.indexOf("--host"), config.Cmd.indexOf("--host") + 2), [
@@ -106,7 +108,7 @@ describeDocker("DockerRuntime tools", () => {
   )
 
   it.live(
-    "without plugins or browser: --no-enable-browser, no --plugins, no tool capabilities",
+    "without ipython or browser: --no-enable-browser, no --plugins, no tool capabilities",
     () =>
       Effect.gen(function*() {
         const session = sessionId("tools")
@@ -126,7 +128,7 @@ describeDocker("DockerRuntime tools", () => {
     {
       tool: "the jupyter plugin",
       lacking: "ipykernel",
-      options: { plugins: ["jupyter"] as const },
+      options: { ipython: true },
       says: `the jupyter plugin needs ipykernel and jupyter_client for /usr/bin/python3: ${HINT} ` +
         "python3-ipykernel python3-jupyter-client."
     },
@@ -159,7 +161,7 @@ describeDocker("DockerRuntime tools", () => {
         const message = yield* refusedStart("tools", (session) =>
           dockerLayer(tools, {
             sessionId: session,
-            mcpServers: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }]
+            mcp: { stdio: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }] }
           }))
         assert.match(message, /^MCP servers failed to start: .*absent/s)
         assert.include(message, "ENOENT")
