@@ -199,7 +199,9 @@ const containerEnv = (options: DockerRuntimeOptions, sandbox: SandboxConfig): Re
 const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => {
   const capabilities = toolCapabilities(options, { pause: true })
   return {
-    ...(capabilities.ipython ? { ipythonPython: containerEnv(options, sandbox)[PYTHON_VARIABLE] ?? DEFAULT_PYTHON } : {}),
+    ...(capabilities.ipython
+      ? { ipythonPython: containerEnv(options, sandbox)[PYTHON_VARIABLE] ?? DEFAULT_PYTHON }
+      : {}),
     ...(capabilities.browser ? { chromium: true } : {})
   }
 }

@@ -94,7 +94,9 @@ describe.each(targets)("the same options on $name", (target) => {
       withRuntime(
         target.layer({
           env: { VOCAB_ENV: "from env", VOCAB_BOTH: "env wins" },
-          sandbox: new SandboxConfig({ runtimeStartupEnvVars: { VOCAB_STARTUP: "from startup", VOCAB_BOTH: "startup" } })
+          sandbox: new SandboxConfig({
+            runtimeStartupEnvVars: { VOCAB_STARTUP: "from startup", VOCAB_BOTH: "startup" }
+          })
         }),
         (rt) =>
           Effect.gen(function*() {
@@ -119,13 +121,17 @@ describe.each(targets)("the same options on $name", (target) => {
     180_000
   )
 
-  it.live.skipIf(!target.present)("restrictToWorkspace: false lets file actions reach the rest of the machine", () =>
-    withRuntime(target.layer({ restrictToWorkspace: false }), (rt) =>
-      Effect.gen(function*() {
-        const read = yield* rt.read("/etc/hostname")
-        assert.instanceOf(read, FileReadObservation, read.content)
-        assert.strictEqual(read.content, `${(yield* shell(rt, "cat /etc/hostname")).content}\n`)
-      })), 180_000)
+  it.live.skipIf(!target.present)(
+    "restrictToWorkspace: false lets file actions reach the rest of the machine",
+    () =>
+      withRuntime(target.layer({ restrictToWorkspace: false }), (rt) =>
+        Effect.gen(function*() {
+          const read = yield* rt.read("/etc/hostname")
+          assert.instanceOf(read, FileReadObservation, read.content)
+          assert.strictEqual(read.content, `${(yield* shell(rt, "cat /etc/hostname")).content}\n`)
+        })),
+    180_000
+  )
 
   it.live.skipIf(!target.present)(
     "SANDBOX_* variables from the ConfigProvider: the default timeout and the startup variables (and Docker's image)",

@@ -82,7 +82,10 @@ describe("server argv (parseServerArgs)", () => {
 
   it("--restrict-to-workspace turns the workspace restriction on", () => {
     assert.isTrue(ok(["8000", "--restrict-to-workspace", "--working-dir", "/w"]).restrictToWorkspace)
-    assert.include(refused(["8000", "--restrict-to-workspace=yes"]), "unrecognized argument: --restrict-to-workspace=yes")
+    assert.include(
+      refused(["8000", "--restrict-to-workspace=yes"]),
+      "unrecognized argument: --restrict-to-workspace=yes"
+    )
   })
 
   it("refuses an unknown plugin with `Plugin X not found`", () => {

@@ -7,8 +7,8 @@
  */
 import { Schema } from "effect"
 import { DEFAULT_PYTHON, type ExecutorOptions } from "../../executor/ActionExecutor.ts"
-import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { decodeOptions } from "../../schema/issues.ts"
+import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"
 
 const RuntimeOptionsSchema = Schema.Struct({
@@ -49,7 +49,9 @@ export const executorTools = (tools: RuntimeTools): Pick<ExecutorOptions, "ipyth
   const ipython = ipythonSetting(tools.ipython)
   const browser = browserSetting(tools.browser)
   return {
-    ...(ipython === undefined ? {} : { ipython: { python: ipython.python ?? DEFAULT_PYTHON, agentSkills: ipython.agentSkills } }),
+    ...(ipython === undefined
+      ? {}
+      : { ipython: { python: ipython.python ?? DEFAULT_PYTHON, agentSkills: ipython.agentSkills } }),
     ...(browser === undefined ? {} : { browser })
   }
 }

@@ -9,8 +9,8 @@
  */
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
 import { CHROMIUM_VARIABLE } from "../../executor/browser/chromium.ts"
+import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { RuntimeCapabilities } from "../../services/Runtime.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
