@@ -2,11 +2,15 @@
  * Swapping runtimes does not silently change behaviour: the same options (services/RuntimeOptions.ts)
  * give the same results on CliRuntime, LocalRuntime and DockerRuntime. One table, each case one
  * runtime (one container for Docker): the workspace restriction with CliRuntime's exact text, `env`
- * and `sandbox.runtimeStartupEnvVars` in the shell, `SANDBOX_*` variables read through Effect's
- * `Config` (a map provider, not process.env), and the tools by the same names.
+ * and `sandbox.runtimeStartupEnvVars` in the shell, `sessionId` and `keepWorkspace`, `SANDBOX_*`
+ * variables read through Effect's `Config` (a map provider, not process.env), and the tools by the
+ * same names.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import { readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
 import { DockerRuntime } from "../../src/docker.ts"
 import {
   CliRuntime,
@@ -26,6 +30,7 @@ import { TIMEOUT_TEMPLATE } from "../conformance/helpers.ts"
 import { kernelAvailable } from "../conformance/kernel.ts"
 import { everythingInContainer, everythingServer } from "../conformance/mcp.ts"
 import { required } from "../conformance/requirement.ts"
+import { dockerCli } from "../docker/helpers.ts"
 import { baseImage, engineAnswers, toolsImage } from "../docker/infra.ts"
 
 const dockerUp = required(engineAnswers(), {
@@ -44,6 +49,8 @@ interface Target {
   readonly layer: (options: RuntimeOptions, image?: "base" | "tools" | "config") => Layer.Layer<Runtime, unknown>
   /** The stdio MCP server as this runtime runs it, and the sandbox settings it needs. */
   readonly mcp: { readonly server: typeof everythingServer; readonly sandbox: SandboxConfig }
+  /** Where the runtime's workspace is on this machine (Docker mounts it at /workspace). */
+  readonly hostWorkspace: (rt: Runtime["Service"]) => string
 }
 
 const targets: ReadonlyArray<Target> = [
@@ -52,14 +59,16 @@ const targets: ReadonlyArray<Target> = [
     present: true,
     tools: hostTools,
     layer: (options) => Layer.fresh(CliRuntime.layer(options)),
-    mcp: { server: everythingServer, sandbox: new SandboxConfig({}) }
+    mcp: { server: everythingServer, sandbox: new SandboxConfig({}) },
+    hostWorkspace: (rt) => rt.info.workspace
   },
   {
     name: "LocalRuntime",
     present: true,
     tools: hostTools,
     layer: (options) => Layer.fresh(LocalRuntime.layer(options)),
-    mcp: { server: everythingServer, sandbox: new SandboxConfig({}) }
+    mcp: { server: everythingServer, sandbox: new SandboxConfig({}) },
+    hostWorkspace: (rt) => rt.info.workspace
   },
   {
     name: "DockerRuntime",
@@ -70,7 +79,15 @@ const targets: ReadonlyArray<Target> = [
         ...(image === "config" ? {} : { baseImage: image === "base" ? baseImage() : toolsImage() }),
         ...options
       })),
-    mcp: { server: everythingInContainer.server, sandbox: new SandboxConfig({ volumes: everythingInContainer.volume }) }
+    mcp: {
+      server: everythingInContainer.server,
+      sandbox: new SandboxConfig({ volumes: everythingInContainer.volume })
+    },
+    hostWorkspace: (rt) => {
+      const binds =
+        dockerCli("inspect", "--format", "{{json .HostConfig.Binds}}", `effect-sandbox-${rt.info.id}`).stdout
+      return (JSON.parse(binds) as Array<string>).find((bind) => bind.endsWith(":/workspace:rw"))!.split(":")[0]!
+    }
   }
 ]
 
@@ -118,6 +135,29 @@ describe.each(targets)("the same options on $name", (target) => {
             assert.deepStrictEqual({ browser, ipython, mcp }, { browser: false, ipython: false, mcp: false })
           })
       ),
+    180_000
+  )
+
+  it.live.skipIf(!target.present)(
+    "sessionId names the session; keepWorkspace keeps the temporary workspace",
+    () =>
+      Effect.gen(function*() {
+        const session = `vocab-${randomBytes(5).toString("hex")}`
+        const kept = yield* withRuntime(
+          target.layer({ sessionId: session, keepWorkspace: true }),
+          (rt) =>
+            Effect.gen(function*() {
+              assert.strictEqual(rt.info.id, session)
+              yield* rt.write({ path: "kept.txt", content: "still here" })
+              return target.hostWorkspace(rt)
+            })
+        )
+        try {
+          assert.strictEqual(readFileSync(join(kept, "kept.txt"), "utf8"), "still here\n")
+        } finally {
+          rmSync(kept, { recursive: true, force: true })
+        }
+      }),
     180_000
   )
 
