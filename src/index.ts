@@ -8,6 +8,8 @@
  * runtime is a subpath (`effect-sandbox/local`, `effect-sandbox/docker`, ...) whose SDK is an
  * optional peer dependency, so importing this module loads no runtime SDK and no native addon.
  */
+export { aliveSchedule, retrySchedule, type RuntimeSchedules } from "./client/policies.ts"
+export { DraftEditorSettings, type DraftEditorSettingsShape, type LintInput } from "./editor/draftEditor.ts"
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
 export { ActionMetrics } from "./layers/internal/telemetry.ts"
@@ -15,11 +17,13 @@ export {
   type FailingTestRuntimeOptions,
   type RecordedCopy,
   type ScriptedStep,
+  StreamedStep,
   TestRuntime,
   type TestRuntimeOptions,
   UnscriptedActionError
 } from "./layers/TestRuntime.ts"
 export * from "./schema/Action.ts"
+export * from "./schema/ActionEvent.ts"
 export * from "./schema/cmdOutput.ts"
 export * from "./schema/errors.ts"
 export * from "./schema/McpTool.ts"
@@ -30,3 +34,8 @@ export * from "./schema/wire.ts"
 export * from "./services/ActionExecutor.ts"
 export * from "./services/Runtime.ts"
 export type * from "./services/RuntimeOptions.ts"
+export { DEFAULT_SERVICE_NAME, otlpLayerFromEnv } from "./telemetry/otlp.ts"
+export * from "./workspace/errors.ts"
+export { GitChange, gitChanges, GitDiff, gitDiff, workspaceBranch } from "./workspace/git.ts"
+export { loadMicroagents, Microagent, type MicroagentOptions } from "./workspace/microagents.ts"
+export * from "./workspace/setup.ts"

@@ -20,6 +20,7 @@ const PROTECTED = [
   "/list_files",
   "/v1/env",
   "/v1/mcp/tools",
+  "/v1/capabilities",
   "/mcp/messages",
   "/vscode/connection_token"
 ]

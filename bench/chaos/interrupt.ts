@@ -4,13 +4,13 @@
  * interrupted once under way. What it started must be gone and the next action
  * must answer promptly.
  */
-import { type Effect, ManagedRuntime } from "effect"
+import { type Effect, ManagedRuntime, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, rmSync } from "node:fs"
 import { createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Runtime, type RuntimeShape } from "../../src/index.ts"
+import { CmdRunAction, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { LocalRuntime, type LocalRuntimeOptions } from "../../src/local.ts"
 import { type GroupContext, type Row, sleep, waitFor, within } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
@@ -88,6 +88,15 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
       start: (r) => r.runCommand("sleep 987001"),
       begun: running("sleep 987001"),
       gone: () => !running("sleep 987001")(),
+      next: echoNext,
+      answered: echoed
+    },
+    {
+      name: "runStream",
+      tools: {},
+      start: (r) => Stream.runDrain(r.runStream(new CmdRunAction({ command: "sleep 987003" }))),
+      begun: running("sleep 987003"),
+      gone: () => !running("sleep 987003")(),
       next: echoNext,
       answered: echoed
     },

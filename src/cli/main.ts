@@ -1,24 +1,34 @@
 #!/usr/bin/env node
 /**
  * The `effect-sandbox` command: run a command, or an interactive shell session,
- * on a runtime (the in-process CLI runtime for now).
+ * on a runtime (`--runtime cli`, in this process; `local`; `docker`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Option, Stream } from "effect"
+import { Console, Effect, Layer, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { createInterface } from "node:readline"
 import { CliRuntime } from "../layers/CliRuntime.ts"
+import { DockerRuntime } from "../layers/DockerRuntime.ts"
 import { LocalRuntime } from "../layers/LocalRuntime.ts"
 import { CmdRunAction } from "../schema/Action.ts"
+import { InvalidOptionsError } from "../schema/errors.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
 import { Runtime } from "../services/Runtime.ts"
-import { interactiveAction } from "./interactive.ts"
+import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
+import { EXIT_HINT, shellSession } from "./shellSession.ts"
 
 const runtimeFlags = {
-  runtime: Flag.Literals("runtime", ["cli", "local"]).pipe(
-    Flag.withDescription("cli: in this process; local: an action server child process over HTTP"),
+  runtime: Flag.Literals("runtime", ["cli", "local", "docker"]).pipe(
+    Flag.withDescription(
+      "cli: in this process; local: an action server child process over HTTP; docker: a container"
+    ),
     Flag.withDefault("cli")
+  ),
+  image: Flag.String("image").pipe(
+    Flag.withDescription(
+      "Base image of --runtime docker (default: SANDBOX_BASE_CONTAINER_IMAGE, else DockerRuntime's default)"
+    ),
+    Flag.optional
   ),
   workspace: Flag.String("workspace").pipe(
     Flag.withDescription("Workspace directory (default: a temporary directory, removed afterwards)"),
@@ -31,7 +41,8 @@ const runtimeFlags = {
 }
 
 const runtimeLayer = (options: {
-  readonly runtime: "cli" | "local"
+  readonly runtime: "cli" | "local" | "docker"
+  readonly image: Option.Option<string>
   readonly workspace: Option.Option<string>
   readonly noChangeTimeout: number
 }) => {
@@ -39,8 +50,35 @@ const runtimeLayer = (options: {
     noChangeTimeoutSeconds: options.noChangeTimeout,
     ...(Option.isSome(options.workspace) ? { workspace: options.workspace.value } : {})
   }
+  if (options.runtime === "docker") {
+    // Without --image, DockerRuntime takes SandboxConfig's (SANDBOX_BASE_CONTAINER_IMAGE or its default).
+    return DockerRuntime.layer({
+      ...common,
+      ...Option.match(options.image, { onNone: () => ({}), onSome: (baseImage) => ({ baseImage }) })
+    })
+  }
+  if (Option.isSome(options.image)) {
+    const message = `--image applies to --runtime docker only, not --runtime ${options.runtime}.`
+    return Layer.effect(Runtime, Effect.fail(new InvalidOptionsError({ message })))
+  }
   return options.runtime === "local" ? LocalRuntime.layer(common) : CliRuntime.layer(common)
 }
+
+/**
+ * stdout carries the command's output only: logs (an image being built) go to stderr, and a runtime
+ * that cannot start or a bad option ends the command with its one-line message there (exit code 1).
+ */
+const forUsers = <A, R>(
+  effect: Effect.Effect<A, { readonly message: string }, R>
+): Effect.Effect<A | void, never, R> =>
+  effect.pipe(
+    Effect.catch((error) =>
+      Console.error(`effect-sandbox: ${error.message}`).pipe(
+        Effect.andThen(Effect.sync(() => void (process.exitCode = 1)))
+      )
+    ),
+    Effect.provideService(Logger.LogToStderr, true)
+  )
 
 const run = Command.make(
   "run",
@@ -65,7 +103,7 @@ const run = Command.make(
       if (obs.exitCode === -1) yield* Console.error(obs.metadata.suffix.trim())
       process.exitCode = obs.exitCode === -1 ? 124 : obs.exitCode
     }
-  })
+  }, forUsers)
 ).pipe(Command.withDescription("Run one command in a sandbox and print its output (exit code is the command's)"))
 
 const shell = Command.make(
@@ -75,19 +113,12 @@ const shell = Command.make(
     Effect.gen(function*() {
       const rt = yield* Runtime
       yield* Console.log(
-        `effect-sandbox shell (${rt.info.kind} runtime, workspace ${rt.info.workspace}). ` +
-          "Empty line: more output; '!text': send input; '!C-c': send a key; Ctrl-D: quit."
+        `effect-sandbox shell (${rt.info.kind} runtime, workspace ${rt.info.workspace}). Output streams as it ` +
+          `comes; while a command runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}`
       )
-      const lines = createInterface({ input: process.stdin, terminal: false })
-      yield* Stream.fromAsyncIterable(lines, (cause) => cause).pipe(
-        Stream.runForEach((line) =>
-          rt.run(interactiveAction(line)).pipe(
-            Effect.flatMap((obs) => Console.log(obs._tag === "CmdOutputObservation" ? obs.agentText : obs.content))
-          )
-        )
-      )
-    }).pipe(Effect.provide(runtimeLayer(options)))
-).pipe(Command.withDescription("An interactive session on one persistent sandbox shell"))
+      yield* shellSession(rt)
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer(options)), forUsers)
+).pipe(Command.withDescription("An interactive session on one persistent sandbox shell, its output streamed"))
 
 const serveCommand = Command.make(
   "serve",
@@ -122,5 +153,6 @@ Command.make("effect-sandbox").pipe(
   Command.withSubcommands([run, shell, serveCommand]),
   Command.run({ version: "0.1.0" }),
   Effect.provide(NodeServices.layer),
+  Effect.provide(otlpLayerFromEnv()),
   NodeRuntime.runMain
 )

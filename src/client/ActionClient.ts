@@ -10,7 +10,7 @@
  *   sets the status to ERROR_RUNTIME_DISCONNECTED;
  * - interrupting a request aborts it, and the server stops what it started.
  */
-import { Duration, Effect, Redacted, Schema, Stream } from "effect"
+import { Duration, Effect, Redacted, Schedule, Schema, Stream } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { openAsBlob } from "node:fs"
 import { open } from "node:fs/promises"
@@ -27,7 +27,8 @@ import {
 } from "../schema/errors.ts"
 import { formatIssue } from "../schema/issues.ts"
 import { McpToolList } from "../schema/McpTool.ts"
-import { decodeObservation, encodeAction } from "../schema/wire.ts"
+import type { Observation } from "../schema/Observation.ts"
+import { decodeObservation, encodeAction, isRecord } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
 import {
   actionHttpTimeout,
@@ -49,6 +50,8 @@ export interface ActionClientOptions {
   readonly aliveTimeout?: Duration.Input
   /** What the provisioner knows about a lost server (e.g. "killed for exceeding its memory limit"). */
   readonly explainDisconnect?: Effect.Effect<string | undefined>
+  /** Re-sends of requests that never reached a handler (default `retrySchedule`). */
+  readonly retrySchedule?: Schedule.Schedule<unknown> | undefined
 }
 
 /** The response's `{"detail": ...}` text, or its raw body. */
@@ -72,6 +75,12 @@ const neverDelivered = (error: HttpClientError.HttpClientError) =>
 /** A refused upload or download (bad destination, missing file, over a limit) is the caller's problem, not the server's. */
 const transferRefused = (status: number, message: string) =>
   status === 400 || status === 404 || status === 413 ? new TransferError({ message }) : undefined
+
+/** OpenHands' text for a request that outlived its budget. */
+const timedOut = (what: string, timeout: Duration.Duration) =>
+  new RuntimeTimeoutError({
+    message: `Runtime failed to return ${what} before the requested timeout of ${Duration.toSeconds(timeout)}s`
+  })
 
 class Retryable {
   readonly _tag = "Retryable"
@@ -126,21 +135,11 @@ export const makeActionClient = (
     ): Effect.Effect<A, E | F | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError> =>
       Effect.gen(function*() {
         const response = yield* attempt(request).pipe(
-          Effect.retry({ schedule: retrySchedule, while: (e) => e instanceof Retryable }),
+          Effect.retry({ schedule: options.retrySchedule ?? retrySchedule, while: (e) => e instanceof Retryable }),
           Effect.catch((e) =>
             disconnected(what, e instanceof Retryable ? "the server kept refusing the request" : e.message)
           ),
-          Effect.timeoutOrElse({
-            duration: timeout,
-            orElse: () =>
-              Effect.fail(
-                new RuntimeTimeoutError({
-                  message: `Runtime failed to return ${what} before the requested timeout of ${
-                    Duration.toSeconds(timeout)
-                  }s`
-                })
-              )
-          })
+          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(what, timeout)) })
         )
         if (response.status >= 200 && response.status < 300) return yield* onOk(response)
         const message = yield* detailOf(response)
@@ -155,8 +154,84 @@ export const makeActionClient = (
     const jsonOf = (response: HttpClientResponse.HttpClientResponse) =>
       response.json.pipe(Effect.catch((e) => disconnected("reading a response", e.message)))
 
-    const execute = (action: Action) =>
-      send(
+    /** One line of the NDJSON stream: output goes to `onOutput`; the observation is returned. */
+    const streamEvent = (
+      line: string,
+      onOutput: (text: string) => void
+    ): Effect.Effect<Observation | undefined, RuntimeDisconnectedError> => {
+      const what = "execute_action/stream"
+      let event: unknown
+      try {
+        event = JSON.parse(line)
+      } catch {
+        return disconnected(what, "the server sent a line that is not JSON")
+      }
+      if (!isRecord(event)) return disconnected(what, "the server sent an event that is not a JSON object")
+      if (event["type"] === "output" && typeof event["text"] === "string") {
+        onOutput(event["text"])
+        return Effect.succeed(undefined)
+      }
+      if (event["type"] === "observation") {
+        return decodeObservation(event["observation"]).pipe(
+          Effect.catch((e) => disconnected(what, `the server sent an invalid observation: ${e.message}`))
+        )
+      }
+      // The executor failed (its shell could not restart): `run` gets a 500 for it.
+      if (event["type"] === "error") return disconnected(what, `HTTP 500 ${String(event["detail"])}`)
+      return disconnected(what, `the server sent an unknown event type ${JSON.stringify(event["type"])}`)
+    }
+
+    /** The events of a streamed action, in order, until the observation (a stream ending without one was cut). */
+    const readStream = (response: HttpClientResponse.HttpClientResponse, onOutput: (text: string) => void) =>
+      response.stream.pipe(
+        Stream.decodeText,
+        Stream.splitLines,
+        Stream.filter((line) => line.trim() !== ""),
+        Stream.mapEffect((line) => streamEvent(line, onOutput)),
+        Stream.filter((observation) => observation !== undefined),
+        Stream.runHead,
+        Effect.catchTag("HttpClientError", (e) => disconnected("execute_action/stream", e.message)),
+        Effect.flatMap((head) =>
+          head._tag === "Some"
+            ? Effect.succeed(head.value)
+            : disconnected("execute_action/stream", "the stream ended before the observation")
+        )
+      )
+
+    /** A server without the endpoint (OpenHands' own, an older one) is alive: it just cannot stream. */
+    const noStreaming = (status: number) =>
+      status === 404
+        ? new RuntimeRequestError({
+          status,
+          message: `The action server at ${options.baseUrl} has no POST /v1/execute_action/stream (an OpenHands or ` +
+            "older server): it cannot stream output; run still works."
+        })
+        : undefined
+
+    /**
+     * With `onOutput`, the streaming endpoint: its answer starts at once, so the action's wire
+     * timeout covers reading it to the end; interrupting closes the connection, which stops the action.
+     */
+    const executeStreaming = (action: Action, onOutput: (text: string) => void) => {
+      const timeout = actionHttpTimeout(action, options.defaultTimeoutSeconds)
+      return send(
+        "execute_action/stream",
+        HttpClientRequest.post("/v1/execute_action/stream").pipe(
+          HttpClientRequest.bodyJsonUnsafe({ action: encodeAction(action) })
+        ),
+        timeout,
+        (response) => readStream(response, onOutput),
+        noStreaming
+      ).pipe(
+        Effect.timeoutOrElse({
+          duration: timeout,
+          orElse: () => Effect.fail(timedOut("execute_action/stream", timeout))
+        })
+      )
+    }
+
+    const execute = (action: Action, onOutput?: (text: string) => void) =>
+      onOutput !== undefined ? executeStreaming(action, onOutput) : send(
         "execute_action",
         HttpClientRequest.post("/execute_action").pipe(
           HttpClientRequest.bodyJsonUnsafe({ action: encodeAction(action) })
@@ -287,23 +362,33 @@ export const makeActionClient = (
     } satisfies RuntimeBackend
   })
 
-/** Wait until the server answers `/alive` with a 2xx, or fail with `RuntimeStartError`. */
+/** The wait's end, distinct from an attempt's failure: the time budget ran out. */
+class BudgetSpent {
+  readonly _tag = "BudgetSpent"
+}
+
+/**
+ * Wait until the server answers `/alive` with a 2xx, or fail with `RuntimeStartError`: when the
+ * time budget runs out, or earlier when `schedule` (default `aliveSchedule`, which never ends) ends.
+ */
 export const waitUntilAlive = (
   baseUrl: string,
-  timeout: Duration.Input = DEFAULT_ALIVE_TIMEOUT
+  timeout: Duration.Input = DEFAULT_ALIVE_TIMEOUT,
+  schedule: Schedule.Schedule<unknown> = aliveSchedule
 ): Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient> =>
   HttpClient.get(`${baseUrl}/alive`).pipe(
     // docker-proxy accepts before the server inside listens, then resets or stalls the
     // connection: any failure, or no answer within the attempt's budget, means "not yet".
     Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(response)),
     Effect.timeout(ALIVE_ATTEMPT_TIMEOUT),
-    Effect.retry(aliveSchedule),
-    // The schedule never gives up by itself: only the time budget ends the wait.
-    Effect.timeout(timeout),
-    Effect.mapError(() =>
+    Effect.retry(schedule),
+    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new BudgetSpent()) }),
+    Effect.mapError((error) =>
       new RuntimeStartError({
-        message: `The action server at ${baseUrl} did not answer /alive within ${
-          Duration.format(Duration.fromInputUnsafe(timeout))
+        message: `The action server at ${baseUrl} did not answer /alive ${
+          error instanceof BudgetSpent
+            ? `within ${Duration.format(Duration.fromInputUnsafe(timeout))}`
+            : "before its wait schedule (schedules.waitUntilAlive) ended"
         }. Check its log for a start-up error.`
       })
     )

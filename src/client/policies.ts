@@ -1,13 +1,21 @@
 /**
  * The HTTP transport's policies, as values (DESIGN principle 3): how long and how
  * often to wait for a server to come alive, what to retry, and how long an action
- * may take over the wire.
+ * may take over the wire. The two schedules are public: a layer's `schedules`
+ * option replaces them for that runtime (e.g. a CI job that would rather fail in
+ * 5 s than wait 2 minutes for a server, or a remote one that retries longer).
  */
 import { Duration, Schedule } from "effect"
 import type { Action } from "../schema/Action.ts"
 
-/** Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 250 ms. */
-export const aliveSchedule = Schedule.min([Schedule.exponential("5 millis", 1.5), Schedule.spaced("250 millis")])
+/**
+ * Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 250 ms.
+ * It never ends by itself: the runtime's time budget ends the wait (120 s; Docker 60 s).
+ */
+export const aliveSchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([
+  Schedule.exponential("5 millis", 1.5),
+  Schedule.spaced("250 millis")
+])
 
 /** One `/alive` attempt's budget: a stalled connection must not stall the wait (a live local server answers in ms). */
 export const ALIVE_ATTEMPT_TIMEOUT = Duration.millis(500)
@@ -16,10 +24,25 @@ export const ALIVE_ATTEMPT_TIMEOUT = Duration.millis(500)
 export const DEFAULT_ALIVE_TIMEOUT = Duration.seconds(120)
 
 /** Retries for requests that never reached a handler (429, connection refused): jittered backoff, bounded. */
-export const retrySchedule = Schedule.min([Schedule.exponential("100 millis", 2), Schedule.spaced("4 seconds")]).pipe(
+export const retrySchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([
+  Schedule.exponential("100 millis", 2),
+  Schedule.spaced("4 seconds")
+]).pipe(
   Schedule.jittered,
   Schedule.upTo({ times: 4 })
 )
+
+/**
+ * A runtime's replacements for the transport's schedules (each defaults to the value above).
+ * `waitUntilAlive` polls `/alive` while the server starts (and after a resume): a schedule that
+ * ends (`Schedule.recurs(3)`, `Schedule.during("5 seconds")`) fails the wait when it ends, with the
+ * same `RuntimeStartError`, before the runtime's time budget. `retry` re-sends requests that never
+ * reached a handler (429, connection refused); once it ends the runtime is disconnected.
+ */
+export interface RuntimeSchedules {
+  readonly retry?: Schedule.Schedule<unknown>
+  readonly waitUntilAlive?: Schedule.Schedule<unknown>
+}
 
 /** OpenHands' client allows the action's own timeout plus 5 s for the HTTP round trip. */
 export const actionHttpTimeout = (action: Action, defaultSeconds: number): Duration.Duration =>

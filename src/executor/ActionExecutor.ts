@@ -208,7 +208,7 @@ export const makeActionExecutor = (
         case "IPythonRunCellAction":
           return ipython === null
             ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.ipython }))
-            : ipython.run(action)
+            : ipython.run(action, onOutput)
         case "BrowseURLAction":
           return browser === null
             ? Effect.succeed(new ErrorObservation({ content: MISSING_TOOL_TEXT.browser }))
@@ -225,11 +225,15 @@ export const makeActionExecutor = (
     return {
       workspace: ws.mountPath,
       // Every string of the observation is masked here; command output was masked before it was cut.
-      execute: (action, onOutput) =>
-        lock.withPermits(1)(dispatch(action, onOutput && env.mask.stream(onOutput))).pipe(
+      execute: (action, onOutput) => {
+        const listener = onOutput && env.mask.stream(onOutput)
+        return lock.withPermits(1)(dispatch(action, listener)).pipe(
+          // The command's output is over: what was held back as a possible secret's start goes too.
+          Effect.tap(() => Effect.sync(() => listener?.flush())),
           Effect.map((observation) => env.mask.deep(observation)),
           Effect.mapError((error) => env.mask.deep(error))
-        ),
+        )
+      },
       upload: (request) => Transfer.upload(ws, shell.cwd(), request),
       download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),

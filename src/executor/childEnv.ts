@@ -12,12 +12,19 @@ export const SESSION_KEY_FD_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FD"
 /** Names the file DockerRuntime puts the session key in (sessionKey.ts); a path, no secret. */
 export const SESSION_KEY_FILE_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FILE"
 
-/** The server's configuration, not the sandbox's. */
+/**
+ * The server's configuration, not the sandbox's. The OTLP headers usually carry the telemetry
+ * collector's credentials (telemetry/otlp.ts): a command could read them to send as us.
+ */
 export const SERVER_ONLY_VARIABLES: ReadonlyArray<string> = [
   "SESSION_API_KEY",
   SESSION_KEY_FD_VARIABLE,
   SESSION_KEY_FILE_VARIABLE,
-  "EFFECT_SANDBOX_STATE_DIR"
+  "EFFECT_SANDBOX_STATE_DIR",
+  "OTEL_EXPORTER_OTLP_HEADERS",
+  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+  "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+  "OTEL_EXPORTER_OTLP_LOGS_HEADERS"
 ]
 
 /** `env` (default: this process's) without the server-only variables. */

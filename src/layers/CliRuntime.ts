@@ -6,6 +6,7 @@
  */
 import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
@@ -75,7 +76,8 @@ const make = (options: CliRuntimeOptions) =>
       copyFrom: executor.download,
       listFiles: executor.listFiles,
       listTools: executor.listMcpTools,
-      setEnv: executor.setEnv
+      setEnv: executor.setEnv,
+      draftEditor: yield* captureDraftEditor
     }, status)
     yield* status.set("READY")
     return runtime

@@ -16,10 +16,12 @@ import { HttpClient } from "effect/http"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import type { RuntimeSchedules } from "../client/policies.ts"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import { Runtime } from "../services/Runtime.ts"
+import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { dockerClient } from "./docker/client.ts"
 import {
@@ -51,6 +53,7 @@ import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./interna
 import {
   PYTHON_VARIABLE,
   sendMcpServers,
+  serverCapabilities,
   serverToolArgs,
   serverToolEnv,
   toolCapabilities
@@ -86,6 +89,10 @@ export interface DockerRuntimeOptions extends RuntimeOptions {
   readonly containerNamePrefix?: string
   /** The owner's lease over its containers and the reaper's pace (defaults: renew 2 s, stale 20 s, reap 30 s). */
   readonly ownerLease?: OwnerLeaseOptions
+  /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
+  readonly schedules?: RuntimeSchedules
+  /** Calls made while paused: fail at once with `RuntimePausedError` (default), or `"wait"` for `resume`. */
+  readonly whilePaused?: WhilePaused
 }
 
 const WORKSPACE = "/workspace"
@@ -259,6 +266,8 @@ interface Sandbox {
   readonly sessionId: string
   readonly sessionKey: string
   readonly baseUrl: string
+  /** What the server can do: the options' tools less those it says cannot work. */
+  readonly capabilities: RuntimeCapabilities
 }
 
 /**
@@ -336,12 +345,19 @@ const startSandbox = (
     }
     yield* onStatus("RUNTIME_STARTED")
     const baseUrl = yield* Effect.raceFirst(
-      serverUrl(running, sandbox.useHostNetwork, local).pipe(Effect.tap((url) => waitUntilAlive(url, "60 seconds"))),
+      serverUrl(running, sandbox.useHostNetwork, local).pipe(
+        Effect.tap((url) => waitUntilAlive(url, "60 seconds", options.schedules?.waitUntilAlive))
+      ),
       exitedAtStartup(running)
     )
     // Every start, attached or not: a restarted container's server has forgotten them.
     yield* sendMcpServers(baseUrl, Redacted.make(sessionKey), options.mcp?.stdio)
-    return { running, sessionId, sessionKey, baseUrl } satisfies Sandbox
+    const capabilities = yield* serverCapabilities(
+      baseUrl,
+      Redacted.make(sessionKey),
+      toolCapabilities(options, { pause: true })
+    )
+    return { running, sessionId, sessionKey, baseUrl, capabilities } satisfies Sandbox
   })
 
 /** A `Runtime` over a started sandbox: the HTTP client, pause/resume, and a watch on the container. */
@@ -369,6 +385,7 @@ const runtimeFor = (
       sessionApiKey: Redacted.make(box.sessionKey),
       defaultTimeoutSeconds: sandbox.timeout,
       status,
+      retrySchedule: options.schedules?.retry,
       explainDisconnect: whyStopped(running),
       info: {
         id: box.sessionId,
@@ -381,17 +398,18 @@ const runtimeFor = (
             (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
           )
         },
-        capabilities: toolCapabilities(options, { pause: true })
+        capabilities: box.capabilities
       }
     })
     return makeRuntime({
       ...backend,
+      draftEditor: yield* captureDraftEditor,
       pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
-        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds")),
-        Effect.provideService(HttpClient.HttpClient, httpClient),
-        Effect.andThen(status.set("READY"))
-      )
+        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds", options.schedules?.waitUntilAlive)),
+        Effect.provideService(HttpClient.HttpClient, httpClient)
+      ),
+      ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
     }, status)
   })
 

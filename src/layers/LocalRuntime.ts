@@ -13,6 +13,8 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
+import type { RuntimeSchedules } from "../client/policies.ts"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
@@ -20,7 +22,13 @@ import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
-import { sendMcpServers, serverToolArgs, serverToolEnv, toolCapabilities } from "./internal/serverTools.ts"
+import {
+  sendMcpServers,
+  serverCapabilities,
+  serverToolArgs,
+  serverToolEnv,
+  toolCapabilities
+} from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
@@ -30,6 +38,8 @@ import { scopedWorkspace } from "./local/workspace.ts"
 export interface LocalRuntimeOptions extends RuntimeOptions {
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
+  /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
+  readonly schedules?: RuntimeSchedules
 }
 
 /** What the servers of a pool are started with: each gets its own session id. */
@@ -42,6 +52,7 @@ interface LocalServer {
   readonly sessionId: string
   readonly sessionApiKey: Redacted.Redacted<string>
   readonly capabilities: RuntimeCapabilities
+  readonly schedules: RuntimeSchedules | undefined
 }
 
 /** What a server with these tools can do (an attached server's tools are unknown: none assumed). */
@@ -77,14 +88,15 @@ const startLocalServer = (options: LocalRuntimeOptions) =>
       toolArgs: serverToolArgs(options),
       ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
     })
-    yield* waitUntilAlive(process.baseUrl)
+    yield* waitUntilAlive(process.baseUrl, undefined, options.schedules?.waitUntilAlive)
     yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcp?.stdio)
     return {
       process,
       workspace,
       sessionId,
       sessionApiKey,
-      capabilities: capabilitiesOf(options)
+      capabilities: yield* serverCapabilities(process.baseUrl, sessionApiKey, capabilitiesOf(options)),
+      schedules: options.schedules
     } satisfies LocalServer
   }).pipe(
     // Only for the /alive wait; each runtime keeps its own client for its lifetime.
@@ -103,6 +115,7 @@ const runtimeFor = (
       sessionApiKey: server.sessionApiKey,
       defaultTimeoutSeconds: sandbox.timeout,
       status,
+      retrySchedule: server.schedules?.retry,
       info: {
         id: server.sessionId,
         kind: "local",
@@ -111,7 +124,7 @@ const runtimeFor = (
         capabilities: server.capabilities
       }
     })
-    return makeRuntime(backend, status)
+    return makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
   })
 
 /** Warm servers waiting for a runtime. */
@@ -168,6 +181,7 @@ export const LocalRuntime = {
     readonly sandbox?: SandboxConfig
     /** How long to wait for `/alive` (default 120 s). */
     readonly aliveTimeout?: Duration.Input
+    readonly schedules?: RuntimeSchedules
   }): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
     Layer.effect(
       Runtime,
@@ -175,12 +189,13 @@ export const LocalRuntime = {
         const status = yield* makeStatus
         const sandbox = yield* sandboxConfigOr(options.sandbox)
         const baseUrl = options.url.replace(/\/+$/, "")
-        yield* waitUntilAlive(baseUrl, options.aliveTimeout)
+        yield* waitUntilAlive(baseUrl, options.aliveTimeout, options.schedules?.waitUntilAlive)
         const backend = yield* makeActionClient({
           baseUrl,
           sessionApiKey: options.sessionApiKey,
           defaultTimeoutSeconds: sandbox.timeout,
           status,
+          retrySchedule: options.schedules?.retry,
           info: {
             id: baseUrl,
             kind: "local",
@@ -189,7 +204,7 @@ export const LocalRuntime = {
             capabilities: capabilitiesOf()
           }
         })
-        const runtime = makeRuntime(backend, status)
+        const runtime = makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
         yield* status.set("READY")
         return runtime
       })

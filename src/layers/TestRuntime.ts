@@ -17,6 +17,7 @@
  * ```
  */
 import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { MISSING_TOOL_TEXT } from "../executor/ActionExecutor.ts"
 import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
@@ -25,15 +26,29 @@ import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
-import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
+import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 
 /**
- * One scripted answer: an observation, or the typed failure a real runtime gives
+ * An observation with the output chunks `runStream` emits before it (`run` returns the
+ * observation alone), to test code that shows output as it comes.
+ */
+export class StreamedStep {
+  readonly output: ReadonlyArray<string>
+  readonly observation: Observation
+  constructor(output: ReadonlyArray<string>, observation: Observation) {
+    this.output = output
+    this.observation = observation
+  }
+}
+
+/**
+ * One scripted answer: an observation (for `runStream`, a command's content comes as one
+ * chunk before it), one with scripted chunks (`StreamedStep`), or the typed failure a real runtime gives
  * (`RuntimeDisconnectedError`, `RuntimeTimeoutError`, `RuntimeRequestError`, ...).
  */
-export type ScriptedStep = Observation | RuntimeError
+export type ScriptedStep = Observation | StreamedStep | RuntimeError
 
 export interface TestRuntimeOptions {
   /** Answers actions when no queued step is left (it sees the action as run: with the default timeout). */
@@ -43,7 +58,8 @@ export interface TestRuntimeOptions {
   /**
    * What `info.capabilities` reports (default: pause off, the rest on). Off, a tool answers
    * as a real runtime without it does (the same `ErrorObservation` text), and `pause`/`resume`
-   * fail with `UnsupportedCapabilityError`; on, `pause`/`resume` succeed.
+   * fail with `UnsupportedCapabilityError`; on, `pause` makes the status PAUSED until `resume`,
+   * as on Docker (calls meanwhile: see `whilePaused`).
    */
   readonly capabilities?: Partial<RuntimeCapabilities>
   /**
@@ -52,6 +68,8 @@ export interface TestRuntimeOptions {
    * test might take in its stride.
    */
   readonly strict?: boolean
+  /** Calls made while paused (with `capabilities.pause`): fail with `RuntimePausedError` (default) or wait for `resume`. */
+  readonly whilePaused?: WhilePaused
 }
 
 /** Options of a TestRuntime whose start fails, as a real runtime's layer can. */
@@ -124,6 +142,13 @@ const unscripted = (action: Action) => {
 
 const isFailure = (step: ScriptedStep): step is RuntimeError => step instanceof Error
 
+/** What a real runtime would stream for an unscripted-output observation: a command's content, whole. */
+const streamedAsOneChunk = (observation: Observation): StreamedStep =>
+  new StreamedStep(
+    observation._tag === "CmdOutputObservation" && observation.content !== "" ? [observation.content] : [],
+    observation
+  )
+
 export class TestRuntime extends Context.Service<TestRuntime, {
   /** Actions received so far, in order: the very objects the program sent (no default timeout added). */
   readonly actions: Effect.Effect<ReadonlyArray<Action>>
@@ -166,7 +191,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
 
-      const answer = (action: Action): Effect.Effect<Observation, RuntimeError> =>
+      const answer = (action: Action): Effect.Effect<Observation | StreamedStep, RuntimeError> =>
         Effect.gen(function*() {
           const missing = withoutTool(action, capabilities)
           if (missing !== undefined) return missing
@@ -189,7 +214,12 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const runtime = makeRuntime({
         info: { id: "test", kind: "test", workspace: "/workspace", urls: {}, capabilities },
         defaultTimeoutSeconds: 120,
-        execute: answer,
+        execute: (action, onOutput) =>
+          answer(action).pipe(Effect.map((step) => {
+            const { output, observation } = step instanceof StreamedStep ? step : streamedAsOneChunk(step)
+            if (onOutput !== undefined) output.forEach(onOutput)
+            return observation
+          })),
         // The program's own action object: the wrapper's copy with the default timeout is not what it sent.
         received: (action) => Ref.update(actions, (all) => [...all, action]),
         copyTo: (source, destination) => recordCopy({ direction: "to", source, destination }),
@@ -197,7 +227,9 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         listFiles: () => Effect.succeed([]),
         listTools: Effect.succeed(capabilities.mcp ? options.tools ?? [] : []),
         setEnv: (vars) => Ref.update(env, (all) => ({ ...all, ...vars })),
-        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {})
+        draftEditor: yield* captureDraftEditor,
+        ...(capabilities.pause ? { pause: Effect.void, resume: Effect.void } : {}),
+        ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
       }, status)
       yield* status.set("READY")
 

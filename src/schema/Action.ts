@@ -77,17 +77,25 @@ export class FileWriteAction extends Schema.TaggedClass<FileWriteAction>()("File
   }
 }
 
+/**
+ * OHEditor's commands (spec §3), and `""`: OpenHands' default, which only an `llm_based_edit`
+ * action leaves as it is. A literal union so a typo is a compile error, not an editor message;
+ * the action server still answers OpenHands clients' other strings as OpenHands does
+ * (server/routes/actions.ts).
+ */
+export const FileEditCommand = Schema.Literals(["view", "create", "str_replace", "insert", "undo_edit", ""])
+export type FileEditCommand = typeof FileEditCommand.Type
+
 /** Edit a file with the OHEditor commands: view, create, str_replace, insert, undo_edit (`edit`). */
 export class FileEditAction extends Schema.TaggedClass<FileEditAction>()("FileEditAction", {
   path: Schema.String,
-  /** Kept a plain string so an unknown command reaches the agent as the editor's own message. */
-  command: withDefault(Schema.String, ""),
+  command: withDefault(FileEditCommand, ""),
   fileText: withDefault(Schema.NullOr(Schema.String), null),
   oldStr: withDefault(Schema.NullOr(Schema.String), null),
   newStr: withDefault(Schema.NullOr(Schema.String), null),
   /** OpenHands accepts a numeric string here and answers a non-numeric one with an editor error. */
   insertLine: withDefault(Schema.NullOr(Schema.Union([Schema.Int, Schema.String])), null),
-  /** Fields of the LLM-based draft editor (not executed by this runtime). */
+  /** Fields of the LLM-based draft editor (run on the agent side of `Runtime.run`: src/editor/draftEditor.ts). */
   content: withDefault(Schema.String, ""),
   start: withDefault(Schema.Int, 1),
   end: withDefault(Schema.Int, -1),

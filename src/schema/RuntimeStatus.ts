@@ -13,6 +13,8 @@ export const RuntimeStatus = Schema.Literals([
   "SETTING_UP_WORKSPACE",
   "SETTING_UP_GIT_HOOKS",
   "READY",
+  // Ours (OpenHands has none): the sandbox is frozen by `pause`; actions fail with RuntimePausedError or wait.
+  "PAUSED",
   "ERROR",
   "ERROR_RUNTIME_DISCONNECTED",
   "ERROR_LLM_AUTHENTICATION",

@@ -26,6 +26,14 @@ export class RuntimeRequestError extends Schema.TaggedError<RuntimeRequestError>
   message: Schema.String
 }) {}
 
+/**
+ * The runtime is paused (status PAUSED): the action was not sent. `resume` first, or build the
+ * layer with `whilePaused: "wait"` to have actions wait for the resume instead.
+ */
+export class RuntimePausedError extends Schema.TaggedError<RuntimePausedError>()("RuntimePausedError", {
+  message: Schema.String
+}) {}
+
 /** JSON that is not a valid OpenHands action or observation. */
 export class WireDecodeError extends Schema.TaggedError<WireDecodeError>()("WireDecodeError", {
   message: Schema.String
@@ -61,4 +69,9 @@ export class InvalidOptionsError extends Schema.TaggedError<InvalidOptionsError>
 }) {}
 
 /** Any failure of the runtime (not of an action). */
-export type RuntimeError = RuntimeStartError | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError
+export type RuntimeError =
+  | RuntimeStartError
+  | RuntimeDisconnectedError
+  | RuntimeTimeoutError
+  | RuntimeRequestError
+  | RuntimePausedError

@@ -51,6 +51,13 @@ const fieldsOf = (value: object): ReadonlyArray<string> | undefined => {
     : undefined
 }
 
+/** An output listener that masks secrets across chunk boundaries (`SecretMask.stream`). */
+export interface MaskedListener {
+  (text: string): void
+  /** The output ended: hand on the held-back end. */
+  readonly flush: () => void
+}
+
 export class SecretMask {
   /** Longest first, so a secret that contains another is masked whole. */
   private secrets: Array<string> = []
@@ -81,18 +88,24 @@ export class SecretMask {
 
   /**
    * A listener of output chunks that hands `listener` them masked. A chunk's end that may begin a
-   * secret is held back until the next chunk shows whether it does (so the last few characters of a
-   * stream may only be seen in the final observation).
+   * secret is held back until the next chunk shows whether it does; `flush` (the output ended)
+   * hands on what is held back, which the observation shows as well since no secret completed it.
    */
-  stream(listener: (text: string) => void): (text: string) => void {
+  stream(listener: (text: string) => void): MaskedListener {
     let pending = ""
-    return (chunk) => {
+    const push = (chunk: string) => {
       const all = pending + chunk
       const hold = this.longest((secret, k) => all.endsWith(secret.slice(0, k)))
       pending = all.slice(all.length - hold)
       const ready = this.text(all.slice(0, all.length - hold))
       if (ready.length > 0) listener(ready)
     }
+    const flush = () => {
+      const rest = pending
+      pending = ""
+      if (rest.length > 0) listener(this.text(rest))
+    }
+    return Object.assign(push, { flush })
   }
 
   private walk(value: unknown): unknown {

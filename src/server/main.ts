@@ -6,6 +6,8 @@
  * port, never probe-then-bind.
  */
 import { NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
 import { parseServerArgs } from "./argv.ts"
 import { serve } from "./serve.ts"
 
@@ -14,4 +16,4 @@ if (parsed._tag === "Error") {
   process.stderr.write(`${parsed.message}\n`)
   process.exit(2)
 }
-serve(parsed.args).pipe(NodeRuntime.runMain)
+serve(parsed.args).pipe(Effect.provide(otlpLayerFromEnv({ serviceName: "effect-sandbox-server" })), NodeRuntime.runMain)

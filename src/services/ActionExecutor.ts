@@ -26,7 +26,7 @@ export interface ActionExecutorShape {
   readonly workspace: string
   /**
    * Observations for every action; fails only when the shell cannot be (re)started.
-   * `onOutput` receives a command's output as it is produced (other actions ignore it).
+   * `onOutput` receives a command's or an IPython cell's output as it is produced (other actions ignore it).
    */
   readonly execute: (action: Action, onOutput?: (text: string) => void) => Effect.Effect<Observation, RuntimeStartError>
   readonly upload: (request: UploadRequest) => Effect.Effect<void, TransferError>

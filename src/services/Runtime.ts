@@ -15,7 +15,14 @@ import type {
   IPythonRunCellAction,
   McpCallAction
 } from "../schema/Action.ts"
-import type { InvalidEnvVarError, RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
+import type { ActionEvent } from "../schema/ActionEvent.ts"
+import type {
+  InvalidEnvVarError,
+  InvalidOptionsError,
+  RuntimeError,
+  TransferError,
+  UnsupportedCapabilityError
+} from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import type {
   BrowserOutputObservation,
@@ -54,6 +61,21 @@ export interface RuntimeInfo {
   readonly capabilities: RuntimeCapabilities
 }
 
+/**
+ * What a call made while the runtime is paused (status PAUSED) does: `"fail"` at once with
+ * `RuntimePausedError` (nothing is sent), or `"wait"` for `resume` and then run (its own timeout
+ * starts then). Without it a frozen sandbox held every call until a transport timeout that is not
+ * the action's own. A layer option of the runtimes that can pause (and TestRuntime).
+ */
+export type WhilePaused = "fail" | "wait"
+
+/**
+ * An action's fields as a plain object (what its constructor takes). The shortcuts that accept one
+ * check it as the constructor would, but a bad field is a typed `InvalidOptionsError` naming it
+ * (`Invalid FileWriteAction: start: Expected an integer...`), not an exception thrown by `new`.
+ */
+export type ActionFields<C extends abstract new(...args: any) => any> = ConstructorParameters<C>[0]
+
 /** An environment value: plain, or `Redacted` (never logged, masked in every observation). */
 export type EnvValue = string | Redacted.Redacted<string>
 
@@ -63,23 +85,46 @@ export interface RuntimeShape {
   readonly status: Stream.Stream<RuntimeStatus>
   readonly currentStatus: Effect.Effect<RuntimeStatus>
   /**
+   * Publish a status from outside the layer, as OpenHands' `set_runtime_status` (the workspace
+   * set-up steps announce SETTING_UP_WORKSPACE, ...). STOPPED stays the layer's own: it means released.
+   */
+  readonly setStatus: (status: Exclude<RuntimeStatus, "STOPPED">) => Effect.Effect<void>
+  /**
    * Run any action. Problems in the action come back as observations (an
    * `ErrorObservation`, or an exit code); only problems with the runtime fail.
    * Without a `timeout` the action gets `SandboxConfig.timeout` (120 s), non-blocking.
    * Interrupting the returned effect stops what the action started.
    */
   readonly run: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /**
+   * `run`, with a command's or an IPython cell's output as it is printed: `Output` chunks (a
+   * command's raw terminal text; secrets masked), then the `Observation`, last. Other actions give
+   * the observation alone. Interrupting the stream's consumer stops the action as `run`'s does.
+   */
+  readonly runStream: (action: Action) => Stream.Stream<ActionEvent, RuntimeError>
+  /**
+   * Run a shell command: its output and exit code (`exitCode`), or an `ErrorObservation` (the
+   * action could not run: bad cwd, a command still running, ...). Both are observations, not
+   * failures, on purpose: the error is the agent's to read (its `content` goes back to the model
+   * as OpenHands' does), while the failure channel is kept for the runtime itself (`RuntimeError`),
+   * which an agent loop handles differently (retry, new runtime). Tell them apart by `_tag`:
+   * `Match.valueTags(observation, { CmdOutputObservation: ..., ErrorObservation: ... })` or
+   * `observation instanceof ErrorObservation`. Any other observation from a server is turned into
+   * an `ErrorObservation` saying so, so the type is true.
+   */
   readonly runCommand: (
-    command: string | CmdRunAction
-  ) => Effect.Effect<CmdOutputObservation | ErrorObservation, RuntimeError>
+    command: string | CmdRunAction | ActionFields<typeof CmdRunAction>
+  ) => Effect.Effect<CmdOutputObservation | ErrorObservation, RuntimeError | InvalidOptionsError>
   readonly runIPython: (
     code: string | IPythonRunCellAction
   ) => Effect.Effect<IPythonRunCellObservation | ErrorObservation, RuntimeError>
   readonly read: (path: string | FileReadAction) => Effect.Effect<FileReadObservation | ErrorObservation, RuntimeError>
   readonly write: (
-    file: FileWriteAction | { readonly path: string; readonly content: string }
-  ) => Effect.Effect<FileWriteObservation | ErrorObservation, RuntimeError>
-  readonly edit: (action: FileEditAction) => Effect.Effect<FileEditObservation | ErrorObservation, RuntimeError>
+    file: FileWriteAction | ActionFields<typeof FileWriteAction>
+  ) => Effect.Effect<FileWriteObservation | ErrorObservation, RuntimeError | InvalidOptionsError>
+  readonly edit: (
+    action: FileEditAction | ActionFields<typeof FileEditAction>
+  ) => Effect.Effect<FileEditObservation | ErrorObservation, RuntimeError | InvalidOptionsError>
   readonly browse: (
     url: string | BrowseURLAction
   ) => Effect.Effect<BrowserOutputObservation | FileDownloadObservation | ErrorObservation, RuntimeError>

@@ -11,6 +11,7 @@ import { ipythonConformance } from "./ipython.ts"
 import { lifecycleConformance } from "./lifecycle.ts"
 import { mcpConformance } from "./mcp.ts"
 import { shellConformance } from "./shell.ts"
+import { streamConformance } from "./stream.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 export type { ConformanceTarget } from "./target.ts"
@@ -18,6 +19,7 @@ export type { ConformanceTarget } from "./target.ts"
 export const runConformance = (target: ConformanceTarget) =>
   describe(`conformance: ${target.name}`, () => {
     shellConformance(target)
+    streamConformance(target)
     filesConformance(target)
     envAndTransferConformance(target)
     lifecycleConformance(target)

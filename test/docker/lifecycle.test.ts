@@ -95,6 +95,10 @@ describeDocker("DockerRuntime lifecycle", () => {
       yield* rt.pause
       assert.strictEqual(state(name, "Paused"), "true")
       assert.strictEqual(state(name, "Status"), "paused")
+      assert.strictEqual(yield* rt.currentStatus, "PAUSED")
+      // At once, not after the HTTP timeout (the action's 120 s + 5 s) a frozen server would take.
+      const refused = yield* Effect.flip(sh(rt, "echo while paused")).pipe(Effect.timeout("2 seconds"))
+      assert.strictEqual(refused._tag, "RuntimePausedError")
       yield* rt.resume
       assert.strictEqual(state(name, "Paused"), "false")
       assert.strictEqual(yield* rt.currentStatus, "READY")
@@ -104,6 +108,24 @@ describeDocker("DockerRuntime lifecycle", () => {
       yield* release
       assertNoContainer(session)
     }), 60_000)
+
+  it.live(
+    "with whilePaused: \"wait\", a command sent while paused runs after the resume",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("life")
+        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, whilePaused: "wait" }))
+        yield* rt.pause
+        const waiting = yield* Effect.forkChild(sh(rt, "echo after the wait"))
+        yield* Effect.sleep("200 millis")
+        assert.isUndefined(waiting.pollUnsafe())
+        yield* rt.resume
+        assert.strictEqual((yield* Fiber.join(waiting)).content, "after the wait")
+        yield* release
+        assertNoContainer(session)
+      }),
+    60_000
+  )
 
   it.live(
     "a runtime released while paused is removed all the same",

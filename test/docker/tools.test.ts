@@ -1,5 +1,5 @@
 /**
- * The tools a DockerRuntime runs beside its shell: plugins and the browser flag
+ * The tools a DockerRuntime runs beside its shell: `ipython` (the server's plugins) and the browser flag
  * reach the server's command line and the runtime's capabilities; Chromium runs
  * headless as the sandbox user on the tools image; what an image lacks for them
  * is named by the preflight; an MCP server that cannot start fails the start.
@@ -123,20 +123,21 @@ describeDocker("DockerRuntime tools", () => {
     120_000
   )
 
-  const HINT = "build on the tools image (`npm run image:tools`) or add the Debian packages"
   const missing = [
     {
       tool: "the jupyter plugin",
       lacking: "ipykernel",
       options: { ipython: true },
-      says: `the jupyter plugin needs ipykernel and jupyter_client for /usr/bin/python3: ${HINT} ` +
-        "python3-ipykernel python3-jupyter-client."
+      says: "the jupyter plugin needs ipykernel and jupyter_client for /usr/bin/python3: add the Debian packages " +
+        "python3-ipykernel python3-jupyter-client to the base image " +
+        "(in a Dockerfile: RUN apt-get install -y python3-ipykernel python3-jupyter-client)."
     },
     {
       tool: "the browser",
       lacking: "Chromium",
       options: { browser: true },
-      says: `the browser needs Chromium at /usr/bin/chromium: ${HINT} chromium fonts-liberation.`
+      says: "the browser needs Chromium at /usr/bin/chromium: add the Debian packages chromium fonts-liberation " +
+        "to the base image (in a Dockerfile: RUN apt-get install -y chromium fonts-liberation)."
     }
   ]
   for (const { lacking, options, says, tool } of missing) {

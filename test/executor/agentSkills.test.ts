@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { DEFAULT_PYTHON, scopedStateDir } from "../../src/executor/ActionExecutor.ts"
 import { EnvStore } from "../../src/executor/env.ts"
 import { makeIPython } from "../../src/executor/jupyter/IPython.ts"
+import { agentSkillsKernel } from "../../src/executor/skills/agentSkills.ts"
 import {
   CliRuntime,
   FileEditAction,
@@ -253,4 +254,20 @@ describe.runIf(kernelAvailable())("agent_skills", () => {
         assert.isTrue(out.endsWith("NameError: name 'open_file' is not defined"), out)
       }))
   })
+})
+
+describe("agent_skills without its files", () => {
+  standalone.effect(
+    "a missing skills package says what an installed user can do, not a repository script alone",
+    () =>
+      Effect.gen(function*() {
+        const here = "/nonexistent/effect-sandbox/dist/src/executor/skills/agentSkills.js"
+        const error = yield* agentSkillsKernel("/nonexistent/state", {}, here).pipe(Effect.flip)
+        assert.strictEqual(
+          error.message,
+          `Cannot enable agent_skills: the Python package effect_sandbox_skills was not found beside ${here} or in ` +
+            "the payload: reinstall effect-sandbox (its package ships the payload), or in a checkout run npm run build:payload."
+        )
+      })
+  )
 })

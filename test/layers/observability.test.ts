@@ -39,4 +39,32 @@ describe("observability", () => {
       )
       assert.isAtLeast(Number(count.count), 2)
     }))
+
+  it.live("the action counter reads the number of actions sent, per runtime kind and action type, and in total", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const rt = yield* Runtime
+        yield* rt.runCommand("true")
+        yield* rt.runCommand("(exit 5)")
+        // Sent, then interrupted: still an action run.
+        yield* rt.runCommand("sleep 5").pipe(Effect.timeout("300 millis"), Effect.ignore)
+        yield* rt.read("missing.txt")
+      }).pipe(Effect.provide(Layer.fresh(CliRuntime.layer({ noChangeTimeoutSeconds: 1 }))))
+
+      const runs = yield* Metric.value(
+        Metric.withAttributes(ActionMetrics.count, { "runtime.kind": "cli", "action.type": "run" })
+      )
+      assert.deepStrictEqual(runs, { count: 3, incremental: true })
+      assert.strictEqual(yield* ActionMetrics.countOf({ runtimeKind: "cli", actionType: "run" }), 3)
+      assert.strictEqual(yield* ActionMetrics.countOf({ actionType: "read" }), 1)
+      assert.strictEqual(yield* ActionMetrics.countOf({ runtimeKind: "local" }), 0)
+      assert.strictEqual(yield* ActionMetrics.countOf(), 4)
+      const durations = yield* Metric.value(
+        Metric.withAttributes(ActionMetrics.duration, { "runtime.kind": "cli", "action.type": "run" })
+      )
+      assert.strictEqual(durations.count, 3)
+    }).pipe(
+      // A registry of its own: the counts are this test's alone.
+      Effect.provideService(Metric.MetricRegistry, new Map())
+    ))
 })

@@ -3,9 +3,10 @@
  * released (CliRuntime used to die with `ENOENT .../command.sh` from its removed state dir).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import { CliRuntime } from "../../src/layers/CliRuntime.ts"
 import { LocalRuntime } from "../../src/layers/LocalRuntime.ts"
+import { CmdRunAction } from "../../src/schema/Action.ts"
 import { Runtime } from "../../src/services/Runtime.ts"
 
 /** The runtime of `layer`, after the scope it was built in has closed. */
@@ -28,6 +29,10 @@ describe("a runtime used after its scope closed", () => {
         const expected = `RuntimeDisconnectedError: The ${kind} runtime was released (its layer's scope closed):`
           + " build a new runtime to run actions."
         assert.strictEqual(yield* refusal(runtime.runCommand("echo hi")), expected)
+        assert.strictEqual(
+          yield* refusal(Stream.runDrain(runtime.runStream(new CmdRunAction({ command: "echo hi" })))),
+          expected
+        )
         assert.strictEqual(yield* refusal(runtime.read("notes.txt")), expected)
         assert.strictEqual(yield* refusal(runtime.listFiles()), expected)
         assert.strictEqual(yield* refusal(runtime.addEnvVars({ A: "1" })), expected)

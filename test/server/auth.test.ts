@@ -38,6 +38,7 @@ const protectedRequests = (server: TestServerShape): Array<readonly [string, str
     ["GET /download_files", `/download_files?path=${encodeURIComponent(server.workspace)}`, {}],
     ["POST /update_mcp_server", "/update_mcp_server", post([])],
     ["GET /v1/mcp/tools", "/v1/mcp/tools", {}],
+    ["GET /v1/capabilities", "/v1/capabilities", {}],
     ["POST /v1/env", "/v1/env", post({ vars: { AUTH_SET: "yes" } })],
     [
       "POST /v1/execute_action/stream",

@@ -215,6 +215,13 @@ layer(serverLayer(), { excludeTestServices: true })("action server endpoints", (
       assertDetail(notList, 400, "Request must be a list of MCP tools to sync")
     }))
 
+  it.effect("GET /v1/capabilities: nothing unavailable on a server started without tools", () =>
+    Effect.gen(function*() {
+      const reply = yield* call(yield* TestServer, "/v1/capabilities")
+      assert.strictEqual(reply.status, 200, reply.text)
+      assert.deepStrictEqual(json(reply), { unavailable: {} })
+    }))
+
   it.effect("GET /v1/mcp/tools lists the tools of the servers /update_mcp_server set, with their server", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

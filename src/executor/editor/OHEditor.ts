@@ -26,6 +26,10 @@ export type { EditorRequest, EditorResult, OHEditor } from "./types.ts"
 
 const COMMANDS = ["view", "create", "str_replace", "insert", "undo_edit"]
 
+/** OHEditor's message for a command it does not know. */
+export const unrecognizedCommand = (command: string): string =>
+  `Unrecognized command ${command}. The allowed commands for the oh_editor tool are: ${COMMANDS.join(", ")}`
+
 /**
  * The server's `insert_line` conversion: a string goes through `int()`. A fractional number,
  * which Python would pass on and misuse, is refused the same way.
@@ -114,11 +118,7 @@ const execute = (
       case "undo_edit":
         return yield* undoEdit(target, history)
       default:
-        return yield* new ToolError({
-          message: `Unrecognized command ${command}. The allowed commands for the oh_editor tool are: ${
-            COMMANDS.join(", ")
-          }`
-        })
+        return yield* new ToolError({ message: unrecognizedCommand(command) })
     }
   })
 

@@ -28,7 +28,11 @@ export interface IPythonOptions {
 }
 
 export interface IPython {
-  readonly run: (action: IPythonRunCellAction) => Effect.Effect<IPythonRunCellObservation, RuntimeStartError>
+  /** `onOutput` sees the cell's text (prints, results, tracebacks) as the kernel sends it. */
+  readonly run: (
+    action: IPythonRunCellAction,
+    onOutput?: (text: string) => void
+  ) => Effect.Effect<IPythonRunCellObservation, RuntimeStartError>
   /** Waits for the first start: why the kernel cannot run cells, or undefined when it can. */
   readonly unavailable: Effect.Effect<string | undefined>
 }
@@ -171,12 +175,23 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
       }
     })
 
-    const runCell = Effect.fn("IPython.runCell")(function*(action: IPythonRunCellAction, restarted: boolean) {
+    const runCell = Effect.fn("IPython.runCell")(function*(
+      action: IPythonRunCellAction,
+      restarted: boolean,
+      onOutput: ((text: string) => void) | undefined
+    ) {
       const k = kernel!
       yield* sync(k)
       if (action.kernelInitCode !== "") yield* execute(k, action.kernelInitCode)
       const seconds = action.timeout ?? 120
-      const running = k.execute(action.code, false)
+      const running = k.execute(
+        action.code,
+        false,
+        onOutput && ((message) => {
+          const { text } = collectOutput([message])
+          if (text !== "") onOutput(text)
+        })
+      )
       let messages = yield* awaitRequest(k, running, withTimeout(running, seconds * 1000))
       let timedOut = false
       if (messages === "timeout") {
@@ -209,7 +224,7 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
       unavailable: Deferred.await(ready).pipe(
         Effect.match({ onFailure: (error) => error.message, onSuccess: () => undefined })
       ),
-      run: (action) =>
+      run: (action, onOutput) =>
         Effect.gen(function*() {
           yield* Deferred.await(ready)
           const restarted = kernel !== null && !kernel.isAlive
@@ -217,7 +232,7 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
             kernel!.close()
             yield* start
           }
-          return yield* runCell(action, restarted)
+          return yield* runCell(action, restarted, onOutput)
         })
     }
   })

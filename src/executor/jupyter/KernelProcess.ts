@@ -120,17 +120,24 @@ export class KernelProcess {
     }
   }
 
-  /** Send a shell request and collect its messages until `done` says so (or the kernel dies). */
+  /**
+   * Send a shell request and collect its messages until `done` says so (or the kernel dies);
+   * `onMessage` sees each as it arrives.
+   */
   request(
     msgType: string,
     content: Record<string, unknown>,
-    done: (message: Message) => boolean
+    done: (message: Message) => boolean,
+    onMessage?: (message: Message) => void
   ): Promise<Array<Message>> {
     const { frames, id } = this.signer.encode(msgType, content)
     return new Promise((resolve) => {
       const messages: Array<Message> = []
       this.collectors.set(id, (message) => {
-        if (message !== DIED) messages.push(message)
+        if (message !== DIED) {
+          messages.push(message)
+          onMessage?.(message)
+        }
         if (message === DIED || done(message)) {
           this.collectors.delete(id)
           resolve(messages)
@@ -169,11 +176,12 @@ export class KernelProcess {
   }
 
   /** Run code; resolves when the kernel is idle again. */
-  execute(code: string, silent: boolean): Promise<Array<Message>> {
+  execute(code: string, silent: boolean, onMessage?: (message: Message) => void): Promise<Array<Message>> {
     return this.request(
       "execute_request",
       { code, silent, store_history: !silent, user_expressions: {}, allow_stdin: false, stop_on_error: true },
-      (m) => m.header.msg_type === "status" && m.content["execution_state"] === "idle"
+      (m) => m.header.msg_type === "status" && m.content["execution_state"] === "idle",
+      onMessage
     )
   }
 

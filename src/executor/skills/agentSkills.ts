@@ -72,7 +72,7 @@ export const agentSkillsKernel = (
       new RuntimeStartError({
         message: `Cannot enable agent_skills: ${
           found.python === undefined ? `the Python package ${SKILLS_PACKAGE}` : "the file editor entry"
-        } was not found beside ${here} or in the payload. Rebuild the payload (npm run build:payload).`
+        } was not found beside ${here} or in the payload: reinstall effect-sandbox (its package ships the payload), or in a checkout run npm run build:payload.`
       })
     )
   }

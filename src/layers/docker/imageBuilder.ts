@@ -50,7 +50,12 @@ const payloadDirectory = Effect.suspend(() => {
   }
   return existsSync(join(dir, "manifest.json"))
     ? Effect.succeed(dir)
-    : Effect.fail(new RuntimeStartError({ message: `The server payload is missing at ${dir}: run \`npm run build\`.` }))
+    : Effect.fail(
+      new RuntimeStartError({
+        message:
+          `The server payload is missing at ${dir}: reinstall effect-sandbox (its package ships the payload), or in a checkout run \`npm run build\`.`
+      })
+    )
 })
 
 interface Manifest {
@@ -110,7 +115,7 @@ const ensureRuntimeImage = (
         Effect.mapError(() =>
           new RuntimeStartError({
             message:
-              `The base image ${options.baseImage} is not on this engine. Build it (\`npm run image:base\` makes a Debian one from nothing) or pull it.`
+              `The base image ${options.baseImage} is not on this engine: pull it (docker pull ${options.baseImage}) or choose another; any glibc image with bash will do (debian:bookworm, ubuntu:24.04, python:3.12, ...).`
           })
         )
       )

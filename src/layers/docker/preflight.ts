@@ -17,7 +17,12 @@ export interface ImageRequirements {
 /** Where the browser tool looks for Chromium in a container (Debian's `chromium` package). */
 export const CONTAINER_CHROMIUM = "/usr/bin/chromium"
 
-const TOOLS_HINT = "build on the tools image (`npm run image:tools`) or add the Debian packages"
+/**
+ * What to do about missing packages, as a user of the installed package can (the repository's
+ * `npm run image:tools` is not part of it): put them in the base image.
+ */
+const toolsHint = (packages: string): string =>
+  `add the Debian packages ${packages} to the base image (in a Dockerfile: RUN apt-get install -y ${packages})`
 
 /** One shell word, whatever it holds (a Python path comes from the user's environment). */
 const shellWord = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
@@ -28,13 +33,17 @@ const requirementChecks = (requires: ImageRequirements): string =>
       `${shellWord(requires.ipythonPython)} -c "import ipykernel, jupyter_client" >/dev/null 2>&1 \\
   || fail ${
         shellWord(
-          `the jupyter plugin needs ipykernel and jupyter_client for ${requires.ipythonPython}: ${TOOLS_HINT} python3-ipykernel python3-jupyter-client.`
+          `the jupyter plugin needs ipykernel and jupyter_client for ${requires.ipythonPython}: ${
+            toolsHint("python3-ipykernel python3-jupyter-client")
+          }.`
         )
       }`
     ]),
     ...(requires.chromium !== true ? [] : [
       `${CONTAINER_CHROMIUM} --version >/dev/null 2>&1 \\
-  || fail ${shellWord(`the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${TOOLS_HINT} chromium fonts-liberation.`)}`
+  || fail ${
+        shellWord(`the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${toolsHint("chromium fonts-liberation")}.`)
+      }`
     ])
   ].map((check) => `${check}\n`).join("")
 

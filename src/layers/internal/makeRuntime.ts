@@ -4,31 +4,38 @@
  * the same way lives here once: the default timeout, spans and metrics, masking
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Option, Queue, Redacted, type SchemaIssue, Stream } from "effect"
+import { type DraftEditor, isDraftEdit } from "../../editor/draftEditor.ts"
 import { invalidEnvNames } from "../../executor/env.ts"
 import {
   type Action,
   BrowseInteractiveAction,
   BrowseURLAction,
   CmdRunAction,
+  FileEditAction,
   FileReadAction,
   FileWriteAction,
   IPythonRunCellAction,
   McpCallAction
 } from "../../schema/Action.ts"
+import { type ActionEvent, FinalObservation, OutputChunk } from "../../schema/ActionEvent.ts"
 import { copyWith } from "../../schema/copy.ts"
 import {
   invalidEnvMessage,
   InvalidEnvVarError,
+  type InvalidOptionsError,
   RuntimeDisconnectedError,
   type RuntimeError,
+  RuntimePausedError,
+  RuntimeStartError,
   type TransferError,
   UnsupportedCapabilityError
 } from "../../schema/errors.ts"
+import { invalidOptions } from "../../schema/issues.ts"
 import type { McpTool } from "../../schema/McpTool.ts"
-import type { Observation } from "../../schema/Observation.ts"
+import { ErrorObservation, type Observation } from "../../schema/Observation.ts"
 import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
-import type { EnvValue, RuntimeInfo, RuntimeShape } from "../../services/Runtime.ts"
+import type { EnvValue, RuntimeInfo, RuntimeShape, WhilePaused } from "../../services/Runtime.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
 
@@ -37,7 +44,11 @@ export interface RuntimeBackend {
   readonly info: RuntimeInfo
   /** `SandboxConfig.timeout`: the hard timeout of actions that set none. */
   readonly defaultTimeoutSeconds: number
-  readonly execute: (action: Action) => Effect.Effect<Observation, RuntimeError>
+  /**
+   * `onOutput` (from `runStream`) sees a command's output as it is printed, before the observation;
+   * a backend that cannot stream ignores it and the observation alone ends the stream.
+   */
+  readonly execute: (action: Action, onOutput?: (text: string) => void) => Effect.Effect<Observation, RuntimeError>
   /** Sees each action exactly as the caller sent it, before the defaults (TestRuntime records it). */
   readonly received?: (action: Action) => Effect.Effect<void>
   readonly copyTo: (
@@ -54,8 +65,25 @@ export interface RuntimeBackend {
     secrets: ReadonlyArray<string>
   ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
   readonly pause?: Effect.Effect<void, RuntimeError>
+  /** From `captureDraftEditor` at build time; none: the backend answers `llm_based_edit` with its own error. */
+  readonly draftEditor?: Option.Option<DraftEditor>
   readonly resume?: Effect.Effect<void, RuntimeError>
+  /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
+  readonly whilePaused?: WhilePaused
 }
+
+/** An action class, as the shortcuts that take its fields as a plain object use it. */
+interface ActionClass<A extends Action> {
+  new(...args: never): A
+  readonly identifier: string
+  readonly makeEffect: (input: never) => Effect.Effect<A, SchemaIssue.Issue>
+}
+
+/** The action itself, or built from a plain object: a bad field is a typed error, not a thrown exception. */
+const actionOf = <A extends Action>(value: unknown, Class: ActionClass<A>): Effect.Effect<A, InvalidOptionsError> =>
+  value instanceof Class
+    ? Effect.succeed(value)
+    : Effect.mapError(Class.makeEffect(value as never), (issue) => invalidOptions(Class.identifier, issue))
 
 export const makeRuntime = (
   backend: RuntimeBackend,
@@ -69,8 +97,10 @@ export const makeRuntime = (
    * output), as defence in depth: the executor already masked before truncating, a server that
    * does not (OpenHands') did not. Every backend call goes through here, so it is also `live`.
    */
-  const masked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | RuntimeDisconnectedError> =>
-    live(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
+  const masked = <A, E>(
+    effect: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | RuntimeDisconnectedError | RuntimePausedError> =>
+    unpaused(effect).pipe(Effect.map((a) => mask.deep(a)), Effect.mapError((e) => mask.deep(e)))
 
   /**
    * A runtime whose layer was released (status STOPPED) refuses every call the same way on every
@@ -86,17 +116,78 @@ export const makeRuntime = (
         )
         : effect)
 
-  const run = (action: Action): Effect.Effect<Observation, RuntimeError> => {
+  /** A call made while PAUSED fails at once, or waits for the resume (`whilePaused`). */
+  const unpaused = <A, E>(
+    effect: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | RuntimeDisconnectedError | RuntimePausedError> =>
+    Effect.flatMap(status.get, (current): Effect.Effect<A, E | RuntimeDisconnectedError | RuntimePausedError> => {
+      if (current !== "PAUSED") return live(effect)
+      if (backend.whilePaused === "wait") return Effect.andThen(status.awaitNot("PAUSED"), live(effect))
+      return Effect.fail(
+        new RuntimePausedError({
+          message: `The ${kind} runtime is paused: call resume first, or build its layer with whilePaused: "wait" ` +
+            "to have calls wait for the resume."
+        })
+      )
+    })
+
+  /** PAUSED from before the sandbox is frozen (no call starts meanwhile); the old status back if it fails. */
+  const pause = (freeze: Effect.Effect<void, RuntimeError>) =>
+    Effect.flatMap(status.get, (before) =>
+      status.set("PAUSED").pipe(
+        Effect.andThen(freeze),
+        Effect.tapError(() => status.update((s) => s === "PAUSED" ? before : s))
+      ))
+
+  /**
+   * Why IPython cannot run (its kernel did not start): a cell fails with it on every runtime, as
+   * CliRuntime's executor does, instead of a server's 500 read as a lost server.
+   */
+  const noKernel = backend.info.capabilities.unavailable?.ipython
+
+  const execute = (action: Action, onOutput?: (text: string) => void): Effect.Effect<Observation, RuntimeError> => {
+    const draft = backend.draftEditor ?? Option.none()
+    if (isDraftEdit(action) && Option.isSome(draft)) {
+      return instrumentAction(kind, action, masked(draft.value.edit(action, run)))
+    }
     const timed = action.timeout === undefined
       ? copyWith(action, { timeout: backend.defaultTimeoutSeconds } as Partial<Action>)
       : action
-    const execute = backend.received === undefined
-      ? backend.execute(timed)
-      : Effect.andThen(backend.received(action), backend.execute(timed))
-    return instrumentAction(kind, action, masked(execute))
+    const sent = noKernel !== undefined && action._tag === "IPythonRunCellAction"
+      ? Effect.fail(new RuntimeStartError({ message: noKernel }))
+      : backend.execute(timed, onOutput)
+    const executed = backend.received === undefined ? sent : Effect.andThen(backend.received(action), sent)
+    return instrumentAction(kind, action, masked(executed))
   }
-  // The executor answers each action type with its own observation types (or an ErrorObservation).
-  const runAs = <O extends Observation>(action: Action) => run(action) as Effect.Effect<O, RuntimeError>
+  const run = (action: Action): Effect.Effect<Observation, RuntimeError> => execute(action)
+
+  /**
+   * `run` with the output as it comes. The chunks are masked across their boundaries (a secret
+   * split between two chunks is held back until it is whole); the stream's fiber is the action's,
+   * so interrupting the consumer interrupts the action as interrupting `run` does.
+   */
+  const runStream = (action: Action): Stream.Stream<ActionEvent, RuntimeError> =>
+    Stream.callback<ActionEvent, RuntimeError>((queue) => {
+      const output = mask.stream((text) => void Queue.offerUnsafe(queue, new OutputChunk({ text })))
+      return execute(action, output).pipe(
+        Effect.tap(() => Effect.sync(output.flush)),
+        Effect.flatMap((observation) => Queue.offer(queue, new FinalObservation({ observation }))),
+        Effect.andThen(Queue.end(queue))
+      )
+    })
+  /**
+   * Run, keeping the shortcut's type true: an observation of another type than `tags` (a server
+   * answering out of turn) becomes an ErrorObservation saying so.
+   */
+  const runAs = <O extends Observation>(action: Action, ...tags: ReadonlyArray<O["_tag"]>) =>
+    Effect.map(run(action), (observation) =>
+      observation instanceof ErrorObservation || tags.includes(observation._tag)
+        ? observation as O | ErrorObservation
+        : new ErrorObservation({
+          content: `The ${kind} runtime answered a ${action._tag} with a ${observation._tag}, not a ${
+            tags.join(" or ")
+          }.`
+        }))
 
   const unsupported = (capability: string) =>
     Effect.fail(
@@ -111,18 +202,36 @@ export const makeRuntime = (
     info: backend.info,
     status: status.changes,
     currentStatus: status.get,
+    // A released runtime stays STOPPED: a late set-up step must not make it look alive again.
+    setStatus: (next) => status.update((current) => current === "STOPPED" ? current : next),
     run,
-    runCommand: (command) => runAs(typeof command === "string" ? new CmdRunAction({ command }) : command),
-    runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
-    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path),
-    write: (file) => runAs(file instanceof FileWriteAction ? file : new FileWriteAction(file)),
-    edit: (action) => runAs(action),
-    browse: (url) => runAs(typeof url === "string" ? new BrowseURLAction({ url }) : url),
+    runStream,
+    runCommand: (command) =>
+      Effect.flatMap(
+        actionOf(typeof command === "string" ? new CmdRunAction({ command }) : command, CmdRunAction),
+        (action) => runAs(action, "CmdOutputObservation")
+      ),
+    runIPython: (code) =>
+      runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code, "IPythonRunCellObservation"),
+    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path, "FileReadObservation"),
+    write: (file) => Effect.flatMap(actionOf(file, FileWriteAction), (action) => runAs(action, "FileWriteObservation")),
+    edit: (edit) => Effect.flatMap(actionOf(edit, FileEditAction), (action) => runAs(action, "FileEditObservation")),
+    browse: (url) =>
+      runAs(
+        typeof url === "string" ? new BrowseURLAction({ url }) : url,
+        "BrowserOutputObservation",
+        "FileDownloadObservation"
+      ),
     browseInteractive: (actions) =>
-      runAs(typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions),
+      runAs(
+        typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions,
+        "BrowserOutputObservation",
+        "FileDownloadObservation"
+      ),
     callTool: (call) =>
       runAs(
-        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} })
+        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} }),
+        "McpObservation"
       ),
     listTools: masked(backend.listTools).pipe(
       Effect.withSpan("Runtime.listTools", { attributes: { "runtime.kind": kind } })
@@ -156,7 +265,10 @@ export const makeRuntime = (
           Effect.withSpan("Runtime.addEnvVars", { attributes: { "runtime.kind": kind, names: Object.keys(vars) } })
         )
       }),
-    pause: backend.pause === undefined ? unsupported("pause") : live(backend.pause),
-    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume)
+    pause: backend.pause === undefined ? unsupported("pause") : live(pause(backend.pause)),
+    // READY once the sandbox answers again (calls waiting for the resume go then).
+    resume: backend.resume === undefined ? unsupported("resume") : live(backend.resume).pipe(
+      Effect.andThen(status.update((s) => s === "PAUSED" ? "READY" : s))
+    )
   }
 }

@@ -4,8 +4,8 @@
  * OpenHands plugins (`--plugins jupyter agent_skills`), the browser flag (`--enable-browser`), the
  * interpreter and Chromium binary in the server's environment, and stdio MCP servers posted to
  * `/update_mcp_server` once the server answers (as OpenHands does). One place for the argv, the
- * environment, the capabilities they give, and the MCP hand-over, so Local and Docker cannot
- * drift apart (nor from CliRuntime, which reads the same options).
+ * environment, the capabilities they give, the MCP hand-over, and what the server says cannot
+ * work, so Local and Docker cannot drift apart (nor from CliRuntime, which reads the same options).
  */
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
@@ -71,5 +71,42 @@ export const sendMcpServers = (
     Effect.catchTag(
       "HttpClientError",
       (e) => Effect.fail(new RuntimeStartError({ message: `Cannot configure MCP servers: ${e.message}` }))
+    )
+  )
+
+type Capability = Exclude<keyof RuntimeCapabilities, "unavailable">
+
+/**
+ * The capabilities the options asked for, less those the server says cannot work (`GET
+ * /v1/capabilities`: a kernel that did not start), with its reasons, as CliRuntime reports them.
+ * Asked only with the `jupyter` plugin, the one tool that can fail at start (it waits for the
+ * kernel); a server without the endpoint (OpenHands') is taken at its options' word.
+ */
+export const serverCapabilities = (
+  baseUrl: string,
+  key: Redacted.Redacted<string>,
+  claimed: RuntimeCapabilities
+): Effect.Effect<RuntimeCapabilities, RuntimeStartError, HttpClient.HttpClient> =>
+  !claimed.ipython ? Effect.succeed(claimed) : Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(
+      HttpClientRequest.get(`${baseUrl}/v1/capabilities`).pipe(
+        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key))
+      )
+    )
+    if (response.status === 404) return claimed
+    const body = (yield* response.json) as { unavailable?: Record<string, unknown> }
+    const unavailable = Object.fromEntries(
+      Object.entries(body.unavailable ?? {}).filter((entry): entry is [Capability, string] =>
+        Object.hasOwn(claimed, entry[0]) && typeof entry[1] === "string"
+      )
+    )
+    if (Object.keys(unavailable).length === 0) return claimed
+    const off = Object.fromEntries(Object.keys(unavailable).map((name) => [name, false]))
+    return { ...claimed, ...off, unavailable: { ...claimed.unavailable, ...unavailable } }
+  }).pipe(
+    Effect.catchTag(
+      "HttpClientError",
+      (e) => Effect.fail(new RuntimeStartError({ message: `Cannot read the server's capabilities: ${e.message}` }))
     )
   )

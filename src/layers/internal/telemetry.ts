@@ -8,14 +8,41 @@ import type { Action } from "../../schema/Action.ts"
 import type { Observation } from "../../schema/Observation.ts"
 import { actionWireType } from "../../schema/wire.ts"
 
+const COUNT_ID = "effect_sandbox_actions_total"
+
+/**
+ * How many actions were sent, over every `runtime.kind` and `action.type` series or those the
+ * filter names. Why not `Metric.value(ActionMetrics.count)`: that reads only the series without
+ * attributes, which no runtime feeds (each action counts under its kind and type), so it says 0.
+ */
+const countOf = Effect.fn("ActionMetrics.countOf")(function*(
+  filter: { readonly runtimeKind?: string; readonly actionType?: string } = {}
+) {
+  const snapshots = yield* Metric.snapshot
+  let total = 0
+  for (const metric of snapshots) {
+    if (metric.id !== COUNT_ID || metric.type !== "Counter" || metric.attributes === undefined) continue
+    if (filter.runtimeKind !== undefined && metric.attributes["runtime.kind"] !== filter.runtimeKind) continue
+    if (filter.actionType !== undefined && metric.attributes["action.type"] !== filter.actionType) continue
+    total += Number(metric.state.count)
+  }
+  return total
+})
+
 /** The metrics every runtime feeds, attributed by `runtime.kind` and `action.type`. */
 export const ActionMetrics = {
-  count: Metric.counter("effect_sandbox_actions_total", {
-    description: "Actions run, by runtime kind and action type"
+  /**
+   * Every action sent, whatever its outcome (an observation, a typed error, an interruption).
+   * Incremental: it only goes up, so OTLP exports it as a monotonic sum (a Prometheus counter).
+   */
+  count: Metric.counter(COUNT_ID, {
+    description: "Actions run, by runtime kind and action type",
+    incremental: true
   }),
   duration: Metric.timer("effect_sandbox_action_duration", {
     description: "Time from sending an action to its observation"
-  })
+  }),
+  countOf
 } as const
 
 /** Wrap one action's execution in its span and metrics. */
@@ -32,7 +59,7 @@ export const instrumentAction = <E, R>(
         : Effect.void
     ),
     Effect.trackDuration(Metric.withAttributes(ActionMetrics.duration, attributes)),
-    Effect.tap(() => Metric.update(Metric.withAttributes(ActionMetrics.count, attributes), 1)),
+    Effect.ensuring(Metric.update(Metric.withAttributes(ActionMetrics.count, attributes), 1)),
     Effect.withSpan(action._tag, { attributes })
   )
 }

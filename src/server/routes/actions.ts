@@ -3,23 +3,54 @@
  * `POST /v1/execute_action/stream` (a command's output as NDJSON while it runs,
  * then the observation) and `POST /v1/env` (add environment variables).
  */
-import { Effect, Queue, Stream } from "effect"
+import { Effect, Queue, Schema, Stream } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import type { Action } from "../../schema/Action.ts"
+import { unrecognizedCommand } from "../../executor/editor/OHEditor.ts"
+import { instrumentAction } from "../../layers/internal/telemetry.ts"
+import { type Action, FileEditCommand } from "../../schema/Action.ts"
+import { FileEditObservation } from "../../schema/Observation.ts"
 import { decodeAction, encodeObservation } from "../../schema/wire.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, failed, isRecord, jsonBody } from "../responses.ts"
 import type { ServerClock } from "../serverInfo.ts"
 import { ENDPOINTS } from "./paths.ts"
 
-/** The `action` of an `{"action": {...}}` body, decoded. */
-const actionFromBody = Effect.gen(function*() {
+/** The `action` of an `{"action": {...}}` body, as sent. */
+const actionJson = Effect.gen(function*() {
   const body = yield* jsonBody
   if (!isRecord(body) || !("action" in body)) {
     return yield* Effect.fail(new BadRequest(400, "The body must be a JSON object {\"action\": {...}}."))
   }
-  return yield* decodeAction(body["action"]).pipe(Effect.mapError((e) => new BadRequest(400, e.message)))
+  return body["action"]
 })
+
+const decoded = (json: unknown) => decodeAction(json).pipe(Effect.mapError((e) => new BadRequest(400, e.message)))
+
+/** The `action` of an `{"action": {...}}` body, decoded. */
+const actionFromBody = Effect.flatMap(actionJson, decoded)
+
+const isEditCommand = Schema.is(FileEditCommand)
+
+/**
+ * An edit whose command FileEditAction's literal union refuses (an LLM's invention, sent by an
+ * OpenHands client): OpenHands answers with the editor's message, not an error, so the agent can
+ * correct itself. Unlike OpenHands, the path is not checked first.
+ */
+const unknownEditCommand = (json: unknown): FileEditObservation | undefined => {
+  if (!isRecord(json) || json["action"] !== "edit" || !isRecord(json["args"])) return undefined
+  const { command, path } = json["args"]
+  if (typeof command !== "string" || typeof path !== "string" || isEditCommand(command)) return undefined
+  return new FileEditObservation({
+    content: `ERROR:\n${unrecognizedCommand(command)}`,
+    path,
+    implSource: "oh_aci",
+    diff: ""
+  })
+}
+
+/** Run an action in its span and metrics, as every runtime does on the client side (`runtime.kind` "server"). */
+const execute = (executor: ActionExecutor["Service"], action: Action, onOutput?: (text: string) => void) =>
+  instrumentAction("server", action, executor.execute(action, onOutput))
 
 const encoder = new TextEncoder()
 const ndjson = (value: unknown) => encoder.encode(`${JSON.stringify(value)}\n`)
@@ -27,7 +58,7 @@ const ndjson = (value: unknown) => encoder.encode(`${JSON.stringify(value)}\n`)
 /** Output events while the command runs, then `{"type": "observation", ...}` (or `{"type": "error"}`). */
 const streamAction = (executor: ActionExecutor["Service"], action: Action) =>
   Stream.callback<Uint8Array>((queue) =>
-    executor.execute(action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
+    execute(executor, action, (text) => void Queue.offerUnsafe(queue, ndjson({ type: "output", text }))).pipe(
       Effect.match({
         onSuccess: (observation) => ndjson({ type: "observation", observation: encodeObservation(observation) }),
         onFailure: (error) => ndjson({ type: "error", detail: error.message })
@@ -44,9 +75,10 @@ export const actionRoutes = (clock: ServerClock) =>
     yield* router.add(
       ...ENDPOINTS.executeAction,
       Effect.gen(function*() {
-        const action = yield* actionFromBody
+        const json = yield* actionJson
         clock.lastActionAt = Date.now()
-        const observation = yield* executor.execute(action)
+        const answered = unknownEditCommand(json)
+        const observation = answered ?? (yield* execute(executor, yield* decoded(json)))
         return HttpServerResponse.jsonUnsafe(encodeObservation(observation))
       }).pipe(Effect.catch(failed))
     )

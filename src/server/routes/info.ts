@@ -2,7 +2,10 @@
  * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info`,
  * `/vscode/connection_token`, and `/update_mcp_server`, which replaces the
  * session's stdio MCP servers (connection errors go to `router_error_log`);
- * our `GET /v1/mcp/tools` lists the tools of every connected MCP server.
+ * our `GET /v1/mcp/tools` lists the tools of every connected MCP server, and our
+ * `GET /v1/capabilities` says which tools the server was started with cannot work, and why
+ * (`{"unavailable": {"ipython": "Cannot start the IPython kernel: ..."}}`), so a runtime's
+ * `info.capabilities` is true of the server, not of the options it was given.
  */
 import { Effect, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -57,7 +60,13 @@ export const infoRoutes = (clock: ServerClock, workingDir: string) =>
       }).pipe(Effect.catch((e) => Effect.succeed(detail(e.status, e.message))))
     )
     yield* router.add(
+      ...ENDPOINTS.capabilities,
+      Effect.map(executor.ipythonUnavailable, (reason) =>
+        HttpServerResponse.jsonUnsafe({ unavailable: reason === undefined ? {} : { ipython: reason } }))
+    )
+    yield* router.add(
       ...ENDPOINTS.mcpTools,
-      Effect.map(executor.listMcpTools, (tools) => HttpServerResponse.jsonUnsafe(encodeTools({ tools })))
+      Effect.map(executor.listMcpTools, (tools) =>
+        HttpServerResponse.jsonUnsafe(encodeTools({ tools })))
     )
   }))

@@ -8,6 +8,7 @@ export const ENDPOINTS = {
   executeActionStream: ["POST", "/v1/execute_action/stream"],
   env: ["POST", "/v1/env"],
   mcpTools: ["GET", "/v1/mcp/tools"],
+  capabilities: ["GET", "/v1/capabilities"],
   mcpSse: ["GET", "/mcp/sse"],
   mcpMessages: ["POST", "/mcp/messages"],
   listFiles: ["POST", "/list_files"],

@@ -1,0 +1,72 @@
+/**
+ * `effect-sandbox run` with `--runtime` and `--image`: the real CLI (from source),
+ * its stdout, stderr and exit code; on Docker, the container it made is gone
+ * when it exits.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
+
+const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts")
+
+/** Run the CLI to its end. */
+const cli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", env, timeout: 240_000 })
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status, pid: result.pid }
+}
+
+describe("effect-sandbox run", () => {
+  it("runs on --runtime local, the exit code being the command's", () => {
+    const result = cli(["run", "--runtime", "local", "--", "echo hi; exit 3"])
+    assert.strictEqual(result.stdout, "hi\n", result.stderr)
+    assert.strictEqual(result.status, 3)
+  }, 60_000)
+
+  it("refuses --image without --runtime docker in one line, running nothing", () => {
+    const result = cli(["run", "--image", "debian:12", "--", "touch /tmp/never"])
+    assert.strictEqual(result.stderr, "effect-sandbox: --image applies to --runtime docker only, not --runtime cli.\n")
+    assert.strictEqual(result.stdout, "")
+    assert.strictEqual(result.status, 1)
+  }, 60_000)
+
+  it("names the runtimes it knows when given another", () => {
+    const result = cli(["run", "--runtime", "kvm", "--", "true"])
+    assert.notStrictEqual(result.status, 0)
+    assert.include(result.stdout + result.stderr, "cli, local, docker")
+  }, 60_000)
+})
+
+describeDocker("effect-sandbox run --runtime docker", () => {
+  const image = baseImage()
+
+  it("runs in a container of --image, removed when the CLI exits", () => {
+    const result = cli([
+      "run",
+      "--runtime",
+      "docker",
+      "--image",
+      image,
+      "--",
+      "echo hi from $(cat /etc/hostname | wc -c) && test -f /.dockerenv"
+    ])
+    assert.strictEqual(result.status, 0, result.stderr)
+    assert.match(result.stdout, /^hi from \d+\n$/)
+    assert.deepStrictEqual(containersWithLabel(`effect-sandbox.owner.pid=${result.pid}`), [])
+  }, 240_000)
+
+  it("takes the image from SANDBOX_BASE_CONTAINER_IMAGE without --image", () => {
+    const result = cli(["run", "--runtime", "docker", "--", "test -f /.dockerenv && echo in-docker"], {
+      ...process.env,
+      SANDBOX_BASE_CONTAINER_IMAGE: image
+    })
+    assert.strictEqual(result.stdout, "in-docker\n", result.stderr)
+    assert.strictEqual(result.status, 0)
+  }, 240_000)
+
+  it("reports an image that does not exist in one line", () => {
+    const result = cli(["run", "--runtime", "docker", "--image", "effect-sandbox-test/no-such-image:0", "--", "true"])
+    assert.strictEqual(result.status, 1)
+    assert.match(result.stderr, /^effect-sandbox: .+\n$/)
+  }, 240_000)
+})
