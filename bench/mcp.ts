@@ -64,6 +64,6 @@ export const mcpRows = async (record: Record, serverEntry: string) => {
 
   const cli = await timeRuntime(CliRuntime.layer({ mcp: { stdio: [everything] } }))
   record("MCP: echo tool call (CliRuntime)", cli, "sdk Client.callTool over stdio", sdk)
-  const local = await timeRuntime(LocalRuntime.layer({ serverEntry, mcpServers: [everything] }))
+  const local = await timeRuntime(LocalRuntime.layer({ serverEntry, mcp: { stdio: [everything] } }))
   record("MCP: echo tool call (LocalRuntime, HTTP)", local, "sdk Client.callTool over stdio", sdk)
 }

@@ -74,7 +74,7 @@ import { LocalRuntime } from "effect-sandbox/local"
 ${program}
 await Effect.runPromise(program("local").pipe(Effect.provide(LocalRuntime.layer())))
 if (process.argv.includes("skills")) {
-  await Effect.runPromise(skills.pipe(Effect.provide(LocalRuntime.layer({ plugins: ["agent_skills", "jupyter"] }))))
+  await Effect.runPromise(skills.pipe(Effect.provide(LocalRuntime.layer({ ipython: true }))))
 }
 if (process.argv.includes("browser")) await Effect.runPromise(browse.pipe(Effect.provide(LocalRuntime.layer({ browser: true }))))
 `,

@@ -1,7 +1,7 @@
 /**
  * Group 3, boundary escapes: file actions of a CliRuntime restricted to its
  * workspace, attacked from inside the workspace with links to an outside
- * directory. No outside contents may come back, no write may land outside, no
+ * directory, and of a LocalRuntime with default options, attacked directly. No outside contents may come back, no write may land outside, no
  * outside name may be listed.
  */
 import { Effect, ManagedRuntime } from "effect"
@@ -22,7 +22,9 @@ import {
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CliRuntime, FileEditAction, Runtime, type RuntimeShape } from "../../src/index.ts"
+import { LocalRuntime } from "../../src/local.ts"
 import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
+import { payloadEntry } from "./server.ts"
 
 /**
  * Swap the directory `dir` with a symlink to `outside` (and back) as fast as Python
@@ -50,6 +52,37 @@ while time.time() < end:
 `
 
 const contentOf = (observation: { readonly content?: unknown }) => String(observation.content ?? "")
+
+/**
+ * A LocalRuntime given no `restrictToWorkspace` (its action server, started with the option's
+ * default) attacked directly: an outside file read, written, listed and copied out. Swapping
+ * CliRuntime for a server runtime must not widen what file actions reach.
+ */
+const serverDefaults = async (
+  ws: string,
+  outside: { readonly file: string; readonly secret: string; readonly dir: string }
+): Promise<Row> => {
+  const runtime = ManagedRuntime.make(LocalRuntime.layer({ workspace: ws, serverEntry: payloadEntry() }))
+  try {
+    const rt = await runtime.runPromise(Runtime)
+    const read = contentOf(await runtime.runPromise(rt.read(outside.file))).includes(outside.secret)
+    await runtime.runPromise(rt.write({ path: outside.file, content: "WRITTEN-BY-SERVER" }))
+    const written = readFileSync(outside.file, "utf8") !== outside.secret
+    writeFileSync(outside.file, outside.secret)
+    const listed = (await runtime.runPromise(rt.listFiles(outside.dir))).length > 0
+    const zip = join(ws, "..", "copied-out.zip")
+    await runtime.runPromise(Effect.ignore(rt.copyFrom(outside.file, zip)))
+    const copied = existsSync(zip)
+    return atMost(
+      "escapes: LocalRuntime with default options reading, writing, listing or copying out an outside file",
+      [read, written, listed, copied].filter(Boolean).length,
+      "escapes",
+      0
+    )
+  } finally {
+    await runtime.dispose()
+  }
+}
 
 /** Run `count` reads or writes of `<dir>/secret.txt` while a swapper flips `dir` between inside and outside. */
 const race = async (
@@ -178,6 +211,7 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     )
     const listed = views.filter((o) => contentOf(o as { content?: unknown }).includes(`outside-name-${process.pid}`))
     rows.push(atMost("escapes: directory views listing outside names", listed.length, "views", 0))
+    rows.push(await serverDefaults(ws, { file: outsideFile, secret, dir: outside }))
   } finally {
     await runtime.dispose()
     rmSync(base, { recursive: true, force: true })

@@ -111,7 +111,7 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
     },
     {
       name: "ipython",
-      tools: { plugins: ["jupyter"] },
+      tools: { ipython: { agentSkills: false } },
       // The cell says when it runs (the kernel starts on the first cell, which takes a while).
       start: (r) => r.runIPython(`import time\nopen(${JSON.stringify(cellStarted)}, "w").close()\ntime.sleep(987)`),
       begun: () => existsSync(cellStarted),
@@ -131,12 +131,14 @@ export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyA
     {
       name: "mcp call",
       tools: {
-        mcpServers: [{
-          name: "chaos",
-          command: process.execPath,
-          args: [join(import.meta.dirname, "hangingMcp.ts"), HANGING_SLEEP],
-          env: {}
-        }]
+        mcp: {
+          stdio: [{
+            name: "chaos",
+            command: process.execPath,
+            args: [join(import.meta.dirname, "hangingMcp.ts"), HANGING_SLEEP],
+            env: {}
+          }]
+        }
       },
       start: (r) => r.callTool({ name: "hang" }),
       begun: running(`sleep ${HANGING_SLEEP}`),

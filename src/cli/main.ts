@@ -135,7 +135,8 @@ const serveCommand = Command.make(
     username: Flag.String("username").pipe(Flag.withDefault("openhands")),
     userId: Flag.Int("user-id").pipe(Flag.withDefault(1000)),
     enableBrowser: Flag.Boolean("enable-browser").pipe(Flag.withDefault(true)),
-    exitOnStdinClose: Flag.Boolean("exit-on-stdin-close").pipe(Flag.withDefault(false))
+    exitOnStdinClose: Flag.Boolean("exit-on-stdin-close").pipe(Flag.withDefault(false)),
+    restrictToWorkspace: Flag.Boolean("restrict-to-workspace").pipe(Flag.withDefault(false))
   },
   (options) =>
     serve({

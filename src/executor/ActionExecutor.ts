@@ -46,6 +46,11 @@ export interface ExecutorOptions {
   /** Marks every process the shells start, so they can be reaped. */
   readonly sessionMarker: string
   readonly loadUserRc?: boolean
+  /**
+   * Variables every process of the session starts with, over this process's (a server gets them
+   * in its own environment instead): CliRuntime's `env` and `sandbox.runtimeStartupEnvVars`.
+   */
+  readonly env?: Readonly<Record<string, string>>
   /** Most processes the session's shells may have at once, where a pids cgroup is available (default 1024). */
   readonly pidsLimit?: number
   /**
@@ -94,7 +99,7 @@ export const makeActionExecutor = (
       extraAllowed: [stateDir]
     })
     const env = new EnvStore(join(stateDir, "env.sh"))
-    const baseEnv = sandboxEnv()
+    const baseEnv = { ...sandboxEnv(), ...options.env }
     const sessionOptions = (cwd: string, dir: string) => ({
       cwd,
       stateDir: dir,

@@ -7,60 +7,28 @@
 import { type Config, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
-import { DEFAULT_PYTHON, makeActionExecutor } from "../executor/ActionExecutor.ts"
+import { makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
-import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
+import { sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
+import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
-import { checkRuntimeOptions } from "./internal/options.ts"
+import { checkRuntimeOptions, executorTools, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
 import { makeStatus } from "./internal/statusCell.ts"
 import { withUploadPayload } from "./internal/uploadPayload.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
 
-export interface CliRuntimeOptions {
-  /** Workspace directory (created if missing). Default: a temporary directory removed on release. */
-  readonly workspace?: string
-  /** Keep a temporary workspace after release. */
-  readonly keepWorkspace?: boolean
-  /** Refuse file actions on paths outside the workspace (default true). */
-  readonly restrictToWorkspace?: boolean
-  /** Seconds without output before a command returns partial output (default 10, as OpenHands' server). */
-  readonly noChangeTimeoutSeconds?: number
-  /** Sandbox settings; default: OpenHands' defaults overridden by `SANDBOX_*` variables. */
-  readonly sandbox?: SandboxConfig
-  /** Session id (default: a random UUID). */
-  readonly sessionId?: string
-  /**
-   * Most processes (and threads) the session's shells may have at once, so a fork bomb cannot starve
-   * the host (default 1024). Enforced where this process can create cgroups (Linux, as root); see docs/runtimes/cli.md.
-   */
-  readonly pidsLimit?: number
+/** The shared options (services/RuntimeOptions.ts) and what only an in-process executor can do. */
+export interface CliRuntimeOptions extends RuntimeOptions {
   /** Source `~/.bashrc` in the shell (default false). */
   readonly loadUserRc?: boolean
   /**
-   * Run IPython cells in a real kernel (default off); `python` needs ipykernel (default /usr/bin/python3).
-   * The agent_skills helpers (`open_file`, `file_editor`, ...) are imported into it unless `agentSkills: false`,
-   * as OpenHands' default agents run jupyter with agent_skills.
+   * MCP servers whose tools `callTool` reaches: stdio ones are started (and stopped) with the
+   * runtime; remote ones (SSE, streamable HTTP) are called from this process, which only it can.
    */
-  readonly ipython?: boolean | { readonly python?: string; readonly agentSkills?: boolean }
-  /** MCP servers whose tools `callTool` reaches: stdio ones are started (and stopped) with the runtime. */
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
-  /**
-   * Browse with Chromium (default off), launched on the first browser action;
-   * `executablePath` defaults to `EFFECT_SANDBOX_CHROMIUM`, then Debian's chromium.
-   */
-  readonly browser?: boolean | { readonly executablePath?: string }
 }
-
-/** The executor's IPython setting for a runtime option. */
-const ipythonOption = (option: CliRuntimeOptions["ipython"]) =>
-  option === undefined || option === false
-    ? undefined
-    : {
-      python: (option === true ? undefined : option.python) ?? DEFAULT_PYTHON,
-      agentSkills: option === true || (option.agentSkills ?? true)
-    }
 
 const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
@@ -69,19 +37,17 @@ const make = (options: CliRuntimeOptions) =>
     const status = yield* makeStatus
     const sandbox = yield* sandboxConfigOr(options.sandbox)
     const workspace = yield* scopedWorkspace(options, sessionId.slice(0, 8), "CliRuntime options")
-    const ipython = ipythonOption(options.ipython)
+    const tools = executorTools(options)
     const executor = yield* makeActionExecutor({
       workspace,
-      restrictToWorkspace: options.restrictToWorkspace ?? true,
+      restrictToWorkspace: restrictsToWorkspace(options),
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
       sessionMarker: sessionId,
+      env: startupEnv(sandbox, options),
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
       ...(options.pidsLimit === undefined ? {} : { pidsLimit: options.pidsLimit }),
-      ...(ipython === undefined ? {} : { ipython }),
-      ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
-      ...(options.browser === undefined || options.browser === false
-        ? {}
-        : { browser: options.browser === true ? {} : options.browser })
+      ...tools,
+      ...(options.mcp === undefined ? {} : { mcp: options.mcp })
     })
     // Waited for (its start overlapped the shell's) so the capabilities say whether cells can run, and why not.
     const ipythonUnavailable = yield* executor.ipythonUnavailable
@@ -98,8 +64,8 @@ const make = (options: CliRuntimeOptions) =>
         urls: {},
         capabilities: {
           pause: false,
-          ipython: ipython !== undefined && ipythonUnavailable === undefined,
-          browser: options.browser !== undefined && options.browser !== false,
+          ipython: tools.ipython !== undefined && ipythonUnavailable === undefined,
+          browser: tools.browser !== undefined,
           mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,
           ...(ipythonUnavailable === undefined ? {} : { unavailable: { ipython: ipythonUnavailable } })
         }

@@ -22,6 +22,7 @@ import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
+import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { dockerClient } from "./docker/client.ts"
 import {
   type BeforeStart,
@@ -48,35 +49,34 @@ import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
-import { checkRuntimeOptions } from "./internal/options.ts"
+import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
 import {
-  browserArg,
-  pluginArgs,
+  PYTHON_VARIABLE,
   sendMcpServers,
   serverCapabilities,
-  type ServerToolOptions,
+  serverToolArgs,
+  serverToolEnv,
   toolCapabilities
 } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { scopedWorkspace } from "./local/workspace.ts"
 
-export interface DockerRuntimeOptions extends ServerToolOptions {
-  /** Sandbox settings (images, volumes, GPU, networks, keep-alive, ...); default from `SANDBOX_*`. */
-  readonly sandbox?: SandboxConfig
-  /** Session id; a container named `<prefix>-<sessionId>` that exists is attached to instead of created. */
-  readonly sessionId?: string
+/**
+ * The shared options (services/RuntimeOptions.ts) and what is a container's own. `workspace` is
+ * mounted at /workspace, and `restrictToWorkspace` confines file actions to /workspace inside the
+ * container (the rest of the image is the container's, outside the agent's file tools as on the
+ * other runtimes); `sessionId` also names the container, and one that exists is attached to.
+ */
+export interface DockerRuntimeOptions extends RuntimeOptions {
   /** Base image to build the runtime image from (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
-  /** Host directory mounted at /workspace (default: a temporary one, removed on release). */
-  readonly workspace?: string
   /** The sandbox user (default uid 1000 `openhands`, as OpenHands; created in the image if missing). */
   readonly userId?: number
   readonly username?: string
-  /** Limits; defaults 4 GiB of memory, 2 CPUs, 4096 processes. */
+  /** Limits; defaults 4 GiB of memory, 2 CPUs (and `pidsLimit` 4096 processes). */
   readonly memoryBytes?: number
   readonly cpus?: number
-  readonly pidsLimit?: number
   /**
    * Disk quota of the container's writable layer (Docker's `--storage-opt size`; default none).
    * Only some engines enforce it (overlay2 on xfs mounted with `pquota`, btrfs, zfs, ...); others
@@ -86,8 +86,6 @@ export interface DockerRuntimeOptions extends ServerToolOptions {
   readonly storageBytes?: number
   /** Extra container ports to publish on 127.0.0.1 (reported in `info.urls` as `app-<port>`). */
   readonly appPorts?: ReadonlyArray<number>
-  readonly env?: Readonly<Record<string, string>>
-  readonly noChangeTimeoutSeconds?: number
   readonly containerNamePrefix?: string
   /** The owner's lease over its containers and the reaper's pace (defaults: renew 2 s, stale 20 s, reap 30 s). */
   readonly ownerLease?: OwnerLeaseOptions
@@ -131,8 +129,7 @@ const containerSpec = (input: {
     }]
     : undefined
   const env = {
-    ...sandbox.runtimeStartupEnvVars,
-    ...options.env,
+    ...containerEnv(options, sandbox),
     ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
     // Not the key itself: where the server finds it (docker/sessionKey.ts).
     ...sessionKeyFileEnv,
@@ -152,8 +149,8 @@ const containerSpec = (input: {
       input.username,
       "--user-id",
       String(input.uid),
-      ...pluginArgs(options.plugins),
-      browserArg(options.browser),
+      ...serverToolArgs(options),
+      ...(restrictsToWorkspace(options) ? ["--restrict-to-workspace"] : []),
       // The server defaults to loopback: in its own network namespace it must listen on all
       // interfaces to be reached through the published port (with the key it was given).
       "--host",
@@ -199,16 +196,22 @@ const containerSpec = (input: {
   return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
 }
 
-/** What the image must carry for the tools asked for (the preflight names what it lacks). */
-const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => ({
-  ...(options.plugins?.includes("jupyter") === true
-    ? {
-      ipythonPython: options.env?.["EFFECT_SANDBOX_PYTHON"] ?? sandbox.runtimeStartupEnvVars["EFFECT_SANDBOX_PYTHON"] ??
-        DEFAULT_PYTHON
-    }
-    : {}),
-  ...(options.browser === true ? { chromium: true } : {})
+/** The environment the container's server (and so its shells) starts with: startup variables, `env`, then the tools'. */
+const containerEnv = (options: DockerRuntimeOptions, sandbox: SandboxConfig): Record<string, string> => ({
+  ...startupEnv(sandbox, options),
+  ...serverToolEnv(options)
 })
+
+/** What the image must carry for the tools asked for (the preflight names what it lacks). */
+const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => {
+  const capabilities = toolCapabilities(options, { pause: true })
+  return {
+    ...(capabilities.ipython
+      ? { ipythonPython: containerEnv(options, sandbox)[PYTHON_VARIABLE] ?? DEFAULT_PYTHON }
+      : {}),
+    ...(capabilities.browser ? { chromium: true } : {})
+  }
+}
 
 /**
  * Where the client reaches the server. On a local Linux engine: the container's
@@ -308,7 +311,7 @@ const startSandbox = (
         onStatus("BUILDING_RUNTIME")
       ))
       const workspace = yield* scopedWorkspace(
-        { workspace: options.workspace, keepWorkspace: keepAlive },
+        { workspace: options.workspace, keepWorkspace: keepAlive || options.keepWorkspace === true },
         `docker-${sessionId.slice(0, 8)}`,
         "DockerRuntime options"
       )
@@ -322,7 +325,8 @@ const startSandbox = (
           sessionId,
           sessionKey,
           workspace,
-          temporaryWorkspace: options.workspace === undefined,
+          // A kept one is not: neither the reaper nor a later release may remove it.
+          temporaryWorkspace: options.workspace === undefined && options.keepWorkspace !== true,
           options,
           sandbox,
           uid,
@@ -347,7 +351,7 @@ const startSandbox = (
       exitedAtStartup(running)
     )
     // Every start, attached or not: a restarted container's server has forgotten them.
-    yield* sendMcpServers(baseUrl, Redacted.make(sessionKey), options.mcpServers)
+    yield* sendMcpServers(baseUrl, Redacted.make(sessionKey), options.mcp?.stdio)
     const capabilities = yield* serverCapabilities(
       baseUrl,
       Redacted.make(sessionKey),

@@ -19,34 +19,31 @@ import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
+import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
 import { makeRuntime } from "./internal/makeRuntime.ts"
-import { checkRuntimeOptions } from "./internal/options.ts"
-import { sendMcpServers, serverCapabilities, type ServerToolOptions, toolCapabilities } from "./internal/serverTools.ts"
+import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
+import {
+  sendMcpServers,
+  serverCapabilities,
+  serverToolArgs,
+  serverToolEnv,
+  toolCapabilities
+} from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
-import { scopedWorkspace, type WorkspaceChoice } from "./local/workspace.ts"
+import { scopedWorkspace } from "./local/workspace.ts"
 
-export interface LocalServerOptions extends WorkspaceChoice, ServerToolOptions {
-  /** Seconds without output before a command returns partial output (default 10). */
-  readonly noChangeTimeoutSeconds?: number
-  /** Extra environment for the server and its shells. */
-  readonly env?: Readonly<Record<string, string>>
-  /**
-   * Most processes (and threads) the session's shells may have at once, so a fork bomb cannot starve
-   * the host (default 1024). Enforced where the server can create cgroups (Linux, as root); see docs/runtimes/local.md.
-   */
-  readonly pidsLimit?: number
+/** The shared options (services/RuntimeOptions.ts) and the server script to run. */
+export interface LocalRuntimeOptions extends RuntimeOptions {
   /** The server script to run (default: the bundled payload when installed, the source in this repo). */
   readonly serverEntry?: string
   /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
   readonly schedules?: RuntimeSchedules
 }
 
-export interface LocalRuntimeOptions extends LocalServerOptions {
-  /** Sandbox settings; default: OpenHands' defaults overridden by `SANDBOX_*` variables. */
-  readonly sandbox?: SandboxConfig
-}
+/** What the servers of a pool are started with: each gets its own session id. */
+export type LocalServerOptions = Omit<LocalRuntimeOptions, "sessionId">
 
 /** A started server with its workspace and key, ready for a client. */
 interface LocalServer {
@@ -58,15 +55,15 @@ interface LocalServer {
   readonly schedules: RuntimeSchedules | undefined
 }
 
-/** What a server with these plugins can do (an attached server's plugins are unknown: none assumed). */
-const capabilitiesOf = (options: LocalServerOptions = {}): RuntimeCapabilities =>
-  toolCapabilities(options, { pause: false })
+/** What a server with these tools can do (an attached server's tools are unknown: none assumed). */
+const capabilitiesOf = (options: RuntimeTools = {}): RuntimeCapabilities => toolCapabilities(options, { pause: false })
 
 /** Start a server (and its workspace) in the current scope. */
-const startLocalServer = (options: LocalServerOptions) =>
+const startLocalServer = (options: LocalRuntimeOptions) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("LocalRuntime options", options)
-    const sessionId = randomUUID()
+    const sandbox = yield* sandboxConfigOr(options.sandbox)
+    const sessionId = options.sessionId ?? randomUUID()
     const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`, "LocalRuntime options")
     // A fresh key per server: other local users cannot drive it through its port.
     const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
@@ -82,18 +79,17 @@ const startLocalServer = (options: LocalServerOptions) =>
       sessionId,
       sessionApiKey,
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-      ...(options.env === undefined && options.pidsLimit === undefined ? {} : {
-        env: {
-          ...options.env,
-          ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
-        }
-      }),
-      ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry }),
-      ...(options.plugins === undefined ? {} : { plugins: options.plugins }),
-      ...(options.browser === undefined ? {} : { browser: options.browser })
+      restrictToWorkspace: restrictsToWorkspace(options),
+      env: {
+        ...startupEnv(sandbox, options),
+        ...serverToolEnv(options),
+        ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
+      },
+      toolArgs: serverToolArgs(options),
+      ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
     })
     yield* waitUntilAlive(process.baseUrl, undefined, options.schedules?.waitUntilAlive)
-    yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcpServers)
+    yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcp?.stdio)
     return {
       process,
       workspace,
@@ -136,8 +132,8 @@ export class LocalServerPool extends Context.Service<LocalServerPool, WarmPool<L
   "effect-sandbox/LocalServerPool"
 ) {}
 
-const makePool = (options: LocalServerOptions & { readonly warmServers: number }) =>
-  Effect.map(makeWarmPool(options.warmServers, startLocalServer(options), "local server"), LocalServerPool.of)
+const makePool = ({ warmServers, ...options }: LocalServerOptions & { readonly warmServers: number }) =>
+  Effect.map(makeWarmPool(warmServers, startLocalServer(options), "local server"), LocalServerPool.of)
 
 export const LocalRuntime = {
   /** A runtime on a freshly started local server (stopped, workspace removed, on release). */
@@ -149,7 +145,7 @@ export const LocalRuntime = {
       Effect.gen(function*() {
         const status = yield* makeStatus
         const sandbox = yield* sandboxConfigOr(options.sandbox)
-        const server = yield* startLocalServer(options)
+        const server = yield* startLocalServer({ ...options, sandbox })
         yield* status.set("RUNTIME_STARTED")
         const runtime = yield* runtimeFor(server, status, sandbox)
         yield* status.set("READY")

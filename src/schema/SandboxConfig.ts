@@ -1,5 +1,5 @@
 /**
- * OpenHands' `[sandbox]` configuration (spec §15.1) with its defaults, readable
+ * OpenHands' `[sandbox]` configuration (spec §15.1), the fields a runtime reads, with its defaults, readable
  * from `SANDBOX_<UPPER_SNAKE_NAME>` environment variables as OpenHands does
  * (`SANDBOX_TIMEOUT=30`, `SANDBOX_VOLUMES=/a:/b:ro`, JSON for lists and maps).
  */
@@ -10,7 +10,6 @@ import { formatIssue } from "./issues.ts"
 const NullableString = Schema.NullOr(Schema.String)
 /** Seconds: a zero or negative timeout would fail every action (or wait forever), so it is refused up front. */
 const Seconds = Schema.Number.check(Schema.isGreaterThan(0))
-const NonNegativeSeconds = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** One entry of `volumes`: a host path or named volume (`volume:<name>` or a bare name), where, and how. */
 export interface VolumeEntry {
@@ -38,84 +37,53 @@ export const volumeEntries = (spec: string): ReadonlyArray<VolumeEntry> | undefi
 const isVolumesSpec = Schema.makeFilter<string>((spec) =>
   volumeEntries(spec) !== undefined || "Expected host:container[:ro|rw] entries separated by commas"
 )
-const defaultUserId = typeof process.getuid === "function" ? process.getuid() : 1000
-
+/**
+ * The `[sandbox]` options some runtime reads, with OpenHands' defaults. Every field is implemented
+ * wherever it applies (docs/runtimes/swapping.md says which runtime reads which); OpenHands' others
+ * (remote runtime, platform, lint, VS Code port, ...) are left out rather than accepted and
+ * silently ignored (docs/design-notes.md).
+ */
 export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")({
-  remoteRuntimeApiUrl: withDefault(Schema.String, "http://localhost:8000"),
-  localRuntimeUrl: withDefault(Schema.String, "http://localhost"),
+  /** Docker: the container outlives its layer (attached to again by session id). */
   keepRuntimeAlive: withDefault(Schema.Boolean, false),
-  pauseClosedRuntimes: withDefault(Schema.Boolean, true),
-  rmAllContainers: withDefault(Schema.Boolean, false),
-  /** Never printed: `Redacted` shows as `<redacted>` in logs and JSON. */
-  apiKey: withDefault(Schema.NullOr(Schema.Redacted(Schema.String)), null),
+  /** Docker: the image the runtime image is built from. */
   baseContainerImage: withDefault(Schema.String, "nikolaik/python-nodejs:python3.12-nodejs22"),
+  /** Docker: a ready runtime image, used as is (no build). */
   runtimeContainerImage: withDefault(NullableString, null),
-  userId: withDefault(Schema.Int, defaultUserId),
-  /** Default hard timeout of an action, in seconds. */
+  /** Every runtime: default hard timeout of an action, in seconds. */
   timeout: withDefault(Seconds, 120),
-  remoteRuntimeInitTimeout: withDefault(Seconds, 180),
-  remoteRuntimeApiTimeout: withDefault(Seconds, 180),
-  remoteRuntimeEnableRetries: withDefault(Schema.Boolean, true),
-  remoteRuntimeClass: withDefault(NullableString, null),
-  enableAutoLint: withDefault(Schema.Boolean, false),
+  /** Docker: the container on the host's network. */
   useHostNetwork: withDefault(Schema.Boolean, false),
+  /** Docker: networks the container joins besides its own. */
   additionalNetworks: withDefault(Schema.Array(Schema.String), []),
-  runtimeBindingAddress: withDefault(Schema.String, "0.0.0.0"),
-  runtimeExtraBuildArgs: withDefault(Schema.NullOr(Schema.Array(Schema.String)), null),
-  initializePlugins: withDefault(Schema.Boolean, true),
+  /** Docker: rebuild the runtime image even when one with its tag exists. */
   forceRebuildRuntime: withDefault(Schema.Boolean, false),
-  runtimeExtraDeps: withDefault(NullableString, null),
+  /** Every runtime: variables the shells (and kernel, MCP servers, browser) start with; the `env` option wins. */
   runtimeStartupEnvVars: withDefault(Schema.Record(Schema.String, Schema.String), {}),
-  browsergymEvalEnv: withDefault(NullableString, null),
-  platform: withDefault(NullableString, null),
-  closeDelay: withDefault(NonNegativeSeconds, 3600),
-  remoteRuntimeResourceFactor: withDefault(Schema.Number.check(Schema.isGreaterThan(0)), 1),
+  /** Docker: GPUs for the container (all of them, or `cudaVisibleDevices`). */
   enableGpu: withDefault(Schema.Boolean, false),
+  /** Docker: raw container create options, merged last. */
   dockerRuntimeKwargs: withDefault(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)), null),
-  selectedRepo: withDefault(NullableString, null),
-  trustedDirs: withDefault(Schema.Array(Schema.String), []),
-  vscodePort: withDefault(Schema.NullOr(Schema.Int), null),
-  /** `host:container[:ro|rw],...` */
+  /** Docker: `host:container[:ro|rw],...` mounts. */
   volumes: withDefault(Schema.NullOr(Schema.String.check(isVolumesSpec)), null),
+  /** Docker: the GPUs given (and `CUDA_VISIBLE_DEVICES` in the container). */
   cudaVisibleDevices: withDefault(NullableString, null)
 }) {}
 
 /** How an environment variable's text becomes a field value. */
-type EnvKind = "string" | "number" | "boolean" | "json" | "redacted"
+type EnvKind = "string" | "number" | "boolean" | "json"
 
 const envKinds: { readonly [K in keyof typeof SandboxConfig.fields]: EnvKind } = {
-  remoteRuntimeApiUrl: "string",
-  localRuntimeUrl: "string",
   keepRuntimeAlive: "boolean",
-  pauseClosedRuntimes: "boolean",
-  rmAllContainers: "boolean",
-  apiKey: "redacted",
   baseContainerImage: "string",
   runtimeContainerImage: "string",
-  userId: "number",
   timeout: "number",
-  remoteRuntimeInitTimeout: "number",
-  remoteRuntimeApiTimeout: "number",
-  remoteRuntimeEnableRetries: "boolean",
-  remoteRuntimeClass: "string",
-  enableAutoLint: "boolean",
   useHostNetwork: "boolean",
   additionalNetworks: "json",
-  runtimeBindingAddress: "string",
-  runtimeExtraBuildArgs: "json",
-  initializePlugins: "boolean",
   forceRebuildRuntime: "boolean",
-  runtimeExtraDeps: "string",
   runtimeStartupEnvVars: "json",
-  browsergymEvalEnv: "string",
-  platform: "string",
-  closeDelay: "number",
-  remoteRuntimeResourceFactor: "number",
   enableGpu: "boolean",
   dockerRuntimeKwargs: "json",
-  selectedRepo: "string",
-  trustedDirs: "json",
-  vscodePort: "number",
   volumes: "string",
   cudaVisibleDevices: "string"
 }
@@ -133,8 +101,6 @@ const readField = (field: string, kind: EnvKind): Config.Config<Option.Option<un
       return Config.option(Config.Number(name))
     case "boolean":
       return Config.option(Config.Boolean(name))
-    case "redacted":
-      return Config.option(Config.Redacted(name))
     case "json":
       return Config.option(Config.schema(Schema.fromJsonString(Schema.Unknown), name))
   }

@@ -30,6 +30,11 @@ export interface ActionServerOptions {
   readonly stateDir?: string | undefined
   /** Most processes the shells may have at once, where a pids cgroup is available (default 1024). */
   readonly pidsLimit?: number | undefined
+  /**
+   * Refuse file actions outside `workingDir` (`--restrict-to-workspace`; default false: the sandbox
+   * (container, pod, VM) is the boundary, as in OpenHands' server).
+   */
+  readonly restrictToWorkspace?: boolean | undefined
   /** The `jupyter` plugin: IPython cells in a kernel run by this Python (with `agent_skills`: its helpers). */
   readonly ipython?: Executor.ExecutorOptions["ipython"] | undefined
   /** OpenHands' `--enable-browser`: Chromium launched on the first browser action. */
@@ -68,8 +73,7 @@ export const layer = (options: ActionServerOptions) => {
     Layer.provide(
       Executor.layer({
         workspace: options.workingDir,
-        // The sandbox (container, pod, VM) is the boundary, as in OpenHands' server.
-        restrictToWorkspace: false,
+        restrictToWorkspace: options.restrictToWorkspace ?? false,
         noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
         sessionMarker: options.sessionId,
         ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),

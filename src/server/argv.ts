@@ -4,7 +4,9 @@
  *     [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ...]
  * plus our extensions: `--host H` (default 127.0.0.1, unlike OpenHands' 0.0.0.0: safe by default; a
  * host beyond loopback needs SESSION_API_KEY, see exposure.ts), and
- * `--exit-on-stdin-close` (a parent that dies closes our stdin, so we never outlive it).
+ * `--exit-on-stdin-close` (a parent that dies closes our stdin, so we never outlive it), and
+ * `--restrict-to-workspace` (file actions refused outside the working directory, as CliRuntime
+ * does; off by default as in OpenHands' server, whose sandbox is the boundary; our layers pass it).
  * Port 0 lets the OS pick a free port; the chosen one is announced on stdout.
  */
 
@@ -26,6 +28,8 @@ export interface ServerArgs {
   readonly ownerLease: string | null
   /** `--temporary-dir DIR`, repeatable: directories removed when the server stops (temporaryDirs.ts). */
   readonly temporaryDirs: ReadonlyArray<string>
+  /** `--restrict-to-workspace`: refuse file actions on paths outside the working directory. */
+  readonly restrictToWorkspace: boolean
 }
 
 export type ParsedArgs = { readonly _tag: "Ok"; readonly args: ServerArgs } | {
@@ -34,7 +38,7 @@ export type ParsedArgs = { readonly _tag: "Ok"; readonly args: ServerArgs } | {
 }
 
 export const USAGE =
-  "usage: effect-sandbox-server <port> [--working-dir DIR] [--plugins NAME ...] [--username USER] [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ENV ...] [--host HOST] [--exit-on-stdin-close] [--owner-lease FILE] [--temporary-dir DIR]"
+  "usage: effect-sandbox-server <port> [--working-dir DIR] [--plugins NAME ...] [--username USER] [--user-id N] [--enable-browser | --no-enable-browser] [--browsergym-eval-env ENV ...] [--host HOST] [--exit-on-stdin-close] [--owner-lease FILE] [--temporary-dir DIR] [--restrict-to-workspace]"
 
 /** Plain decimal, as argparse's `int` (no "", "0x1f" or "1e3"). */
 const parsePort = (text: string): number | null => {
@@ -57,6 +61,7 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
   let exitOnStdinClose = false
   let ownerLease: string | null = null
   const temporaryDirs: Array<string> = []
+  let restrictToWorkspace = false
   /** Values of a flag taking one or more arguments (argparse's nargs="+"). */
   const values = (from: number): Array<string> => {
     const out: Array<string> = []
@@ -121,6 +126,9 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
       case "--exit-on-stdin-close":
         exitOnStdinClose = true
         break
+      case "--restrict-to-workspace":
+        restrictToWorkspace = true
+        break
       case "--owner-lease": {
         ownerLease = one()
         if (ownerLease === null) return error("--owner-lease needs a file")
@@ -157,7 +165,8 @@ export const parseServerArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
       browsergymEvalEnv,
       exitOnStdinClose,
       ownerLease,
-      temporaryDirs
+      temporaryDirs,
+      restrictToWorkspace
     }
   }
 }

@@ -65,6 +65,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,
       pidsLimit: Number.isInteger(pidsLimit) && pidsLimit > 0 ? pidsLimit : undefined,
+      restrictToWorkspace: args.restrictToWorkspace,
       // OpenHands' `--plugins jupyter [agent_skills]`; the interpreter can be chosen with EFFECT_SANDBOX_PYTHON.
       ipython: args.plugins.includes("jupyter")
         ? {

@@ -11,6 +11,5 @@ runConformance({
   name: "CliRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
     CliRuntime.layer({ noChangeTimeoutSeconds, ipython, browser, mcp: { stdio: [everythingServer] } }),
-  restrictedToWorkspace: true,
   capabilities: { pause: false, ipython, browser, mcp: true }
 })

@@ -15,8 +15,6 @@ describeDocker("docker (base image)", () => {
   runConformance({
     name: "DockerRuntime (base image)",
     layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: image, noChangeTimeoutSeconds }),
-    // The container is the boundary, as in OpenHands.
-    restrictedToWorkspace: false,
     containsProcesses: true,
     capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })

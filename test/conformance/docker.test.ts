@@ -1,6 +1,6 @@
 /**
  * The conformance suite against DockerRuntime on the tools image, with the
- * jupyter and agent_skills plugins, the browser and an MCP server running inside
+ * IPython (with agent_skills), the browser and an MCP server running inside
  * the container, so every case runs, the IPython, browser and MCP ones included (the suite asserts the runtime
  * reports them). docker-base.test.ts runs the suite on the minimal base image, where those cases are skipped.
  */
@@ -17,17 +17,15 @@ describeDocker("docker (tools image)", () => {
     DockerRuntime.layer({
       baseImage: tools,
       noChangeTimeoutSeconds,
-      plugins: ["jupyter", "agent_skills"],
+      ipython: true,
       browser: true,
-      mcpServers: [everythingInContainer.server],
+      mcp: { stdio: [everythingInContainer.server] },
       sandbox: new SandboxConfig({ volumes: everythingInContainer.volume })
     })
 
   runConformance({
     name: "DockerRuntime (tools image: jupyter, agent_skills, browser, MCP)",
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
-    // The container is the boundary, as in OpenHands.
-    restrictedToWorkspace: false,
     containsProcesses: true,
     capabilities: { pause: true, ipython: true, browser: true, mcp: true }
   })

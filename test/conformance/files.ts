@@ -79,7 +79,8 @@ export const filesConformance = (target: ConformanceTarget) => {
           assert.strictEqual(image.content, `data:image/png;base64,${PNG_1x1}`)
         })))
 
-    if (target.restrictedToWorkspace) {
+    // Every runtime restricts file actions to its workspace by default (`restrictToWorkspace`).
+    {
       it.live("refuses paths outside the workspace, including through symlinks", () =>
         withRuntime(target, (rt) =>
           Effect.gen(function*() {

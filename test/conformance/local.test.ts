@@ -4,14 +4,12 @@ import { kernelAvailable } from "./kernel.ts"
 import { everythingServer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
-const plugins = kernelAvailable() ? ["agent_skills" as const, "jupyter" as const] : []
+const ipython = kernelAvailable()
 const browser = chromiumAvailable()
 
 runConformance({
   name: "LocalRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
-    LocalRuntime.layer({ noChangeTimeoutSeconds, plugins, browser, mcpServers: [everythingServer] }),
-  // The action server, like OpenHands', does not confine paths: a container is the boundary.
-  restrictedToWorkspace: false,
-  capabilities: { pause: false, ipython: plugins.length > 0, browser, mcp: true }
+    LocalRuntime.layer({ noChangeTimeoutSeconds, ipython, browser, mcp: { stdio: [everythingServer] } }),
+  capabilities: { pause: false, ipython, browser, mcp: true }
 })

@@ -9,8 +9,6 @@ export interface ConformanceTarget {
   readonly name: string
   /** A fresh runtime (its own session) with the given soft timeout; every test builds its own. */
   readonly layer: (options: { readonly noChangeTimeoutSeconds: number }) => Layer.Layer<Runtime, unknown>
-  /** File actions outside the workspace are refused (CliRuntime), or allowed (a container is the boundary). */
-  readonly restrictedToWorkspace: boolean
   /**
    * What the runtime must report. Asserted, and the tool cases run or skip by it (not by what the
    * runtime reports), so a runtime that lost a tool fails instead of skipping its cases.

@@ -1,5 +1,5 @@
 /**
- * The tools a DockerRuntime runs beside its shell: plugins and the browser flag
+ * The tools a DockerRuntime runs beside its shell: `ipython` (the server's plugins) and the browser flag
  * reach the server's command line and the runtime's capabilities; Chromium runs
  * headless as the sandbox user on the tools image; what an image lacks for them
  * is named by the preflight; an MCP server that cannot start fails the start.
@@ -30,12 +30,12 @@ describeDocker("DockerRuntime tools", () => {
   afterAll(() => removeLeftovers("tools"))
 
   it.live(
-    "passes plugins and --enable-browser to the server and reports them; Chromium renders as uid 1000",
+    "ipython and browser pass --plugins jupyter agent_skills and --enable-browser to the server and reports them; Chromium renders as uid 1000",
     () =>
       Effect.gen(function*() {
         const session = sessionId("tools")
         const { release, rt } = yield* buildRuntime(
-          dockerLayer(tools, { sessionId: session, plugins: ["jupyter", "agent_skills"], browser: true })
+          dockerLayer(tools, { sessionId: session, ipython: true, browser: true })
         )
         assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: true, browser: true, mcp: false })
         const cmd = (yield* inspect(containerName(session)))!.Config.Cmd
@@ -72,11 +72,13 @@ describeDocker("DockerRuntime tools", () => {
         const { release, rt } = yield* buildRuntime(dockerLayer(tools, {
           sessionId: session,
           workspace,
-          plugins: ["jupyter"],
+          ipython: { agentSkills: false },
           browser: true,
-          mcpServers: [
-            envDumpingMcpServer("/tmp/mcp-env", "/opt/effect-sandbox/bin/node", ["/workspace/envdump.mjs"])
-          ]
+          mcp: {
+            stdio: [
+              envDumpingMcpServer("/tmp/mcp-env", "/opt/effect-sandbox/bin/node", ["/workspace/envdump.mjs"])
+            ]
+          }
         }))
         const config = (yield* inspect(containerName(session)))!.Config
         assert.deepStrictEqual(config.Cmd.slice(config.Cmd.indexOf("--host"), config.Cmd.indexOf("--host") + 2), [
@@ -106,7 +108,7 @@ describeDocker("DockerRuntime tools", () => {
   )
 
   it.live(
-    "without plugins or browser: --no-enable-browser, no --plugins, no tool capabilities",
+    "without ipython or browser: --no-enable-browser, no --plugins, no tool capabilities",
     () =>
       Effect.gen(function*() {
         const session = sessionId("tools")
@@ -125,7 +127,7 @@ describeDocker("DockerRuntime tools", () => {
     {
       tool: "the jupyter plugin",
       lacking: "ipykernel",
-      options: { plugins: ["jupyter"] as const },
+      options: { ipython: true },
       says: "the jupyter plugin needs ipykernel and jupyter_client for /usr/bin/python3: add the Debian packages " +
         "python3-ipykernel python3-jupyter-client to the base image " +
         "(in a Dockerfile: RUN apt-get install -y python3-ipykernel python3-jupyter-client)."
@@ -160,7 +162,7 @@ describeDocker("DockerRuntime tools", () => {
         const message = yield* refusedStart("tools", (session) =>
           dockerLayer(tools, {
             sessionId: session,
-            mcpServers: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }]
+            mcp: { stdio: [{ name: "absent", command: "/usr/local/bin/no-such-mcp-server", args: [], env: {} }] }
           }))
         assert.match(message, /^MCP servers failed to start: .*absent/s)
         assert.include(message, "ENOENT")

@@ -87,9 +87,9 @@ describe("LocalRuntime", () => {
         const dir = mkdtempSync(join(tmpdir(), "local-key-"))
         const mcpEnvFile = join(dir, "mcp-env")
         const { release, rt } = yield* buildRuntime(LocalRuntime.layer({
-          plugins: kernel ? ["jupyter"] : [],
+          ipython: kernel && { agentSkills: false },
           browser,
-          mcpServers: [envDumpingMcpServer(mcpEnvFile)]
+          mcp: { stdio: [envDumpingMcpServer(mcpEnvFile)] }
         }))
         yield* assertKeyHidden(rt, { serverPid: serverPid(rt), kernel, browser, mcpEnvFile }).pipe(
           Effect.ensuring(Effect.andThen(release, Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))

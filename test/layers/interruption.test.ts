@@ -8,7 +8,7 @@ import { describeInterruption, slowMcpServer } from "../conformance/interruption
 
 describeInterruption("interrupting an action over HTTP (LocalRuntime)", (tools) =>
   LocalRuntime.layer({
-    plugins: tools.ipython ? ["jupyter"] : [],
+    ipython: tools.ipython && { agentSkills: false },
     browser: tools.browser,
-    mcpServers: [slowMcpServer]
+    mcp: { stdio: [slowMcpServer] }
   }))

@@ -19,7 +19,7 @@ describe("LocalRuntime: an IPython kernel that cannot start in the server", () =
       Effect.scoped(Effect.gen(function*() {
         const runtime = Context.get(
           yield* Layer.build(
-            LocalRuntime.layer({ plugins: ["jupyter"], env: { EFFECT_SANDBOX_PYTHON: "/nonexistent/python3" } })
+            LocalRuntime.layer({ ipython: { python: "/nonexistent/python3", agentSkills: false } })
           ),
           Runtime
         )

@@ -10,9 +10,10 @@ import { join } from "node:path"
 import { CliRuntime } from "../../src/layers/CliRuntime.ts"
 import { LocalRuntime } from "../../src/layers/LocalRuntime.ts"
 import type { Runtime } from "../../src/services/Runtime.ts"
+import type { RuntimeOptions } from "../../src/services/RuntimeOptions.ts"
 
 /** The options both layers share, by the same names. */
-type Shared = { readonly workspace?: string; readonly noChangeTimeoutSeconds?: number }
+type Shared = RuntimeOptions
 
 const layers = {
   CliRuntime: (options: Shared) => CliRuntime.layer(options),

@@ -74,8 +74,18 @@ describe("server argv (parseServerArgs)", () => {
       browsergymEvalEnv: null,
       exitOnStdinClose: false,
       ownerLease: null,
-      temporaryDirs: []
+      temporaryDirs: [],
+      // OpenHands' server does not confine file actions (its sandbox is the boundary); our layers ask.
+      restrictToWorkspace: false
     })
+  })
+
+  it("--restrict-to-workspace turns the workspace restriction on", () => {
+    assert.isTrue(ok(["8000", "--restrict-to-workspace", "--working-dir", "/w"]).restrictToWorkspace)
+    assert.include(
+      refused(["8000", "--restrict-to-workspace=yes"]),
+      "unrecognized argument: --restrict-to-workspace=yes"
+    )
   })
 
   it("refuses an unknown plugin with `Plugin X not found`", () => {

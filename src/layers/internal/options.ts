@@ -1,15 +1,57 @@
 /**
- * The options every runtime layer shares, checked before anything starts: a bad value is a typed
- * `InvalidOptionsError` with one line naming the option, not a server that silently falls back to
- * its default (a negative no-change timeout became 10 s) or a shell that returns at once.
+ * The options every runtime layer shares (services/RuntimeOptions.ts), checked before anything
+ * starts and turned into what each runtime needs, in one place so the runtimes cannot drift apart:
+ * a bad value is a typed `InvalidOptionsError` with one line naming the option, not a server that
+ * silently falls back to its default (a negative no-change timeout became 10 s) or a shell that
+ * returns at once.
  */
 import { Schema } from "effect"
+import { DEFAULT_PYTHON, type ExecutorOptions } from "../../executor/ActionExecutor.ts"
 import { decodeOptions } from "../../schema/issues.ts"
+import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
+import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"
 
-const RuntimeOptions = Schema.Struct({
+const RuntimeOptionsSchema = Schema.Struct({
   noChangeTimeoutSeconds: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),
   pidsLimit: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 
 /** Fails with `Invalid <subject>: noChangeTimeoutSeconds: Expected a value greater than 0` and the like. */
-export const checkRuntimeOptions = (subject: string, options: object) => decodeOptions(RuntimeOptions, subject)(options)
+export const checkRuntimeOptions = (subject: string, options: object) =>
+  decodeOptions(RuntimeOptionsSchema, subject)(options)
+
+/** File actions are confined to the workspace unless asked otherwise, on every runtime. */
+export const restrictsToWorkspace = (options: Pick<RuntimeOptions, "restrictToWorkspace">): boolean =>
+  options.restrictToWorkspace ?? true
+
+/** The environment a runtime's shells start with beyond the host's: the sandbox's startup variables, then `env`. */
+export const startupEnv = (
+  sandbox: SandboxConfig,
+  options: Pick<RuntimeOptions, "env">
+): Readonly<Record<string, string>> => ({ ...sandbox.runtimeStartupEnvVars, ...options.env })
+
+/** The IPython setting of `tools`, with agent_skills on unless turned off; undefined when off. */
+export const ipythonSetting = (
+  ipython: RuntimeTools["ipython"]
+): { readonly python: string | undefined; readonly agentSkills: boolean } | undefined =>
+  ipython === undefined || ipython === false
+    ? undefined
+    : ipython === true
+    ? { python: undefined, agentSkills: true }
+    : { python: ipython.python, agentSkills: ipython.agentSkills ?? true }
+
+/** The browser setting of `tools`; undefined when off. */
+export const browserSetting = (browser: RuntimeTools["browser"]): { readonly executablePath?: string } | undefined =>
+  browser === undefined || browser === false ? undefined : browser === true ? {} : browser
+
+/** The executor's IPython and browser options (CliRuntime runs the executor in process). */
+export const executorTools = (tools: RuntimeTools): Pick<ExecutorOptions, "ipython" | "browser"> => {
+  const ipython = ipythonSetting(tools.ipython)
+  const browser = browserSetting(tools.browser)
+  return {
+    ...(ipython === undefined
+      ? {}
+      : { ipython: { python: ipython.python ?? DEFAULT_PYTHON, agentSkills: ipython.agentSkills } }),
+    ...(browser === undefined ? {} : { browser })
+  }
+}

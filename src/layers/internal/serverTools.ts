@@ -1,48 +1,52 @@
 /**
- * The tools an action server runs beside its shell, as every runtime that starts
- * one asks for them: OpenHands plugins (`--plugins jupyter ...`), the browser
- * flag (`--enable-browser`), and stdio MCP servers posted to `/update_mcp_server` once the server
- * answers (as OpenHands does). One place for the argv, the capabilities they
- * give, the MCP hand-over, and what the server says cannot work, so Local and Docker cannot
- * drift apart.
+ * The tools an action server runs beside its shell, from the runtime options' `ipython`, `browser`
+ * and `mcp` (services/RuntimeOptions.ts), as every runtime that starts a server asks for them:
+ * OpenHands plugins (`--plugins jupyter agent_skills`), the browser flag (`--enable-browser`), the
+ * interpreter and Chromium binary in the server's environment, and stdio MCP servers posted to
+ * `/update_mcp_server` once the server answers (as OpenHands does). One place for the argv, the
+ * environment, the capabilities they give, the MCP hand-over, and what the server says cannot
+ * work, so Local and Docker cannot drift apart (nor from CliRuntime, which reads the same options).
  */
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
+import { CHROMIUM_VARIABLE } from "../../executor/browser/chromium.ts"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import type { PluginName } from "../../server/argv.ts"
 import type { RuntimeCapabilities } from "../../services/Runtime.ts"
+import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
+import { browserSetting, ipythonSetting } from "./options.ts"
 
-export interface ServerToolOptions {
-  /** OpenHands plugins for the server: `jupyter` runs IPython cells in a real kernel. */
-  readonly plugins?: ReadonlyArray<PluginName>
-  /** stdio MCP servers, sent to the server's /update_mcp_server once it is alive (as OpenHands does). */
-  readonly mcpServers?: ReadonlyArray<McpStdioServer>
-  /**
-   * Browse with Chromium (`--enable-browser`; OpenHands' default is on, ours off, as
-   * not every image or machine has Chromium). The server launches it on the first
-   * browser action.
-   */
-  readonly browser?: boolean
+/** The variable the server reads its IPython interpreter from (server/serve.ts). */
+export const PYTHON_VARIABLE = "EFFECT_SANDBOX_PYTHON"
+
+/** The server's tool arguments: `--plugins ...` (none without IPython: argparse refuses an empty list) and the browser flag. */
+export const serverToolArgs = (tools: RuntimeTools): Array<string> => {
+  const ipython = ipythonSetting(tools.ipython)
+  return [
+    ...(ipython === undefined ? [] : ["--plugins", "jupyter", ...(ipython.agentSkills ? ["agent_skills"] : [])]),
+    browserSetting(tools.browser) === undefined ? "--no-enable-browser" : "--enable-browser"
+  ]
 }
 
-/** The server's `--plugins ...` arguments (none without plugins: argparse refuses an empty list). */
-export const pluginArgs = (plugins: ReadonlyArray<PluginName> | undefined): Array<string> =>
-  plugins !== undefined && plugins.length > 0 ? ["--plugins", ...plugins] : []
+/** The server's environment for its tools: the interpreter and Chromium binary, when given. */
+export const serverToolEnv = (tools: RuntimeTools): Record<string, string> => {
+  const python = ipythonSetting(tools.ipython)?.python
+  const chromium = browserSetting(tools.browser)?.executablePath
+  return {
+    ...(python === undefined ? {} : { [PYTHON_VARIABLE]: python }),
+    ...(chromium === undefined ? {} : { [CHROMIUM_VARIABLE]: chromium })
+  }
+}
 
-/** The server's browser flag. */
-export const browserArg = (browser: boolean | undefined): string =>
-  browser === true ? "--enable-browser" : "--no-enable-browser"
-
-/** What a server started with these tools can do. */
+/** What a runtime started with these tools can do. */
 export const toolCapabilities = (
-  options: ServerToolOptions,
+  tools: RuntimeTools,
   runtime: { readonly pause: boolean }
 ): RuntimeCapabilities => ({
   pause: runtime.pause,
-  ipython: options.plugins?.includes("jupyter") ?? false,
-  browser: options.browser === true,
-  mcp: (options.mcpServers?.length ?? 0) > 0
+  ipython: ipythonSetting(tools.ipython) !== undefined,
+  browser: browserSetting(tools.browser) !== undefined,
+  mcp: (tools.mcp?.stdio?.length ?? 0) > 0
 })
 
 /** POST the stdio MCP servers; a server that cannot connect fails the start with its error. */

@@ -19,10 +19,9 @@ import { sandboxEnv, SESSION_KEY_FD_VARIABLE } from "../../executor/childEnv.ts"
 import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
-import { browserArg, pluginArgs, type ServerToolOptions } from "../internal/serverTools.ts"
-
-/** How to start one server; of its tools, the plugins and the browser flag (MCP servers are sent once it answers). */
-export interface ServerProcessOptions extends Omit<ServerToolOptions, "mcpServers"> {
+import { serverToolArgs } from "../internal/serverTools.ts"
+/** How to start one server. */
+export interface ServerProcessOptions {
   readonly workspace: string
   /** The server's private state directory (ours to remove, so a killed server leaves nothing). */
   readonly stateDir: string
@@ -35,6 +34,10 @@ export interface ServerProcessOptions extends Omit<ServerToolOptions, "mcpServer
   readonly sessionId: string
   readonly sessionApiKey: Redacted.Redacted<string>
   readonly noChangeTimeoutSeconds: number
+  /** `--restrict-to-workspace`: file actions refused outside the workspace (default false, the server's own). */
+  readonly restrictToWorkspace?: boolean
+  /** The tools' arguments (`serverToolArgs`; default: no tools). MCP servers are sent once it answers. */
+  readonly toolArgs?: ReadonlyArray<string>
   /** Extra environment for the server (and so its shells). */
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run with this Node (default: `defaultServerEntry()`). */
@@ -105,10 +108,10 @@ const launch = (options: ServerProcessOptions) =>
         user.username,
         "--user-id",
         String(user.uid),
-        browserArg(options.browser),
         "--exit-on-stdin-close",
+        ...(options.restrictToWorkspace === true ? ["--restrict-to-workspace"] : []),
         ...(options.temporaryDirs ?? []).flatMap((dir) => ["--temporary-dir", dir]),
-        ...pluginArgs(options.plugins)
+        ...(options.toolArgs ?? serverToolArgs({}))
       ],
       {
         detached: true,
