@@ -138,11 +138,10 @@ export const processesConformance = (target: ConformanceTarget) =>
           const missing = yield* Effect.flip(rt.spawn("true", { cwd: `${rt.info.workspace}/no-such-dir` }))
           assert.instanceOf(missing, ProcessError)
           assert.match(missing.message, /^Cannot start the process in .*no-such-dir: spawn .* ENOENT$/)
-          if (target.restrictedToWorkspace) {
-            const outside = yield* Effect.flip(rt.spawn("true", { cwd: "/etc" }))
-            assert.instanceOf(outside, ProcessError)
-            assert.match(outside.message, /^Invalid path: \/etc\. You can only work with files in /)
-          }
+          // Every runtime restricts to its workspace by default, a process's cwd included.
+          const outside = yield* Effect.flip(rt.spawn("true", { cwd: "/etc" }))
+          assert.instanceOf(outside, ProcessError)
+          assert.match(outside.message, /^Invalid path: \/etc\. You can only work with files in /)
           const handle = yield* rt.spawn(`exec sleep ${uniqueSeconds()}`)
           const badSignal = yield* Effect.flip(handle.signal("SIGNOPE"))
           assert.instanceOf(badSignal, ProcessError)
