@@ -5,10 +5,11 @@
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
-import { createServer } from "node:http"
 import * as Executor from "../executor/ActionExecutor.ts"
 import { DEFAULT_LIMITS, Limits, type TransferLimits } from "../executor/limits.ts"
 import { requestGate } from "./auth.ts"
+import { closingServer } from "./closingServer.ts"
+import * as FileViewer from "./fileViewer/FileViewer.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
@@ -35,21 +36,8 @@ export interface ActionServerOptions {
   readonly browser?: Executor.ExecutorOptions["browser"] | undefined
   /** Bounds on bodies and transfers (default `DEFAULT_LIMITS`; the CLI reads them from the environment). */
   readonly limits?: TransferLimits | undefined
-}
-
-/**
- * Node's HTTP server whose `close` also drops the connections still open: a client's
- * keep-alive socket (or a stream it never closed) cannot keep a stopping server waiting.
- */
-const closingServer = () => {
-  const server = createServer()
-  const close = server.close.bind(server)
-  server.close = (callback) => {
-    close(callback)
-    server.closeAllConnections()
-    return server
-  }
-  return server
+  /** Where the file viewer's URL is written (default OpenHands' `/tmp/oh-server-url`). */
+  readonly fileViewerUrlFile?: string | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
@@ -62,7 +50,10 @@ export const layer = (options: ActionServerOptions) => {
     mcpProxyRoutes,
     requestGate(options.sessionApiKey)
   )
-  return HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
+  return Layer.merge(
+    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),
+    FileViewer.layer(options.fileViewerUrlFile ?? FileViewer.URL_FILE)
+  ).pipe(
     Layer.provide(
       Executor.layer({
         workspace: options.workingDir,

@@ -76,7 +76,9 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       // (EFFECT_SANDBOX_CHROMIUM names the binary).
       browser: args.enableBrowser ? {} : undefined,
       // Body and transfer bounds: EFFECT_SANDBOX_MAX_* (see limits.ts).
-      limits: limitsFromEnv(env)
+      limits: limitsFromEnv(env),
+      // OpenHands' /tmp/oh-server-url unless set (servers sharing a /tmp, as tests do, set their own).
+      fileViewerUrlFile: env["EFFECT_SANDBOX_FILE_VIEWER_URL_FILE"] || undefined
     })
     return yield* Layer.launch(
       announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs)))
