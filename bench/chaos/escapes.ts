@@ -2,7 +2,7 @@
  * Group 3, boundary escapes: file actions of a CliRuntime restricted to its
  * workspace, attacked from inside the workspace with links to an outside
  * directory. No outside contents may come back, no write may land outside, no
- * outside name may be listed.
+ * outside name may be listed. Then the file viewer, which answers without a key (fileViewer.ts).
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
@@ -22,6 +22,7 @@ import {
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CliRuntime, FileEditAction, Runtime, type RuntimeShape } from "../../src/index.ts"
+import { fileViewerRows } from "./fileViewer.ts"
 import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
 
 /**
@@ -182,5 +183,6 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     await runtime.dispose()
     rmSync(base, { recursive: true, force: true })
   }
+  rows.push(...await fileViewerRows())
   return rows
 }

@@ -37,8 +37,11 @@ export interface ChaosServer {
 
 const tempDir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), prefix)))
 
-/** Start a server with a session key in fresh temp dirs; `release` stops it and removes both. */
-export const startChaosServer = async (): Promise<ChaosServer> => {
+/**
+ * Start a server with a session key in fresh temp dirs; `release` stops it and removes both.
+ * `env` adds to the server's environment.
+ */
+export const startChaosServer = async (env: Readonly<Record<string, string>> = {}): Promise<ChaosServer> => {
   const workspace = tempDir("chaos-ws-")
   const stateDir = tempDir("chaos-state-")
   // Its own TMPDIR: whatever a hostile request makes it write there (a zip of `/`) goes with it.
@@ -51,7 +54,7 @@ export const startChaosServer = async (): Promise<ChaosServer> => {
     sessionApiKey: Redacted.make(key),
     noChangeTimeoutSeconds: 5,
     serverEntry: payloadEntry(),
-    env: { TMPDIR: tmp }
+    env: { TMPDIR: tmp, ...env }
   }))
   const pid = handle.value.pid
   // A watchdog: a server that runs away with memory is killed before it can hurt the machine.
