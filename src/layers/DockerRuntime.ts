@@ -28,7 +28,8 @@ import {
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
-  startContainer
+  startContainer,
+  VSCODE_PORT
 } from "./docker/container.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
@@ -52,7 +53,8 @@ import {
   pluginArgs,
   sendMcpServers,
   type ServerToolOptions,
-  toolCapabilities
+  toolCapabilities,
+  vscodeUrl
 } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
@@ -113,7 +115,9 @@ const containerSpec = (input: {
   readonly lease: OwnerLease | null
 }): Docker.ContainerCreateOptions => {
   const { options, sandbox } = input
-  const published = [SERVER_PORT, ...(options.appPorts ?? [])]
+  // VS Code's port only with the plugin (and not on the host's network, where 8001 may be anyone's).
+  const vscode = options.plugins?.includes("vscode") === true && !sandbox.useHostNetwork
+  const published = [SERVER_PORT, ...(vscode ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])]
   const gpu = sandbox.enableGpu
     ? [{
       Driver: "",
@@ -130,6 +134,7 @@ const containerSpec = (input: {
     // Not the key itself: where the server finds it (docker/sessionKey.ts).
     ...sessionKeyFileEnv,
     RUNTIME_ID: input.sessionId,
+    ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {}),
     NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds ?? 10)
   }
   const spec: Docker.ContainerCreateOptions = {
@@ -360,6 +365,12 @@ const runtimeFor = (
       Effect.forkIn(watching)
     )
     const httpClient = yield* HttpClient.HttpClient
+    const vscode = running.ports[VSCODE_PORT] === undefined ? undefined : yield* vscodeUrl(
+      baseUrl,
+      Redacted.make(box.sessionKey),
+      `http://127.0.0.1:${running.ports[VSCODE_PORT]}`,
+      WORKSPACE
+    ).pipe(Effect.provideService(HttpClient.HttpClient, httpClient))
     const backend = yield* makeActionClient({
       baseUrl,
       sessionApiKey: Redacted.make(box.sessionKey),
@@ -375,7 +386,8 @@ const runtimeFor = (
           actionServer: sandbox.useHostNetwork ? baseUrl : `http://127.0.0.1:${running.ports[SERVER_PORT]}`,
           ...Object.fromEntries(
             (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
-          )
+          ),
+          ...(vscode === undefined ? {} : { vscode })
         },
         capabilities: toolCapabilities(options, { pause: true })
       }

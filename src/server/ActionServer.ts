@@ -15,6 +15,7 @@ import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
 import { mcpProxyRoutes } from "./routes/mcpProxy.ts"
 import type { ServerClock } from "./serverInfo.ts"
+import * as VsCode from "./vscode/VsCode.ts"
 
 export interface ActionServerOptions {
   readonly port: number
@@ -38,6 +39,8 @@ export interface ActionServerOptions {
   readonly limits?: TransferLimits | undefined
   /** Where the file viewer's URL is written (default OpenHands' `/tmp/oh-server-url`). */
   readonly fileViewerUrlFile?: string | undefined
+  /** OpenHands' `vscode` plugin: code-server behind a connection token on `VSCODE_PORT`. */
+  readonly vscode?: Omit<VsCode.VsCodeOptions, "host" | "workspace" | "marker"> | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
@@ -66,6 +69,16 @@ export const layer = (options: ActionServerOptions) => {
         ...(options.ipython === undefined ? {} : { ipython: options.ipython }),
         ...(options.browser === undefined ? {} : { browser: options.browser })
       })
+    ),
+    Layer.provide(
+      VsCode.layer(
+        options.vscode === undefined ? undefined : {
+          ...options.vscode,
+          host: options.host,
+          workspace: options.workingDir,
+          marker: `${options.sessionId}/vscode`
+        }
+      )
     ),
     Layer.provide(NodeServices.layer),
     Layer.provide(Layer.succeed(Limits, options.limits ?? DEFAULT_LIMITS)),

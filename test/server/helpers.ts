@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
+import type { PluginName } from "../../src/server/argv.ts"
 
 /** A running server under test. */
 export interface TestServerShape {
@@ -38,6 +39,7 @@ export const tempDir = (prefix: string) =>
 export interface StartOptions {
   readonly key?: string
   readonly env?: Readonly<Record<string, string>>
+  readonly plugins?: ReadonlyArray<PluginName>
 }
 
 /** Start a server in a temp workspace; it is stopped (and the workspace removed) when the scope closes. */
@@ -53,7 +55,8 @@ export const startTestServer = (options: StartOptions = {}) =>
       sessionId,
       sessionApiKey: Redacted.make(key),
       noChangeTimeoutSeconds: 10,
-      ...(options.env === undefined ? {} : { env: options.env })
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.plugins === undefined ? {} : { plugins: options.plugins })
     })
     startedPids.add(process.pid)
     return TestServer.of({ baseUrl: process.baseUrl, pid: process.pid, key, sessionId, workspace })

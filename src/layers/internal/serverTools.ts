@@ -68,3 +68,33 @@ export const sendMcpServers = (
       (e) => Effect.fail(new RuntimeStartError({ message: `Cannot configure MCP servers: ${e.message}` }))
     )
   )
+
+/**
+ * OpenHands' `vscode_url`: `<base>/?tkn=<token>&folder=<workspace>`, with the token from the
+ * server's `GET /vscode/connection_token`; undefined when the plugin is off there (token null) or
+ * the token cannot be read (logged: the runtime works without its IDE, as OpenHands' does).
+ * The URL carries the token: whoever holds it can use the IDE (see docs/security.md).
+ */
+export const vscodeUrl = (
+  baseUrl: string,
+  key: Redacted.Redacted<string>,
+  vscodeBase: string,
+  workspace: string
+): Effect.Effect<string | undefined, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(
+      HttpClientRequest.get(`${baseUrl}/vscode/connection_token`).pipe(
+        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key))
+      )
+    )
+    const { token } = (yield* response.json) as { token?: unknown }
+    return typeof token === "string" && token !== ""
+      ? `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
+      : undefined
+  }).pipe(
+    Effect.catchTag(
+      "HttpClientError",
+      (e) => Effect.as(Effect.logWarning(`Cannot read the VS Code connection token: ${e.message}`), undefined)
+    )
+  )
