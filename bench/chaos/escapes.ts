@@ -2,7 +2,8 @@
  * Group 3, boundary escapes: file actions of a CliRuntime restricted to its
  * workspace, attacked from inside the workspace with links to an outside
  * directory. No outside contents may come back, no write may land outside, no
- * outside name may be listed. Then the file viewer, which answers without a key (fileViewer.ts).
+ * outside name may be listed. Then the server's other doors: the file viewer, which answers without
+ * a key (fileViewer.ts), and the VS Code port, which only its connection token opens (vscode.ts).
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
@@ -24,6 +25,7 @@ import { join } from "node:path"
 import { CliRuntime, FileEditAction, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { fileViewerRows } from "./fileViewer.ts"
 import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
+import { vscodeRows } from "./vscode.ts"
 
 /**
  * Swap the directory `dir` with a symlink to `outside` (and back) as fast as Python
@@ -183,6 +185,6 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     await runtime.dispose()
     rmSync(base, { recursive: true, force: true })
   }
-  rows.push(...await fileViewerRows())
+  rows.push(...await fileViewerRows(), ...await vscodeRows())
   return rows
 }

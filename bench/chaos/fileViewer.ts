@@ -41,7 +41,7 @@ const outsideAddresses = () =>
 
 export const fileViewerRows = async (): Promise<ReadonlyArray<Row>> => {
   const urlFile = join(tmpdir(), `chaos-viewer-url-${randomUUID()}`)
-  const server = await startChaosServer({ EFFECT_SANDBOX_FILE_VIEWER_URL_FILE: urlFile })
+  const server = await startChaosServer({ env: { EFFECT_SANDBOX_FILE_VIEWER_URL_FILE: urlFile } })
   try {
     const port = Number(new URL(readFileSync(urlFile, "utf8")).port)
     const addresses = outsideAddresses()

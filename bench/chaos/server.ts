@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
+import type { PluginName } from "../../src/server/argv.ts"
 import { sleep } from "./rows.ts"
 import { acquire } from "./scoped.ts"
 
@@ -39,9 +40,11 @@ const tempDir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), pref
 
 /**
  * Start a server with a session key in fresh temp dirs; `release` stops it and removes both.
- * `env` adds to the server's environment.
+ * `extra.env` adds to the server's environment; `extra.plugins` are its `--plugins`.
  */
-export const startChaosServer = async (env: Readonly<Record<string, string>> = {}): Promise<ChaosServer> => {
+export const startChaosServer = async (
+  extra: { readonly env?: Readonly<Record<string, string>>; readonly plugins?: ReadonlyArray<PluginName> } = {}
+): Promise<ChaosServer> => {
   const workspace = tempDir("chaos-ws-")
   const stateDir = tempDir("chaos-state-")
   // Its own TMPDIR: whatever a hostile request makes it write there (a zip of `/`) goes with it.
@@ -54,7 +57,8 @@ export const startChaosServer = async (env: Readonly<Record<string, string>> = {
     sessionApiKey: Redacted.make(key),
     noChangeTimeoutSeconds: 5,
     serverEntry: payloadEntry(),
-    env: { TMPDIR: tmp, ...env }
+    env: { TMPDIR: tmp, ...extra.env },
+    ...(extra.plugins === undefined ? {} : { plugins: extra.plugins })
   }))
   const pid = handle.value.pid
   // A watchdog: a server that runs away with memory is killed before it can hurt the machine.
