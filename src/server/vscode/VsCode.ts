@@ -69,6 +69,10 @@ const startCodeServer = (options: VsCodeOptions, dir: string) =>
           "--disable-workspace-trust",
           "--disable-telemetry",
           "--disable-update-check",
+          // Its config file (which it creates, with a password unused here), state and extensions
+          // stay in the private directory, not in the user's home.
+          "--config",
+          join(dir, "config.yaml"),
           "--user-data-dir",
           join(dir, "user-data"),
           "--extensions-dir",
