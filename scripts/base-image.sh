@@ -10,9 +10,9 @@
 #          (npm) in /opt/code-server for the vscode plugin.
 #
 # code-server's native modules are compiled in a throwaway container of the same root
-# filesystem that gets the build tools (they never reach the image), with the Node that
-# runs this script (code-server wants the major version the runtime image's Node has: 24)
-# and npm's registry and CA settings of this machine; only /opt/code-server is copied out.
+# filesystem that gets the build tools (they never reach the image), with the Node and npm
+# that run this script (code-server wants the major version the runtime image's Node has:
+# 24) and this machine's npm settings; only /opt/code-server is copied out.
 #
 # The tag carries a hash of this script and the variant, so an unchanged recipe is
 # never rebuilt. A tools image is smoke-tested (headless Chromium and the kernel
@@ -56,21 +56,31 @@ if [ "$variant" = tools ]; then
   builder="effect-sandbox-code-server-build-$$"
   assembler="effect-sandbox-code-server-image-$$"
   trap 'docker rm -f "$builder" "$assembler" >/dev/null 2>&1; docker image rm "$rootfs" >/dev/null 2>&1' EXIT
-  registry_args=(-e "npm_config_registry=$(npm config get registry)")
+  # The npm that runs this script (npm_execpath under `npm run`), with this machine's registry, CA
+  # and Node headers (nodedir, when set: nodejs.org may be unreachable); code-server's addons use
+  # Node-API, so headers of another Node version build them as well.
+  npm_cli=${npm_execpath:-$(readlink -f "$(command -v npm)")}
+  npm_root=$(dirname "$(dirname "$npm_cli")")
+  build_args=(-v "$node_bin:/opt/node/bin/node:ro" -v "$npm_root:/opt/npm:ro" -e "npm_config_registry=$(npm config get registry)")
   cafile=$(npm config get cafile 2>/dev/null || true)
   if [ -n "$cafile" ] && [ -f "$cafile" ]; then
-    registry_args+=(-v "$cafile:/etc/npm-ca.crt:ro" -e NODE_EXTRA_CA_CERTS=/etc/npm-ca.crt -e npm_config_cafile=/etc/npm-ca.crt)
+    build_args+=(-v "$cafile:/etc/npm-ca.crt:ro" -e NODE_EXTRA_CA_CERTS=/etc/npm-ca.crt -e npm_config_cafile=/etc/npm-ca.crt)
   fi
-  # Debian's npm; node-gyp gets Debian's Node headers (nodejs.org is not reachable): code-server's
-  # addons use Node-API, whose ABI does not change between Node versions.
+  nodedir=$(npm config get nodedir 2>/dev/null || true)
+  if [ -n "$nodedir" ] && [ -f "$nodedir/include/node/common.gypi" ]; then
+    build_args+=(-v "$nodedir/include/node:/opt/nodedir/include/node:ro" -e npm_config_nodedir=/opt/nodedir)
+  fi
+  # A local install, not --global: code-server's postinstall runs `npm install` in lib/vscode,
+  # which under a global install inherits --global and puts VS Code's dependencies elsewhere.
   build="set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q >/dev/null
-apt-get install -y -q --no-install-recommends build-essential python3 libkrb5-dev libnode-dev npm >/dev/null
-PATH=/opt/node/bin:\$PATH npm install --global --prefix /opt/code-server --unsafe-perm --nodedir=/usr \
-  --no-audit --no-fund --loglevel=error code-server@$code_server_version"
+apt-get install -y -q --no-install-recommends build-essential python3 libkrb5-dev >/dev/null
+ln -s /opt/npm/bin/npm-cli.js /usr/local/bin/npm
+mkdir -p /opt/code-server && cd /opt/code-server && echo '{\"private\": true}' >package.json
+PATH=/opt/node/bin:\$PATH npm install --no-audit --no-fund --loglevel=error code-server@$code_server_version"
   echo "building code-server $code_server_version (native modules compiled: several minutes)..." >&2
-  docker run --name "$builder" -v "$node_bin:/opt/node/bin/node:ro" "${registry_args[@]}" "$rootfs" /bin/bash -c "$build" >&2
+  docker run --name "$builder" "${build_args[@]}" "$rootfs" /bin/bash -c "$build" >&2
   docker create --name "$assembler" "$rootfs" >/dev/null
   docker cp "$builder:/opt/code-server" - | docker cp - "$assembler:/opt/"
   docker commit "${image_changes[@]}" "$assembler" "$tag" >/dev/null
@@ -82,7 +92,7 @@ if [ "$variant" = tools ]; then
   smoke='set -e
 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --dump-dom "data:text/html,<p>chromium-ok</p>" 2>/dev/null | grep -q "<p>chromium-ok</p>"
 /usr/bin/python3 -c "import ipykernel, jupyter_client, PIL"
-/opt/node/bin/node /opt/code-server/lib/node_modules/code-server/out/node/entry.js --version | grep -q "^'"$code_server_version"' "'
+/opt/node/bin/node /opt/code-server/node_modules/code-server/out/node/entry.js --version | grep -q "^'"$code_server_version"' "'
   if ! docker run --rm --user 1000:1000 -e HOME=/tmp -v "$node_bin:/opt/node/bin/node:ro" "$tag" /bin/bash -c "$smoke" >&2; then
     docker image rm "$tag" >/dev/null
     echo "the tools image failed its smoke test (Chromium, ipykernel or code-server cannot run as uid 1000)" >&2

@@ -19,8 +19,8 @@ import { killProcessGroup, SESSION_MARKER_VARIABLE } from "../../executor/shell/
 import { writeVsCodeSettings } from "./settings.ts"
 import { makeTokenProxy } from "./tokenProxy.ts"
 
-/** Where the tools image installs code-server (`npm install -g --prefix /opt/code-server`). */
-export const DEFAULT_CODE_SERVER = "/opt/code-server/lib/node_modules/code-server"
+/** Where the tools image installs code-server (`npm install code-server` in /opt/code-server). */
+export const DEFAULT_CODE_SERVER = "/opt/code-server/node_modules/code-server"
 
 export interface VsCodeOptions {
   /** `VSCODE_PORT` as given (OpenHands reads the variable; invalid means off). */
