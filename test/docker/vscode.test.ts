@@ -13,7 +13,15 @@ import { join } from "node:path"
 import { chromium } from "playwright-core"
 import { findChromium } from "../../src/executor/browser/chromium.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
-import { assertNoContainer, buildRuntime, containerName, dockerLayer, inspect, removeLeftovers, sessionId } from "./helpers.ts"
+import {
+  assertNoContainer,
+  buildRuntime,
+  containerName,
+  dockerLayer,
+  inspect,
+  removeLeftovers,
+  sessionId
+} from "./helpers.ts"
 import { describeDocker, toolsImage } from "./infra.ts"
 
 const OUTPUT = join(import.meta.dirname, "..", "..", ".tmp", "test-output")
@@ -22,7 +30,7 @@ const FILE = "hello_from_the_sandbox.py"
 describeDocker("DockerRuntime vscode plugin", () => {
   afterAll(() => removeLeftovers("vscode"))
 
-  it.skipIf(!chromiumAvailable())(
+  it.live.skipIf(!chromiumAvailable())(
     "the workbench at info.urls.vscode loads the workspace and shows a file, in a real Chromium",
     () =>
       Effect.gen(function*() {
