@@ -7,7 +7,7 @@
  *   payload/python/effect_sandbox_skills/    the agent_skills Python helpers
  *   payload/node_modules/<native>/           native addons with their runtime files only
  *                                            (node-pty; zeromq and its loader, cmake-ts),
- *                                            and playwright-core
+ *                                            playwright-core, and pdf.js for the file viewer
  *   payload/manifest.json                    file list and a content hash (image builders tag by it)
  *
  * Start it with `node payload/server.mjs <port> --working-dir /workspace ...`.
@@ -49,7 +49,9 @@ const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
     "lib/*.js",
     "lib/server/**/*",
     "lib/entry/**/*"
-  ]
+  ],
+  // Not imported: the file viewer serves these two scripts to the browser (src/server/fileViewer).
+  "pdfjs-dist": ["package.json", "build/pdf.min.mjs", "build/pdf.worker.min.mjs"]
 }
 
 const ENTRIES = { "server.mjs": "src/server/main.ts", "editor.mjs": "src/executor/skills/editorMain.ts" }

@@ -1,8 +1,9 @@
 /**
  * Group 3, boundary escapes: file actions of a CliRuntime restricted to its
  * workspace, attacked from inside the workspace with links to an outside
- * directory, and of a LocalRuntime with default options, attacked directly. No outside contents may come back, no write may land outside, no
- * outside name may be listed.
+ * directory, and of a LocalRuntime with default options, attacked directly. No outside contents may come back,
+ * no write may land outside, no outside name may be listed. Then the server's other doors: the file viewer, which
+ * answers without a key (fileViewer.ts), and the VS Code port, which only its connection token opens (vscode.ts).
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
@@ -23,8 +24,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CliRuntime, FileEditAction, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
+import { fileViewerRows } from "./fileViewer.ts"
 import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
+import { vscodeRows } from "./vscode.ts"
 
 /**
  * Swap the directory `dir` with a symlink to `outside` (and back) as fast as Python
@@ -216,5 +219,6 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     await runtime.dispose()
     rmSync(base, { recursive: true, force: true })
   }
+  rows.push(...await fileViewerRows(), ...await vscodeRows())
   return rows
 }

@@ -39,9 +39,12 @@ const tempDir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), pref
 
 /**
  * Start a server with a session key in fresh temp dirs; `release` stops it and removes both.
- * `env`: more of the server's environment (e.g. where it exports its telemetry).
+ * `extra.env` adds to the server's environment (e.g. where it exports its telemetry); `extra.toolArgs` are its
+ * tool arguments (`serverToolArgs`).
  */
-export const startChaosServer = async (env: Readonly<Record<string, string>> = {}): Promise<ChaosServer> => {
+export const startChaosServer = async (
+  extra: { readonly env?: Readonly<Record<string, string>>; readonly toolArgs?: ReadonlyArray<string> } = {}
+): Promise<ChaosServer> => {
   const workspace = tempDir("chaos-ws-")
   const stateDir = tempDir("chaos-state-")
   // Its own TMPDIR: whatever a hostile request makes it write there (a zip of `/`) goes with it.
@@ -54,7 +57,8 @@ export const startChaosServer = async (env: Readonly<Record<string, string>> = {
     sessionApiKey: Redacted.make(key),
     noChangeTimeoutSeconds: 5,
     serverEntry: payloadEntry(),
-    env: { ...env, TMPDIR: tmp }
+    env: { ...extra.env, TMPDIR: tmp },
+    ...(extra.toolArgs === undefined ? {} : { toolArgs: extra.toolArgs })
   }))
   const pid = handle.value.pid
   // A watchdog: a server that runs away with memory is killed before it can hurt the machine.

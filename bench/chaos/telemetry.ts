@@ -31,10 +31,12 @@ export const telemetryRows = async ({ budget, quick }: GroupContext): Promise<Re
   const token = randomBytes(16).toString("hex")
   const receiver = await startReceiver()
   const server = await startChaosServer({
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-    OTEL_EXPORTER_OTLP_HEADERS: `x-collector-token=${token}`,
-    OTEL_BSP_SCHEDULE_DELAY: "100",
-    OTEL_METRIC_EXPORT_INTERVAL: "200"
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_HEADERS: `x-collector-token=${token}`,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_METRIC_EXPORT_INTERVAL: "200"
+    }
   })
   let holders: number = Number.POSITIVE_INFINITY
   let actions = 0

@@ -25,6 +25,7 @@ import { sandboxEnv } from "./childEnv.ts"
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
+import { viewFile } from "./files/viewFile.ts"
 import { makeIPython } from "./jupyter/IPython.ts"
 import { makeMcpHub, type McpRemoteServer, type McpStdioServer } from "./mcp/McpHub.ts"
 import { makeProcessManager } from "./processes/ProcessManager.ts"
@@ -247,6 +248,7 @@ export const makeActionExecutor = (
       upload: (request) => Transfer.upload(ws, shell.cwd(), request),
       download: (path, outFile) => Transfer.download(ws, shell.cwd(), path, outFile),
       listFiles: (path) => Transfer.listFiles(ws, options.workspace, path),
+      viewFile: (path) => viewFile(ws, shell.cwd(), path),
       setMcpServers: mcp.setStdioServers,
       listMcpTools: mcp.listTools,
       ipythonUnavailable: ipython === null ? Effect.succeed(undefined) : ipython.unavailable,

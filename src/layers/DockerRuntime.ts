@@ -31,7 +31,8 @@ import {
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
-  startContainer
+  startContainer,
+  VSCODE_PORT
 } from "./docker/container.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
@@ -56,7 +57,8 @@ import {
   serverCapabilities,
   serverToolArgs,
   serverToolEnv,
-  toolCapabilities
+  toolCapabilities,
+  vscodeUrl
 } from "./internal/serverTools.ts"
 import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
@@ -69,6 +71,11 @@ import { scopedWorkspace } from "./local/workspace.ts"
  * other runtimes); `sessionId` also names the container, and one that exists is attached to.
  */
 export interface DockerRuntimeOptions extends RuntimeOptions {
+  /**
+   * VS Code in the browser (the server's `vscode` plugin: code-server, which the tools image has), its
+   * port published on 127.0.0.1 and its URL, token included, in `info.urls.vscode` (default off).
+   */
+  readonly vscode?: boolean
   /** Base image to build the runtime image from (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
   /** The sandbox user (default uid 1000 `openhands`, as OpenHands; created in the image if missing). */
@@ -118,7 +125,9 @@ const containerSpec = (input: {
   readonly lease: OwnerLease | null
 }): Docker.ContainerCreateOptions => {
   const { options, sandbox } = input
-  const published = [SERVER_PORT, ...(options.appPorts ?? [])]
+  // VS Code's port only with the plugin (and not on the host's network, where 8001 may be anyone's).
+  const vscode = options.vscode === true && !sandbox.useHostNetwork
+  const published = [SERVER_PORT, ...(vscode ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])]
   const gpu = sandbox.enableGpu
     ? [{
       Driver: "",
@@ -134,6 +143,7 @@ const containerSpec = (input: {
     // Not the key itself: where the server finds it (docker/sessionKey.ts).
     ...sessionKeyFileEnv,
     RUNTIME_ID: input.sessionId,
+    ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {}),
     NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds ?? 10)
   }
   const spec: Docker.ContainerCreateOptions = {
@@ -380,6 +390,12 @@ const runtimeFor = (
       Effect.forkIn(watching)
     )
     const httpClient = yield* HttpClient.HttpClient
+    const vscode = running.ports[VSCODE_PORT] === undefined ? undefined : yield* vscodeUrl(
+      baseUrl,
+      Redacted.make(box.sessionKey),
+      `http://127.0.0.1:${running.ports[VSCODE_PORT]}`,
+      WORKSPACE
+    ).pipe(Effect.provideService(HttpClient.HttpClient, httpClient))
     const backend = yield* makeActionClient({
       baseUrl,
       sessionApiKey: Redacted.make(box.sessionKey),
@@ -396,7 +412,8 @@ const runtimeFor = (
           actionServer: sandbox.useHostNetwork ? baseUrl : `http://127.0.0.1:${running.ports[SERVER_PORT]}`,
           ...Object.fromEntries(
             (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
-          )
+          ),
+          ...(vscode === undefined ? {} : { vscode })
         },
         capabilities: box.capabilities
       }

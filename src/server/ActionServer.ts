@@ -5,16 +5,18 @@
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
-import { createServer } from "node:http"
 import * as Executor from "../executor/ActionExecutor.ts"
 import { DEFAULT_LIMITS, Limits, type TransferLimits } from "../executor/limits.ts"
 import { requestGate } from "./auth.ts"
+import { closingServer } from "./closingServer.ts"
+import * as FileViewer from "./fileViewer/FileViewer.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
 import { mcpProxyRoutes } from "./routes/mcpProxy.ts"
 import { processRoutes } from "./routes/processes.ts"
 import type { ServerClock } from "./serverInfo.ts"
+import * as VsCode from "./vscode/VsCode.ts"
 
 export interface ActionServerOptions {
   readonly port: number
@@ -41,21 +43,10 @@ export interface ActionServerOptions {
   readonly browser?: Executor.ExecutorOptions["browser"] | undefined
   /** Bounds on bodies and transfers (default `DEFAULT_LIMITS`; the CLI reads them from the environment). */
   readonly limits?: TransferLimits | undefined
-}
-
-/**
- * Node's HTTP server whose `close` also drops the connections still open: a client's
- * keep-alive socket (or a stream it never closed) cannot keep a stopping server waiting.
- */
-const closingServer = () => {
-  const server = createServer()
-  const close = server.close.bind(server)
-  server.close = (callback) => {
-    close(callback)
-    server.closeAllConnections()
-    return server
-  }
-  return server
+  /** Where the file viewer's URL is written (default OpenHands' `/tmp/oh-server-url`). */
+  readonly fileViewerUrlFile?: string | undefined
+  /** OpenHands' `vscode` plugin: code-server behind a connection token on `VSCODE_PORT`. */
+  readonly vscode?: Omit<VsCode.VsCodeOptions, "host" | "workspace" | "marker"> | undefined
 }
 
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
@@ -69,7 +60,10 @@ export const layer = (options: ActionServerOptions) => {
     processRoutes,
     requestGate(options.sessionApiKey)
   )
-  return HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
+  return Layer.merge(
+    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),
+    FileViewer.layer(options.fileViewerUrlFile ?? FileViewer.URL_FILE)
+  ).pipe(
     Layer.provide(
       Executor.layer({
         workspace: options.workingDir,
@@ -81,6 +75,16 @@ export const layer = (options: ActionServerOptions) => {
         ...(options.ipython === undefined ? {} : { ipython: options.ipython }),
         ...(options.browser === undefined ? {} : { browser: options.browser })
       })
+    ),
+    Layer.provide(
+      VsCode.layer(
+        options.vscode === undefined ? undefined : {
+          ...options.vscode,
+          host: options.host,
+          workspace: options.workingDir,
+          marker: `${options.sessionId}/vscode`
+        }
+      )
     ),
     Layer.provide(NodeServices.layer),
     Layer.provide(Layer.succeed(Limits, options.limits ?? DEFAULT_LIMITS)),

@@ -18,6 +18,7 @@ import { exposureRefusal } from "./exposure.ts"
 import { watchOwnerLease } from "./ownerLease.ts"
 import { readSessionKey } from "./sessionKey.ts"
 import { removeOnStop } from "./temporaryDirs.ts"
+import { DEFAULT_CODE_SERVER } from "./vscode/VsCode.ts"
 
 /** Stop as on SIGTERM: the server's finalizers run, then `--temporary-dir`s are removed. */
 const stopServer = Effect.sync(() => process.kill(process.pid, "SIGTERM"))
@@ -77,7 +78,13 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       // (EFFECT_SANDBOX_CHROMIUM names the binary).
       browser: args.enableBrowser ? {} : undefined,
       // Body and transfer bounds: EFFECT_SANDBOX_MAX_* (see limits.ts).
-      limits: limitsFromEnv(env)
+      limits: limitsFromEnv(env),
+      // OpenHands' /tmp/oh-server-url unless set (servers sharing a /tmp, as tests do, set their own).
+      fileViewerUrlFile: env["EFFECT_SANDBOX_FILE_VIEWER_URL_FILE"] || undefined,
+      // `--plugins vscode`: on VSCODE_PORT; EFFECT_SANDBOX_CODE_SERVER names code-server's package directory.
+      vscode: args.plugins.includes("vscode")
+        ? { port: env["VSCODE_PORT"], codeServer: env["EFFECT_SANDBOX_CODE_SERVER"] || DEFAULT_CODE_SERVER }
+        : undefined
     })
     return yield* Layer.launch(
       announce(args).pipe(Layer.provide(server), Layer.provide(removeOnStop(args.temporaryDirs)))

@@ -4,6 +4,7 @@
  * runtime calls it in-process and the action server exposes it over HTTP.
  */
 import { Context, type Effect } from "effect"
+import type { FileViewError } from "../executor/files/viewFile.ts"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import type { Action } from "../schema/Action.ts"
 import type { InvalidEnvVarError, RuntimeStartError, TransferError } from "../schema/errors.ts"
@@ -34,6 +35,8 @@ export interface ActionExecutorShape {
   /** Write a zip of a sandbox file or directory to the local file `outFile`. */
   readonly download: (path: string, outFile: string) => Effect.Effect<void, TransferError>
   readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>>
+  /** A file's bytes for the file viewer, opened as file actions open files (rules and bounds). */
+  readonly viewFile: (path: string) => Effect.Effect<Uint8Array, FileViewError>
   /** Replace the stdio MCP servers (OpenHands' /update_mcp_server); returns connection errors. */
   readonly setMcpServers: (servers: ReadonlyArray<McpStdioServer>) => Effect.Effect<ReadonlyArray<string>>
   /** The tools of every connected MCP server. */

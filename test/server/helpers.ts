@@ -38,6 +38,8 @@ export const tempDir = (prefix: string) =>
 export interface StartOptions {
   readonly key?: string
   readonly env?: Readonly<Record<string, string>>
+  /** The server's tool arguments (`serverToolArgs`). */
+  readonly toolArgs?: ReadonlyArray<string>
 }
 
 /** Start a server in a temp workspace; it is stopped (and the workspace removed) when the scope closes. */
@@ -53,7 +55,8 @@ export const startTestServer = (options: StartOptions = {}) =>
       sessionId,
       sessionApiKey: Redacted.make(key),
       noChangeTimeoutSeconds: 10,
-      ...(options.env === undefined ? {} : { env: options.env })
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.toolArgs === undefined ? {} : { toolArgs: options.toolArgs })
     })
     startedPids.add(process.pid)
     return TestServer.of({ baseUrl: process.baseUrl, pid: process.pid, key, sessionId, workspace })

@@ -19,11 +19,18 @@ import { browserSetting, ipythonSetting } from "./options.ts"
 /** The variable the server reads its IPython interpreter from (server/serve.ts). */
 export const PYTHON_VARIABLE = "EFFECT_SANDBOX_PYTHON"
 
-/** The server's tool arguments: `--plugins ...` (none without IPython: argparse refuses an empty list) and the browser flag. */
-export const serverToolArgs = (tools: RuntimeTools): Array<string> => {
+/**
+ * The server's tool arguments: `--plugins ...` (none without a plugin: argparse refuses an empty list) and the
+ * browser flag. `vscode` is DockerRuntime's own option (the only runtime that publishes its port).
+ */
+export const serverToolArgs = (tools: RuntimeTools & { readonly vscode?: boolean }): Array<string> => {
   const ipython = ipythonSetting(tools.ipython)
+  const plugins = [
+    ...(ipython === undefined ? [] : ["jupyter", ...(ipython.agentSkills ? ["agent_skills"] : [])]),
+    ...(tools.vscode === true ? ["vscode"] : [])
+  ]
   return [
-    ...(ipython === undefined ? [] : ["--plugins", "jupyter", ...(ipython.agentSkills ? ["agent_skills"] : [])]),
+    ...(plugins.length === 0 ? [] : ["--plugins", ...plugins]),
     browserSetting(tools.browser) === undefined ? "--no-enable-browser" : "--enable-browser"
   ]
 }
@@ -108,5 +115,35 @@ export const serverCapabilities = (
     Effect.catchTag(
       "HttpClientError",
       (e) => Effect.fail(new RuntimeStartError({ message: `Cannot read the server's capabilities: ${e.message}` }))
+    )
+  )
+
+/**
+ * OpenHands' `vscode_url`: `<base>/?tkn=<token>&folder=<workspace>`, with the token from the
+ * server's `GET /vscode/connection_token`; undefined when the plugin is off there (token null) or
+ * the token cannot be read (logged: the runtime works without its IDE, as OpenHands' does).
+ * The URL carries the token: whoever holds it can use the IDE (see docs/security.md).
+ */
+export const vscodeUrl = (
+  baseUrl: string,
+  key: Redacted.Redacted<string>,
+  vscodeBase: string,
+  workspace: string
+): Effect.Effect<string | undefined, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(
+      HttpClientRequest.get(`${baseUrl}/vscode/connection_token`).pipe(
+        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key))
+      )
+    )
+    const { token } = (yield* response.json) as { token?: unknown }
+    return typeof token === "string" && token !== ""
+      ? `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
+      : undefined
+  }).pipe(
+    Effect.catchTag(
+      "HttpClientError",
+      (e) => Effect.as(Effect.logWarning(`Cannot read the VS Code connection token: ${e.message}`), undefined)
     )
   )

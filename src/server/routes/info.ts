@@ -1,6 +1,6 @@
 /**
  * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info`,
- * `/vscode/connection_token`, and `/update_mcp_server`, which replaces the
+ * `/vscode/connection_token` (the `vscode` plugin's token, null without it), and `/update_mcp_server`, which replaces the
  * session's stdio MCP servers (connection errors go to `router_error_log`);
  * our `GET /v1/mcp/tools` lists the tools of every connected MCP server, and our
  * `GET /v1/capabilities` says which tools the server was started with cannot work, and why
@@ -14,6 +14,7 @@ import { McpToolList } from "../../schema/McpTool.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, detail, isRecord, jsonBody } from "../responses.ts"
 import { type ServerClock, serverInfo } from "../serverInfo.ts"
+import { VsCode } from "../vscode/VsCode.ts"
 import { ENDPOINTS } from "./paths.ts"
 
 const encodeTools = Schema.encodeSync(McpToolList)
@@ -41,7 +42,8 @@ export const infoRoutes = (clock: ServerClock, workingDir: string) =>
       ...ENDPOINTS.serverInfo,
       Effect.sync(() => HttpServerResponse.jsonUnsafe(serverInfo(clock, workingDir)))
     )
-    yield* router.add(...ENDPOINTS.vscodeToken, Effect.succeed(HttpServerResponse.jsonUnsafe({ token: null })))
+    const { token } = yield* VsCode
+    yield* router.add(...ENDPOINTS.vscodeToken, Effect.succeed(HttpServerResponse.jsonUnsafe({ token })))
     yield* router.add(
       ...ENDPOINTS.updateMcpServer,
       Effect.gen(function*() {
