@@ -19,6 +19,8 @@ import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
+import { makeRuntime } from "../runtime/makeRuntime.ts"
+import { makeStatus, type StatusCell } from "../runtime/statusCell.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
@@ -49,7 +51,6 @@ import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
-import { makeRuntime } from "./internal/makeRuntime.ts"
 import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
 import {
   PYTHON_VARIABLE,
@@ -60,9 +61,8 @@ import {
   toolCapabilities,
   vscodeUrl
 } from "./internal/serverTools.ts"
-import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
-import { scopedWorkspace } from "./local/workspace.ts"
+import { scopedWorkspace } from "./internal/workspace.ts"
 
 /**
  * The shared options (services/RuntimeOptions.ts) and what is a container's own. `workspace` is

@@ -16,11 +16,12 @@ import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
+import { makeRuntime } from "../runtime/makeRuntime.ts"
+import { makeStatus, type StatusCell } from "../runtime/statusCell.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
 import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
-import { makeRuntime } from "./internal/makeRuntime.ts"
 import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
 import {
   sendMcpServers,
@@ -29,10 +30,9 @@ import {
   serverToolEnv,
   toolCapabilities
 } from "./internal/serverTools.ts"
-import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
 import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
+import { scopedWorkspace } from "./internal/workspace.ts"
 import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
-import { scopedWorkspace } from "./local/workspace.ts"
 
 /** The shared options (services/RuntimeOptions.ts) and the server script to run. */
 export interface LocalRuntimeOptions extends RuntimeOptions {
