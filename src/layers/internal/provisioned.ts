@@ -112,23 +112,43 @@ const runtimeOn = (
     }, status)
   })
 
+/** A sandbox ready for `runtimeOn`, with what its runtime is built with. */
+interface ToHandOver {
+  readonly box: Reachable
+  readonly kind: string
+  readonly options: ProvisionedOptions
+  readonly sandbox: SandboxConfig
+}
+
+/**
+ * The `Runtime` layer every way in shares: a status cell (STARTING_RUNTIME now, STOPPED on
+ * release), a sandbox from `ready` in the layer's scope, its runtime, then READY.
+ */
+const runtimeLayer = <E, R>(ready: (status: StatusCell) => Effect.Effect<ToHandOver, E, R>) =>
+  Layer.effect(
+    Runtime,
+    Effect.gen(function*() {
+      const status = yield* makeStatus
+      const { box, kind, options, sandbox } = yield* ready(status)
+      const runtime = yield* runtimeOn(box, kind, options, sandbox, status)
+      yield* status.set("READY")
+      return runtime
+    })
+  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
 /** A runtime on a sandbox of its own: provisioned now, released with the layer. */
 export const provisionedLayer = <R, E, RM>(
   options: ProvisionedOptions,
   make: MakeProvisioner<R, E, RM>
 ) =>
-  Layer.effect(
-    Runtime,
+  runtimeLayer((status) =>
     Effect.gen(function*() {
-      const status = yield* makeStatus
       const sandbox = yield* sandboxConfigOr(options.sandbox)
       const provisioner = yield* make(sandbox)
       const box = yield* readySandbox(provisioner, options, status)
-      const runtime = yield* runtimeOn(box, provisioner.kind, options, sandbox, status)
-      yield* status.set("READY")
-      return runtime
+      return { box, kind: provisioner.kind, options, sandbox }
     })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  )
 
 /** A warm pool's service: ready sandboxes, and what their runtimes are built with. */
 export interface ProvisionedPool {
@@ -167,18 +187,13 @@ export const warmLayer = <I, S extends ProvisionedPool, E>(
   tag: Context.Key<I, S>,
   sandbox: (pooled: SandboxConfig) => Effect.Effect<SandboxConfig, E>
 ): Layer.Layer<Runtime, E, I> =>
-  Layer.effect(
-    Runtime,
+  runtimeLayer(() =>
     Effect.gen(function*() {
       const pool = yield* tag
-      const status = yield* makeStatus
       const config = yield* sandbox(pool.sandbox)
-      const box = yield* pool.pool.take
-      const runtime = yield* runtimeOn(box, pool.kind, pool.options, config, status)
-      yield* status.set("READY")
-      return runtime
+      return { box: yield* pool.pool.take, kind: pool.kind, options: pool.options, sandbox: config }
     })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  )
 
 /** Connecting to a server someone else runs: releasing the layer leaves it running. */
 export interface AttachOptions {
@@ -197,27 +212,18 @@ export const attachLayer = (
   kind: string,
   options: AttachOptions
 ): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
-  Layer.effect(
-    Runtime,
+  runtimeLayer(() =>
     Effect.gen(function*() {
-      const status = yield* makeStatus
       const sandbox = yield* sandboxConfigOr(options.sandbox)
       const baseUrl = options.url.replace(/\/+$/, "")
       yield* waitUntilAlive(baseUrl, options.aliveTimeout, options.schedules?.waitUntilAlive)
-      const runtime = yield* runtimeOn(
-        {
-          id: baseUrl,
-          baseUrl,
-          sessionApiKey: options.sessionApiKey,
-          workspace: options.workspace ?? "/workspace",
-          capabilities: toolCapabilities({}, { pause: false })
-        },
-        kind,
-        options,
-        sandbox,
-        status
-      )
-      yield* status.set("READY")
-      return runtime
+      const box: Reachable = {
+        id: baseUrl,
+        baseUrl,
+        sessionApiKey: options.sessionApiKey,
+        workspace: options.workspace ?? "/workspace",
+        capabilities: toolCapabilities({}, { pause: false })
+      }
+      return { box, kind, options, sandbox }
     })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  )
