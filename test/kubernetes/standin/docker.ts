@@ -28,7 +28,9 @@ export const leftovers = async (instance?: string) => {
 /** Remove every container, then every volume, of `instance`. */
 export const removeAll = async (instance: string) => {
   const found = await leftovers(instance)
-  await Promise.all(found.containers.map((id) => docker.getContainer(id).remove({ force: true, v: true }).catch(() => {})))
+  await Promise.all(
+    found.containers.map((id) => docker.getContainer(id).remove({ force: true, v: true }).catch(() => {}))
+  )
   await Promise.all(found.volumes.map((name) => docker.getVolume(name).remove().catch(() => {})))
 }
 

@@ -19,9 +19,13 @@ export const recordEvent = (
   component = "kubelet"
 ) => {
   const { namespace, name, uid } = involved.metadata
-  const same = store.list(Events, namespace, (event) =>
-    event["involvedObject"] !== undefined && (event["involvedObject"] as { uid: string }).uid === uid
-    && event["reason"] === reason && event["message"] === message)[0]
+  const same = store.list(
+    Events,
+    namespace,
+    (event) =>
+      event["involvedObject"] !== undefined && (event["involvedObject"] as { uid: string }).uid === uid
+      && event["reason"] === reason && event["message"] === message
+  )[0]
   if (same !== undefined) {
     store.update(Events, namespace, same.metadata.name, (event) => ({
       ...event,

@@ -33,10 +33,17 @@ const applyOperation = (document: Json, operation: Operation): Json => {
   const keys = pointer(operation.path)
   const root = structuredClone(document)
   const last = keys.pop()
-  const parent = keys.reduce<Json>((at, key) => (isObject(at) || Array.isArray(at) ? (at as any)[key] : undefined), root)
+  const parent = keys.reduce<Json>(
+    (at, key) => (isObject(at) || Array.isArray(at) ? (at as any)[key] : undefined),
+    root
+  )
   if (last === undefined) return operation.value
   if (!isObject(parent) && !Array.isArray(parent)) {
-    throw new ApiError(422, "Invalid", `the server rejected our request due to an error in our request: doc is missing path: "${operation.path}"`)
+    throw new ApiError(
+      422,
+      "Invalid",
+      `the server rejected our request due to an error in our request: doc is missing path: "${operation.path}"`
+    )
   }
   const container = parent as Record<string, Json>
   switch (operation.op) {
@@ -57,7 +64,9 @@ const applyOperation = (document: Json, operation: Operation): Json => {
       }
       return root
     default:
-      throw badRequest(`the server rejected our request due to an error in our request: unsupported operation "${operation.op}"`)
+      throw badRequest(
+        `the server rejected our request due to an error in our request: unsupported operation "${operation.op}"`
+      )
   }
 }
 
@@ -71,5 +80,9 @@ export const applyPatch = (document: Json, contentType: string, body: Json): Jso
     contentType.startsWith("application/merge-patch+json")
     || contentType.startsWith("application/strategic-merge-patch+json")
   ) return mergePatch(document, body)
-  throw new ApiError(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`)
+  throw new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`
+  )
 }

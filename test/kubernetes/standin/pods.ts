@@ -44,17 +44,17 @@ interface Condition {
 
 /** Set conditions, keeping the transition time of those whose status did not change. */
 const withConditions = (current: ReadonlyArray<Condition> | undefined, next: ReadonlyArray<Condition>) =>
-  next.map((condition) => {
-    const before = current?.find((c) => c.type === condition.type)
-    return before?.status === condition.status
-      ? { ...condition, lastTransitionTime: before.lastTransitionTime }
-      : condition
+  next.map((wanted) => {
+    const before = current?.find((c) => c.type === wanted.type)
+    return before?.status === wanted.status ? { ...wanted, lastTransitionTime: before.lastTransitionTime } : wanted
   })
 
 const readiness = (ready: boolean, container: string, reason = "ContainersNotReady") => [
   condition("PodScheduled", true),
   condition("Initialized", true),
-  ready ? condition("ContainersReady", true) : condition("ContainersReady", false, reason, `containers with unready status: [${container}]`),
+  ready
+    ? condition("ContainersReady", true)
+    : condition("ContainersReady", false, reason, `containers with unready status: [${container}]`),
   ready ? condition("Ready", true) : condition("Ready", false, reason, `containers with unready status: [${container}]`)
 ]
 
@@ -70,20 +70,28 @@ export const validatePod = (body: NewObject) => {
   const container = spec.containers[0]!
   if (!container.image) throw fail("spec.containers[0].image", "Required value")
   if (container.securityContext?.privileged === true) {
-    throw fail("spec.containers[0].securityContext.privileged", "Forbidden: the stand-in never runs privileged containers")
+    throw fail(
+      "spec.containers[0].securityContext.privileged",
+      "Forbidden: the stand-in never runs privileged containers"
+    )
   }
   const probe = unsupportedProbe(container.readinessProbe)
   if (probe !== undefined) throw fail("spec.containers[0].readinessProbe", probe)
   for (const volume of spec.volumes ?? []) {
     if (volume.persistentVolumeClaim === undefined && volume.emptyDir === undefined) {
-      throw fail(`spec.volumes[${volume.name}]`, "Unsupported value: the stand-in mounts persistentVolumeClaim and emptyDir volumes only")
+      throw fail(
+        `spec.volumes[${volume.name}]`,
+        "Unsupported value: the stand-in mounts persistentVolumeClaim and emptyDir volumes only"
+      )
     }
   }
   for (const mount of container.volumeMounts ?? []) {
     if (!spec.volumes?.some((volume) => volume.name === mount.name)) {
       throw fail("spec.containers[0].volumeMounts.name", `Not found: "${mount.name}"`)
     }
-    if (mount.subPath !== undefined) throw fail("spec.containers[0].volumeMounts.subPath", "Unsupported value: no subPath in the stand-in")
+    if (mount.subPath !== undefined) {
+      throw fail("spec.containers[0].volumeMounts.subPath", "Unsupported value: no subPath in the stand-in")
+    }
   }
 }
 
@@ -158,7 +166,9 @@ export class Kubelet {
   private setStatus(pod: KObject, change: (status: any) => any) {
     const { namespace, name, uid } = pod.metadata
     const current = this.store.find(Pods, namespace, name)
-    if (current === undefined || current.metadata.uid !== uid || current.metadata.deletionTimestamp !== undefined) return
+    if (current === undefined || current.metadata.uid !== uid || current.metadata.deletionTimestamp !== undefined) {
+      return
+    }
     this.store.update(Pods, namespace, name, (object) => ({ ...object, status: change(object.status) }))
   }
 
@@ -212,7 +222,14 @@ export class Kubelet {
     }
     if (signal.aborted) return
     const { namespace, name } = pod.metadata
-    recordEvent(this.store, pod, "Normal", "Scheduled", `Successfully assigned ${namespace}/${name} to ${NODE_NAME}`, "default-scheduler")
+    recordEvent(
+      this.store,
+      pod,
+      "Normal",
+      "Scheduled",
+      `Successfully assigned ${namespace}/${name} to ${NODE_NAME}`,
+      "default-scheduler"
+    )
     this.setConditions(pod, readiness(false, pod.spec.containers[0].name), { hostIP: "127.0.0.1", startTime: now() })
     this.setContainer(pod, { state: { waiting: { reason: "ContainerCreating" } } })
   }
@@ -236,7 +253,12 @@ export class Kubelet {
       recordEvent(this.store, pod, "Normal", "BackOff", `Back-off pulling image "${image}"`)
       recordEvent(this.store, pod, "Warning", "Failed", "Error: ImagePullBackOff")
       this.setContainer(pod, {
-        state: { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${image}": ErrImagePull: ${message}` } }
+        state: {
+          waiting: {
+            reason: "ImagePullBackOff",
+            message: `Back-off pulling image "${image}": ErrImagePull: ${message}`
+          }
+        }
       })
       await pause(backoff(attempt), signal)
     }
@@ -365,7 +387,9 @@ export class Kubelet {
         state: {
           waiting: {
             reason: "CrashLoopBackOff",
-            message: `back-off ${delay / 1000}s restarting failed container=${container.name} pod=${name}_${namespace}(${uid})`
+            message: `back-off ${
+              delay / 1000
+            }s restarting failed container=${container.name} pod=${name}_${namespace}(${uid})`
           }
         },
         lastState: { terminated },
@@ -374,7 +398,13 @@ export class Kubelet {
         restartCount: restarts + 1
       })
       this.setConditions(pod, readiness(false, container.name))
-      recordEvent(this.store, pod, "Warning", "BackOff", `Back-off restarting failed container ${container.name} in pod ${name}_${namespace}(${uid})`)
+      recordEvent(
+        this.store,
+        pod,
+        "Warning",
+        "BackOff",
+        `Back-off restarting failed container ${container.name} in pod ${name}_${namespace}(${uid})`
+      )
       await pause(delay, signal)
     }
   }

@@ -39,29 +39,29 @@ export const portForwarder = () => {
   })
   const forward = (request: IncomingMessage, socket: Duplex, head: Buffer, ip: string, ports: Array<number>) =>
     server.handleUpgrade(request, socket, head, (ws) => {
-    const connections = ports.map((port, index) => {
-      const data = index * 2
-      const header = Buffer.alloc(2)
-      header.writeUInt16LE(port)
-      ws.send(frame(data, header))
-      ws.send(frame(data + 1, header))
-      const tcp = connect(port, ip)
-      tcp.on("data", (chunk) => ws.readyState === WebSocket.OPEN && ws.send(frame(data, chunk)))
-      tcp.on("error", (error) => {
-        if (ws.readyState === WebSocket.OPEN) {
-          ws.send(frame(data + 1, `error forwarding port ${port} to pod ${ip}: ${error.message}`))
-        }
-        ws.close()
+      const connections = ports.map((port, index) => {
+        const data = index * 2
+        const header = Buffer.alloc(2)
+        header.writeUInt16LE(port)
+        ws.send(frame(data, header))
+        ws.send(frame(data + 1, header))
+        const tcp = connect(port, ip)
+        tcp.on("data", (chunk) => ws.readyState === WebSocket.OPEN && ws.send(frame(data, chunk)))
+        tcp.on("error", (error) => {
+          if (ws.readyState === WebSocket.OPEN) {
+            ws.send(frame(data + 1, `error forwarding port ${port} to pod ${ip}: ${error.message}`))
+          }
+          ws.close()
+        })
+        tcp.on("close", () => ws.close())
+        return { data, tcp }
       })
-      tcp.on("close", () => ws.close())
-      return { data, tcp }
+      ws.on("message", (message: Buffer) => {
+        const target = connections.find((connection) => connection.data === message[0])
+        if (target !== undefined && message.length > 1) target.tcp.write(message.subarray(1))
+      })
+      ws.on("close", () => connections.forEach(({ tcp }) => tcp.destroy()))
     })
-    ws.on("message", (message: Buffer) => {
-      const target = connections.find((connection) => connection.data === message[0])
-      if (target !== undefined && message.length > 1) target.tcp.write(message.subarray(1))
-    })
-    ws.on("close", () => connections.forEach(({ tcp }) => tcp.destroy()))
-  })
   const close = () => {
     for (const ws of server.clients) ws.terminate()
     server.close()
@@ -73,6 +73,8 @@ export const portForwarder = () => {
 export const refuseUpgrade = (socket: Duplex, error: ApiError) => {
   const body = JSON.stringify(error.body)
   socket.end(
-    `HTTP/1.1 ${error.code} ${error.reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    `HTTP/1.1 ${error.code} ${error.reason}\r\ncontent-type: application/json\r\ncontent-length: ${
+      Buffer.byteLength(body)
+    }\r\nconnection: close\r\n\r\n${body}`
   )
 }

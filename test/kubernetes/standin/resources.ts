@@ -66,7 +66,13 @@ export const resourceList = (types: ReadonlyArray<ResourceType>, groupVersion: s
     resources: resources.flatMap((type) => [
       { name: type.plural, singularName: type.kind.toLowerCase(), namespaced: true, kind: type.kind, verbs },
       ...(type === Pods
-        ? [{ name: "pods/portforward", singularName: "", namespaced: true, kind: "PodPortForwardOptions", verbs: ["create", "get"] }]
+        ? [{
+          name: "pods/portforward",
+          singularName: "",
+          namespaced: true,
+          kind: "PodPortForwardOptions",
+          verbs: ["create", "get"]
+        }]
         : [])
     ])
   }

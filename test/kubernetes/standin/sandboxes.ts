@@ -36,6 +36,9 @@ const ready = (status: boolean, reason: string, message: string) => ({
   lastTransitionTime: now()
 })
 
+/** Status as JSON without transition times: equal when nothing but the time would change. */
+const strip = (value: unknown) => JSON.stringify(value, (key, v) => key === "lastTransitionTime" ? undefined : v)
+
 export class SandboxController {
   private readonly deps: SandboxDeps
   private readonly timers = new Map<string, NodeJS.Timeout>()
@@ -82,7 +85,10 @@ export class SandboxController {
       if (store.find(Services, namespace, name) !== undefined) await this.deps.remove(Services, namespace, name)
       const policy = spec.shutdownPolicy ?? spec.lifecycle?.shutdownPolicy ?? "Retain"
       if (policy === "Delete") return void await this.deps.remove(Sandboxes, namespace, name)
-      return this.setStatus(sandbox, { replicas: 0, conditions: [ready(false, "SandboxExpired", "Sandbox has expired")] })
+      return this.setStatus(sandbox, {
+        replicas: 0,
+        conditions: [ready(false, "SandboxExpired", "Sandbox has expired")]
+      })
     }
     const claims: ReadonlyArray<ClaimTemplate> = spec.volumeClaimTemplates ?? []
     for (const template of claims) {
@@ -107,8 +113,13 @@ export class SandboxController {
           ...template.spec,
           volumes: [
             ...(template.spec?.volumes ?? []),
-            ...claims.filter((claim) => !(template.spec?.volumes ?? []).some((v: { name: string }) => v.name === claim.metadata.name))
-              .map((claim) => ({ name: claim.metadata.name, persistentVolumeClaim: { claimName: `${claim.metadata.name}-${name}` } }))
+            ...claims.filter((claim) =>
+              !(template.spec?.volumes ?? []).some((v: { name: string }) => v.name === claim.metadata.name)
+            )
+              .map((claim) => ({
+                name: claim.metadata.name,
+                persistentVolumeClaim: { claimName: `${claim.metadata.name}-${name}` }
+              }))
           ]
         }
       })
@@ -122,8 +133,13 @@ export class SandboxController {
     }
     const current = store.find(Pods, namespace, name)
     const running = current !== undefined && current.metadata.deletionTimestamp === undefined
-    const podReady = running && (current.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True")
-    const service = spec.service === true ? { service: name, serviceFQDN: `${name}.${namespace}.svc.cluster.local` } : {}
+    const podReady = running &&
+      (current.status?.conditions ?? []).some((c: { type: string; status: string }) =>
+        c.type === "Ready" && c.status === "True"
+      )
+    const service = spec.service === true
+      ? { service: name, serviceFQDN: `${name}.${namespace}.svc.cluster.local` }
+      : {}
     this.setStatus(sandbox, {
       replicas: running ? 1 : 0,
       selector: `${SANDBOX_HASH_LABEL}=${hash}`,
@@ -140,14 +156,21 @@ export class SandboxController {
   }
 
   /** Write status when it changed (ignoring transition times), so reconciling again is a no-op. */
-  private setStatus(sandbox: KObject, status: Record<string, unknown> & { readonly conditions: ReadonlyArray<ReturnType<typeof ready>> }) {
-    const strip = (value: unknown) => JSON.stringify(value, (key, v) => key === "lastTransitionTime" ? undefined : v)
+  private setStatus(
+    sandbox: KObject,
+    status: Record<string, unknown> & { readonly conditions: ReadonlyArray<ReturnType<typeof ready>> }
+  ) {
     if (strip(sandbox.status) === strip(status)) return
     const before = sandbox.status?.conditions?.[0]
     const [condition] = status.conditions
     if (before !== undefined && condition !== undefined && before.status === condition.status) {
       condition.lastTransitionTime = before.lastTransitionTime
     }
-    this.deps.store.update(Sandboxes, sandbox.metadata.namespace, sandbox.metadata.name, (object) => ({ ...object, status }))
+    this.deps.store.update(
+      Sandboxes,
+      sandbox.metadata.namespace,
+      sandbox.metadata.name,
+      (object) => ({ ...object, status })
+    )
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The stand-in Kubernetes API server: plain HTTP on 127.0.0.1 with a bearer
  * token, written into a real kubeconfig file, so @kubernetes/client-node is used
- * exactly as against a cluster (`KubeConfig.loadFromFile`). Routes follow the
+ * exactly as against a cluster (`KubeConfig.loadFromFile`; client-node 2.x
+ * refuses an http:// server unless the cluster sets `insecure-skip-tls-verify`,
+ * so the kubeconfig does). Routes follow the
  * REST layout of kube-apiserver (`/api/v1/namespaces/{ns}/{plural}/{name}`,
  * `/apis/{group}/{version}/...`, discovery, `?watch=true`, the pod portforward
  * WebSocket); the controllers (kubelet, PVCs, Sandbox) run pods as containers.
@@ -24,8 +26,8 @@ import {
   groupList,
   PersistentVolumeClaims,
   Pods,
-  type ResourceType,
   resourceList,
+  type ResourceType,
   resourceTypes,
   Sandboxes,
   SandboxExtensions
@@ -88,6 +90,7 @@ clusters:
 - name: standin
   cluster:
     server: ${url}
+    insecure-skip-tls-verify: true
 contexts:
 - name: standin
   context:
@@ -128,8 +131,13 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   store.subscribe((change) => {
     if (change.type !== "DELETED") return
     for (const type of types) {
-      for (const owned of store.list(type, change.object.metadata.namespace, (object) =>
-        (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === change.object.metadata.uid))) {
+      for (
+        const owned of store.list(
+          type,
+          change.object.metadata.namespace,
+          (object) => (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === change.object.metadata.uid)
+        )
+      ) {
         setImmediate(() => void remove(type, owned.metadata.namespace, owned.metadata.name).catch(() => {}))
       }
     }
@@ -156,16 +164,20 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   }
 
   /** PUT and PATCH: a new spec/metadata (or, on `/status`, a new status) from `change`. */
-  const modify = (route: Route, namespace: string, name: string, change: (current: KObject) => KObject) => {
-    const status = route.subresource === "status"
-    return store.update(route.type, namespace, name, (current) => {
+  const modify = (target: Route, namespace: string, name: string, change: (current: KObject) => KObject) => {
+    const status = target.subresource === "status"
+    return store.update(target.type, namespace, name, (current) => {
       const next = change(current)
       if (next.metadata.resourceVersion && next.metadata.resourceVersion !== current.metadata.resourceVersion) {
-        throw conflict(route.type.plural, name)
+        throw conflict(target.type.plural, name)
       }
       return status
         ? { ...current, status: next.status }
-        : { ...next, metadata: { ...next.metadata, deletionTimestamp: current.metadata.deletionTimestamp! }, status: current.status }
+        : {
+          ...next,
+          metadata: { ...next.metadata, deletionTimestamp: current.metadata.deletionTimestamp! },
+          status: current.status
+        }
     })
   }
 
@@ -174,7 +186,9 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     const method = request.method ?? "GET"
     if (url.pathname === "/api") return send(response, 200, coreVersions)
     if (url.pathname === "/apis") return send(response, 200, groupList(types))
-    if (url.pathname === "/version") return send(response, 200, { major: "1", minor: "31", gitVersion: "v1.31.0-standin" })
+    if (url.pathname === "/version") {
+      return send(response, 200, { major: "1", minor: "31", gitVersion: "v1.31.0-standin" })
+    }
     const discovery = /^\/(?:api\/(v1)|apis\/([^/]+\/[^/]+))$/.exec(url.pathname)
     if (discovery !== null) {
       const list = resourceList(types, discovery[1] ?? discovery[2]!)
@@ -182,7 +196,12 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     }
     const namespaceOnly = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(url.pathname)
     if (namespaceOnly !== null && method === "GET") {
-      return send(response, 200, { kind: "Namespace", apiVersion: "v1", metadata: { name: namespaceOnly[1] }, status: { phase: "Active" } })
+      return send(response, 200, {
+        kind: "Namespace",
+        apiVersion: "v1",
+        metadata: { name: namespaceOnly[1] },
+        status: { phase: "Active" }
+      })
     }
     const target = route(url)
     if (target === undefined) throw new ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -219,13 +238,21 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       if (method === "PATCH") {
         const body = await readBody(request)
         const contentType = request.headers["content-type"] ?? ""
-        return send(response, 200, modify(target, namespace, name, (current) => applyPatch(current, contentType, body) as KObject))
+        return send(
+          response,
+          200,
+          modify(target, namespace, name, (current) => applyPatch(current, contentType, body) as KObject)
+        )
       }
       if (method === "DELETE") {
         const custom = type === Sandboxes || SandboxExtensions.includes(type)
         const removed = await remove(type, namespace, name)
         if (removed === undefined) throw new ApiError(404, "NotFound", `${type.plural} "${name}" not found`)
-        return send(response, 200, custom ? success({ name, group: type.group, kind: type.plural, uid: removed.metadata.uid }) : removed)
+        return send(
+          response,
+          200,
+          custom ? success({ name, group: type.group, kind: type.plural, uid: removed.metadata.uid }) : removed
+        )
       }
     }
     throw new ApiError(405, "MethodNotAllowed", `the server does not allow this method on the requested resource`)
@@ -237,7 +264,9 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   const server = createServer((request, response) => {
     const answer = authorized(request) ? handle(request, response) : Promise.reject(unauthorized)
     answer.catch((error: unknown) => {
-      const failure = error instanceof ApiError ? error : new ApiError(500, "InternalError", `Internal error occurred: ${String(error)}`)
+      const failure = error instanceof ApiError
+        ? error
+        : new ApiError(500, "InternalError", `Internal error occurred: ${String(error)}`)
       if (!response.headersSent) send(response, failure.code, failure.body)
       else response.end()
     })

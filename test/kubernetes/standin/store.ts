@@ -4,7 +4,7 @@
  * from a resourceVersion exactly as on a real API server.
  */
 import { randomBytes, randomUUID } from "node:crypto"
-import { type ResourceType, apiVersionOf } from "./resources.ts"
+import { apiVersionOf, type ResourceType } from "./resources.ts"
 import { alreadyExists, invalid, notFound } from "./status.ts"
 
 export interface OwnerReference {
@@ -90,7 +90,7 @@ export class Store {
   private emit(type: WatchType, resource: ResourceType, object: KObject) {
     const change = { type, resource, object: structuredClone(object) }
     this.history.push(change)
-    for (const listener of [...this.listeners]) listener(change)
+    for (const listener of this.listeners) listener(change)
   }
 
   private stamp(object: KObject) {

@@ -68,8 +68,12 @@ export class Volumes {
 
   /** Remove the claims marked for deletion that no pod mounts any more (and their volumes). */
   async finalize() {
-    const due = this.store.list(PersistentVolumeClaims, undefined, (claim) =>
-      claim.metadata.deletionTimestamp !== undefined && !this.inUse(claim.metadata.namespace, claim.metadata.name))
+    const due = this.store.list(
+      PersistentVolumeClaims,
+      undefined,
+      (claim) =>
+        claim.metadata.deletionTimestamp !== undefined && !this.inUse(claim.metadata.namespace, claim.metadata.name)
+    )
     for (const claim of due) {
       const { namespace, name } = claim.metadata
       await docker.getVolume(this.volumeOf(namespace, name)).remove().catch(() => {})

@@ -1,0 +1,350 @@
+/**
+ * The stand-in API server, driven only through @kubernetes/client-node (from
+ * the kubeconfig file it writes): discovery with and without the agent-sandbox
+ * CRDs, a pod on a PVC becoming Ready from its readiness probe and served through
+ * a port-forward, image pull and crash failures as a kubelet reports them, the
+ * Sandbox controller's replicas 1/0, and nothing left on the engine afterwards.
+ */
+import { assert, it } from "@effect/vitest"
+import {
+  ApiException,
+  ApisApi,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  PortForward,
+  setHeaderOptions,
+  type V1Pod,
+  Watch
+} from "@kubernetes/client-node"
+import { createServer, type Server } from "node:net"
+import { afterAll, beforeAll } from "vitest"
+import { describeDocker, toolsImage } from "../docker/infra.ts"
+import { leftovers } from "./standin/docker.ts"
+import { type StandIn, startStandIn } from "./standin/server.ts"
+
+const namespace = "default"
+
+/** client-node's clients for a stand-in, from its kubeconfig file. */
+const clients = (standIn: StandIn) => {
+  const kc = new KubeConfig()
+  kc.loadFromFile(standIn.kubeconfigPath)
+  return { kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) }
+}
+
+/** Watch `plural` of the namespace until `done(type, object)` holds for a change of object `name`. */
+const watchUntil = <T extends { metadata?: { name?: string } }>(
+  kc: KubeConfig,
+  path: string,
+  name: string,
+  done: (type: string, object: T) => boolean,
+  ms = 30_000
+) =>
+  new Promise<T>((resolve, reject) => {
+    let controller: AbortController | undefined
+    const timer = setTimeout(() => {
+      controller?.abort()
+      reject(new Error(`no matching change of ${name} on ${path} within ${ms} ms`))
+    }, ms)
+    void new Watch(kc).watch(path, { fieldSelector: `metadata.name=${name}` }, (type, object: T) => {
+      if (!done(type, object)) return
+      clearTimeout(timer)
+      controller?.abort()
+      resolve(object)
+    }, (error) => error && !controller?.signal.aborted && reject(error)).then((c) => (controller = c))
+  })
+
+const podsPath = `/api/v1/namespaces/${namespace}/pods`
+const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true
+const waitingReason = (pod: V1Pod) => pod.status?.containerStatuses?.[0]?.state?.waiting?.reason
+
+/** A local TCP port whose connections client-node's PortForward carries to `port` of the pod. */
+const forwardPort = async (kc: KubeConfig, pod: string, port: number) => {
+  const forward = new PortForward(kc)
+  const server: Server = createServer((socket) =>
+    void forward.portForward(namespace, pod, [port], socket, null, socket)
+  )
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { port: (server.address() as { port: number }).port, close: () => server.close() }
+}
+
+const containerIdOf = (pod: V1Pod) => pod.status!.containerStatuses![0]!.containerID!.replace("docker://", "")
+
+describeDocker("Kubernetes stand-in API server", () => {
+  let standIn: StandIn
+  let image: string
+  beforeAll(async () => {
+    image = toolsImage()
+    standIn = await startStandIn()
+  }, 120_000)
+  afterAll(() => standIn?.close())
+
+  it("answers discovery with the agent-sandbox CRDs, and without them when started so", async () => {
+    const { kc, custom } = clients(standIn)
+    const groups = await kc.makeApiClient(ApisApi).getAPIVersions()
+    assert.deepStrictEqual(groups.groups.map((g) => g.name).sort(), [
+      "agents.x-k8s.io",
+      "extensions.agents.x-k8s.io",
+      "networking.k8s.io"
+    ])
+    const resources = await custom.getAPIResources({ group: "agents.x-k8s.io", version: "v1alpha1" })
+    assert.deepStrictEqual(resources.resources.map((r) => [r.name, r.kind]), [["sandboxes", "Sandbox"]])
+
+    const bare = await startStandIn({ agentSandbox: false })
+    try {
+      const without = clients(bare)
+      assert.deepStrictEqual((await without.kc.makeApiClient(ApisApi).getAPIVersions()).groups.map((g) => g.name), [
+        "networking.k8s.io"
+      ])
+      const missing = await without.custom.getAPIResources({ group: "agents.x-k8s.io", version: "v1alpha1" }).then(
+        () => undefined,
+        (error: ApiException<string>) => error
+      )
+      assert.strictEqual(missing?.code, 404)
+    } finally {
+      await bare.close()
+    }
+  })
+
+  it("refuses a wrong token with 401 and a missing pod with a NotFound Status", async () => {
+    const { core } = clients(standIn)
+    const notFound = await core.readNamespacedPod({ name: "nope", namespace }).then(
+      () => undefined,
+      (e: ApiException<string>) => e
+    )
+    assert.strictEqual(notFound?.code, 404)
+    assert.deepInclude(JSON.parse(notFound!.body), {
+      kind: "Status",
+      status: "Failure",
+      reason: "NotFound",
+      message: `pods "nope" not found`,
+      code: 404
+    })
+    const kc = new KubeConfig()
+    kc.loadFromFile(standIn.kubeconfigPath)
+    kc.users[0] = { ...kc.users[0]!, token: "wrong" }
+    const refused = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace }).then(
+      () => undefined,
+      (e: ApiException<string>) => e
+    )
+    assert.strictEqual(refused?.code, 401)
+  })
+
+  it("runs a pod on a PVC until its readiness probe passes, forwards a port to it, and deletion kills the container", async () => {
+    const { kc, core } = clients(standIn)
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: "web-data" },
+        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } }
+      }
+    })
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: "web-data", namespace })
+    assert.strictEqual(claim.status?.phase, "Bound")
+    const ready = watchUntil<V1Pod>(kc, podsPath, "web", (_, pod) => isReady(pod))
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "web", labels: { app: "web" } },
+        spec: {
+          containers: [{
+            name: "web",
+            image,
+            command: [
+              "sh",
+              "-c",
+              "echo served-from-pvc > /data/index.html && exec python3 -m http.server 8000 -d /data"
+            ],
+            volumeMounts: [{ name: "data", mountPath: "/data" }],
+            readinessProbe: { httpGet: { path: "/index.html", port: 8000 }, periodSeconds: 1 }
+          }],
+          volumes: [{ name: "data", persistentVolumeClaim: { claimName: "web-data" } }]
+        }
+      }
+    })
+    const pod = await ready
+    assert.strictEqual(pod.status?.phase, "Running")
+    assert.deepStrictEqual(pod.status?.conditions?.map((c) => [c.type, c.status]), [
+      ["PodScheduled", "True"],
+      ["Initialized", "True"],
+      ["ContainersReady", "True"],
+      ["Ready", "True"]
+    ])
+    const id = containerIdOf(pod)
+    const { containers } = await leftovers(standIn.instance)
+    assert.include(containers, id)
+    const listed = await core.listNamespacedPod({ namespace, labelSelector: "app=web" })
+    assert.deepStrictEqual(listed.items.map((p) => p.status?.podIP), [pod.status?.podIP])
+    assert.match(pod.status!.podIP!, /^\d+\.\d+\.\d+\.\d+$/)
+
+    const forwarded = await forwardPort(kc, "web", 8000)
+    try {
+      const page = await fetch(`http://127.0.0.1:${forwarded.port}/index.html`)
+      assert.strictEqual(page.status, 200)
+      assert.strictEqual(await page.text(), "served-from-pvc\n")
+    } finally {
+      forwarded.close()
+    }
+
+    const deleted = watchUntil<V1Pod>(kc, podsPath, "web", (type) => type === "DELETED")
+    const marked = await core.deleteNamespacedPod({ name: "web", namespace })
+    assert.isDefined(marked.metadata?.deletionTimestamp)
+    await deleted
+    assert.notInclude((await leftovers(standIn.instance)).containers, id)
+    await core.deleteNamespacedPersistentVolumeClaim({ name: "web-data", namespace })
+    assert.deepStrictEqual((await core.listNamespacedPersistentVolumeClaim({ namespace })).items, [])
+    assert.deepStrictEqual((await leftovers(standIn.instance)).volumes, [])
+  })
+
+  it("reports an image that is not on the engine as ErrImagePull with a Failed event", async () => {
+    const { kc, core } = clients(standIn)
+    const missing = "effect-sandbox/no-such-image:1"
+    const failing = watchUntil<V1Pod>(kc, podsPath, "no-image", (_, pod) => waitingReason(pod) === "ErrImagePull")
+    await core.createNamespacedPod({
+      namespace,
+      body: { metadata: { name: "no-image" }, spec: { containers: [{ name: "main", image: missing }] } }
+    })
+    const pod = await failing
+    assert.strictEqual(pod.status?.phase, "Pending")
+    assert.match(
+      pod.status!.containerStatuses![0]!.state!.waiting!.message!,
+      /failed to pull and unpack image "effect-sandbox\/no-such-image:1"/
+    )
+    const events = await core.listNamespacedEvent({ namespace, fieldSelector: "involvedObject.name=no-image" })
+    const failed = events.items.filter((e) => e.reason === "Failed").map((e) => e.message)
+    assert.include(failed, "Error: ErrImagePull")
+    assert.isTrue(failed.some((m) => m?.startsWith(`Failed to pull image "${missing}": rpc error: code = NotFound`)))
+    assert.isTrue(
+      events.items.every((e) => e.involvedObject.kind === "Pod" && e.involvedObject.uid === pod.metadata?.uid)
+    )
+    const backoff = await watchUntil<V1Pod>(kc, podsPath, "no-image", (_, p) => waitingReason(p) === "ImagePullBackOff")
+    assert.strictEqual(backoff.status?.phase, "Pending")
+    await core.deleteNamespacedPod({ name: "no-image", namespace })
+  })
+
+  it("reports a crashing container as CrashLoopBackOff and an OOM kill as OOMKilled 137", async () => {
+    const { kc, core } = clients(standIn)
+    const crashing = watchUntil<V1Pod>(kc, podsPath, "crash", (_, pod) => waitingReason(pod) === "CrashLoopBackOff")
+    const oom = watchUntil<V1Pod>(kc, podsPath, "oom", (_, pod) => pod.status?.phase === "Failed")
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "crash" },
+        spec: { containers: [{ name: "main", image, command: ["sh", "-c", "exit 3"] }] }
+      }
+    })
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "oom" },
+        spec: {
+          restartPolicy: "Never",
+          containers: [{
+            name: "main",
+            image,
+            command: ["python3", "-c", "blocks = [bytearray(16 << 20) for _ in range(64)]"],
+            resources: { limits: { memory: "64Mi" } }
+          }]
+        }
+      }
+    })
+    const crashed = (await crashing).status!.containerStatuses![0]!
+    assert.strictEqual(crashed.lastState?.terminated?.exitCode, 3)
+    assert.strictEqual(crashed.lastState?.terminated?.reason, "Error")
+    assert.strictEqual(crashed.restartCount, 1)
+    const killed = (await oom).status!.containerStatuses![0]!.state!.terminated!
+    assert.deepInclude(killed, { reason: "OOMKilled", exitCode: 137 })
+    await core.deleteNamespacedPod({ name: "crash", namespace })
+    await core.deleteNamespacedPod({ name: "oom", namespace })
+  })
+
+  it("runs a Sandbox's pod, deletes it at replicas 0 and recreates it at 1, and deleting the Sandbox deletes the pod", async () => {
+    const { kc, custom } = clients(standIn)
+    const sandbox = { group: "agents.x-k8s.io", version: "v1alpha1", namespace, plural: "sandboxes" }
+    const running = watchUntil<V1Pod>(kc, podsPath, "agent", (_, pod) => isReady(pod))
+    await custom.createNamespacedCustomObject({
+      ...sandbox,
+      body: {
+        apiVersion: "agents.x-k8s.io/v1alpha1",
+        kind: "Sandbox",
+        metadata: { name: "agent" },
+        spec: {
+          podTemplate: {
+            metadata: { labels: { role: "agent" } },
+            spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] }
+          }
+        }
+      }
+    })
+    const pod = await running
+    assert.strictEqual(pod.metadata?.labels?.["role"], "agent")
+    assert.deepInclude(pod.metadata?.ownerReferences?.[0] ?? {}, { kind: "Sandbox", name: "agent" })
+    const readySandbox = await watchUntil<any>(
+      kc,
+      `/apis/agents.x-k8s.io/v1alpha1/namespaces/${namespace}/sandboxes`,
+      "agent",
+      (_, s) => s.status?.conditions?.[0]?.reason === "DependenciesReady"
+    )
+    assert.strictEqual(readySandbox.status.replicas, 1)
+    assert.deepStrictEqual(readySandbox.status.podIPs, [pod.status?.podIP])
+
+    const scale = (replicas: number) =>
+      custom.patchNamespacedCustomObject(
+        { ...sandbox, name: "agent", body: { spec: { replicas } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+      )
+    const gone = watchUntil<V1Pod>(kc, podsPath, "agent", (type) => type === "DELETED")
+    await scale(0)
+    await gone
+    assert.notInclude((await leftovers(standIn.instance)).containers, containerIdOf(pod))
+    const paused = await custom.getNamespacedCustomObject({ ...sandbox, name: "agent" })
+    assert.strictEqual(paused.status.replicas, 0)
+    assert.strictEqual(paused.status.conditions[0].reason, "SandboxSuspended")
+
+    const back = watchUntil<V1Pod>(kc, podsPath, "agent", (_, p) => isReady(p))
+    await scale(1)
+    const resumed = await back
+    assert.notStrictEqual(resumed.metadata?.uid, pod.metadata?.uid)
+
+    const removed = watchUntil<V1Pod>(kc, podsPath, "agent", (type) => type === "DELETED")
+    const status = await custom.deleteNamespacedCustomObject({ ...sandbox, name: "agent" })
+    assert.strictEqual(status.status, "Success")
+    await removed
+  })
+
+  it("close() removes every container and volume it made", async () => {
+    const { core } = clients(standIn)
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "left-running" },
+        spec: {
+          containers: [{
+            name: "main",
+            image,
+            command: ["sleep", "300"],
+            volumeMounts: [{ name: "scratch", mountPath: "/scratch" }]
+          }],
+          volumes: [{ name: "scratch", emptyDir: {} }]
+        }
+      }
+    })
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: "left-claim" },
+        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } }
+      }
+    })
+    const started = Date.now()
+    while ((await leftovers(standIn.instance)).containers.length === 0 && Date.now() - started < 20_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const before = await leftovers(standIn.instance)
+    assert.lengthOf(before.containers, 1)
+    assert.lengthOf(before.volumes, 2)
+    await standIn.close()
+    assert.deepStrictEqual(await leftovers(standIn.instance), { containers: [], volumes: [] })
+  })
+})
