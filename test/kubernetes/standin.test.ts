@@ -12,6 +12,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  NetworkingV1Api,
   PatchStrategy,
   PortForward,
   setHeaderOptions,
@@ -19,7 +20,9 @@ import {
   Watch
 } from "@kubernetes/client-node"
 import { createServer, type Server } from "node:net"
+import { PassThrough } from "node:stream"
 import { afterAll, beforeAll } from "vitest"
+import type { WebSocket } from "ws"
 import { describeDocker, toolsImage } from "../docker/infra.ts"
 import { leftovers } from "./standin/docker.ts"
 import { type StandIn, startStandIn } from "./standin/server.ts"
@@ -85,6 +88,7 @@ describeDocker("Kubernetes stand-in API server", () => {
     const groups = await kc.makeApiClient(ApisApi).getAPIVersions()
     assert.deepStrictEqual(groups.groups.map((g) => g.name).sort(), [
       "agents.x-k8s.io",
+      "coordination.k8s.io",
       "extensions.agents.x-k8s.io",
       "networking.k8s.io"
     ])
@@ -95,7 +99,8 @@ describeDocker("Kubernetes stand-in API server", () => {
     try {
       const without = clients(bare)
       assert.deepStrictEqual((await without.kc.makeApiClient(ApisApi).getAPIVersions()).groups.map((g) => g.name), [
-        "networking.k8s.io"
+        "networking.k8s.io",
+        "coordination.k8s.io"
       ])
       const missing = await without.custom.getAPIResources({ group: "agents.x-k8s.io", version: "v1alpha1" }).then(
         () => undefined,
@@ -186,6 +191,19 @@ describeDocker("Kubernetes stand-in API server", () => {
     } finally {
       forwarded.close()
     }
+    // A dropped port-forward closes the client's WebSocket; a new one works again.
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const ws = await new PortForward(kc).portForward(namespace, "web", [8000], output, null, input) as WebSocket
+    const closed = new Promise((resolve) => ws.once("close", resolve))
+    assert.strictEqual(standIn.dropPortForwards(), 1)
+    await closed
+    const again = await forwardPort(kc, "web", 8000)
+    try {
+      assert.strictEqual(await (await fetch(`http://127.0.0.1:${again.port}/index.html`)).text(), "served-from-pvc\n")
+    } finally {
+      again.close()
+    }
 
     const deleted = watchUntil<V1Pod>(kc, podsPath, "web", (type) => type === "DELETED")
     const marked = await core.deleteNamespacedPod({ name: "web", namespace })
@@ -220,6 +238,16 @@ describeDocker("Kubernetes stand-in API server", () => {
     )
     const backoff = await watchUntil<V1Pod>(kc, podsPath, "no-image", (_, p) => waitingReason(p) === "ImagePullBackOff")
     assert.strictEqual(backoff.status?.phase, "Pending")
+    const refused = await new PortForward(kc).portForward(
+      namespace,
+      "no-image",
+      [80],
+      new PassThrough(),
+      null,
+      new PassThrough()
+    )
+      .then(() => undefined, (error: { message: string }) => error.message)
+    assert.strictEqual(refused, "Unexpected server response: 400")
     await core.deleteNamespacedPod({ name: "no-image", namespace })
   })
 
@@ -311,6 +339,99 @@ describeDocker("Kubernetes stand-in API server", () => {
     const status = await custom.deleteNamespacedCustomObject({ ...sandbox, name: "agent" })
     assert.strictEqual(status.status, "Success")
     await removed
+  })
+
+  it("reports a pod whose claim does not exist as Unschedulable with a FailedScheduling event", async () => {
+    const { kc, core } = clients(standIn)
+    const pending = watchUntil<V1Pod>(
+      kc,
+      podsPath,
+      "no-claim",
+      (_, pod) =>
+        pod.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable") === true
+    )
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "no-claim" },
+        spec: {
+          containers: [{ name: "main", image, volumeMounts: [{ name: "w", mountPath: "/w" }] }],
+          volumes: [{ name: "w", persistentVolumeClaim: { claimName: "absent" } }]
+        }
+      }
+    })
+    const pod = await pending
+    const message = `0/1 nodes are available: persistentvolumeclaim "absent" not found.`
+    assert.strictEqual(pod.status?.conditions?.[0]?.message, message)
+    const events = await core.listNamespacedEvent({ namespace, fieldSelector: "involvedObject.name=no-claim" })
+    assert.deepStrictEqual(events.items.map((e) => [e.type, e.reason, e.message, e.source?.component]), [
+      ["Warning", "FailedScheduling", message, "default-scheduler"]
+    ])
+    await core.deleteNamespacedPod({ name: "no-claim", namespace })
+  })
+
+  it("fails a pod past its activeDeadlineSeconds with DeadlineExceeded and removes its container", async () => {
+    const { kc, core } = clients(standIn)
+    const failed = watchUntil<V1Pod>(kc, podsPath, "deadline", (_, pod) => pod.status?.phase === "Failed")
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "deadline" },
+        spec: { activeDeadlineSeconds: 1, containers: [{ name: "main", image, command: ["sleep", "300"] }] }
+      }
+    })
+    const pod = await failed
+    assert.strictEqual(pod.status?.reason, "DeadlineExceeded")
+    assert.strictEqual(pod.status?.message, "Pod was active on the node longer than the specified deadline")
+    assert.notInclude((await leftovers(standIn.instance)).containers, containerIdOf(pod))
+    await core.deleteNamespacedPod({ name: "deadline", namespace })
+  })
+
+  it("records services (with a ClusterIP) and ingresses, lists them by label and deletes them", async () => {
+    const { kc, core } = clients(standIn)
+    const networking = kc.makeApiClient(NetworkingV1Api)
+    const service = await core.createNamespacedService({
+      namespace,
+      body: {
+        metadata: { name: "web", labels: { app: "web" } },
+        spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8000 }] }
+      }
+    })
+    assert.match(service.spec!.clusterIP!, /^10\.96\.\d+\.\d+$/)
+    assert.strictEqual(service.spec?.type, "ClusterIP")
+    await networking.createNamespacedIngress({
+      namespace,
+      body: {
+        metadata: { name: "web" },
+        spec: {
+          rules: [{
+            host: "web.example",
+            http: {
+              paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }]
+            }
+          }]
+        }
+      }
+    })
+    assert.deepStrictEqual(
+      (await core.listNamespacedService({ namespace, labelSelector: "app in (web,api)" })).items.map((s) =>
+        s.metadata?.name
+      ),
+      ["web"]
+    )
+    assert.deepStrictEqual((await core.listNamespacedService({ namespace, labelSelector: "app!=web" })).items, [])
+    assert.strictEqual(
+      (await networking.readNamespacedIngress({ name: "web", namespace })).spec?.rules?.[0]?.host,
+      "web.example"
+    )
+    await core.deleteNamespacedService({ name: "web", namespace })
+    await networking.deleteNamespacedIngress({ name: "web", namespace })
+    assert.deepStrictEqual((await networking.listNamespacedIngress({ namespace })).items, [])
+    const gone = await core.readNamespacedService({ name: "web", namespace }).then(
+      () => 200,
+      (e: ApiException<string>) => e.code
+    )
+    assert.strictEqual(gone, 404)
   })
 
   it("close() removes every container and volume it made", async () => {

@@ -99,6 +99,9 @@ interface Run {
   readonly abort: AbortController
   container?: Dockerode.Container
   readonly emptyDirs: Array<string>
+  /** Settles when the pod's loop has stopped (after an abort, once its container is removed). */
+  done: Promise<void>
+  deadline?: NodeJS.Timeout
 }
 
 export class Kubelet {
@@ -123,9 +126,9 @@ export class Kubelet {
       spec: { restartPolicy: "Always", terminationGracePeriodSeconds: 30, ...body.spec },
       status: { phase: "Pending", qosClass: body.spec?.containers?.[0]?.resources?.limits ? "Burstable" : "BestEffort" }
     })
-    const run: Run = { abort: new AbortController(), emptyDirs: [] }
+    const run: Run = { abort: new AbortController(), emptyDirs: [], done: Promise.resolve() }
     this.runs.set(`${namespace}/${pod.metadata.name}`, run)
-    void this.run(pod, run).catch((error: Error) => {
+    run.done = this.run(pod, run).catch((error: Error) => {
       if (run.abort.signal.aborted) return
       recordEvent(this.store, pod, "Warning", "Failed", `Error: ${error.message}`)
       this.setContainer(pod, { state: { waiting: { reason: "CreateContainerError", message: error.message } } })
@@ -147,20 +150,50 @@ export class Kubelet {
     const { namespace, name } = pod.metadata
     const run = this.runs.get(`${namespace}/${name}`)
     this.runs.delete(`${namespace}/${name}`)
-    run?.abort.abort()
-    if (run?.container !== undefined) {
+    if (run?.container !== undefined && !run.abort.signal.aborted) {
       recordEvent(this.store, pod, "Normal", "Killing", `Stopping container ${pod.spec.containers[0].name}`)
-      await run.container.remove({ force: true, v: true }).catch(() => {})
     }
-    await Promise.all((run?.emptyDirs ?? []).map((volume) => docker.getVolume(volume).remove().catch(() => {})))
+    if (run !== undefined) await this.stop(run)
     this.store.remove(Pods, namespace, name)
     await this.volumes.finalize()
   }
 
-  /** Stop every pod loop (close() then removes the containers by label). */
-  close() {
-    for (const run of this.runs.values()) run.abort.abort()
+  /**
+   * End a pod's loop and remove what it made. The container is removed before
+   * waiting for the loop (its `wait()` only returns once the container is gone)
+   * and again after (it may have been created while the abort was under way).
+   */
+  private async stop(run: Run) {
+    clearTimeout(run.deadline)
+    run.abort.abort()
+    await run.container?.remove({ force: true, v: true }).catch(() => {})
+    await run.done
+    await run.container?.remove({ force: true, v: true }).catch(() => {})
+    await Promise.all(run.emptyDirs.map((volume) => docker.getVolume(volume).remove().catch(() => {})))
+  }
+
+  /** Stop every pod and remove its container and emptyDir volumes (the pods stay stored). */
+  async close() {
+    const runs = [...this.runs.values()]
     this.runs.clear()
+    await Promise.all(runs.map((run) => this.stop(run)))
+  }
+
+  /** activeDeadlineSeconds passed: the kubelet kills the pod and fails it with DeadlineExceeded. */
+  private async exceedDeadline(pod: KObject, run: Run) {
+    const message = "Pod was active on the node longer than the specified deadline"
+    recordEvent(this.store, pod, "Warning", "DeadlineExceeded", message)
+    await this.stop(run)
+    this.setContainer(
+      pod,
+      { state: { terminated: { exitCode: 137, reason: "Error" } }, ready: false, started: false },
+      {
+        phase: "Failed",
+        reason: "DeadlineExceeded",
+        message
+      }
+    )
+    this.setConditions(pod, readiness(false, pod.spec.containers[0].name, "PodFailed"))
   }
 
   private setStatus(pod: KObject, change: (status: any) => any) {
@@ -295,6 +328,7 @@ export class Kubelet {
     const user = spec.securityContext?.runAsUser ?? container.securityContext?.runAsUser
     run.container = await docker.createContainer({
       name: dockerName(this.instance, namespace, name),
+      Hostname: name.slice(0, 63),
       Image: imageId,
       ...(container.command === undefined ? {} : { Entrypoint: container.command }),
       ...(container.args === undefined ? {} : { Cmd: container.args }),
@@ -344,12 +378,17 @@ export class Kubelet {
     const container = pod.spec.containers[0] as V1Container
     const restartPolicy = (pod.spec as V1PodSpec).restartPolicy
     await this.schedule(pod, signal)
+    const deadline = (pod.spec as V1PodSpec).activeDeadlineSeconds
+    if (deadline !== undefined && !signal.aborted) {
+      run.deadline = setTimeout(() => void this.exceedDeadline(pod, run), deadline * 1000)
+    }
     const imageId = signal.aborted ? undefined : await this.image(pod, container.image!, signal)
     if (imageId === undefined) return
     await this.createContainer(pod, run, imageId)
     const containerID = `docker://${run.container!.id}`
     for (let restarts = 0; !signal.aborted; restarts++) {
       await run.container!.start()
+      if (signal.aborted) return
       const started = await run.container!.inspect()
       const ip = started.NetworkSettings.Networks["bridge"]!.IPAddress
       recordEvent(this.store, pod, "Normal", "Started", `Started container ${container.name}`)

@@ -62,11 +62,17 @@ export const portForwarder = () => {
       })
       ws.on("close", () => connections.forEach(({ tcp }) => tcp.destroy()))
     })
-  const close = () => {
+  /** Cut every open session, as a dropped API server connection would; how many there were. */
+  const drop = () => {
+    const open = server.clients.size
     for (const ws of server.clients) ws.terminate()
+    return open
+  }
+  const close = () => {
+    drop()
     server.close()
   }
-  return { forward, close }
+  return { forward, drop, close }
 }
 
 /** Answer an upgrade request that is refused with its Status, as plain HTTP. */

@@ -28,6 +28,9 @@ export const Ingresses: ResourceType = {
   kind: "Ingress"
 }
 
+/** Leases: where an owner's heartbeat can live (the runtime's reaper reads it). */
+export const Leases: ResourceType = { group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease" }
+
 const agents = (group: string, plural: string, kind: string): ResourceType => ({
   group,
   version: "v1alpha1",
@@ -50,6 +53,7 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
   Services,
   Events,
   Ingresses,
+  Leases,
   ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])
 ]
 

@@ -30,7 +30,8 @@ import {
   type ResourceType,
   resourceTypes,
   Sandboxes,
-  SandboxExtensions
+  SandboxExtensions,
+  Services
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
@@ -52,6 +53,8 @@ export interface StandIn {
   readonly url: string
   /** The label value on every container and volume this stand-in made. */
   readonly instance: string
+  /** Cut every open port-forward WebSocket (to test a runtime's reconnect); how many were open. */
+  readonly dropPortForwards: () => number
   /** Stop serving and remove every container and volume it made. */
   readonly close: () => Promise<void>
 }
@@ -143,6 +146,14 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     }
   })
 
+  let serviceCount = 0
+  /** A ClusterIP service gets an address from 10.96.0.0/16, as the apiserver's allocator gives one. */
+  const withClusterIP = (service: NewObject): NewObject => {
+    if (service.spec?.clusterIP !== undefined) return service
+    const ip = `10.96.${Math.floor(++serviceCount / 256)}.${serviceCount % 256}`
+    return { ...service, spec: { type: "ClusterIP", ...service.spec, clusterIP: ip, clusterIPs: [ip] } }
+  }
+
   const route = (url: URL): Route | undefined => {
     const match = PATH.exec(url.pathname)
     if (match === null) return undefined
@@ -160,6 +171,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     const { status: _ignored, ...object } = body
     if (type === Pods) return kubelet.create(namespace, object)
     if (type === PersistentVolumeClaims) return volumes.create(namespace, object)
+    if (type === Services) return store.create(type, namespace, withClusterIP(object))
     return store.create(type, namespace, object)
   }
 
@@ -293,14 +305,14 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
 
   const close = async () => {
     sandboxes?.close()
-    kubelet.close()
     forwarder.close()
+    await kubelet.close()
     server.closeAllConnections()
     await new Promise<void>((resolve) => server.close(() => resolve()))
     await removeAll(instance)
     rmSync(directory, { recursive: true, force: true })
   }
-  return { kubeconfigPath, url, instance, close }
+  return { kubeconfigPath, url, instance, dropPortForwards: forwarder.drop, close }
 }
 
 /** The stand-in as a scoped resource: closed (containers and volumes removed) with the scope. */
