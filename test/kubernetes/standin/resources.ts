@@ -39,12 +39,10 @@ const agents = (group: string, plural: string, kind: string): ResourceType => ({
 })
 
 export const Sandboxes = agents("agents.x-k8s.io", "sandboxes", "Sandbox")
-/** The agent-sandbox extensions, served as stored objects (no controller: see README). */
-export const SandboxExtensions: ReadonlyArray<ResourceType> = [
-  agents("extensions.agents.x-k8s.io", "sandboxclaims", "SandboxClaim"),
-  agents("extensions.agents.x-k8s.io", "sandboxtemplates", "SandboxTemplate"),
-  agents("extensions.agents.x-k8s.io", "sandboxwarmpools", "SandboxWarmPool")
-]
+export const SandboxClaims = agents("extensions.agents.x-k8s.io", "sandboxclaims", "SandboxClaim")
+export const SandboxTemplates = agents("extensions.agents.x-k8s.io", "sandboxtemplates", "SandboxTemplate")
+export const SandboxWarmPools = agents("extensions.agents.x-k8s.io", "sandboxwarmpools", "SandboxWarmPool")
+export const SandboxExtensions: ReadonlyArray<ResourceType> = [SandboxClaims, SandboxTemplates, SandboxWarmPools]
 
 /** Every served type: the built-ins, plus the agent-sandbox CRDs when installed. */
 export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<ResourceType> => [

@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto"
 import { PersistentVolumeClaims, Pods, type ResourceType, Sandboxes, Services } from "./resources.ts"
-import { type KObject, type NewObject, now, ownedBy, type Store } from "./store.ts"
+import { conditionTrue, type KObject, type NewObject, now, ownedBy, statusChanged, type Store } from "./store.ts"
 
 export const SANDBOX_HASH_LABEL = "agents.x-k8s.io/sandbox-name-hash"
 
@@ -35,9 +35,6 @@ const ready = (status: boolean, reason: string, message: string) => ({
   message,
   lastTransitionTime: now()
 })
-
-/** Status as JSON without transition times: equal when nothing but the time would change. */
-const strip = (value: unknown) => JSON.stringify(value, (key, v) => key === "lastTransitionTime" ? undefined : v)
 
 export class SandboxController {
   private readonly deps: SandboxDeps
@@ -133,10 +130,7 @@ export class SandboxController {
     }
     const current = store.find(Pods, namespace, name)
     const running = current !== undefined && current.metadata.deletionTimestamp === undefined
-    const podReady = running &&
-      (current.status?.conditions ?? []).some((c: { type: string; status: string }) =>
-        c.type === "Ready" && c.status === "True"
-      )
+    const podReady = running && conditionTrue(current, "Ready")
     const service = spec.service === true
       ? { service: name, serviceFQDN: `${name}.${namespace}.svc.cluster.local` }
       : {}
@@ -160,7 +154,7 @@ export class SandboxController {
     sandbox: KObject,
     status: Record<string, unknown> & { readonly conditions: ReadonlyArray<ReturnType<typeof ready>> }
   ) {
-    if (strip(sandbox.status) === strip(status)) return
+    if (!statusChanged(sandbox.status, status)) return
     const before = sandbox.status?.conditions?.[0]
     const [condition] = status.conditions
     if (before !== undefined && condition !== undefined && before.status === condition.status) {

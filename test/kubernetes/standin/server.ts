@@ -16,6 +16,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Duplex } from "node:stream"
+import { ClaimController } from "./claims.ts"
 import { removeAll } from "./docker.ts"
 import { applyPatch } from "./patch.ts"
 import { Kubelet } from "./pods.ts"
@@ -130,6 +131,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       remove
     })
     : undefined
+  const claims = sandboxes === undefined ? undefined : new ClaimController({ store, remove })
   // Garbage collection: deleting an owner deletes what it owns (a Sandbox's pod and service).
   store.subscribe((change) => {
     if (change.type !== "DELETED") return
@@ -305,6 +307,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
 
   const close = async () => {
     sandboxes?.close()
+    claims?.close()
     forwarder.close()
     await kubelet.close()
     server.closeAllConnections()

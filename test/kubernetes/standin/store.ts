@@ -61,6 +61,17 @@ const keyOf = (type: ResourceType, namespace: string, name: string) =>
 
 export const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z")
 
+/** Whether `object`'s status has condition `type` with status "True" (pod Ready, Sandbox Ready). */
+export const conditionTrue = (object: KObject | undefined, type: string): boolean =>
+  (object?.status?.conditions ?? []).some((c: { type: string; status: string }) =>
+    c.type === type && c.status === "True"
+  )
+
+/** Whether two statuses differ in more than their conditions' transition times (so a controller skips a no-op write). */
+export const statusChanged = (before: unknown, after: unknown) => withoutTimes(before) !== withoutTimes(after)
+
+const withoutTimes = (value: unknown) => JSON.stringify(value, (key, v) => key === "lastTransitionTime" ? undefined : v)
+
 /** An owner reference to `owner`, as a controller sets it on what it creates. */
 export const ownedBy = (owner: KObject): OwnerReference => ({
   apiVersion: owner.apiVersion,
