@@ -9,6 +9,7 @@ import { assert, it } from "@effect/vitest"
 import {
   ApiException,
   ApisApi,
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -268,7 +269,7 @@ describeDocker("Kubernetes stand-in API server", () => {
       namespace,
       body: {
         metadata: { name: "crash" },
-        spec: { containers: [{ name: "main", image, command: ["sh", "-c", "exit 3"] }] }
+        spec: { containers: [{ name: "main", image, command: ["sh", "-c", "echo about to fail >&2; exit 3"] }] }
       }
     })
     await core.createNamespacedPod({
@@ -287,6 +288,7 @@ describeDocker("Kubernetes stand-in API server", () => {
       }
     })
     const crashed = (await crashing).status!.containerStatuses![0]!
+    assert.strictEqual(await core.readNamespacedPodLog({ name: "crash", namespace }), "about to fail\n")
     assert.strictEqual(crashed.lastState?.terminated?.exitCode, 3)
     assert.strictEqual(crashed.lastState?.terminated?.reason, "Error")
     assert.strictEqual(crashed.restartCount, 1)
@@ -482,6 +484,34 @@ describeDocker("Kubernetes stand-in API server", () => {
     assert.strictEqual(pod.status?.message, "Pod was active on the node longer than the specified deadline")
     assert.notInclude((await leftovers(standIn.instance)).containers, id)
     await core.deleteNamespacedPod({ name: "deadline", namespace })
+  })
+
+  it("applies JSON and merge patches, and refuses a stale resourceVersion with 409 Conflict", async () => {
+    const { kc } = clients(standIn)
+    const leases = kc.makeApiClient(CoordinationV1Api)
+    const lease = await leases.createNamespacedLease({
+      namespace,
+      body: { metadata: { name: "owner" }, spec: { holderIdentity: "a", leaseDurationSeconds: 15 } }
+    })
+    const patched = await leases.patchNamespacedLease({
+      name: "owner",
+      namespace,
+      body: [{ op: "add", path: "/metadata/annotations", value: { "effect-sandbox/heartbeat": "1" } }]
+    })
+    assert.deepStrictEqual(patched.metadata?.annotations, { "effect-sandbox/heartbeat": "1" })
+    assert.notStrictEqual(patched.metadata?.resourceVersion, lease.metadata?.resourceVersion)
+    const merged = await leases.patchNamespacedLease(
+      { name: "owner", namespace, body: { spec: { holderIdentity: "b" } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    assert.deepStrictEqual(merged.spec, { holderIdentity: "b", leaseDurationSeconds: 15 })
+    const stale = await leases.replaceNamespacedLease({ name: "owner", namespace, body: lease }).then(
+      () => undefined,
+      (e: ApiException<string>) => e
+    )
+    assert.strictEqual(stale?.code, 409)
+    assert.strictEqual(JSON.parse(stale!.body).reason, "Conflict")
+    await leases.deleteNamespacedLease({ name: "owner", namespace })
   })
 
   it("records services (with a ClusterIP) and ingresses, lists them by label and deletes them", async () => {

@@ -15,7 +15,7 @@ import { docker, dockerName, labelsOf, quantity } from "./docker.ts"
 import { NODE_NAME, recordEvent } from "./events.ts"
 import { probeOnce, unsupportedProbe } from "./probes.ts"
 import { PersistentVolumeClaims, Pods } from "./resources.ts"
-import { invalid } from "./status.ts"
+import { badRequest, invalid } from "./status.ts"
 import { type KObject, type NewObject, now, type Store } from "./store.ts"
 import type { Volumes } from "./volumes.ts"
 
@@ -93,6 +93,15 @@ export const validatePod = (body: NewObject) => {
       throw fail("spec.containers[0].volumeMounts.subPath", "Unsupported value: no subPath in the stand-in")
     }
   }
+}
+
+/** Docker's multiplexed log stream (8-byte frame headers: stream, 0, 0, 0, size) as plain text. */
+const demultiplex = (buffer: Buffer): string => {
+  const chunks: Array<Buffer> = []
+  for (let at = 0; at + 8 <= buffer.length; at += 8 + buffer.readUInt32BE(at + 4)) {
+    chunks.push(buffer.subarray(at + 8, at + 8 + buffer.readUInt32BE(at + 4)))
+  }
+  return Buffer.concat(chunks).toString("utf8")
 }
 
 interface Run {
@@ -177,6 +186,23 @@ export class Kubelet {
     const runs = [...this.runs.values()]
     this.runs.clear()
     await Promise.all(runs.map((run) => this.stop(run)))
+  }
+
+  /** The container's output (stdout and stderr interleaved), as `pods/{name}/log` serves it. */
+  async logs(namespace: string, name: string, tailLines: number | undefined): Promise<string> {
+    const pod = this.store.get(Pods, namespace, name)
+    const container = this.runs.get(`${namespace}/${name}`)?.container
+    if (container === undefined) {
+      const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? "ContainerCreating"
+      throw badRequest(`container "${pod.spec.containers[0].name}" in pod "${name}" is waiting to start: ${waiting}`)
+    }
+    const output = await container.logs({
+      stdout: true,
+      stderr: true,
+      follow: false,
+      ...(tailLines === undefined ? {} : { tail: tailLines })
+    })
+    return demultiplex(output)
   }
 
   /** activeDeadlineSeconds passed: the kubelet kills the pod and fails it with DeadlineExceeded. */

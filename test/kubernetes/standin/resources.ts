@@ -57,6 +57,17 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
 
 const verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
 
+const podSubresources = [
+  { name: "pods/log", singularName: "", namespaced: true, kind: "Pod", verbs: ["get"] },
+  {
+    name: "pods/portforward",
+    singularName: "",
+    namespaced: true,
+    kind: "PodPortForwardOptions",
+    verbs: ["create", "get"]
+  }
+]
+
 /** `APIResourceList` of one group version (`/api/v1`, `/apis/<group>/<version>`). */
 export const resourceList = (types: ReadonlyArray<ResourceType>, groupVersion: string) => {
   const resources = types.filter((type) => apiVersionOf(type) === groupVersion)
@@ -67,15 +78,7 @@ export const resourceList = (types: ReadonlyArray<ResourceType>, groupVersion: s
     groupVersion,
     resources: resources.flatMap((type) => [
       { name: type.plural, singularName: type.kind.toLowerCase(), namespaced: true, kind: type.kind, verbs },
-      ...(type === Pods
-        ? [{
-          name: "pods/portforward",
-          singularName: "",
-          namespaced: true,
-          kind: "PodPortForwardOptions",
-          verbs: ["create", "get"]
-        }]
-        : [])
+      ...(type === Pods ? podSubresources : [])
     ])
   }
 }

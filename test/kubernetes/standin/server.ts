@@ -243,6 +243,11 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       if (method === "POST" && namespace !== undefined) {
         return send(response, 201, await create(type, namespace, await readBody(request) as NewObject))
       }
+    } else if (type === Pods && namespace !== undefined && subresource === "log" && method === "GET") {
+      const tail = url.searchParams.get("tailLines")
+      const text = await kubelet.logs(namespace, name, tail === null ? undefined : Number(tail))
+      response.writeHead(200, { "content-type": "text/plain" })
+      return void response.end(text)
     } else if (namespace !== undefined && (subresource === undefined || subresource === "status")) {
       if (method === "GET") return send(response, 200, store.get(type, namespace, name))
       if (method === "PUT") {
