@@ -352,6 +352,35 @@ describeDocker("Kubernetes stand-in API server", () => {
     await removed
   })
 
+  it("expires a Sandbox at its shutdownTime: the pod goes, the Sandbox stays with SandboxExpired (Retain)", async () => {
+    const { kc, custom } = clients(standIn)
+    const sandbox = { group: "agents.x-k8s.io", version: "v1alpha1", namespace, plural: "sandboxes" }
+    const ran = watchUntil<V1Pod>(kc, podsPath, "short", (_, pod) => pod.status?.phase === "Running")
+    const gone = watchUntil<V1Pod>(kc, podsPath, "short", (type) => type === "DELETED")
+    await custom.createNamespacedCustomObject({
+      ...sandbox,
+      body: {
+        apiVersion: "agents.x-k8s.io/v1alpha1",
+        kind: "Sandbox",
+        metadata: { name: "short" },
+        spec: {
+          shutdownTime: new Date(Date.now() + 2_000).toISOString(),
+          podTemplate: { spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] } }
+        }
+      }
+    })
+    await ran
+    await gone
+    const expired = await watchUntil<any>(
+      kc,
+      `/apis/agents.x-k8s.io/v1alpha1/namespaces/${namespace}/sandboxes`,
+      "short",
+      (_, s) => s.status?.conditions?.[0]?.reason === "SandboxExpired"
+    )
+    assert.strictEqual(expired.status.replicas, 0)
+    await custom.deleteNamespacedCustomObject({ ...sandbox, name: "short" })
+  })
+
   it("keeps a SandboxWarmPool filled and hands its ready Sandbox to a SandboxClaim, or makes one from the template", async () => {
     const { kc, core, custom } = clients(standIn)
     const extensions = { group: "extensions.agents.x-k8s.io", version: "v1alpha1", namespace }
