@@ -82,6 +82,20 @@ const until = async (check: () => Promise<boolean>, ms: number) => {
   return false
 }
 
+const sandboxes = { group: "agents.x-k8s.io", version: "v1alpha1", namespace, plural: "sandboxes" }
+const sandboxesPath = `/apis/agents.x-k8s.io/v1alpha1/namespaces/${namespace}/sandboxes`
+
+/** The Sandbox `name` once its Ready condition has `reason`. */
+const sandboxReaching = (kc: KubeConfig, name: string, reason: string) =>
+  watchUntil<any>(kc, sandboxesPath, name, (_, sandbox) => sandbox.status?.conditions?.[0]?.reason === reason)
+
+/** Create a Sandbox custom resource named `name` with `spec`. */
+const createSandbox = (custom: CustomObjectsApi, name: string, spec: unknown) =>
+  custom.createNamespacedCustomObject({
+    ...sandboxes,
+    body: { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", metadata: { name }, spec }
+  })
+
 const containerIdOf = (pod: V1Pod) => pod.status!.containerStatuses![0]!.containerID!.replace("docker://", "")
 
 describeDocker("Kubernetes stand-in API server", () => {
@@ -300,44 +314,30 @@ describeDocker("Kubernetes stand-in API server", () => {
 
   it("runs a Sandbox's pod, deletes it at replicas 0 and recreates it at 1, and deleting the Sandbox deletes the pod", async () => {
     const { kc, custom } = clients(standIn)
-    const sandbox = { group: "agents.x-k8s.io", version: "v1alpha1", namespace, plural: "sandboxes" }
     const running = watchUntil<V1Pod>(kc, podsPath, "agent", (_, pod) => isReady(pod))
-    await custom.createNamespacedCustomObject({
-      ...sandbox,
-      body: {
-        apiVersion: "agents.x-k8s.io/v1alpha1",
-        kind: "Sandbox",
-        metadata: { name: "agent" },
-        spec: {
-          podTemplate: {
-            metadata: { labels: { role: "agent" } },
-            spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] }
-          }
-        }
+    await createSandbox(custom, "agent", {
+      podTemplate: {
+        metadata: { labels: { role: "agent" } },
+        spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] }
       }
     })
     const pod = await running
     assert.strictEqual(pod.metadata?.labels?.["role"], "agent")
     assert.deepInclude(pod.metadata?.ownerReferences?.[0] ?? {}, { kind: "Sandbox", name: "agent" })
-    const readySandbox = await watchUntil<any>(
-      kc,
-      `/apis/agents.x-k8s.io/v1alpha1/namespaces/${namespace}/sandboxes`,
-      "agent",
-      (_, s) => s.status?.conditions?.[0]?.reason === "DependenciesReady"
-    )
+    const readySandbox = await sandboxReaching(kc, "agent", "DependenciesReady")
     assert.strictEqual(readySandbox.status.replicas, 1)
     assert.deepStrictEqual(readySandbox.status.podIPs, [pod.status?.podIP])
 
     const scale = (replicas: number) =>
       custom.patchNamespacedCustomObject(
-        { ...sandbox, name: "agent", body: { spec: { replicas } } },
+        { ...sandboxes, name: "agent", body: { spec: { replicas } } },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
       )
     const gone = watchUntil<V1Pod>(kc, podsPath, "agent", (type) => type === "DELETED")
     await scale(0)
     await gone
     assert.notInclude((await leftovers(standIn.instance)).containers, containerIdOf(pod))
-    const paused = await custom.getNamespacedCustomObject({ ...sandbox, name: "agent" })
+    const paused = await custom.getNamespacedCustomObject({ ...sandboxes, name: "agent" })
     assert.strictEqual(paused.status.replicas, 0)
     assert.strictEqual(paused.status.conditions[0].reason, "SandboxSuspended")
 
@@ -347,38 +347,24 @@ describeDocker("Kubernetes stand-in API server", () => {
     assert.notStrictEqual(resumed.metadata?.uid, pod.metadata?.uid)
 
     const removed = watchUntil<V1Pod>(kc, podsPath, "agent", (type) => type === "DELETED")
-    const status = await custom.deleteNamespacedCustomObject({ ...sandbox, name: "agent" })
+    const status = await custom.deleteNamespacedCustomObject({ ...sandboxes, name: "agent" })
     assert.strictEqual(status.status, "Success")
     await removed
   })
 
   it("expires a Sandbox at its shutdownTime: the pod goes, the Sandbox stays with SandboxExpired (Retain)", async () => {
     const { kc, custom } = clients(standIn)
-    const sandbox = { group: "agents.x-k8s.io", version: "v1alpha1", namespace, plural: "sandboxes" }
     const ran = watchUntil<V1Pod>(kc, podsPath, "short", (_, pod) => pod.status?.phase === "Running")
     const gone = watchUntil<V1Pod>(kc, podsPath, "short", (type) => type === "DELETED")
-    await custom.createNamespacedCustomObject({
-      ...sandbox,
-      body: {
-        apiVersion: "agents.x-k8s.io/v1alpha1",
-        kind: "Sandbox",
-        metadata: { name: "short" },
-        spec: {
-          shutdownTime: new Date(Date.now() + 2_000).toISOString(),
-          podTemplate: { spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] } }
-        }
-      }
+    await createSandbox(custom, "short", {
+      shutdownTime: new Date(Date.now() + 2_000).toISOString(),
+      podTemplate: { spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] } }
     })
     await ran
     await gone
-    const expired = await watchUntil<any>(
-      kc,
-      `/apis/agents.x-k8s.io/v1alpha1/namespaces/${namespace}/sandboxes`,
-      "short",
-      (_, s) => s.status?.conditions?.[0]?.reason === "SandboxExpired"
-    )
+    const expired = await sandboxReaching(kc, "short", "SandboxExpired")
     assert.strictEqual(expired.status.replicas, 0)
-    await custom.deleteNamespacedCustomObject({ ...sandbox, name: "short" })
+    await custom.deleteNamespacedCustomObject({ ...sandboxes, name: "short" })
   })
 
   it("keeps a SandboxWarmPool filled and hands its ready Sandbox to a SandboxClaim, or makes one from the template", async () => {
@@ -404,31 +390,21 @@ describeDocker("Kubernetes stand-in API server", () => {
     await create("sandboxwarmpools", "SandboxWarmPool", "pool", { replicas: 1, sandboxTemplateRef: { name: "tpl" } })
     await filled
 
-    const claimed = watchUntil<any>(
-      kc,
-      extensionsPath("sandboxclaims"),
-      "warm",
-      (_, c) => c.status?.conditions?.[0]?.status === "True"
-    )
+    const claimCondition = (name: string, holds: (condition: { status: string; reason: string }) => boolean) =>
+      watchUntil<any>(
+        kc,
+        extensionsPath("sandboxclaims"),
+        name,
+        (_, c) => c.status?.conditions?.[0] !== undefined && holds(c.status.conditions[0])
+      )
+    const claimed = claimCondition("warm", (c) => c.status === "True")
     await create("sandboxclaims", "SandboxClaim", "warm", { sandboxTemplateRef: { name: "tpl" } })
     const warm = (await claimed).status.sandbox.name as string
     assert.match(warm, /^pool-[0-9a-f]{5}$/)
-    const adopted = await custom.getNamespacedCustomObject({
-      group: "agents.x-k8s.io",
-      version: "v1alpha1",
-      namespace,
-      plural: "sandboxes",
-      name: warm
-    })
+    const adopted = await custom.getNamespacedCustomObject({ ...sandboxes, name: warm })
     assert.deepInclude(adopted.metadata.ownerReferences[0], { kind: "SandboxClaim", name: "warm" })
     const poolMembers = () =>
-      custom.listNamespacedCustomObject({
-        group: "agents.x-k8s.io",
-        version: "v1alpha1",
-        namespace,
-        plural: "sandboxes",
-        labelSelector: "agents.x-k8s.io/pool=pool"
-      }).then((list) =>
+      custom.listNamespacedCustomObject({ ...sandboxes, labelSelector: "agents.x-k8s.io/pool=pool" }).then((list) =>
         list.items.filter((s: any) => s.metadata.name !== warm && s.status?.conditions?.[0]?.status === "True")
       )
     assert.isTrue(
@@ -444,12 +420,7 @@ describeDocker("Kubernetes stand-in API server", () => {
     })
     assert.deepStrictEqual((await fresh).spec?.containers[0]?.env, [{ name: "GREETING", value: "hello" }])
 
-    const missing = watchUntil<any>(
-      kc,
-      extensionsPath("sandboxclaims"),
-      "orphan",
-      (_, c) => c.status?.conditions?.[0]?.reason === "TemplateNotFound"
-    )
+    const missing = claimCondition("orphan", (c) => c.reason === "TemplateNotFound")
     await create("sandboxclaims", "SandboxClaim", "orphan", { sandboxTemplateRef: { name: "absent" } })
     assert.strictEqual((await missing).status.conditions[0].message, `SandboxTemplate "absent" not found`)
 
