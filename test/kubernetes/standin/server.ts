@@ -36,7 +36,7 @@ import {
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
-import { ApiError, badRequest, conflict, success } from "./status.ts"
+import { ApiError, badRequest, conflict, invalid, success } from "./status.ts"
 import { type KObject, type NewObject, Store } from "./store.ts"
 import { Volumes } from "./volumes.ts"
 import { serveWatch } from "./watch.ts"
@@ -185,13 +185,23 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       if (next.metadata.resourceVersion && next.metadata.resourceVersion !== current.metadata.resourceVersion) {
         throw conflict(target.type.plural, name)
       }
-      return status
-        ? { ...current, status: next.status }
-        : {
-          ...next,
-          metadata: { ...next.metadata, deletionTimestamp: current.metadata.deletionTimestamp! },
-          status: current.status
-        }
+      if (status) return { ...current, status: next.status }
+      if (target.type === Pods && JSON.stringify(next.spec) !== JSON.stringify(current.spec)) {
+        throw invalid(
+          "Pod",
+          name,
+          "spec",
+          "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.activeDeadlineSeconds` and `spec.tolerations` (the stand-in changes none)"
+        )
+      }
+      // Deletion is only ever started by DELETE, never written by a client.
+      const { deletionTimestamp: _written, ...metadata } = next.metadata
+      const { deletionTimestamp } = current.metadata
+      return {
+        ...next,
+        metadata: { ...metadata, ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }) },
+        status: current.status
+      }
     })
   }
 

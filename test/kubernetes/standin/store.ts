@@ -167,10 +167,12 @@ export class Store {
     return structuredClone(object)
   }
 
-  /** Replace an object by `change(current)` (metadata identity kept); emits MODIFIED. */
+  /** Replace an object by `change(current)` (metadata identity kept); emits MODIFIED when it changed. */
   update(type: ResourceType, namespace: string, name: string, change: (current: KObject) => KObject): KObject {
     const current = this.get(type, namespace, name)
     const next = change(structuredClone(current))
+    // As on an apiserver, a write that changes nothing keeps the resourceVersion and emits no event.
+    if (JSON.stringify(next) === JSON.stringify(current)) return current
     const specChanged = JSON.stringify(next.spec) !== JSON.stringify(current.spec)
     const object = this.stamp({
       ...next,
