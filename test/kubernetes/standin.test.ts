@@ -160,6 +160,40 @@ describeDocker("Kubernetes stand-in API server", () => {
     assert.strictEqual(refused?.code, 401)
   })
 
+  it("refuses what it cannot run or parse with 422/400 Status objects, and creates nothing", async () => {
+    const { core } = clients(standIn)
+    const statusOf = (call: Promise<unknown>) =>
+      call.then(() => undefined, (e: ApiException<string>) => {
+        const { code, reason, message } = JSON.parse(e.body)
+        return { code, reason, message }
+      })
+    assert.deepStrictEqual(
+      await statusOf(core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: "two" }, spec: { containers: [{ name: "a", image }, { name: "b", image }] } }
+      })),
+      {
+        code: 422,
+        reason: "Invalid",
+        message: `Pod "two" is invalid: spec.containers: Too many: the stand-in runs pods of exactly one container`
+      }
+    )
+    assert.deepStrictEqual(
+      await statusOf(core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: "Bad_Name" }, spec: { containers: [{ name: "a", image }] } }
+      })).then((status) => [status?.code, status?.reason]),
+      [422, "Invalid"]
+    )
+    assert.deepStrictEqual(await statusOf(core.listNamespacedPod({ namespace, labelSelector: "a in (b" })), {
+      code: 400,
+      reason: "BadRequest",
+      message: `unable to parse requirement: invalid selector term "a in (b"`
+    })
+    assert.deepStrictEqual((await core.listNamespacedPod({ namespace })).items, [])
+    assert.deepStrictEqual((await leftovers(standIn.instance)).containers, [])
+  })
+
   it("runs a pod on a PVC until its readiness probe passes, forwards a port to it, and deletion kills the container", async () => {
     const { kc, core } = clients(standIn)
     await core.createNamespacedPersistentVolumeClaim({
