@@ -96,6 +96,13 @@ const createSandbox = (custom: CustomObjectsApi, name: string, spec: unknown) =>
     body: { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", metadata: { name }, spec }
   })
 
+/** The code, reason and message of the Status a failed client-node call carried. */
+const statusOf = (call: Promise<unknown>) =>
+  call.then(() => undefined, (e: ApiException<string>) => {
+    const { code, reason, message } = JSON.parse(e.body)
+    return { code, reason, message }
+  })
+
 const containerIdOf = (pod: V1Pod) => pod.status!.containerStatuses![0]!.containerID!.replace("docker://", "")
 
 describeDocker("Kubernetes stand-in API server", () => {
@@ -162,11 +169,6 @@ describeDocker("Kubernetes stand-in API server", () => {
 
   it("refuses what it cannot run or parse with 422/400 Status objects, and creates nothing", async () => {
     const { core } = clients(standIn)
-    const statusOf = (call: Promise<unknown>) =>
-      call.then(() => undefined, (e: ApiException<string>) => {
-        const { code, reason, message } = JSON.parse(e.body)
-        return { code, reason, message }
-      })
     assert.deepStrictEqual(
       await statusOf(core.createNamespacedPod({
         namespace,
