@@ -474,6 +474,76 @@ describeDocker("Kubernetes stand-in API server", () => {
     assert.deepStrictEqual((await core.listNamespacedPod({ namespace })).items.map((p) => p.metadata?.name), [])
   })
 
+  it("resolves env from Secrets and the pod's fields, applies the security context, and waits for a missing Secret", async () => {
+    const { kc, core } = clients(standIn)
+    await core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: "api" }, stringData: { token: "s3cret" } }
+    })
+    assert.deepStrictEqual((await core.readNamespacedSecret({ name: "api", namespace })).data, {
+      token: Buffer.from("s3cret").toString("base64")
+    })
+    const done = watchUntil<V1Pod>(kc, podsPath, "env", (_, pod) => pod.status?.phase === "Succeeded")
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "env" },
+        spec: {
+          restartPolicy: "Never",
+          containers: [{
+            name: "main",
+            image,
+            command: ["sh", "-c", "echo \"$TOKEN $POD $(id -u):$(id -g)\"; grep NoNewPrivs /proc/self/status"],
+            env: [
+              { name: "TOKEN", valueFrom: { secretKeyRef: { name: "api", key: "token" } } },
+              { name: "POD", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }
+            ],
+            securityContext: {
+              runAsUser: 1000,
+              runAsGroup: 1000,
+              allowPrivilegeEscalation: false,
+              capabilities: { drop: ["ALL"] }
+            }
+          }]
+        }
+      }
+    })
+    await done
+    assert.strictEqual(
+      await core.readNamespacedPodLog({ name: "env", namespace }),
+      "s3cret env 1000:1000\nNoNewPrivs:\t1\n"
+    )
+
+    const blocked = watchUntil<V1Pod>(
+      kc,
+      podsPath,
+      "later",
+      (_, pod) => waitingReason(pod) === "CreateContainerConfigError"
+    )
+    const ran = watchUntil<V1Pod>(kc, podsPath, "later", (_, pod) => pod.status?.phase === "Succeeded")
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "later" },
+        spec: {
+          restartPolicy: "Never",
+          containers: [{
+            name: "main",
+            image,
+            command: ["true"],
+            env: [{ name: "KEY", valueFrom: { secretKeyRef: { name: "late", key: "k" } } }]
+          }]
+        }
+      }
+    })
+    const waiting = await blocked
+    assert.strictEqual(waiting.status?.containerStatuses?.[0]?.state?.waiting?.message, `secret "late" not found`)
+    await core.createNamespacedSecret({ namespace, body: { metadata: { name: "late" }, stringData: { k: "v" } } })
+    await ran
+    for (const name of ["env", "later"]) await core.deleteNamespacedPod({ name, namespace })
+    for (const name of ["api", "late"]) await core.deleteNamespacedSecret({ name, namespace })
+  })
+
   it("reports a pod whose claim does not exist as Unschedulable with a FailedScheduling event", async () => {
     const { kc, core } = clients(standIn)
     const pending = watchUntil<V1Pod>(

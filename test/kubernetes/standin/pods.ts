@@ -11,6 +11,7 @@
 import type { V1Container, V1PodSpec, V1Volume } from "@kubernetes/client-node"
 import type Dockerode from "dockerode"
 import { setTimeout as sleep } from "node:timers/promises"
+import { ContainerConfigError, resolveEnv, securityOptions, unsupportedEnv } from "./containerConfig.ts"
 import { docker, dockerName, labelsOf, quantity } from "./docker.ts"
 import { NODE_NAME, recordEvent } from "./events.ts"
 import { probeOnce, unsupportedProbe } from "./probes.ts"
@@ -74,6 +75,13 @@ export const validatePod = (body: NewObject) => {
       "spec.containers[0].securityContext.privileged",
       "Forbidden: the stand-in never runs privileged containers"
     )
+  }
+  for (const [index, env] of (container.env ?? []).entries()) {
+    const unsupported = unsupportedEnv(env)
+    if (unsupported !== undefined) throw fail(`spec.containers[0].env[${index}].valueFrom`, unsupported)
+  }
+  if ((container.envFrom?.length ?? 0) > 0) {
+    throw fail("spec.containers[0].envFrom", "Unsupported value: no envFrom in the stand-in")
   }
   const probe = unsupportedProbe(container.readinessProbe)
   if (probe !== undefined) throw fail("spec.containers[0].readinessProbe", probe)
@@ -351,7 +359,8 @@ export class Kubelet {
     const { namespace, name } = pod.metadata
     const memory = quantity(container.resources?.limits?.["memory"])
     const cpu = quantity(container.resources?.limits?.["cpu"])
-    const user = spec.securityContext?.runAsUser ?? container.securityContext?.runAsUser
+    const security = securityOptions(spec, container)
+    const env = resolveEnv(this.store, pod)
     run.container = await docker.createContainer({
       name: dockerName(this.instance, namespace, name),
       Hostname: name.slice(0, 63),
@@ -359,17 +368,34 @@ export class Kubelet {
       ...(container.command === undefined ? {} : { Entrypoint: container.command }),
       ...(container.args === undefined ? {} : { Cmd: container.args }),
       ...(container.workingDir === undefined ? {} : { WorkingDir: container.workingDir }),
-      ...(user === undefined ? {} : { User: String(user) }),
-      Env: (container.env ?? []).filter((env) => env.value !== undefined).map((env) => `${env.name}=${env.value}`),
+      ...(security.User === undefined ? {} : { User: security.User }),
+      Env: env,
       Labels: labelsOf(this.instance, { "effect-sandbox.k8s-standin.pod": `${namespace}/${name}` }),
       HostConfig: {
         NetworkMode: "bridge",
         Binds: await this.binds(pod, run),
         ...(memory === undefined ? {} : { Memory: memory, MemorySwap: memory }),
-        ...(cpu === undefined ? {} : { NanoCpus: Math.round(cpu * 1e9) })
+        ...(cpu === undefined ? {} : { NanoCpus: Math.round(cpu * 1e9) }),
+        ...security.HostConfig
       }
     })
     recordEvent(this.store, pod, "Normal", "Created", `Created container: ${container.name}`)
+  }
+
+  /** Create the container, retrying while its configuration cannot be resolved (CreateContainerConfigError). */
+  private async created(pod: KObject, run: Run, imageId: string, signal: AbortSignal) {
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        await this.createContainer(pod, run, imageId)
+        return true
+      } catch (error) {
+        if (!(error instanceof ContainerConfigError)) throw error
+        recordEvent(this.store, pod, "Warning", "Failed", `Error: ${error.message}`)
+        this.setContainer(pod, { state: { waiting: { reason: "CreateContainerConfigError", message: error.message } } })
+        await pause(backoff(attempt), signal)
+      }
+    }
+    return false
   }
 
   /** Probe readiness until `signal` (the container exited or the pod is deleted). */
@@ -410,7 +436,7 @@ export class Kubelet {
     }
     const imageId = signal.aborted ? undefined : await this.image(pod, container.image!, signal)
     if (imageId === undefined) return
-    await this.createContainer(pod, run, imageId)
+    if (!(await this.created(pod, run, imageId, signal))) return
     const containerID = `docker://${run.container!.id}`
     for (let restarts = 0; !signal.aborted; restarts++) {
       await run.container!.start()

@@ -21,6 +21,7 @@ export const Pods = core("pods", "Pod")
 export const PersistentVolumeClaims = core("persistentvolumeclaims", "PersistentVolumeClaim")
 export const Services = core("services", "Service")
 export const Events = core("events", "Event")
+export const Secrets = core("secrets", "Secret")
 export const Ingresses: ResourceType = {
   group: "networking.k8s.io",
   version: "v1",
@@ -50,6 +51,7 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
   PersistentVolumeClaims,
   Services,
   Events,
+  Secrets,
   Ingresses,
   Leases,
   ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])

@@ -32,6 +32,7 @@ import {
   resourceTypes,
   Sandboxes,
   SandboxExtensions,
+  Secrets,
   Services
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
@@ -86,6 +87,20 @@ const send = (response: ServerResponse, code: number, body: unknown) => {
   response.writeHead(code, { "content-type": "application/json" })
   response.end(JSON.stringify(body))
 }
+
+/** A Secret's `stringData` is merged into `data` (base64) on write, as the apiserver does. */
+const withData = ({ stringData, ...secret }: NewObject): NewObject => ({
+  type: "Opaque",
+  ...secret,
+  data: {
+    ...(secret["data"] as Record<string, string> | undefined),
+    ...Object.fromEntries(
+      Object.entries((stringData ?? {}) as Record<string, string>).map((
+        [key, value]
+      ) => [key, Buffer.from(value).toString("base64")])
+    )
+  }
+})
 
 const kubeconfig = (url: string, token: string) =>
   `apiVersion: v1
@@ -174,6 +189,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     if (type === Pods) return kubelet.create(namespace, object)
     if (type === PersistentVolumeClaims) return volumes.create(namespace, object)
     if (type === Services) return store.create(type, namespace, withClusterIP(object))
+    if (type === Secrets) return store.create(type, namespace, withData(object))
     return store.create(type, namespace, object)
   }
 
