@@ -493,10 +493,11 @@ describeDocker("Kubernetes stand-in API server", () => {
           containers: [{
             name: "main",
             image,
-            command: ["sh", "-c", "echo \"$TOKEN $POD $(id -u):$(id -g)\"; grep NoNewPrivs /proc/self/status"],
+            command: ["sh", "-c", "echo \"$TOKEN $POD $NODE $(id -u):$(id -g)\"; grep NoNewPrivs /proc/self/status"],
             env: [
               { name: "TOKEN", valueFrom: { secretKeyRef: { name: "api", key: "token" } } },
-              { name: "POD", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }
+              { name: "POD", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+              { name: "NODE", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } }
             ],
             securityContext: {
               runAsUser: 1000,
@@ -511,7 +512,7 @@ describeDocker("Kubernetes stand-in API server", () => {
     await done
     assert.strictEqual(
       await core.readNamespacedPodLog({ name: "env", namespace }),
-      "s3cret env 1000:1000\nNoNewPrivs:\t1\n"
+      "s3cret env standin-node 1000:1000\nNoNewPrivs:\t1\n"
     )
 
     const blocked = watchUntil<V1Pod>(

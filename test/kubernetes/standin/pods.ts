@@ -127,6 +127,8 @@ export class Kubelet {
   private readonly instance: string
   private readonly probePeriodMs: number
   private readonly runs = new Map<string, Run>()
+  /** Set by close(): a pod created afterwards (a controller's late reconcile) is stored but never run. */
+  private closed = false
 
   constructor(store: Store, volumes: Volumes, instance: string, probePeriodMs: number) {
     this.store = store
@@ -143,6 +145,7 @@ export class Kubelet {
       spec: { restartPolicy: "Always", terminationGracePeriodSeconds: 30, ...body.spec },
       status: { phase: "Pending", qosClass: body.spec?.containers?.[0]?.resources?.limits ? "Burstable" : "BestEffort" }
     })
+    if (this.closed) return pod
     const run: Run = { abort: new AbortController(), emptyDirs: [], done: Promise.resolve() }
     this.runs.set(`${namespace}/${pod.metadata.name}`, run)
     run.done = this.run(pod, run).catch((error: Error) => {
@@ -191,6 +194,7 @@ export class Kubelet {
 
   /** Stop every pod and remove its container and emptyDir volumes (the pods stay stored). */
   async close() {
+    this.closed = true
     const runs = [...this.runs.values()]
     this.runs.clear()
     await Promise.all(runs.map((run) => this.stop(run)))
@@ -296,6 +300,14 @@ export class Kubelet {
       "Scheduled",
       `Successfully assigned ${namespace}/${name} to ${NODE_NAME}`,
       "default-scheduler"
+    )
+    // The binding: spec.nodeName is set (and the fieldRef `spec.nodeName` resolves) once scheduled.
+    pod.spec.nodeName = NODE_NAME
+    this.store.update(
+      Pods,
+      namespace,
+      name,
+      (current) => ({ ...current, spec: { ...current.spec, nodeName: NODE_NAME } })
     )
     this.setConditions(pod, readiness(false, pod.spec.containers[0].name), { hostIP: "127.0.0.1", startTime: now() })
     this.setContainer(pod, { state: { waiting: { reason: "ContainerCreating" } } })
@@ -432,7 +444,7 @@ export class Kubelet {
     await this.schedule(pod, signal)
     const deadline = (pod.spec as V1PodSpec).activeDeadlineSeconds
     if (deadline !== undefined && !signal.aborted) {
-      run.deadline = setTimeout(() => void this.exceedDeadline(pod, run), deadline * 1000)
+      run.deadline = setTimeout(() => void this.exceedDeadline(pod, run).catch(() => {}), deadline * 1000)
     }
     const imageId = signal.aborted ? undefined : await this.image(pod, container.image!, signal)
     if (imageId === undefined) return
