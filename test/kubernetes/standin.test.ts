@@ -126,8 +126,10 @@ describeDocker("Kubernetes stand-in API server", () => {
     const resources = await custom.getAPIResources({ group: "agents.x-k8s.io", version: "v1alpha1" })
     assert.deepStrictEqual(resources.resources.map((r) => [r.name, r.kind]), [["sandboxes", "Sandbox"]])
 
-    const bare = await startStandIn({ agentSandbox: false })
+    // Also over TLS: client-node verifies the stand-in's certificate from certificate-authority-data.
+    const bare = await startStandIn({ agentSandbox: false, tls: true })
     try {
+      assert.match(bare.url, /^https:\/\/127\.0\.0\.1:\d+$/)
       const without = clients(bare)
       assert.deepStrictEqual((await without.kc.makeApiClient(ApisApi).getAPIVersions()).groups.map((g) => g.name), [
         "networking.k8s.io",
@@ -138,6 +140,16 @@ describeDocker("Kubernetes stand-in API server", () => {
         (error: ApiException<string>) => error
       )
       assert.strictEqual(missing?.code, 404)
+      const refused = await new PortForward(without.kc).portForward(
+        namespace,
+        "absent",
+        [80],
+        new PassThrough(),
+        null,
+        new PassThrough()
+      )
+        .then(() => undefined, (error: { message: string }) => error.message)
+      assert.strictEqual(refused, "Unexpected server response: 404")
     } finally {
       await bare.close()
     }

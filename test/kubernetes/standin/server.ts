@@ -3,7 +3,7 @@
  * token, written into a real kubeconfig file, so @kubernetes/client-node is used
  * exactly as against a cluster (`KubeConfig.loadFromFile`; client-node 2.x
  * refuses an http:// server unless the cluster sets `insecure-skip-tls-verify`,
- * so the kubeconfig does). Routes follow the
+ * so the kubeconfig does; with `tls: true` it names a self-signed CA instead). Routes follow the
  * REST layout of kube-apiserver (`/api/v1/namespaces/{ns}/{plural}/{name}`,
  * `/apis/{group}/{version}/...`, discovery, `?watch=true`, the pod portforward
  * WebSocket); the controllers (kubelet, PVCs, Sandbox) run pods as containers.
@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -39,12 +40,15 @@ import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
 import { ApiError, badRequest, conflict, invalid, success } from "./status.ts"
 import { type KObject, type NewObject, Store } from "./store.ts"
+import { selfSignedCertificate } from "./tls.ts"
 import { Volumes } from "./volumes.ts"
 import { serveWatch } from "./watch.ts"
 
 export interface StandInOptions {
   /** Serve the agent-sandbox CRDs (default true); false makes a cluster without them. */
   readonly agentSandbox?: boolean
+  /** Serve HTTPS with a fresh self-signed certificate named in the kubeconfig (default: plain HTTP). */
+  readonly tls?: boolean
   /** Upper bound of the readiness probe period (default 250 ms; a kubelet's default is 10 s). */
   readonly probePeriodMs?: number
 }
@@ -102,14 +106,14 @@ const withData = ({ stringData, ...secret }: NewObject): NewObject => ({
   }
 })
 
-const kubeconfig = (url: string, token: string) =>
+const kubeconfig = (url: string, token: string, ca: Buffer | undefined) =>
   `apiVersion: v1
 kind: Config
 clusters:
 - name: standin
   cluster:
     server: ${url}
-    insecure-skip-tls-verify: true
+    ${ca === undefined ? "insecure-skip-tls-verify: true" : `certificate-authority-data: ${ca.toString("base64")}`}
 contexts:
 - name: standin
   context:
@@ -306,7 +310,9 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${token}`
   const unauthorized = new ApiError(401, "Unauthorized", "Unauthorized")
 
-  const server = createServer((request, response) => {
+  const directory = mkdtempSync(join(tmpdir(), "k8s-standin-"))
+  const tls = options.tls === true ? selfSignedCertificate(directory) : undefined
+  const serve = (request: IncomingMessage, response: ServerResponse) => {
     const answer = authorized(request) ? handle(request, response) : Promise.reject(unauthorized)
     answer.catch((error: unknown) => {
       const failure = error instanceof ApiError
@@ -315,7 +321,8 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       if (!response.headersSent) send(response, failure.code, failure.body)
       else response.end()
     })
-  })
+  }
+  const server = tls === undefined ? createServer(serve) : createHttpsServer(tls, serve)
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     try {
       if (!authorized(request)) throw unauthorized
@@ -331,10 +338,9 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     }
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const directory = mkdtempSync(join(tmpdir(), "k8s-standin-"))
+  const url = `${tls === undefined ? "http" : "https"}://127.0.0.1:${(server.address() as AddressInfo).port}`
   const kubeconfigPath = join(directory, "kubeconfig")
-  writeFileSync(kubeconfigPath, kubeconfig(url, token), { mode: 0o600 })
+  writeFileSync(kubeconfigPath, kubeconfig(url, token, tls?.cert), { mode: 0o600 })
 
   const close = async () => {
     sandboxes?.close()
