@@ -7,7 +7,7 @@ import Docker from "dockerode"
 
 export const docker = new Docker()
 
-export const STANDIN_LABEL = "effect-sandbox.k8s-standin"
+const STANDIN_LABEL = "effect-sandbox.k8s-standin"
 
 /** Docker names are `[a-zA-Z0-9][a-zA-Z0-9_.-]+`: Kubernetes names already fit. */
 export const dockerName = (instance: string, ...parts: Array<string>) => ["k8s-standin", instance, ...parts].join("-")

@@ -11,7 +11,7 @@ type Json = unknown
 const isObject = (value: Json): value is Record<string, Json> =>
   value !== null && typeof value === "object" && !Array.isArray(value)
 
-export const mergePatch = (target: Json, patch: Json): Json => {
+const mergePatch = (target: Json, patch: Json): Json => {
   if (!isObject(patch)) return patch
   const result: Record<string, Json> = isObject(target) ? { ...target } : {}
   for (const [key, value] of Object.entries(patch)) {

@@ -21,7 +21,7 @@ import { type KObject, type NewObject, now, type Store } from "./store.ts"
 import type { Volumes } from "./volumes.ts"
 
 /** The labels of the stand-in's one node (what a pod's nodeSelector is matched against). */
-export const NODE_LABELS: Record<string, string> = { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux" }
+const NODE_LABELS: Record<string, string> = { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux" }
 
 const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => {})
 
@@ -60,7 +60,7 @@ const readiness = (ready: boolean, container: string, reason = "ContainersNotRea
 ]
 
 /** 422 for a pod the stand-in cannot run faithfully (rather than running it differently). */
-export const validatePod = (body: NewObject) => {
+const validatePod = (body: NewObject) => {
   const name = body.metadata?.name ?? body.metadata?.generateName ?? ""
   const spec = body.spec as V1PodSpec | undefined
   const fail = (field: string, message: string) => invalid("Pod", name, field, message)

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto"
 import { PersistentVolumeClaims, Pods, type ResourceType, Sandboxes, Services } from "./resources.ts"
 import { conditionTrue, type KObject, type NewObject, now, ownedBy, statusChanged, type Store } from "./store.ts"
 
-export const SANDBOX_HASH_LABEL = "agents.x-k8s.io/sandbox-name-hash"
+const SANDBOX_HASH_LABEL = "agents.x-k8s.io/sandbox-name-hash"
 
 export interface SandboxDeps {
   readonly store: Store

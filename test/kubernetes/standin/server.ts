@@ -32,13 +32,12 @@ import {
   type ResourceType,
   resourceTypes,
   Sandboxes,
-  SandboxExtensions,
   Secrets,
   Services
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
-import { ApiError, badRequest, conflict, invalid, success } from "./status.ts"
+import { ApiError, badRequest, conflict, invalid, notFound, success } from "./status.ts"
 import { type KObject, type NewObject, Store } from "./store.ts"
 import { selfSignedCertificate } from "./tls.ts"
 import { Volumes } from "./volumes.ts"
@@ -282,6 +281,11 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       if (method === "GET") return send(response, 200, store.get(type, namespace, name))
       if (method === "PUT") {
         const body = await readBody(request) as KObject
+        if (body.metadata?.name !== name) {
+          throw badRequest(
+            `the name of the object (${body.metadata?.name}) does not match the name on the URL (${name})`
+          )
+        }
         return send(response, 200, modify(target, namespace, name, () => body))
       }
       if (method === "PATCH") {
@@ -294,13 +298,14 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
         )
       }
       if (method === "DELETE") {
-        const custom = type === Sandboxes || SandboxExtensions.includes(type)
         const removed = await remove(type, namespace, name)
-        if (removed === undefined) throw new ApiError(404, "NotFound", `${type.plural} "${name}" not found`)
+        if (removed === undefined) throw notFound(type.plural, name)
+        // Pods, PVCs and Services answer with the object (client-node types them so); the rest with a Status.
+        const answersObject = type === Pods || type === PersistentVolumeClaims || type === Services
         return send(
           response,
           200,
-          custom ? success({ name, group: type.group, kind: type.plural, uid: removed.metadata.uid }) : removed
+          answersObject ? removed : success({ name, group: type.group, kind: type.plural, uid: removed.metadata.uid })
         )
       }
     }
