@@ -633,6 +633,29 @@ describeDocker("Kubernetes stand-in API server", () => {
     await leases.deleteNamespacedLease({ name: "owner", namespace })
   })
 
+  it("resumes a watch from a list's resourceVersion with only the changes after it", async () => {
+    const { kc } = clients(standIn)
+    const leases = kc.makeApiClient(CoordinationV1Api)
+    await leases.createNamespacedLease({ namespace, body: { metadata: { name: "before" } } })
+    const listed = await leases.listNamespacedLease({ namespace })
+    await leases.createNamespacedLease({ namespace, body: { metadata: { name: "after" } } })
+    await leases.deleteNamespacedLease({ name: "before", namespace })
+    const seen: Array<string> = []
+    const controller = await new Watch(kc).watch(
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+      { resourceVersion: listed.metadata?.resourceVersion },
+      (type, lease) => seen.push(`${type} ${lease.metadata.name}`),
+      () => {}
+    )
+    try {
+      assert.isTrue(await until(async () => seen.length >= 2, 5_000), `saw ${seen}`)
+      assert.deepStrictEqual(seen, ["ADDED after", "DELETED before"])
+    } finally {
+      controller.abort()
+    }
+    await leases.deleteNamespacedLease({ name: "after", namespace })
+  })
+
   it("records services (with a ClusterIP) and ingresses, lists them by label and deletes them", async () => {
     const { kc, core } = clients(standIn)
     const networking = kc.makeApiClient(NetworkingV1Api)
