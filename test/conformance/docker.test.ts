@@ -4,7 +4,8 @@
  * the container, so every case runs, the IPython, browser and MCP ones included (the suite asserts the runtime
  * reports them). docker-base.test.ts runs the suite on the minimal base image, where those cases are skipped.
  */
-import { afterAll, assert } from "@effect/vitest"
+import { afterAll, assert, beforeAll } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import { DockerRuntime } from "../../src/docker.ts"
 import { SandboxConfig } from "../../src/index.ts"
 import { containersWithLabel, describeDocker, toolsImage } from "../docker/infra.ts"
@@ -22,6 +23,9 @@ describeDocker("docker (tools image)", () => {
       mcp: { stdio: [everythingInContainer.server] },
       sandbox: new SandboxConfig({ volumes: everythingInContainer.volume })
     })
+
+  // The first start builds the runtime image (a minute on a busy machine): here, not in the first case's 30 s.
+  beforeAll(() => Effect.runPromise(Effect.scoped(Layer.build(withTools(10)))), 300_000)
 
   runConformance({
     name: "DockerRuntime (tools image: jupyter, agent_skills, browser, MCP)",

@@ -56,10 +56,14 @@ describe("bad options are one-line typed errors", () => {
     Effect.gen(function*() {
       assert.strictEqual(
         yield* messageOf(
-          decodeOptions(SandboxConfig, "SandboxConfig")({ timeout: "soon", userId: 1.5, closeDelay: -1 })
+          decodeOptions(SandboxConfig, "SandboxConfig")({
+            timeout: "soon",
+            useHostNetwork: "yes",
+            volumes: "/secret-looking-value"
+          })
         ),
-        "Invalid SandboxConfig: userId: Expected an integer; timeout: Expected number | undefined;"
-          + " closeDelay: Expected a value greater than or equal to 0"
+        "Invalid SandboxConfig: timeout: Expected number | undefined; useHostNetwork: Expected boolean | undefined;"
+          + " volumes: Expected host:container[:ro|rw] entries separated by commas"
       )
     }))
 })

@@ -265,7 +265,11 @@ export const makeBashSession = (
     }
 
     const completed = (r: Running, completion: Completion, action: CmdRunAction, key: string | null) => {
-      const text = content(r, action.hidden)
+      // An interactive bash's `exit` builtin prints `exit` (or `logout`) as it goes: the terminal's
+      // echo of the shell leaving, not the command's output (a sourced script's exit printed none).
+      const text = completion._tag === "Exited"
+        ? content(r, action.hidden).replace(/(^|\n)(exit|logout)$/, "")
+        : content(r, action.hidden)
       finish(r)
       const metadata = completion._tag === "Prompt"
         ? new CmdOutputMetadata({

@@ -1,0 +1,107 @@
+/**
+ * The resource types the stand-in serves, and the discovery documents built
+ * from them (`/api`, `/apis`, `/apis/<group>/<version>`), so a client can detect
+ * the agent-sandbox CRDs the way it would on a real cluster.
+ */
+
+export interface ResourceType {
+  /** "" for the core group. */
+  readonly group: string
+  readonly version: string
+  readonly plural: string
+  readonly kind: string
+  readonly shortNames?: ReadonlyArray<string>
+}
+
+export const apiVersionOf = (type: ResourceType) => type.group === "" ? type.version : `${type.group}/${type.version}`
+
+const core = (plural: string, kind: string): ResourceType => ({ group: "", version: "v1", plural, kind })
+
+export const Pods = core("pods", "Pod")
+export const PersistentVolumeClaims = core("persistentvolumeclaims", "PersistentVolumeClaim")
+export const Services = core("services", "Service")
+export const Events = core("events", "Event")
+export const Secrets = core("secrets", "Secret")
+export const Ingresses: ResourceType = {
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "ingresses",
+  kind: "Ingress"
+}
+
+/** Leases: where an owner's heartbeat can live (the runtime's reaper reads it). */
+export const Leases: ResourceType = { group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease" }
+
+const agents = (group: string, plural: string, kind: string): ResourceType => ({
+  group,
+  version: "v1alpha1",
+  plural,
+  kind
+})
+
+export const Sandboxes = agents("agents.x-k8s.io", "sandboxes", "Sandbox")
+export const SandboxClaims = agents("extensions.agents.x-k8s.io", "sandboxclaims", "SandboxClaim")
+export const SandboxTemplates = agents("extensions.agents.x-k8s.io", "sandboxtemplates", "SandboxTemplate")
+export const SandboxWarmPools = agents("extensions.agents.x-k8s.io", "sandboxwarmpools", "SandboxWarmPool")
+export const SandboxExtensions: ReadonlyArray<ResourceType> = [SandboxClaims, SandboxTemplates, SandboxWarmPools]
+
+/** Every served type: the built-ins, plus the agent-sandbox CRDs when installed. */
+export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<ResourceType> => [
+  Pods,
+  PersistentVolumeClaims,
+  Services,
+  Events,
+  Secrets,
+  Ingresses,
+  Leases,
+  ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])
+]
+
+const verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+
+const podSubresources = [
+  { name: "pods/log", singularName: "", namespaced: true, kind: "Pod", verbs: ["get"] },
+  {
+    name: "pods/portforward",
+    singularName: "",
+    namespaced: true,
+    kind: "PodPortForwardOptions",
+    verbs: ["create", "get"]
+  }
+]
+
+/** `APIResourceList` of one group version (`/api/v1`, `/apis/<group>/<version>`). */
+export const resourceList = (types: ReadonlyArray<ResourceType>, groupVersion: string) => {
+  const resources = types.filter((type) => apiVersionOf(type) === groupVersion)
+  if (resources.length === 0) return undefined
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion,
+    resources: resources.flatMap((type) => [
+      { name: type.plural, singularName: type.kind.toLowerCase(), namespaced: true, kind: type.kind, verbs },
+      ...(type === Pods ? podSubresources : [])
+    ])
+  }
+}
+
+/** `APIGroupList` (`/apis`): the named groups, one version each. */
+export const groupList = (types: ReadonlyArray<ResourceType>) => {
+  const groups = [...new Set(types.map((type) => type.group).filter((group) => group !== ""))]
+  return {
+    kind: "APIGroupList",
+    apiVersion: "v1",
+    groups: groups.map((name) => {
+      const version = types.find((type) => type.group === name)!.version
+      const preferred = { groupVersion: `${name}/${version}`, version }
+      return { name, versions: [preferred], preferredVersion: preferred }
+    })
+  }
+}
+
+/** `APIVersions` (`/api`). */
+export const coreVersions = {
+  kind: "APIVersions",
+  versions: ["v1"],
+  serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }]
+}
