@@ -17,7 +17,6 @@ export {
   type ScriptedProcess,
   UnscriptedProcessError
 } from "./layers/internal/scriptedProcesses.ts"
-export { ActionMetrics } from "./layers/internal/telemetry.ts"
 export {
   type FailingTestRuntimeOptions,
   type RecordedCopy,
@@ -27,6 +26,7 @@ export {
   type TestRuntimeOptions,
   UnscriptedActionError
 } from "./layers/TestRuntime.ts"
+export { ActionMetrics } from "./runtime/telemetry.ts"
 export * from "./schema/Action.ts"
 export * from "./schema/ActionEvent.ts"
 export * from "./schema/cmdOutput.ts"

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
+import type { ServerTools } from "../../src/server/commandLine.ts"
 import { sleep } from "./rows.ts"
 import { acquire } from "./scoped.ts"
 
@@ -39,11 +40,11 @@ const tempDir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), pref
 
 /**
  * Start a server with a session key in fresh temp dirs; `release` stops it and removes both.
- * `extra.env` adds to the server's environment (e.g. where it exports its telemetry); `extra.toolArgs` are its
- * tool arguments (`serverToolArgs`).
+ * `extra.env` adds to the server's environment (e.g. where it exports its telemetry); `extra.tools` are its
+ * tools (server/commandLine.ts).
  */
 export const startChaosServer = async (
-  extra: { readonly env?: Readonly<Record<string, string>>; readonly toolArgs?: ReadonlyArray<string> } = {}
+  extra: { readonly env?: Readonly<Record<string, string>>; readonly tools?: ServerTools } = {}
 ): Promise<ChaosServer> => {
   const workspace = tempDir("chaos-ws-")
   const stateDir = tempDir("chaos-state-")
@@ -58,7 +59,7 @@ export const startChaosServer = async (
     noChangeTimeoutSeconds: 5,
     serverEntry: payloadEntry(),
     env: { ...extra.env, TMPDIR: tmp },
-    ...(extra.toolArgs === undefined ? {} : { toolArgs: extra.toolArgs })
+    ...(extra.tools === undefined ? {} : { tools: extra.tools })
   }))
   const pid = handle.value.pid
   // A watchdog: a server that runs away with memory is killed before it can hurt the machine.

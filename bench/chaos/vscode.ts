@@ -6,7 +6,6 @@
  */
 import { connect, createServer } from "node:net"
 import { join } from "node:path"
-import { serverToolArgs } from "../../src/layers/internal/serverTools.ts"
 import { atMost, type Row } from "./rows.ts"
 import { startChaosServer } from "./server.ts"
 
@@ -47,7 +46,7 @@ const freePort = () =>
 export const vscodeRows = async (): Promise<ReadonlyArray<Row>> => {
   const port = await freePort()
   const server = await startChaosServer({
-    toolArgs: serverToolArgs({ vscode: true }),
+    tools: { vscode: true },
     env: { VSCODE_PORT: String(port), EFFECT_SANDBOX_CODE_SERVER: FAKE_CODE_SERVER }
   })
   try {

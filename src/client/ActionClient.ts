@@ -14,9 +14,8 @@ import { Duration, Effect, Redacted, Schedule, Schema, Stream } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { openAsBlob } from "node:fs"
 import { open } from "node:fs/promises"
-import type { RuntimeBackend } from "../layers/internal/makeRuntime.ts"
-import type { StatusCell } from "../layers/internal/statusCell.ts"
-import { withUploadPayload } from "../layers/internal/uploadPayload.ts"
+import type { StatusCell } from "../runtime/statusCell.ts"
+import { withUploadPayload } from "../runtime/uploadPayload.ts"
 import type { Action } from "../schema/Action.ts"
 import {
   RuntimeDisconnectedError,
@@ -30,6 +29,7 @@ import { McpToolList } from "../schema/McpTool.ts"
 import type { Observation } from "../schema/Observation.ts"
 import { decodeObservation, encodeAction, isRecord } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
+import type { RuntimeBackend } from "../services/RuntimeBackend.ts"
 import {
   actionHttpTimeout,
   ALIVE_ATTEMPT_TIMEOUT,

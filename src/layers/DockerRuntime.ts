@@ -9,19 +9,18 @@
  * containers (docker/ownerLease.ts): an orphan stops itself when it goes stale,
  * and a reaper removes it with its temporary workspace.
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import type Docker from "dockerode"
-import { type Config, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { HttpClient } from "effect/http"
+import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
-import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
+import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
-import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { PYTHON_VARIABLE, serverCommand, serverEnv, serverToolEnv } from "../server/commandLine.ts"
+import type { Disconnect, ProvisionedSandbox, Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
+import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { dockerClient } from "./docker/client.ts"
 import {
@@ -49,20 +48,9 @@ import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
-import { makeRuntime } from "./internal/makeRuntime.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
-import {
-  PYTHON_VARIABLE,
-  sendMcpServers,
-  serverCapabilities,
-  serverToolArgs,
-  serverToolEnv,
-  toolCapabilities,
-  vscodeUrl
-} from "./internal/serverTools.ts"
-import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
-import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
-import { scopedWorkspace } from "./local/workspace.ts"
+import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
+import { toolCapabilities, vscodeUrl } from "./internal/serverTools.ts"
+import { scopedWorkspace } from "./internal/workspace.ts"
 
 /**
  * The shared options (services/RuntimeOptions.ts) and what is a container's own. `workspace` is
@@ -137,36 +125,35 @@ const containerSpec = (input: {
       Options: {}
     }]
     : undefined
-  const env = {
-    ...containerEnv(options, sandbox),
-    ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
-    // Not the key itself: where the server finds it (docker/sessionKey.ts).
-    ...sessionKeyFileEnv,
-    RUNTIME_ID: input.sessionId,
-    ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {}),
-    NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds ?? 10)
-  }
+  const env = serverEnv({
+    env: startupEnv(sandbox, options),
+    tools: options,
+    sessionId: input.sessionId,
+    noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
+    extra: {
+      ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
+      // Not the key itself: where the server finds it (docker/sessionKey.ts).
+      ...sessionKeyFileEnv,
+      ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
+    }
+  })
   const spec: Docker.ContainerCreateOptions = {
     name: input.name,
     Image: input.image,
-    Cmd: [
-      NODE,
-      SERVER,
-      sandbox.useHostNetwork ? "0" : String(SERVER_PORT),
-      "--working-dir",
-      WORKSPACE,
-      "--username",
-      input.username,
-      "--user-id",
-      String(input.uid),
-      ...serverToolArgs(options),
-      ...(restrictsToWorkspace(options) ? ["--restrict-to-workspace"] : []),
+    Cmd: serverCommand({
+      node: NODE,
+      entry: SERVER,
+      port: sandbox.useHostNetwork ? 0 : SERVER_PORT,
+      workingDir: WORKSPACE,
       // The server defaults to loopback: in its own network namespace it must listen on all
       // interfaces to be reached through the published port (with the key it was given).
-      "--host",
-      sandbox.useHostNetwork ? "127.0.0.1" : "0.0.0.0",
-      ...(input.lease === null ? [] : ["--owner-lease", LEASE_IN_CONTAINER])
-    ],
+      host: sandbox.useHostNetwork ? "127.0.0.1" : "0.0.0.0",
+      username: input.username,
+      userId: input.uid,
+      tools: options,
+      restrictToWorkspace: restrictsToWorkspace(options),
+      ownerLease: input.lease === null ? undefined : LEASE_IN_CONTAINER
+    }),
     User: String(input.uid),
     WorkingDir: WORKSPACE,
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
@@ -206,18 +193,15 @@ const containerSpec = (input: {
   return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
 }
 
-/** The environment the container's server (and so its shells) starts with: startup variables, `env`, then the tools'. */
-const containerEnv = (options: DockerRuntimeOptions, sandbox: SandboxConfig): Record<string, string> => ({
-  ...startupEnv(sandbox, options),
-  ...serverToolEnv(options)
-})
-
 /** What the image must carry for the tools asked for (the preflight names what it lacks). */
 const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => {
   const capabilities = toolCapabilities(options, { pause: true })
   return {
     ...(capabilities.ipython
-      ? { ipythonPython: containerEnv(options, sandbox)[PYTHON_VARIABLE] ?? DEFAULT_PYTHON }
+      // The interpreter the server will run: the tools' setting, else one the environment names.
+      ? {
+        ipythonPython: { ...startupEnv(sandbox, options), ...serverToolEnv(options) }[PYTHON_VARIABLE] ?? DEFAULT_PYTHON
+      }
       : {}),
     ...(capabilities.browser ? { chromium: true } : {})
   }
@@ -256,39 +240,32 @@ const exitedAtStartup = (running: RunningContainer) =>
     })
   })
 
-/** Why the container stopped, for a disconnect message: out of memory, or its exit code. */
-const whyStopped = (running: RunningContainer) =>
+/** Why the container stopped, for a disconnect: out of memory, or its exit code (undefined while it runs). */
+const whyStopped = (running: RunningContainer): Effect.Effect<Disconnect | undefined> =>
   Effect.promise(() =>
     running.container.inspect().then(
-      (info) =>
+      (info): Disconnect | undefined =>
         info.State.OOMKilled
-          ? `the container was killed for exceeding its memory limit (${info.HostConfig.Memory} bytes)`
+          ? {
+            outOfMemory: true,
+            message: `the container was killed for exceeding its memory limit (${info.HostConfig.Memory} bytes)`
+          }
           : info.State.Running
           ? undefined
-          : `the container exited with code ${info.State.ExitCode}`,
-      () => "the container is gone"
+          : { outOfMemory: false, message: `the container exited with code ${info.State.ExitCode}` },
+      (): Disconnect => ({ outOfMemory: false, message: "the container is gone" })
     )
   )
 
-/** A started container with a live action server, before any client is attached. */
-interface Sandbox {
-  readonly running: RunningContainer
-  readonly sessionId: string
-  readonly sessionKey: string
-  readonly baseUrl: string
-  /** What the server can do: the options' tools less those it says cannot work. */
-  readonly capabilities: RuntimeCapabilities
-}
-
 /**
- * Start (or attach to) the container of a session, in the current scope, and wait
- * until its server answers. `onStatus` reports BUILDING_RUNTIME / RUNTIME_STARTED.
+ * Start (or attach to) the container of a session, in the current scope, until its server
+ * listens (the builder waits for it to answer). `onStatus` reports BUILDING_RUNTIME.
  */
 const startSandbox = (
   options: DockerRuntimeOptions,
   sandbox: SandboxConfig,
   lease: OwnerLease,
-  onStatus: (status: "BUILDING_RUNTIME" | "RUNTIME_STARTED") => Effect.Effect<void> = () => Effect.void
+  onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
     const { local } = yield* DockerEngine
@@ -353,121 +330,67 @@ const startSandbox = (
         )
       }
     }
-    yield* onStatus("RUNTIME_STARTED")
-    const baseUrl = yield* Effect.raceFirst(
-      serverUrl(running, sandbox.useHostNetwork, local).pipe(
-        Effect.tap((url) => waitUntilAlive(url, "60 seconds", options.schedules?.waitUntilAlive))
-      ),
-      exitedAtStartup(running)
-    )
-    // Every start, attached or not: a restarted container's server has forgotten them.
-    yield* sendMcpServers(baseUrl, Redacted.make(sessionKey), options.mcp?.stdio)
-    const capabilities = yield* serverCapabilities(
+    const baseUrl = yield* Effect.raceFirst(serverUrl(running, sandbox.useHostNetwork, local), exitedAtStartup(running))
+    const sessionApiKey = Redacted.make(sessionKey)
+    return {
+      id: sessionId,
       baseUrl,
-      Redacted.make(sessionKey),
-      toolCapabilities(options, { pause: true })
-    )
-    return { running, sessionId, sessionKey, baseUrl, capabilities } satisfies Sandbox
-  })
-
-/** A `Runtime` over a started sandbox: the HTTP client, pause/resume, and a watch on the container. */
-const runtimeFor = (
-  box: Sandbox,
-  options: DockerRuntimeOptions,
-  sandbox: SandboxConfig,
-  status: StatusCell
-) =>
-  Effect.gen(function*() {
-    const { running, baseUrl } = box
-    const docker = yield* dockerClient
-    yield* forwardContainerLogs(docker, running.container, running.name)
-    // A container that stops under us (killed, OOM) shows as ERROR_RUNTIME_DISCONNECTED at once.
-    const watching = yield* Scope.make()
-    yield* Effect.addFinalizer(() => Scope.close(watching, Exit.void))
-    yield* Effect.promise(() => running.container.wait().catch(() => undefined)).pipe(
-      Effect.andThen(whyStopped(running)),
-      Effect.flatMap((why) => status.set(why?.includes("memory") ? "ERROR_MEMORY" : "ERROR_RUNTIME_DISCONNECTED")),
-      Effect.forkIn(watching)
-    )
-    const httpClient = yield* HttpClient.HttpClient
-    const vscode = running.ports[VSCODE_PORT] === undefined ? undefined : yield* vscodeUrl(
-      baseUrl,
-      Redacted.make(box.sessionKey),
-      `http://127.0.0.1:${running.ports[VSCODE_PORT]}`,
-      WORKSPACE
-    ).pipe(Effect.provideService(HttpClient.HttpClient, httpClient))
-    const backend = yield* makeActionClient({
-      baseUrl,
-      sessionApiKey: Redacted.make(box.sessionKey),
-      defaultTimeoutSeconds: sandbox.timeout,
-      status,
-      retrySchedule: options.schedules?.retry,
-      explainDisconnect: whyStopped(running),
-      info: {
-        id: box.sessionId,
-        kind: "docker",
-        workspace: WORKSPACE,
-        urls: {
-          // What users reach: the port published on 127.0.0.1 (the client may take a shorter route).
-          actionServer: sandbox.useHostNetwork ? baseUrl : `http://127.0.0.1:${running.ports[SERVER_PORT]}`,
-          ...Object.fromEntries(
-            (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
-          ),
-          ...(vscode === undefined ? {} : { vscode })
-        },
-        capabilities: box.capabilities
-      }
-    })
-    return makeRuntime({
-      ...backend,
-      draftEditor: yield* captureDraftEditor,
+      sessionApiKey,
+      workspace: WORKSPACE,
+      urls: {
+        // What users reach: the port published on 127.0.0.1 (the client may take a shorter route).
+        actionServer: sandbox.useHostNetwork ? baseUrl : `http://127.0.0.1:${running.ports[SERVER_PORT]}`,
+        ...Object.fromEntries(
+          (options.appPorts ?? []).map((p) => [`app-${p}`, `http://127.0.0.1:${running.ports[p]}`])
+        )
+      },
+      capabilities: toolCapabilities(options, { pause: true }),
+      aliveTimeout: "60 seconds",
+      startFailure: exitedAtStartup(running),
       pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
-      resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(
-        Effect.andThen(waitUntilAlive(baseUrl, "30 seconds", options.schedules?.waitUntilAlive)),
-        Effect.provideService(HttpClient.HttpClient, httpClient)
-      ),
-      ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
-    }, status)
-  })
-
-const make = (options: DockerRuntimeOptions) =>
-  Effect.gen(function*() {
-    yield* checkRuntimeOptions("DockerRuntime options", options)
-    const status = yield* makeStatus
-    const sandbox = yield* sandboxConfigOr(options.sandbox)
-    // Acquired first, released last: the lease outlives the containers it covers.
-    const lease = yield* acquireOwnerLease(options.ownerLease)
-    yield* startReaper(options.ownerLease?.reapEvery)
-    const box = yield* startSandbox(options, sandbox, lease, (s) => status.set(s))
-    const runtime = yield* runtimeFor(box, options, sandbox, status)
-    yield* status.set("READY")
-    return runtime
+      resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(Effect.asVoid),
+      disconnect: {
+        stopped: Effect.promise(() => running.container.wait().catch(() => undefined)),
+        explain: whyStopped(running)
+      },
+      handOver: Effect.gen(function*() {
+        yield* forwardContainerLogs(docker, running.container, running.name)
+        const vscodePort = running.ports[VSCODE_PORT]
+        const vscode = vscodePort === undefined
+          ? undefined
+          : yield* vscodeUrl(baseUrl, sessionApiKey, `http://127.0.0.1:${vscodePort}`, WORKSPACE)
+        return vscode === undefined ? {} : { vscode }
+      })
+    } satisfies ProvisionedSandbox
   })
 
 /**
- * A started container in the pool, as the public types see it: the rest of it (a `Sandbox`) holds a
- * dockerode handle, whose types consumers need not have (see `DockerClient`).
+ * The Docker provisioner for one layer or pool: the owner's lease over its containers (acquired
+ * first, released last: it outlives the containers it covers) and the reaper, then a container per
+ * `provision`.
  */
-export interface WarmContainer {
-  readonly sessionId: string
-}
+const dockerProvisioner = (options: DockerRuntimeOptions) => (sandbox: SandboxConfig) =>
+  Effect.gen(function*() {
+    yield* checkRuntimeOptions("DockerRuntime options", options)
+    const lease = yield* acquireOwnerLease(options.ownerLease)
+    yield* startReaper(options.ownerLease?.reapEvery)
+    return {
+      kind: "docker",
+      provision: (onStatus) => startSandbox(options, sandbox, lease, onStatus)
+    } satisfies Provisioner<DockerEngine | ImageBuilder>
+  })
 
 /** Warm containers waiting for a runtime. */
-export class DockerSandboxPool extends Context.Service<DockerSandboxPool, {
-  readonly pool: WarmPool<WarmContainer>
-  readonly engine: DockerEngine["Service"]
-  /** The options the pool's containers were started with. */
-  readonly options: DockerRuntimeOptions
-  readonly sandbox: SandboxConfig
-}>()("effect-sandbox/DockerSandboxPool") {}
+export class DockerSandboxPool extends Context.Service<DockerSandboxPool, ProvisionedPool>()(
+  "effect-sandbox/DockerSandboxPool"
+) {}
 
 export const DockerRuntime = {
   /** A runtime in a Docker container (created, or attached to by session id); removed on release unless kept alive. */
   layer: (
     options: DockerRuntimeOptions = {}
   ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
-    Layer.effect(Runtime, make(options)).pipe(
-      Layer.provide(NodeHttpClient.layerUndici),
+    provisionedLayer(options, dockerProvisioner(options)).pipe(
       Layer.provide(ImageBuilder.layer),
       Layer.provide(DockerEngine.layer)
     ),
@@ -478,42 +401,22 @@ export const DockerRuntime = {
    */
   layerPool: (
     options: DockerRuntimeOptions & { readonly warmContainers: number }
-  ): Layer.Layer<DockerSandboxPool, RuntimeStartError | Config.ConfigError> =>
-    Layer.effect(
+  ): Layer.Layer<DockerSandboxPool, RuntimeStartError | InvalidOptionsError | Config.ConfigError> => {
+    // Pool members get fresh session ids; a fixed one would name one container only.
+    const { sessionId: _, warmContainers, ...shared } = options
+    return provisionedPoolLayer(
       DockerSandboxPool,
-      Effect.gen(function*() {
-        const sandbox = yield* sandboxConfigOr(options.sandbox)
-        const lease = yield* acquireOwnerLease(options.ownerLease)
-        yield* startReaper(options.ownerLease?.reapEvery)
-        // Pool members get fresh session ids; a fixed one would name one container only.
-        const { sessionId: _, ...shared } = options
-        const pool = yield* makeWarmPool(
-          options.warmContainers,
-          startSandbox(shared, sandbox, lease),
-          "Docker container"
-        )
-        return { pool, engine: yield* DockerEngine, options: shared, sandbox }
-      })
-    ).pipe(
-      Layer.provide(NodeHttpClient.layerUndici),
-      Layer.provide(ImageBuilder.layer),
-      Layer.provide(DockerEngine.layer)
-    ),
+      warmContainers,
+      "Docker container",
+      shared,
+      dockerProvisioner(shared)
+    )
+      .pipe(
+        Layer.provide(ImageBuilder.layer),
+        Layer.provide(DockerEngine.layer)
+      )
+  },
 
   /** A runtime on a container taken from the pool (ready at once when one is warm); the pool refills. */
-  layerWarm: (): Layer.Layer<Runtime, never, DockerSandboxPool> =>
-    Layer.effect(
-      Runtime,
-      Effect.gen(function*() {
-        const { engine, options, pool, sandbox } = yield* DockerSandboxPool
-        const status = yield* makeStatus
-        // The pool was filled by `layerPool` with `Sandbox`es; its public type hides them.
-        const box = (yield* pool.take) as Sandbox
-        const runtime = yield* runtimeFor(box, options, sandbox, status).pipe(
-          Effect.provideService(DockerEngine, engine)
-        )
-        yield* status.set("READY")
-        return runtime
-      })
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  layerWarm: (): Layer.Layer<Runtime, never, DockerSandboxPool> => warmLayer(DockerSandboxPool, Effect.succeed)
 } as const

@@ -9,30 +9,27 @@
  * - `LocalRuntime.attach({ url, sessionApiKey })`: connect to a running server
  *   without owning it.
  */
-import { NodeHttpClient } from "@effect/platform-node"
-import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
+import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
-import { makeActionClient, waitUntilAlive } from "../client/ActionClient.ts"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
-import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
+import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
+import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import { Runtime, type RuntimeCapabilities } from "../services/Runtime.ts"
-import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
-import { makeRuntime } from "./internal/makeRuntime.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "./internal/options.ts"
+import type { Provisioner } from "../services/Provisioner.ts"
+import type { Runtime } from "../services/Runtime.ts"
+import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import {
-  sendMcpServers,
-  serverCapabilities,
-  serverToolArgs,
-  serverToolEnv,
-  toolCapabilities
-} from "./internal/serverTools.ts"
-import { makeStatus, type StatusCell } from "./internal/statusCell.ts"
-import { makeWarmPool, type WarmPool } from "./internal/warmPool.ts"
-import { type ServerProcess, startServerProcess } from "./local/serverProcess.ts"
-import { scopedWorkspace } from "./local/workspace.ts"
+  attachLayer,
+  type AttachOptions,
+  provisionedLayer,
+  type ProvisionedPool,
+  provisionedPoolLayer,
+  warmLayer
+} from "./internal/provisioned.ts"
+import { toolCapabilities } from "./internal/serverTools.ts"
+import { scopedWorkspace } from "./internal/workspace.ts"
+import { startServerProcess } from "./local/serverProcess.ts"
 
 /** The shared options (services/RuntimeOptions.ts) and the server script to run. */
 export interface LocalRuntimeOptions extends RuntimeOptions {
@@ -45,168 +42,77 @@ export interface LocalRuntimeOptions extends RuntimeOptions {
 /** What the servers of a pool are started with: each gets its own session id. */
 export type LocalServerOptions = Omit<LocalRuntimeOptions, "sessionId">
 
-/** A started server with its workspace and key, ready for a client. */
-interface LocalServer {
-  readonly process: ServerProcess
-  readonly workspace: string
-  readonly sessionId: string
-  readonly sessionApiKey: Redacted.Redacted<string>
-  readonly capabilities: RuntimeCapabilities
-  readonly schedules: RuntimeSchedules | undefined
-}
-
-/** What a server with these tools can do (an attached server's tools are unknown: none assumed). */
-const capabilitiesOf = (options: RuntimeTools = {}): RuntimeCapabilities => toolCapabilities(options, { pause: false })
-
-/** Start a server (and its workspace) in the current scope. */
-const startLocalServer = (options: LocalRuntimeOptions) =>
-  Effect.gen(function*() {
-    yield* checkRuntimeOptions("LocalRuntime options", options)
-    const sandbox = yield* sandboxConfigOr(options.sandbox)
-    const sessionId = options.sessionId ?? randomUUID()
-    const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`, "LocalRuntime options")
-    // A fresh key per server: other local users cannot drive it through its port.
-    const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
-    // Created before the server and removed after it stops: nothing is left even if it is killed.
-    const stateDir = yield* scopedStateDir
-    const process = yield* startServerProcess({
-      workspace,
-      stateDir,
-      // Ours to remove: the server removes them too when it stops, so even a SIGKILL of this process leaves none.
-      temporaryDirs: options.workspace === undefined && options.keepWorkspace !== true
-        ? [workspace, stateDir]
-        : [stateDir],
-      sessionId,
-      sessionApiKey,
-      noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-      restrictToWorkspace: restrictsToWorkspace(options),
-      env: {
-        ...startupEnv(sandbox, options),
-        ...serverToolEnv(options),
-        ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
-      },
-      toolArgs: serverToolArgs(options),
-      ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
-    })
-    yield* waitUntilAlive(process.baseUrl, undefined, options.schedules?.waitUntilAlive)
-    yield* sendMcpServers(process.baseUrl, sessionApiKey, options.mcp?.stdio)
-    return {
-      process,
-      workspace,
-      sessionId,
-      sessionApiKey,
-      capabilities: yield* serverCapabilities(process.baseUrl, sessionApiKey, capabilitiesOf(options)),
-      schedules: options.schedules
-    } satisfies LocalServer
-  }).pipe(
-    // Only for the /alive wait; each runtime keeps its own client for its lifetime.
-    Effect.provide(NodeHttpClient.layerUndici)
+/**
+ * The local provisioner: a server process (and its workspace, state directory and key) in the
+ * provision's scope, on 127.0.0.1. No pause: a process has nothing to freeze.
+ */
+const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConfig) =>
+  Effect.as(
+    checkRuntimeOptions("LocalRuntime options", options),
+    {
+      kind: "local",
+      provision: () =>
+        Effect.gen(function*() {
+          const sessionId = options.sessionId ?? randomUUID()
+          const workspace = yield* scopedWorkspace(options, `local-${sessionId.slice(0, 8)}`, "LocalRuntime options")
+          // A fresh key per server: other local users cannot drive it through its port.
+          const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
+          // Created before the server and removed after it stops: nothing is left even if it is killed.
+          const stateDir = yield* scopedStateDir
+          const server = yield* startServerProcess({
+            workspace,
+            stateDir,
+            // Ours to remove: the server removes them too when it stops, so even a SIGKILL of this process leaves none.
+            temporaryDirs: options.workspace === undefined && options.keepWorkspace !== true
+              ? [workspace, stateDir]
+              : [stateDir],
+            sessionId,
+            sessionApiKey,
+            noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
+            restrictToWorkspace: restrictsToWorkspace(options),
+            env: {
+              ...startupEnv(sandbox, options),
+              ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
+            },
+            tools: options,
+            ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
+          })
+          return {
+            id: sessionId,
+            baseUrl: server.baseUrl,
+            sessionApiKey,
+            workspace,
+            capabilities: toolCapabilities(options, { pause: false })
+          }
+        })
+    } satisfies Provisioner
   )
 
-/** A `Runtime` over a started server. */
-const runtimeFor = (
-  server: LocalServer,
-  status: StatusCell,
-  sandbox: SandboxConfig
-) =>
-  Effect.gen(function*() {
-    const backend = yield* makeActionClient({
-      baseUrl: server.process.baseUrl,
-      sessionApiKey: server.sessionApiKey,
-      defaultTimeoutSeconds: sandbox.timeout,
-      status,
-      retrySchedule: server.schedules?.retry,
-      info: {
-        id: server.sessionId,
-        kind: "local",
-        workspace: server.workspace,
-        urls: { actionServer: server.process.baseUrl },
-        capabilities: server.capabilities
-      }
-    })
-    return makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
-  })
-
 /** Warm servers waiting for a runtime. */
-export class LocalServerPool extends Context.Service<LocalServerPool, WarmPool<LocalServer>>()(
+export class LocalServerPool extends Context.Service<LocalServerPool, ProvisionedPool>()(
   "effect-sandbox/LocalServerPool"
 ) {}
-
-const makePool = ({ warmServers, ...options }: LocalServerOptions & { readonly warmServers: number }) =>
-  Effect.map(makeWarmPool(warmServers, startLocalServer(options), "local server"), LocalServerPool.of)
 
 export const LocalRuntime = {
   /** A runtime on a freshly started local server (stopped, workspace removed, on release). */
   layer: (
     options: LocalRuntimeOptions = {}
   ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
-    Layer.effect(
-      Runtime,
-      Effect.gen(function*() {
-        const status = yield* makeStatus
-        const sandbox = yield* sandboxConfigOr(options.sandbox)
-        const server = yield* startLocalServer({ ...options, sandbox })
-        yield* status.set("RUNTIME_STARTED")
-        const runtime = yield* runtimeFor(server, status, sandbox)
-        yield* status.set("READY")
-        return runtime
-      })
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+    provisionedLayer(options, localProvisioner(options)),
 
   /** Keep `warmServers` servers started in the background, for `layerWarm`. */
-  layerPool: (options: LocalServerOptions & { readonly warmServers: number }): Layer.Layer<LocalServerPool> =>
-    Layer.effect(LocalServerPool, makePool(options)),
+  layerPool: ({ warmServers, ...options }: LocalServerOptions & { readonly warmServers: number }): Layer.Layer<
+    LocalServerPool,
+    InvalidOptionsError | Config.ConfigError
+  > => provisionedPoolLayer(LocalServerPool, warmServers, "local server", options, localProvisioner(options)),
 
   /** A runtime on a server taken from the pool (ready at once when one is warm); the pool refills. */
   layerWarm: (
     options: { readonly sandbox?: SandboxConfig } = {}
   ): Layer.Layer<Runtime, Config.ConfigError, LocalServerPool> =>
-    Layer.effect(
-      Runtime,
-      Effect.gen(function*() {
-        const status = yield* makeStatus
-        const sandbox = yield* sandboxConfigOr(options.sandbox)
-        const server = yield* (yield* LocalServerPool).take
-        const runtime = yield* runtimeFor(server, status, sandbox)
-        yield* status.set("READY")
-        return runtime
-      })
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici)),
+    warmLayer(LocalServerPool, () => sandboxConfigOr(options.sandbox)),
 
   /** Connect to an already running action server; releasing the layer leaves it running. */
-  attach: (options: {
-    readonly url: string
-    readonly sessionApiKey?: Redacted.Redacted<string>
-    readonly workspace?: string
-    readonly sandbox?: SandboxConfig
-    /** How long to wait for `/alive` (default 120 s). */
-    readonly aliveTimeout?: Duration.Input
-    readonly schedules?: RuntimeSchedules
-  }): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
-    Layer.effect(
-      Runtime,
-      Effect.gen(function*() {
-        const status = yield* makeStatus
-        const sandbox = yield* sandboxConfigOr(options.sandbox)
-        const baseUrl = options.url.replace(/\/+$/, "")
-        yield* waitUntilAlive(baseUrl, options.aliveTimeout, options.schedules?.waitUntilAlive)
-        const backend = yield* makeActionClient({
-          baseUrl,
-          sessionApiKey: options.sessionApiKey,
-          defaultTimeoutSeconds: sandbox.timeout,
-          status,
-          retrySchedule: options.schedules?.retry,
-          info: {
-            id: baseUrl,
-            kind: "local",
-            workspace: options.workspace ?? "/workspace",
-            urls: { actionServer: baseUrl },
-            capabilities: capabilitiesOf()
-          }
-        })
-        const runtime = makeRuntime({ ...backend, draftEditor: yield* captureDraftEditor }, status)
-        yield* status.set("READY")
-        return runtime
-      })
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  attach: (options: AttachOptions): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+    attachLayer("local", options)
 } as const

@@ -20,6 +20,8 @@ import { Context, Effect, Layer, Ref, Schema } from "effect"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { MISSING_TOOL_TEXT } from "../executor/ActionExecutor.ts"
 import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
+import { makeRuntime } from "../runtime/makeRuntime.ts"
+import { makeStatus } from "../runtime/statusCell.ts"
 import type { Action } from "../schema/Action.ts"
 import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
@@ -28,9 +30,7 @@ import type { ProcessSpec } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionWireType } from "../schema/wire.ts"
 import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
-import { makeRuntime } from "./internal/makeRuntime.ts"
 import { makeScriptedProcesses, type RecordedProcess, type ScriptedProcess } from "./internal/scriptedProcesses.ts"
-import { makeStatus } from "./internal/statusCell.ts"
 
 /**
  * An observation with the output chunks `runStream` emits before it (`run` returns the

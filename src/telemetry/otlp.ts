@@ -1,5 +1,5 @@
 /**
- * Export the spans and metrics every runtime reports (layers/internal/telemetry.ts) over
+ * Export the spans and metrics every runtime reports (runtime/telemetry.ts) over
  * OTLP/HTTP, configured by the standard OpenTelemetry environment variables. The CLI and the
  * action server provide this layer at their edge; library users provide it once:
  * `program.pipe(Effect.provide(otlpLayerFromEnv({ serviceName: "my-agent" })))`.

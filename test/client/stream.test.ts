@@ -17,8 +17,8 @@ import {
   RuntimeRequestError,
   type RuntimeShape
 } from "../../src/index.ts"
-import { makeRuntime } from "../../src/layers/internal/makeRuntime.ts"
-import { makeStatus } from "../../src/layers/internal/statusCell.ts"
+import { makeRuntime } from "../../src/runtime/makeRuntime.ts"
+import { makeStatus } from "../../src/runtime/statusCell.ts"
 
 const OBSERVATION = {
   observation: "run",

@@ -51,3 +51,17 @@ describe.each(Object.entries(layers))("%s options", (name, layer) => {
       )
     }), 5000)
 })
+
+describe("LocalRuntime.layerPool options", () => {
+  // The pool checks its options once, when built: before the builder, it retried a doomed start every second.
+  it.effect("a negative no-change timeout fails the pool layer, not each warm start", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.scoped(Layer.build(LocalRuntime.layerPool({ warmServers: 1, noChangeTimeoutSeconds: -1 })))
+      )
+      assert.strictEqual(
+        `${error._tag}: ${error.message}`,
+        "InvalidOptionsError: Invalid LocalRuntime options: noChangeTimeoutSeconds: Expected a value greater than 0"
+      )
+    }), 5000)
+})

@@ -27,8 +27,8 @@ import {
   TRUNCATION_NOTICE,
   truncationNotice
 } from "../../src/index.ts"
-import { makeRuntime } from "../../src/layers/internal/makeRuntime.ts"
-import { makeStatus } from "../../src/layers/internal/statusCell.ts"
+import { makeRuntime } from "../../src/runtime/makeRuntime.ts"
+import { makeStatus } from "../../src/runtime/statusCell.ts"
 import { MASK, SecretMask } from "../../src/schema/secrets.ts"
 
 const SECRET = "tok-0123456789abcdefghij"

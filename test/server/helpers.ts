@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
+import type { ServerTools } from "../../src/server/commandLine.ts"
 
 /** A running server under test. */
 export interface TestServerShape {
@@ -38,8 +39,8 @@ export const tempDir = (prefix: string) =>
 export interface StartOptions {
   readonly key?: string
   readonly env?: Readonly<Record<string, string>>
-  /** The server's tool arguments (`serverToolArgs`). */
-  readonly toolArgs?: ReadonlyArray<string>
+  /** The server's tools (server/commandLine.ts). */
+  readonly tools?: ServerTools
 }
 
 /** Start a server in a temp workspace; it is stopped (and the workspace removed) when the scope closes. */
@@ -56,7 +57,7 @@ export const startTestServer = (options: StartOptions = {}) =>
       sessionApiKey: Redacted.make(key),
       noChangeTimeoutSeconds: 10,
       ...(options.env === undefined ? {} : { env: options.env }),
-      ...(options.toolArgs === undefined ? {} : { toolArgs: options.toolArgs })
+      ...(options.tools === undefined ? {} : { tools: options.tools })
     })
     startedPids.add(process.pid)
     return TestServer.of({ baseUrl: process.baseUrl, pid: process.pid, key, sessionId, workspace })

@@ -10,7 +10,6 @@ import { Effect } from "effect"
 import { readFileSync, statSync } from "node:fs"
 import { connect, createServer } from "node:net"
 import { join } from "node:path"
-import { serverToolArgs } from "../../src/layers/internal/serverTools.ts"
 import { OPENHANDS_VSCODE_SETTINGS } from "../../src/server/vscode/settings.ts"
 import { assertAlive, call, isRunning, json, startTestServer } from "./helpers.ts"
 
@@ -60,7 +59,7 @@ it.live(
       const port = yield* freePort()
       const { token, pid } = yield* Effect.scoped(Effect.gen(function*() {
         const server = yield* startTestServer({
-          toolArgs: serverToolArgs({ vscode: true }),
+          tools: { vscode: true },
           env: { VSCODE_PORT: String(port), EFFECT_SANDBOX_CODE_SERVER: FAKE_CODE_SERVER }
         })
         const settings = join(server.workspace, ".vscode", "settings.json")
@@ -108,7 +107,7 @@ it.live(
   () =>
     Effect.gen(function*() {
       const server = yield* startTestServer({
-        toolArgs: serverToolArgs({ vscode: true }),
+        tools: { vscode: true },
         env: { EFFECT_SANDBOX_CODE_SERVER: FAKE_CODE_SERVER }
       })
       assert.deepStrictEqual(json(yield* call(server, "/vscode/connection_token")), { token: null })

@@ -1,49 +1,17 @@
 /**
- * The tools an action server runs beside its shell, from the runtime options' `ipython`, `browser`
- * and `mcp` (services/RuntimeOptions.ts), as every runtime that starts a server asks for them:
- * OpenHands plugins (`--plugins jupyter agent_skills`), the browser flag (`--enable-browser`), the
- * interpreter and Chromium binary in the server's environment, and stdio MCP servers posted to
- * `/update_mcp_server` once the server answers (as OpenHands does). One place for the argv, the
- * environment, the capabilities they give, the MCP hand-over, and what the server says cannot
- * work, so Local and Docker cannot drift apart (nor from CliRuntime, which reads the same options).
+ * What a client learns and tells a started action server about its tools (the argv and environment
+ * that start them are server/commandLine.ts): the capabilities the options give, the stdio MCP
+ * servers posted to `/update_mcp_server` once it answers (as OpenHands does), what it says cannot
+ * work, and its VS Code URL. Used by the provisioned-runtime builder (provisioned.ts), so every
+ * provisioner does them the same way (and as CliRuntime, which reads the same options).
  */
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { CHROMIUM_VARIABLE } from "../../executor/browser/chromium.ts"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
+import { browserSetting, ipythonSetting } from "../../runtime/options.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { RuntimeCapabilities } from "../../services/Runtime.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
-import { browserSetting, ipythonSetting } from "./options.ts"
-
-/** The variable the server reads its IPython interpreter from (server/serve.ts). */
-export const PYTHON_VARIABLE = "EFFECT_SANDBOX_PYTHON"
-
-/**
- * The server's tool arguments: `--plugins ...` (none without a plugin: argparse refuses an empty list) and the
- * browser flag. `vscode` is DockerRuntime's own option (the only runtime that publishes its port).
- */
-export const serverToolArgs = (tools: RuntimeTools & { readonly vscode?: boolean }): Array<string> => {
-  const ipython = ipythonSetting(tools.ipython)
-  const plugins = [
-    ...(ipython === undefined ? [] : ["jupyter", ...(ipython.agentSkills ? ["agent_skills"] : [])]),
-    ...(tools.vscode === true ? ["vscode"] : [])
-  ]
-  return [
-    ...(plugins.length === 0 ? [] : ["--plugins", ...plugins]),
-    browserSetting(tools.browser) === undefined ? "--no-enable-browser" : "--enable-browser"
-  ]
-}
-
-/** The server's environment for its tools: the interpreter and Chromium binary, when given. */
-export const serverToolEnv = (tools: RuntimeTools): Record<string, string> => {
-  const python = ipythonSetting(tools.ipython)?.python
-  const chromium = browserSetting(tools.browser)?.executablePath
-  return {
-    ...(python === undefined ? {} : { [PYTHON_VARIABLE]: python }),
-    ...(chromium === undefined ? {} : { [CHROMIUM_VARIABLE]: chromium })
-  }
-}
 
 /** What a runtime started with these tools can do. */
 export const toolCapabilities = (

@@ -19,7 +19,7 @@ import { sandboxEnv, SESSION_KEY_FD_VARIABLE } from "../../executor/childEnv.ts"
 import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
-import { serverToolArgs } from "../internal/serverTools.ts"
+import { serverCommand, serverEnv, type ServerTools } from "../../server/commandLine.ts"
 /** How to start one server. */
 export interface ServerProcessOptions {
   readonly workspace: string
@@ -36,9 +36,9 @@ export interface ServerProcessOptions {
   readonly noChangeTimeoutSeconds: number
   /** `--restrict-to-workspace`: file actions refused outside the workspace (default false, the server's own). */
   readonly restrictToWorkspace?: boolean
-  /** The tools' arguments (`serverToolArgs`; default: no tools). MCP servers are sent once it answers. */
-  readonly toolArgs?: ReadonlyArray<string>
-  /** Extra environment for the server (and so its shells). */
+  /** The tools it runs (server/commandLine.ts; default: none). MCP servers are sent once it answers. */
+  readonly tools?: ServerTools
+  /** Extra environment for the server (and so its shells), before the tools' (`serverEnv`). */
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run with this Node (default: `defaultServerEntry()`). */
   readonly serverEntry?: string
@@ -95,39 +95,35 @@ const stop = (child: ChildProcess, sessionId: string) =>
 const launch = (options: ServerProcessOptions) =>
   Effect.callback<{ readonly child: ChildProcess; readonly port: number }, RuntimeStartError>((resume) => {
     const user = userInfo()
-    const child = spawn(
-      process.execPath,
-      [
-        options.serverEntry ?? defaultServerEntry(),
-        "0",
-        "--working-dir",
-        options.workspace,
-        "--host",
-        "127.0.0.1",
-        "--username",
-        user.username,
-        "--user-id",
-        String(user.uid),
-        "--exit-on-stdin-close",
-        ...(options.restrictToWorkspace === true ? ["--restrict-to-workspace"] : []),
-        ...(options.temporaryDirs ?? []).flatMap((dir) => ["--temporary-dir", dir]),
-        ...(options.toolArgs ?? serverToolArgs({}))
-      ],
-      {
-        detached: true,
-        // fd 3: the session key, through a pipe rather than the environment, which any
-        // same-user process could read in /proc/<pid>/environ (server/sessionKey.ts).
-        stdio: ["pipe", "pipe", "pipe", "pipe"],
-        env: {
-          ...sandboxEnv(),
-          ...options.env,
-          [SESSION_KEY_FD_VARIABLE]: "3",
-          NO_CHANGE_TIMEOUT_SECONDS: String(options.noChangeTimeoutSeconds),
-          RUNTIME_ID: options.sessionId,
-          EFFECT_SANDBOX_STATE_DIR: options.stateDir
-        }
+    const [node, ...args] = serverCommand({
+      node: process.execPath,
+      entry: options.serverEntry ?? defaultServerEntry(),
+      port: 0,
+      workingDir: options.workspace,
+      host: "127.0.0.1",
+      username: user.username,
+      userId: user.uid,
+      tools: options.tools ?? {},
+      restrictToWorkspace: options.restrictToWorkspace === true,
+      exitOnStdinClose: true,
+      temporaryDirs: options.temporaryDirs ?? []
+    })
+    const child = spawn(node!, args, {
+      detached: true,
+      // fd 3: the session key, through a pipe rather than the environment, which any
+      // same-user process could read in /proc/<pid>/environ (server/sessionKey.ts).
+      stdio: ["pipe", "pipe", "pipe", "pipe"],
+      env: {
+        ...sandboxEnv(),
+        ...serverEnv({
+          env: options.env,
+          tools: options.tools ?? {},
+          sessionId: options.sessionId,
+          noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
+          extra: { [SESSION_KEY_FD_VARIABLE]: "3", EFFECT_SANDBOX_STATE_DIR: options.stateDir }
+        })
       }
-    ) // A server that dies before reading it is reported by the exit handler below, not as EPIPE.
+    }) // A server that dies before reading it is reported by the exit handler below, not as EPIPE.
     ;(child.stdio[3] as Writable).on("error", () => undefined).end(Redacted.value(options.sessionApiKey))
     let stdout: string | null = ""
     let stderr = ""

@@ -6,7 +6,7 @@
 import { Effect, Queue, Schema, Stream } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { unrecognizedCommand } from "../../executor/editor/OHEditor.ts"
-import { instrumentAction } from "../../layers/internal/telemetry.ts"
+import { instrumentAction } from "../../runtime/telemetry.ts"
 import { type Action, FileEditCommand } from "../../schema/Action.ts"
 import { FileEditObservation } from "../../schema/Observation.ts"
 import { decodeAction, encodeObservation } from "../../schema/wire.ts"

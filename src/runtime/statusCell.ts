@@ -8,7 +8,7 @@
  * and the stream ends with it, so a consumer folding the stream finishes.
  */
 import { Deferred, Effect, PubSub, Ref, Semaphore, Stream } from "effect"
-import type { RuntimeStatus } from "../../schema/RuntimeStatus.ts"
+import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 
 export interface StatusCell {
   readonly get: Effect.Effect<RuntimeStatus>

@@ -9,9 +9,9 @@ import { randomUUID } from "node:crypto"
 import { existsSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, join, resolve } from "node:path"
-import { Limits } from "../../executor/limits.ts"
-import { walkTree, writeZip } from "../../executor/zip.ts"
-import { TransferError } from "../../schema/errors.ts"
+import { Limits } from "../executor/limits.ts"
+import { walkTree, writeZip } from "../executor/zip.ts"
+import { TransferError } from "../schema/errors.ts"
 
 export interface UploadPayload {
   /** A local file holding the payload. */

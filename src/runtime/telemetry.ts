@@ -4,9 +4,9 @@
  * type. Users see them with any Effect tracer / metrics exporter.
  */
 import { Effect, Metric } from "effect"
-import type { Action } from "../../schema/Action.ts"
-import type { Observation } from "../../schema/Observation.ts"
-import { actionWireType } from "../../schema/wire.ts"
+import type { Action } from "../schema/Action.ts"
+import type { Observation } from "../schema/Observation.ts"
+import { actionWireType } from "../schema/wire.ts"
 
 const COUNT_ID = "effect_sandbox_actions_total"
 

@@ -6,10 +6,10 @@
  * returns at once.
  */
 import { Schema } from "effect"
-import { DEFAULT_PYTHON, type ExecutorOptions } from "../../executor/ActionExecutor.ts"
-import { decodeOptions } from "../../schema/issues.ts"
-import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
-import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"
+import { DEFAULT_PYTHON, type ExecutorOptions } from "../executor/ActionExecutor.ts"
+import { decodeOptions } from "../schema/issues.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
 
 const RuntimeOptionsSchema = Schema.Struct({
   noChangeTimeoutSeconds: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),

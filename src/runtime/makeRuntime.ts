@@ -5,8 +5,8 @@
  * of secrets, the status stream, typed shortcuts and capability checks.
  */
 import { Effect, Option, Queue, Redacted, type SchemaIssue, Stream } from "effect"
-import { type DraftEditor, isDraftEdit } from "../../editor/draftEditor.ts"
-import { invalidEnvNames } from "../../executor/env.ts"
+import { isDraftEdit } from "../editor/draftEditor.ts"
+import { invalidEnvNames } from "../executor/env.ts"
 import {
   type Action,
   BrowseInteractiveAction,
@@ -17,9 +17,9 @@ import {
   FileWriteAction,
   IPythonRunCellAction,
   McpCallAction
-} from "../../schema/Action.ts"
-import { type ActionEvent, FinalObservation, OutputChunk } from "../../schema/ActionEvent.ts"
-import { copyWith } from "../../schema/copy.ts"
+} from "../schema/Action.ts"
+import { type ActionEvent, FinalObservation, OutputChunk } from "../schema/ActionEvent.ts"
+import { copyWith } from "../schema/copy.ts"
 import {
   invalidEnvMessage,
   InvalidEnvVarError,
@@ -28,52 +28,16 @@ import {
   type RuntimeError,
   RuntimePausedError,
   RuntimeStartError,
-  type TransferError,
   UnsupportedCapabilityError
-} from "../../schema/errors.ts"
-import { invalidOptions } from "../../schema/issues.ts"
-import type { McpTool } from "../../schema/McpTool.ts"
-import { ErrorObservation, type Observation } from "../../schema/Observation.ts"
-import { SecretMask, shortSecretsError } from "../../schema/secrets.ts"
-import type { ProcessControl, ProcessHandle, SpawnOptions } from "../../services/Processes.ts"
-import type { EnvValue, RuntimeInfo, RuntimeShape, WhilePaused } from "../../services/Runtime.ts"
+} from "../schema/errors.ts"
+import { invalidOptions } from "../schema/issues.ts"
+import { ErrorObservation, type Observation } from "../schema/Observation.ts"
+import { SecretMask, shortSecretsError } from "../schema/secrets.ts"
+import type { ProcessHandle, SpawnOptions } from "../services/Processes.ts"
+import type { EnvValue, RuntimeShape } from "../services/Runtime.ts"
+import type { RuntimeBackend } from "../services/RuntimeBackend.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
-
-/** What a transport must provide; `makeRuntime` adds the rest. */
-export interface RuntimeBackend {
-  readonly info: RuntimeInfo
-  /** `SandboxConfig.timeout`: the hard timeout of actions that set none. */
-  readonly defaultTimeoutSeconds: number
-  /**
-   * `onOutput` (from `runStream`) sees a command's output as it is printed, before the observation;
-   * a backend that cannot stream ignores it and the observation alone ends the stream.
-   */
-  readonly execute: (action: Action, onOutput?: (text: string) => void) => Effect.Effect<Observation, RuntimeError>
-  /** Sees each action exactly as the caller sent it, before the defaults (TestRuntime records it). */
-  readonly received?: (action: Action) => Effect.Effect<void>
-  readonly copyTo: (
-    hostSource: string,
-    sandboxDest: string,
-    recursive: boolean
-  ) => Effect.Effect<void, TransferError | RuntimeError>
-  readonly copyFrom: (sandboxPath: string, hostZipPath: string) => Effect.Effect<void, TransferError | RuntimeError>
-  readonly listFiles: (path?: string) => Effect.Effect<ReadonlyArray<string>, RuntimeError>
-  readonly listTools: Effect.Effect<ReadonlyArray<McpTool>, RuntimeError>
-  /** `secrets`: the names in `vars` given as `Redacted`, whose values the backend masks before truncating output. */
-  readonly setEnv: (
-    vars: Readonly<Record<string, string>>,
-    secrets: ReadonlyArray<string>
-  ) => Effect.Effect<void, InvalidEnvVarError | RuntimeError>
-  readonly pause?: Effect.Effect<void, RuntimeError>
-  /** From `captureDraftEditor` at build time; none: the backend answers `llm_based_edit` with its own error. */
-  readonly draftEditor?: Option.Option<DraftEditor>
-  readonly resume?: Effect.Effect<void, RuntimeError>
-  /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
-  readonly whilePaused?: WhilePaused
-  /** Background processes (`Runtime.spawn`), by id; without them `spawn` is an unsupported capability. */
-  readonly processes?: ProcessControl<RuntimeError>
-}
 
 /** An action class, as the shortcuts that take its fields as a plain object use it. */
 interface ActionClass<A extends Action> {

@@ -1,0 +1,92 @@
+/**
+ * The server's command line as every provisioner builds it (server/commandLine.ts) is what the
+ * server parses (server/argv.ts): each field survives the round trip, and the environment's
+ * precedence keeps the provisioner's own variables and the session id above the user's.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { parseServerArgs } from "../../src/server/argv.ts"
+import { PYTHON_VARIABLE, serverCommand, serverEnv, serverToolArgs } from "../../src/server/commandLine.ts"
+
+describe("server command line", () => {
+  it("every field a provisioner sets is what the server parses", () => {
+    const argv = serverCommand({
+      node: "/opt/node",
+      entry: "/opt/server.mjs",
+      port: 3000,
+      workingDir: "/workspace",
+      host: "0.0.0.0",
+      username: "openhands",
+      userId: 1000,
+      tools: { ipython: true, browser: true, vscode: true },
+      restrictToWorkspace: true,
+      exitOnStdinClose: true,
+      temporaryDirs: ["/tmp/a", "/tmp/b"],
+      ownerLease: "/lease/owner"
+    })
+    assert.deepStrictEqual(argv.slice(0, 2), ["/opt/node", "/opt/server.mjs"])
+    const parsed = parseServerArgs(argv.slice(2))
+    assert.strictEqual(parsed._tag, "Ok")
+    assert.deepStrictEqual(parsed._tag === "Ok" ? parsed.args : null, {
+      port: 3000,
+      host: "0.0.0.0",
+      workingDir: "/workspace",
+      plugins: ["jupyter", "agent_skills", "vscode"],
+      username: "openhands",
+      userId: 1000,
+      enableBrowser: true,
+      browsergymEvalEnv: null,
+      exitOnStdinClose: true,
+      ownerLease: "/lease/owner",
+      temporaryDirs: ["/tmp/a", "/tmp/b"],
+      restrictToWorkspace: true
+    })
+  })
+
+  it("without tools or extras: no plugins, no browser, none of the optional flags", () => {
+    const argv = serverCommand({
+      node: "node",
+      entry: "main.ts",
+      port: 0,
+      workingDir: "/w",
+      host: "127.0.0.1",
+      username: "me",
+      userId: 501,
+      tools: {},
+      restrictToWorkspace: false
+    })
+    assert.deepStrictEqual(argv.slice(2), [
+      "0",
+      "--working-dir",
+      "/w",
+      "--host",
+      "127.0.0.1",
+      "--username",
+      "me",
+      "--user-id",
+      "501",
+      "--no-enable-browser"
+    ])
+    assert.deepStrictEqual(serverToolArgs({ ipython: { agentSkills: false } }), [
+      "--plugins",
+      "jupyter",
+      "--no-enable-browser"
+    ])
+  })
+
+  it("the environment: the user's, then the tools', the provisioner's, the session id and timeout last", () => {
+    const env = serverEnv({
+      env: { A: "user", RUNTIME_ID: "forged", NO_CHANGE_TIMEOUT_SECONDS: "1", [PYTHON_VARIABLE]: "/usr/bin/python3" },
+      tools: { ipython: { python: "/opt/py" } },
+      sessionId: "s-1",
+      noChangeTimeoutSeconds: 10,
+      extra: { A: "provisioner", KEY_FILE: "/tmp/k" }
+    })
+    assert.deepStrictEqual(env, {
+      A: "provisioner",
+      RUNTIME_ID: "s-1",
+      NO_CHANGE_TIMEOUT_SECONDS: "10",
+      [PYTHON_VARIABLE]: "/opt/py",
+      KEY_FILE: "/tmp/k"
+    })
+  })
+})
