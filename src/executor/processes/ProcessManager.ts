@@ -101,14 +101,24 @@ export const makeProcessManager = Effect.fn("ProcessManager.make")(function*(opt
       return running === undefined ? Effect.fail(processNotFound(id)) : Effect.succeed(running)
     })
 
+  /**
+   * Starts under way count against the limit with the processes held: a start waits (the cwd check,
+   * the spawn) before its process is held, and concurrent starts must not all pass the check meanwhile.
+   */
+  let starting = 0
   const start = Effect.fn("ProcessManager.start")(function*(spec: ProcessSpec) {
-    if (held.size >= limits.processes) {
+    if (held.size + starting >= limits.processes) {
       return yield* new ProcessError({
         message:
           `The session holds its limit of background processes (EFFECT_SANDBOX_MAX_PROCESSES=${limits.processes}): ` +
           "close a process's scope (or DELETE it) before starting another."
       })
     }
+    starting++
+    return yield* startHeld(spec).pipe(Effect.ensuring(Effect.sync(() => void starting--)))
+  })
+
+  const startHeld = Effect.fn("ProcessManager.startHeld")(function*(spec: ProcessSpec) {
     const bad = checkEnv(spec)
     if (bad !== undefined) return yield* bad
     const cwd = yield* options.workspace.resolve(spec.cwd ?? options.workspace.root, options.cwd()).pipe(
