@@ -24,6 +24,13 @@ export const toolCapabilities = (
   mcp: (tools.mcp?.stdio?.length ?? 0) > 0
 })
 
+/** Send `request` to the server with its session key (every endpoint these call is behind it). */
+const keyed = (request: HttpClientRequest.HttpClientRequest, key: Redacted.Redacted<string>) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    return yield* client.execute(HttpClientRequest.setHeader(request, "X-Session-API-Key", Redacted.value(key)))
+  })
+
 /** POST the stdio MCP servers; a server that cannot connect fails the start with its error. */
 export const sendMcpServers = (
   baseUrl: string,
@@ -31,12 +38,9 @@ export const sendMcpServers = (
   servers: ReadonlyArray<McpStdioServer> | undefined
 ): Effect.Effect<void, RuntimeStartError, HttpClient.HttpClient> =>
   servers === undefined || servers.length === 0 ? Effect.void : Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    const response = yield* client.execute(
-      HttpClientRequest.post(`${baseUrl}/update_mcp_server`).pipe(
-        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key)),
-        HttpClientRequest.bodyJsonUnsafe(servers)
-      )
+    const response = yield* keyed(
+      HttpClientRequest.bodyJsonUnsafe(HttpClientRequest.post(`${baseUrl}/update_mcp_server`), servers),
+      key
     )
     const json = (yield* response.json) as { router_error_log?: string }
     if (json.router_error_log) {
@@ -63,12 +67,7 @@ export const serverCapabilities = (
   claimed: RuntimeCapabilities
 ): Effect.Effect<RuntimeCapabilities, RuntimeStartError, HttpClient.HttpClient> =>
   !claimed.ipython ? Effect.succeed(claimed) : Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    const response = yield* client.execute(
-      HttpClientRequest.get(`${baseUrl}/v1/capabilities`).pipe(
-        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key))
-      )
-    )
+    const response = yield* keyed(HttpClientRequest.get(`${baseUrl}/v1/capabilities`), key)
     if (response.status === 404) return claimed
     const body = (yield* response.json) as { unavailable?: Record<string, unknown> }
     const unavailable = Object.fromEntries(
@@ -99,12 +98,7 @@ export const vscodeUrl = (
   workspace: string
 ): Effect.Effect<string | undefined, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    const response = yield* client.execute(
-      HttpClientRequest.get(`${baseUrl}/vscode/connection_token`).pipe(
-        HttpClientRequest.setHeader("X-Session-API-Key", Redacted.value(key))
-      )
-    )
+    const response = yield* keyed(HttpClientRequest.get(`${baseUrl}/vscode/connection_token`), key)
     const { token } = (yield* response.json) as { token?: unknown }
     return typeof token === "string" && token !== ""
       ? `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
