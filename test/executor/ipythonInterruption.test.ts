@@ -40,3 +40,20 @@ describe("interrupting IPython", () => {
     30_000
   )
 })
+
+describe("IPython after an error", () => {
+  it.live.skipIf(!kernelAvailable())(
+    "runs the next cell, sent as soon as the error came back, instead of answering it aborted",
+    () =>
+      Effect.gen(function*() {
+        const rt = yield* Runtime
+        const cell = (code: string) => rt.runIPython(new IPythonRunCellAction({ code, includeExtra: false }))
+        yield* cell("kept = 'yes'")
+        for (let round = 0; round < 40; round++) {
+          assert.include((yield* cell("1/0")).content, "ZeroDivisionError")
+          assert.strictEqual((yield* cell("kept")).content, "'yes'", `round ${round}`)
+        }
+      }).pipe(Effect.provide(Layer.fresh(CliRuntime.layer({ ipython: { agentSkills: false } })))),
+    60_000
+  )
+})

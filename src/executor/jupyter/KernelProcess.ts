@@ -175,11 +175,17 @@ export class KernelProcess {
     return false
   }
 
-  /** Run code; resolves when the kernel is idle again. */
+  /**
+   * Run code; resolves when the kernel is idle again. `stop_on_error` is off: with it on, a cell
+   * that raised (a timed-out cell's KeyboardInterrupt included) makes ipykernel abort every request
+   * that reaches it before its next loop turn, so a cell sent the moment the error reply came back
+   * was answered "aborted", with no output (seen as a flaky "no output" after an interrupt).
+   * We send one request at a time, so there is no queue the flag could protect.
+   */
   execute(code: string, silent: boolean, onMessage?: (message: Message) => void): Promise<Array<Message>> {
     return this.request(
       "execute_request",
-      { code, silent, store_history: !silent, user_expressions: {}, allow_stdin: false, stop_on_error: true },
+      { code, silent, store_history: !silent, user_expressions: {}, allow_stdin: false, stop_on_error: false },
       (m) => m.header.msg_type === "status" && m.content["execution_state"] === "idle",
       onMessage
     )
