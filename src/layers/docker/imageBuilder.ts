@@ -29,6 +29,8 @@ export interface ImageOptions {
 }
 
 export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
+/** Every runtime image carries its own tag under this label (found again when the tag moves on). */
+const TAG_LABEL = "effect-sandbox.runtime-image"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
 const fromSource = import.meta.url.endsWith(".ts")
@@ -77,7 +79,7 @@ const buildContext = (baseImageId: string, payload: string, manifest: Manifest, 
       "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
       "USER root",
       "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
-      `LABEL effect-sandbox.runtime-image="${tag}"`,
+      `LABEL ${TAG_LABEL}="${tag}"`,
       ""
     ].join("\n")
   )
@@ -178,8 +180,25 @@ const ensureRuntimeImage = (
         })
       )
     )
+    yield* removeSupersededBuilds(tag)
     return tag
   })
+
+/**
+ * Two builds of one tag at once (two processes starting their first runtime on a fresh engine)
+ * both finish, and the later one takes the tag: the earlier image stays behind, untagged but
+ * still labelled with the tag. Such images are removed after each build; one a container still
+ * runs on is refused by the engine and left for a later build to remove.
+ */
+const removeSupersededBuilds = Effect.fn("ImageBuilder.removeSupersededBuilds")(function*(tag: string) {
+  const docker = yield* dockerClient
+  const superseded = yield* Effect.promise(() =>
+    docker.listImages({ filters: { label: [`${TAG_LABEL}=${tag}`], dangling: ["true"] } }).catch(() => [])
+  )
+  for (const image of superseded) {
+    yield* Effect.promise(() => docker.getImage(image.Id).remove().catch(() => undefined))
+  }
+})
 
 /**
  * The image builder, as a service: DockerRuntime asks it for an image, so a
