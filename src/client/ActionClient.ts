@@ -53,6 +53,12 @@ export interface ActionClientOptions {
   readonly explainDisconnect?: Effect.Effect<string | undefined>
   /** Re-sends of requests that never reached a handler (default `retrySchedule`). */
   readonly retrySchedule?: Schedule.Schedule<unknown> | undefined
+  /**
+   * True once the provisioner saw the sandbox stop. Nothing is sent after that, retries
+   * included: a container's bridge IP or a pod's IP is handed to the next sandbox that starts,
+   * which would otherwise receive this session's key with the next request.
+   */
+  readonly sandboxGone?: () => boolean
 }
 
 /** The response's `{"detail": ...}` text, or its raw body. */
@@ -87,6 +93,11 @@ class Retryable {
   readonly _tag = "Retryable"
 }
 
+/** The request was not sent: the sandbox is known to have stopped (`sandboxGone`). */
+class NotSent {
+  readonly _tag = "NotSent"
+}
+
 export const makeActionClient = (
   options: ActionClientOptions
 ): Effect.Effect<RuntimeBackend, never, HttpClient.HttpClient> =>
@@ -114,12 +125,20 @@ export const makeActionClient = (
     /** One attempt; 429 and refused connections (never delivered) are worth retrying. */
     const attempt = (
       request: HttpClientRequest.HttpClientRequest
-    ): Effect.Effect<HttpClientResponse.HttpClientResponse, Retryable | HttpClientError.HttpClientError> =>
-      base.execute(request).pipe(
-        Effect.catch((error): Effect.Effect<never, Retryable | HttpClientError.HttpClientError> =>
-          neverDelivered(error) ? Effect.fail(new Retryable()) : Effect.fail(error)
-        ),
-        Effect.flatMap((response) => response.status === 429 ? Effect.fail(new Retryable()) : Effect.succeed(response))
+    ): Effect.Effect<HttpClientResponse.HttpClientResponse, Retryable | NotSent | HttpClientError.HttpClientError> =>
+      // Suspended: a retry runs it again, and must see the sandbox gone in between.
+      Effect.suspend((): Effect.Effect<
+        HttpClientResponse.HttpClientResponse,
+        Retryable | NotSent | HttpClientError.HttpClientError
+      > =>
+        options.sandboxGone?.() === true ? Effect.fail(new NotSent()) : base.execute(request).pipe(
+          Effect.catch((error): Effect.Effect<never, Retryable | HttpClientError.HttpClientError> =>
+            neverDelivered(error) ? Effect.fail(new Retryable()) : Effect.fail(error)
+          ),
+          Effect.flatMap((response) =>
+            response.status === 429 ? Effect.fail(new Retryable()) : Effect.succeed(response)
+          )
+        )
       )
 
     /**
@@ -138,7 +157,14 @@ export const makeActionClient = (
         const response = yield* attempt(request).pipe(
           Effect.retry({ schedule: options.retrySchedule ?? retrySchedule, while: (e) => e instanceof Retryable }),
           Effect.catch((e) =>
-            disconnected(what, e instanceof Retryable ? "the server kept refusing the request" : e.message)
+            disconnected(
+              what,
+              e instanceof Retryable
+                ? "the server kept refusing the request"
+                : e instanceof NotSent
+                ? "the sandbox has stopped"
+                : e.message
+            )
           ),
           Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut(what, timeout)) })
         )

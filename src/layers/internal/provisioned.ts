@@ -72,11 +72,13 @@ const runtimeOn = (
   Effect.gen(function*() {
     const handedOver = box.handOver === undefined ? {} : yield* box.handOver
     const { disconnect } = box
+    let gone = false
     if (disconnect !== undefined) {
       // A sandbox that stops under us (killed, out of memory) shows at once, before any call fails.
       const watching = yield* Scope.make()
       yield* Effect.addFinalizer(() => Scope.close(watching, Exit.void))
       yield* disconnect.stopped.pipe(
+        Effect.tap(() => Effect.sync(() => gone = true)),
         Effect.andThen(disconnect.explain),
         Effect.flatMap((why) => status.set(why?.outOfMemory === true ? "ERROR_MEMORY" : "ERROR_RUNTIME_DISCONNECTED")),
         Effect.forkIn(watching)
@@ -89,6 +91,7 @@ const runtimeOn = (
       defaultTimeoutSeconds: sandbox.timeout,
       status,
       retrySchedule: options.schedules?.retry,
+      sandboxGone: () => gone,
       ...(disconnect === undefined ? {} : { explainDisconnect: Effect.map(disconnect.explain, (why) => why?.message) }),
       info: {
         id: box.id,
