@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CmdRunAction, InvalidEnvVarError, TransferError } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
+import { cmd } from "./shell.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 const hostDir = Effect.acquireRelease(
@@ -77,12 +78,13 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           const secret = "Zt5Qm8-Np2Wx7-Rk4Lb9"
           yield* rt.addEnvVars({ SPLIT_TOKEN: Redacted.make(secret) })
           // The first half, then no output for longer than the no-change timeout (1 s), then the rest.
-          const first = yield* rt.runCommand(
+          const first = yield* cmd(
+            rt,
             "printf 'key=%s' \"${SPLIT_TOKEN:0:10}\"; sleep 2; printf '%s done\\n' \"${SPLIT_TOKEN:10}\""
           )
           assert.strictEqual(first.exitCode, -1)
           assert.strictEqual(first.content, "key=")
-          const rest = yield* rt.runCommand(new CmdRunAction({ command: "", isInput: false, timeout: 10 }))
+          const rest = yield* cmd(rt, "", { timeout: 10 })
           assert.strictEqual(rest.content, "<redacted> done")
           assert.strictEqual(rest.exitCode, 0)
           for (const shown of [JSON.stringify(first), JSON.stringify(rest)]) {
