@@ -8,7 +8,6 @@
 import { assert, it } from "@effect/vitest"
 import { CustomObjectsApi } from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { beforeAll } from "vitest"
 import {
   claimSandbox,
   createSandbox,
@@ -17,19 +16,21 @@ import {
   suspend,
   waitReady
 } from "../../src/layers/kubernetes/agentSandbox.ts"
-import { describeDocker, toolsImage } from "../docker/infra.ts"
-import { eventually, kubeConfigOf, namespace, onStandIn, podNames, servingTemplate } from "./lifecycle.ts"
+import {
+  describeCluster,
+  eventually,
+  kubeConfigOf,
+  namespace,
+  onStandIn,
+  podNames,
+  servingTemplate
+} from "./lifecycle.ts"
 import { standIn } from "./standin/server.ts"
 
 const fetchText = (url: string) => Effect.promise(() => fetch(url).then((response) => response.text()))
 const pods = (kc: Parameters<typeof podNames>[0]) => Effect.promise(() => podNames(kc))
 
-describeDocker("agent-sandbox mode", () => {
-  let image: string
-  beforeAll(() => {
-    image = toolsImage()
-  }, 600_000)
-
+describeCluster("agent-sandbox mode", () => {
   it.live("detects the agent-sandbox CRDs by discovery, and their absence", () =>
     Effect.scoped(Effect.gen(function*() {
       const withCrds = yield* standIn()
@@ -47,7 +48,7 @@ describeDocker("agent-sandbox mode", () => {
             name: "box",
             namespace,
             labels: { "effect-sandbox.managed": "true" },
-            podTemplate: servingTemplate(image, "first")
+            podTemplate: servingTemplate("first")
           })
           const ready = yield* waitReady(kc, ref, { timeout: "60 seconds" })
           assert.strictEqual(ready.podName, "box")
@@ -91,7 +92,7 @@ describeDocker("agent-sandbox mode", () => {
             )
           yield* created("sandboxtemplates", {
             metadata: { name: "tpl" },
-            spec: { podTemplate: servingTemplate(image, "warm") }
+            spec: { podTemplate: servingTemplate("warm") }
           })
           yield* created("sandboxwarmpools", {
             metadata: { name: "pool" },
@@ -135,9 +136,9 @@ describeDocker("agent-sandbox mode", () => {
     () =>
       onStandIn((kc) =>
         Effect.gen(function*() {
-          const missing = servingTemplate(image, "never")
+          const missing = servingTemplate("never")
           missing.spec!.containers[0]!.image = "effect-sandbox/no-such-image:1"
-          const crashing = servingTemplate(image, "never")
+          const crashing = servingTemplate("never")
           crashing.spec!.containers[0]!.command = ["sh", "-c", "echo bye; exit 3"]
           const pull = yield* createSandbox(kc, { name: "nopull", namespace, labels: {}, podTemplate: missing })
           const crash = yield* createSandbox(kc, { name: "crash", namespace, labels: {}, podTemplate: crashing })

@@ -7,8 +7,10 @@
 import { assert } from "@effect/vitest"
 import { CoreV1Api, KubeConfig, type V1PodTemplateSpec } from "@kubernetes/client-node"
 import { Effect, type Scope } from "effect"
+import { beforeAll } from "vitest"
+import { describeDocker, toolsImage } from "../docker/infra.ts"
 import { leftovers } from "./standin/docker.ts"
-import { standIn, type StandInOptions } from "./standin/server.ts"
+import { type StandIn, standIn, type StandInOptions } from "./standin/server.ts"
 
 export const namespace = "default"
 
@@ -18,21 +20,32 @@ export const kubeConfigOf = (kubeconfigPath: string) => {
   return kc
 }
 
+/** The tools image, resolved (built when missing) before the tests of `describeCluster` run. */
+let image: string | undefined
+
+/** `describe` for tests that run pods on the stand-in: Docker is needed, and the tools image. */
+export const describeCluster = (name: string, body: () => void) =>
+  describeDocker(name, () => {
+    beforeAll(() => {
+      image = toolsImage()
+    }, 600_000)
+    body()
+  })
+
+/** The image of the test pods (resolved by `describeCluster`). */
+export const podImage = () => image!
+
 /**
- * A pod that serves `text` at `/` on port 8000 (python3's http.server: `image` is the tools
- * image, as the base image has no python3), ready by an httpGet probe.
+ * A pod that serves `text` at `/` on port 8000 (python3's http.server: the tools image, as the
+ * base image has no python3), ready by an httpGet probe.
  */
-export const servingTemplate = (
-  image: string,
-  text: string,
-  labels: Record<string, string> = {}
-): V1PodTemplateSpec => ({
+export const servingTemplate = (text: string, labels: Record<string, string> = {}): V1PodTemplateSpec => ({
   metadata: { labels },
   spec: {
     automountServiceAccountToken: false,
     containers: [{
       name: "server",
-      image,
+      image: podImage(),
       command: [
         "sh",
         "-c",
@@ -59,20 +72,23 @@ export const podNames = async (kc: KubeConfig) =>
 
 /**
  * Run `body` against a fresh stand-in; once body's scope closed, the namespace must hold no
- * pod and the engine no container of it (whatever body deleted may take a moment to go).
+ * pod and the engine no container or volume of it (whatever body deleted may take a moment to go).
  */
 export const onStandIn = <A, E>(
-  body: (kc: KubeConfig) => Effect.Effect<A, E, Scope.Scope>,
+  body: (kc: KubeConfig, cluster: StandIn) => Effect.Effect<A, E, Scope.Scope>,
   options: StandInOptions = {}
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const cluster = yield* standIn(options)
     const kc = kubeConfigOf(cluster.kubeconfigPath)
-    const result = yield* Effect.scoped(body(kc))
+    const result = yield* Effect.scoped(body(kc, cluster))
     assert.isTrue(yield* eventually(async () => (await podNames(kc)).length === 0), "pods left behind")
     assert.isTrue(
-      yield* eventually(async () => (await leftovers(cluster.instance)).containers.length === 0),
-      "containers left behind"
+      yield* eventually(async () => {
+        const left = await leftovers(cluster.instance)
+        return left.containers.length === 0 && left.volumes.length === 0
+      }),
+      "containers or volumes left behind"
     )
     return result
   }))

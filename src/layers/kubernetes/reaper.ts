@@ -169,7 +169,11 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*(
         kubeCallUnlessGone(`delete ${object.kind} ${object.metadata.name}`, () => api.delete(object)).pipe(
           Effect.tap(() => {
             removed.push(`${object.kind}/${object.metadata.name}`)
-            return Effect.logInfo(`reaped ${object.kind} ${object.metadata.name}: owner lease ${object.owner} is stale`)
+            return Effect.logInfo(
+              `reaped ${object.kind} ${object.metadata.name}: owner lease ${object.owner} is ${
+                after.leases.has(object.owner) ? "stale" : "missing"
+              }`
+            )
           }),
           Effect.catch((error) => Effect.logWarning(`reaper: ${error.message}`))
         ),
