@@ -132,7 +132,7 @@ describeCluster("agent-sandbox mode", () => {
   )
 
   it.live(
-    "a Sandbox whose pod cannot start fails with the Sandbox's condition and the pod's reason",
+    "a Sandbox whose pod cannot start fails with the Sandbox's condition and the pod's reason; one never ready times out",
     () =>
       onStandIn((kc) =>
         Effect.gen(function*() {
@@ -149,6 +149,15 @@ describeCluster("agent-sandbox mode", () => {
           assert.match(
             pullError!.message,
             /^Sandbox default\/nopull is Ready=False DependenciesNotReady: Pod exists with phase: Pending; pod container server is (ErrImagePull|ImagePullBackOff): .*effect-sandbox\/no-such-image:1/
+          )
+          // Running but never ready (nothing listens where the probe looks): the timeout names the last state.
+          const unready = servingTemplate("never")
+          unready.spec!.containers[0]!.command = ["sleep", "300"]
+          const slow = yield* createSandbox(kc, { name: "unready", namespace, labels: {}, podTemplate: unready })
+          const timedOut = yield* Effect.flip(waitReady(kc, slow, { timeout: "2 seconds" }))
+          assert.strictEqual(
+            timedOut.message,
+            "Sandbox default/unready is Ready=False DependenciesNotReady: Pod exists with phase: Running (still not ready after 2s)"
           )
           assert.match(
             crashError!.message,

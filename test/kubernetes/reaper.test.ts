@@ -4,7 +4,7 @@
  * Secret is SIGKILLed; a reaper pass then removes its pod, its Secret, its PVC
  * labelled delete-workspace and its Lease, and leaves an unlabelled pod, a
  * kept-alive pod (no owner label) and a workspace PVC without the label. A live
- * owner's objects are never touched; the periodic reaper removes the pod and
+ * owner's objects are never touched, even when its clock lags the server's; the periodic reaper removes the pod and
  * Sandbox of an owner whose Lease is missing.
  */
 import { assert, it } from "@effect/vitest"
@@ -13,9 +13,12 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
   type V1ObjectMeta
 } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { createSandbox, waitReady } from "../../src/layers/kubernetes/agentSandbox.ts"
@@ -132,6 +135,47 @@ describeCluster("reaper on a cluster", () => {
       ),
     60_000
   )
+
+  it.live("an owner whose clock lags the server's keeps its objects while it renews, and loses them once it stops", () =>
+    onStandIn((kc) =>
+      Effect.gen(function*() {
+        const leases = kc.makeApiClient(CoordinationV1Api)
+        const name = "effect-sandbox-owner-lagging"
+        // Every renewTime this owner writes is 30 s behind the server's clock: stale at a glance.
+        const lagging = () => new V1MicroTime(Date.now() - 30_000)
+        yield* Effect.promise(() =>
+          leases.createNamespacedLease({
+            namespace,
+            body: {
+              metadata: {
+                name,
+                labels: { "effect-sandbox.managed": "true" },
+                annotations: { "effect-sandbox.renew-every-ms": "200" }
+              },
+              spec: { holderIdentity: "lagging/1", leaseDurationSeconds: 2, renewTime: lagging() }
+            }
+          })
+        )
+        yield* made(kc, "pod", {
+          name: "lagging-owned",
+          labels: { "effect-sandbox.managed": "true", "effect-sandbox.owner": name }
+        })
+        const renewing = yield* Effect.promise(() =>
+          leases.patchNamespacedLease(
+            { name, namespace, body: { spec: { renewTime: lagging() } } },
+            setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+          )
+        ).pipe(Effect.andThen(Effect.sleep("200 millis")), Effect.forever, Effect.forkChild)
+        // Suspected, then seen renewed during the confirmation: nothing is removed.
+        assert.deepStrictEqual(yield* reapOrphans(kc, namespace, { clockSkew: 0 }), [])
+        assert.deepStrictEqual(yield* Effect.promise(() => podNames(kc)), ["lagging-owned"])
+        yield* Fiber.interrupt(renewing)
+        assert.deepStrictEqual(
+          [...(yield* reapOrphans(kc, namespace, { clockSkew: 0 }))].sort(),
+          [`Lease/${name}`, "Pod/lagging-owned"]
+        )
+      })
+    ))
 
   it.live("the periodic reaper removes the pod and Sandbox of an owner whose Lease is missing", () =>
     onStandIn((kc) =>

@@ -19,7 +19,7 @@ import {
   type V1Pod,
   type V1PodTemplateSpec
 } from "@kubernetes/client-node"
-import { type Duration, Effect, Stream } from "effect"
+import { Duration, Effect, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
 import { type ObjectKind, watchState } from "./watchState.ts"
@@ -96,6 +96,9 @@ export interface ClaimSandboxOptions {
 
 const startError = (message: string) => new RuntimeStartError({ message })
 
+/** A duration for a message ("2m"). */
+const spoken = (duration: Duration.Input) => Duration.format(Duration.fromInputUnsafe(duration))
+
 /** Discovery: which agent-sandbox API groups the cluster serves at v1alpha1. */
 export const detect = Effect.fn("detectAgentSandbox")(function*(kc: KubeConfig) {
   const groups = yield* kubeCall("discover API groups", () => kc.makeApiClient(ApisApi).getAPIVersions())
@@ -168,6 +171,8 @@ export const waitReady = Effect.fn("waitSandboxReady")(function*(
   ref: SandboxRef,
   options: { readonly timeout?: Duration.Input | undefined } = {}
 ) {
+  const timeout = options.timeout ?? "5 minutes"
+  // For the timeout's message: what the watches showed last.
   let last = `Sandbox ${ref.namespace}/${ref.name}: nothing observed yet`
   const seen = yield* Stream.zipLatest(
     watchState<SandboxObject>(kc, SANDBOX, ref.namespace, ref.name),
@@ -175,18 +180,17 @@ export const waitReady = Effect.fn("waitSandboxReady")(function*(
   ).pipe(
     Stream.map(([sandbox, pod]) => verdict(ref, sandbox, pod)),
     Stream.tap((v) => Effect.sync(() => void (last = v._tag === "Waiting" ? v.why : last))),
-    Stream.filter((v) => v._tag !== "Waiting"),
+    Stream.filter((v): v is Exclude<Verdict, { readonly _tag: "Waiting" }> => v._tag !== "Waiting"),
     Stream.runHead,
     Effect.mapError((error) => startError(`Cannot watch Sandbox ${ref.namespace}/${ref.name}: ${error.message}`)),
     Effect.timeoutOrElse({
-      duration: options.timeout ?? "5 minutes",
-      orElse: () => Effect.fail(startError(`${last} (still not ready after ${String(options.timeout ?? "5 minutes")})`))
+      duration: timeout,
+      orElse: () => Effect.fail(startError(`${last} (still not ready after ${spoken(timeout)})`))
     })
   )
   if (seen._tag === "None") return yield* startError(`${last} (the watch ended)`)
-  const found = seen.value
-  if (found._tag === "Failed") return yield* startError(found.why)
-  return (found as Extract<Verdict, { _tag: "Ready" }>).endpoint
+  if (seen.value._tag === "Failed") return yield* startError(seen.value.why)
+  return seen.value.endpoint
 })
 
 /** Wait, by a watch, until the Sandbox's pod no longer exists. */
@@ -197,7 +201,7 @@ const waitPodGone = (kc: KubeConfig, ref: SandboxRef, timeout: Duration.Input) =
     Effect.mapError((error) => startError(`Cannot watch pod ${ref.namespace}/${ref.name}: ${error.message}`)),
     Effect.timeoutOrElse({
       duration: timeout,
-      orElse: () => Effect.fail(startError(`pod ${ref.namespace}/${ref.name} still exists after ${String(timeout)}`))
+      orElse: () => Effect.fail(startError(`pod ${ref.namespace}/${ref.name} still exists after ${spoken(timeout)}`))
     }),
     Effect.asVoid
   )
@@ -287,7 +291,7 @@ export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, 
       duration: timeout,
       orElse: () =>
         Effect.fail(
-          startError(`SandboxClaim ${namespace}/${name} was not bound to a Sandbox within ${String(timeout)}`)
+          startError(`SandboxClaim ${namespace}/${name} was not bound to a Sandbox within ${spoken(timeout)}`)
         )
     })
   )
