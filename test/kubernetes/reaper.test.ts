@@ -85,6 +85,9 @@ const made = (kc: KubeConfig, kind: "pod" | "pvc", metadata: V1ObjectMeta) => {
   )
 }
 
+/** A renewTime from an owner whose clock is 30 s behind the server's: stale at a glance. */
+const lagging = () => new V1MicroTime(Date.now() - 30_000)
+
 const names = (list: { items: Array<{ metadata?: { name?: string } }> }) =>
   list.items.map((item) => item.metadata!.name!).sort()
 
@@ -141,8 +144,6 @@ describeCluster("reaper on a cluster", () => {
       Effect.gen(function*() {
         const leases = kc.makeApiClient(CoordinationV1Api)
         const name = "effect-sandbox-owner-lagging"
-        // Every renewTime this owner writes is 30 s behind the server's clock: stale at a glance.
-        const lagging = () => new V1MicroTime(Date.now() - 30_000)
         yield* Effect.promise(() =>
           leases.createNamespacedLease({
             namespace,
