@@ -31,7 +31,7 @@ import { Duration, Effect, Ref, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
+import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
 
 /** On every object a runtime manages (and on its owner's Lease): what the reaper may look at. */
 export const MANAGED_LABEL = "effect-sandbox.managed"
@@ -78,6 +78,9 @@ const expiryPatch = (target: Expiring, shutdownTime: string) =>
     ? { group: "agents.x-k8s.io", plural: "sandboxes", body: { spec: { shutdownTime } } }
     : { group: "extensions.agents.x-k8s.io", plural: "sandboxclaims", body: { spec: { lifecycle: { shutdownTime } } } }
 
+/** A failed beat is logged and tried again at the next one; until then the Lease ages. */
+const warn = (error: KubeApiError) => Effect.logWarning(`owner heartbeat (retried next beat): ${error.message}`)
+
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
 
 /**
@@ -117,7 +120,7 @@ export const acquireKubeOwnerLease = Effect.fn("acquireKubeOwnerLease")(function
     create.pipe(Effect.mapError((error) =>
       new RuntimeStartError({
         message:
-          `Cannot create the owner lease in namespace ${namespace} (the runtime needs create, update and delete on coordination.k8s.io leases): ${error.message}`
+          `Cannot create the owner lease in namespace ${namespace} (the runtime needs create, patch, list and delete on coordination.k8s.io leases): ${error.message}`
       })
     )),
     () =>
@@ -128,30 +131,31 @@ export const acquireKubeOwnerLease = Effect.fn("acquireKubeOwnerLease")(function
   const expiring = yield* Ref.make<ReadonlyArray<Expiring>>([])
   const shutdownTime = () => new Date(Date.now() + leaseDurationSeconds * 1000).toISOString()
 
-  /**
-   * One beat: renew the Lease (written again when a reaper removed it while this owner was
-   * stalled past its term) and push every kept-alive sandbox's expiry one term ahead.
-   */
+  // Written again when a reaper removed it while this owner was stalled past its term.
+  const renewLease = kubeCallUnlessGone(
+    `renew lease ${name}`,
+    () => leases.patchNamespacedLease({ name, namespace, body: { spec: { renewTime: new V1MicroTime() } } }, mergePatch)
+  ).pipe(
+    Effect.flatMap((renewed) => renewed === undefined ? create : Effect.void),
+    Effect.catch(warn)
+  )
+  const renewExpiry = (target: Expiring, until: string) => {
+    const { body: patch, group, plural } = expiryPatch(target, until)
+    return kubeCallUnlessGone(
+      `renew the shutdownTime of ${plural} ${target.name}`,
+      () =>
+        custom.patchNamespacedCustomObject(
+          { group, version: "v1alpha1", namespace, plural, name: target.name, body: patch },
+          mergePatch
+        )
+    ).pipe(Effect.catch(warn))
+  }
+  /** One beat: renew the Lease, then push every kept-alive sandbox's expiry one term ahead (each failure on its own). */
   const beat = Effect.gen(function*() {
-    const renewed = yield* kubeCallUnlessGone(`renew lease ${name}`, () =>
-      leases.patchNamespacedLease(
-        { name, namespace, body: { spec: { renewTime: new V1MicroTime() } } },
-        mergePatch
-      ))
-    if (renewed === undefined) yield* create
+    yield* renewLease
     const until = shutdownTime()
-    for (const target of yield* Ref.get(expiring)) {
-      const { body: patch, group, plural } = expiryPatch(target, until)
-      yield* kubeCallUnlessGone(
-        `renew the shutdownTime of ${plural} ${target.name}`,
-        () =>
-          custom.patchNamespacedCustomObject(
-            { group, version: "v1alpha1", namespace, plural, name: target.name, body: patch },
-            mergePatch
-          )
-      )
-    }
-  }).pipe(Effect.catch((error) => Effect.logWarning(`owner heartbeat failed (retried next beat): ${error.message}`)))
+    yield* Effect.forEach(yield* Ref.get(expiring), (target) => renewExpiry(target, until), { discard: true })
+  })
   // The Lease was just written: the first renewal is one period away.
   yield* Effect.sleep(renewEveryMs).pipe(Effect.andThen(beat), Effect.forever, Effect.forkScoped)
 
