@@ -117,6 +117,15 @@ const ownedObjects = (api: KubernetesObjectApi, namespace: string, kind: ReapedK
       Effect.catch((error) => Effect.as(Effect.logWarning(`reaper: ${error.message}`), []))
     )
 
+/** Delete one object and log it; what was removed (nothing when it was gone already or refused). */
+const removeOne = (what: string, why: string, call: () => Promise<unknown>) =>
+  kubeCallUnlessGone(`delete ${what}`, call).pipe(
+    Effect.flatMap((answer) =>
+      answer === undefined ? Effect.succeed([]) : Effect.as(Effect.logInfo(`reaped ${what}: ${why}`), [what])
+    ),
+    Effect.catch((error) => Effect.as(Effect.logWarning(`reaper: ${error.message}`), []))
+  )
+
 /**
  * One pass over `namespace`: remove the objects of owners proven gone, then their stale
  * Leases. Returns what it removed (`Kind/name`). Never fails: a request refused now is
@@ -163,35 +172,26 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*(
   const removed: Array<string> = []
   // Kind by kind, in KINDS order; the objects of one kind in parallel.
   for (const kind of kinds) {
-    yield* Effect.forEach(
-      orphans.filter((object) => object.kind === kind.kind),
-      (object) =>
-        kubeCallUnlessGone(`delete ${object.kind} ${object.metadata.name}`, () => api.delete(object)).pipe(
-          Effect.tap(() => {
-            removed.push(`${object.kind}/${object.metadata.name}`)
-            return Effect.logInfo(
-              `reaped ${object.kind} ${object.metadata.name}: owner lease ${object.owner} is ${
-                after.leases.has(object.owner) ? "stale" : "missing"
-              }`
-            )
-          }),
-          Effect.catch((error) => Effect.logWarning(`reaper: ${error.message}`))
-        ),
-      { concurrency: 4, discard: true }
+    removed.push(
+      ...(yield* Effect.forEach(
+        orphans.filter((object) => object.kind === kind.kind),
+        (object) =>
+          removeOne(
+            `${object.kind}/${object.metadata.name}`,
+            `owner lease ${object.owner} is ${after.leases.has(object.owner) ? "stale" : "missing"}`,
+            () => api.delete(object)
+          ),
+        { concurrency: 4 }
+      )).flat()
     )
   }
   const leases = kc.makeApiClient(CoordinationV1Api)
-  yield* Effect.forEach(
-    staleLeases.filter((name) => after.leases.has(name) && gone(name)),
-    (name) =>
-      kubeCallUnlessGone(`delete lease ${name}`, () => leases.deleteNamespacedLease({ name, namespace })).pipe(
-        Effect.tap(() => {
-          removed.push(`Lease/${name}`)
-          return Effect.logInfo(`reaped stale owner lease ${name}`)
-        }),
-        Effect.catch((error) => Effect.logWarning(`reaper: ${error.message}`))
-      ),
-    { concurrency: 4, discard: true }
+  removed.push(
+    ...(yield* Effect.forEach(
+      staleLeases.filter((name) => after.leases.has(name) && gone(name)),
+      (name) => removeOne(`Lease/${name}`, "not renewed", () => leases.deleteNamespacedLease({ name, namespace })),
+      { concurrency: 4 }
+    )).flat()
   )
   return removed
 }, Effect.catch((error) => Effect.as(Effect.logWarning(`reaper: ${error.message}`), [] as ReadonlyArray<string>)))
