@@ -25,7 +25,7 @@ import {
   type V1Lease
 } from "@kubernetes/client-node"
 import { Duration, Effect, Schedule } from "effect"
-import { detect } from "./agentSandbox.ts"
+import { detect, SANDBOX, SANDBOX_CLAIM } from "./agentSandbox.ts"
 import { kubeCall, kubeCallUnlessGone, listObjects } from "./apiCall.ts"
 import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL, RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
 
@@ -48,8 +48,8 @@ interface ReapedKind {
 
 /** In removal order: claims and Sandboxes first, so their controllers do not recreate what goes next. */
 const KINDS: ReadonlyArray<ReapedKind> = [
-  { apiVersion: "extensions.agents.x-k8s.io/v1alpha1", kind: "SandboxClaim", agentSandbox: true },
-  { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", agentSandbox: true },
+  { ...SANDBOX_CLAIM, agentSandbox: true },
+  { ...SANDBOX, agentSandbox: true },
   { apiVersion: "v1", kind: "Pod" },
   { apiVersion: "v1", kind: "Service" },
   { apiVersion: "networking.k8s.io/v1", kind: "Ingress" },
