@@ -24,13 +24,23 @@ const digest = (value: string) => createHash("sha256").update(value).digest()
 
 const bearer = (header: string | undefined) => header?.startsWith("Bearer ") ? header.slice(7) : undefined
 
+/**
+ * A test for `key`, in constant time over SHA-256 digests (so the lengths leak nothing either).
+ * Shared with the runtime API's key check (runtimeApi/gate.ts).
+ */
+export const keyMatcher = (key: Redacted.Redacted<string>) => {
+  const expected = digest(Redacted.value(key))
+  return (given: unknown): boolean => typeof given === "string" && timingSafeEqual(digest(given), expected)
+}
+
+/** The session key a request carries: `X-Session-API-Key`, else an `Authorization: Bearer` token. */
+export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =>
+  headers["x-session-api-key"] ?? bearer(headers["authorization"])
+
 /** Does a request with these headers carry `key`? */
 const keyCheck = (key: Redacted.Redacted<string>) => {
-  const expected = digest(Redacted.value(key))
-  return (headers: Headers.Headers): boolean => {
-    const given = headers["x-session-api-key"] ?? bearer(headers["authorization"])
-    return typeof given === "string" && timingSafeEqual(digest(given), expected)
-  }
+  const matches = keyMatcher(key)
+  return (headers: Headers.Headers): boolean => matches(sessionKeyHeader(headers))
 }
 
 /**
@@ -38,7 +48,7 @@ const keyCheck = (key: Redacted.Redacted<string>) => {
  * rewrites an absolute-form target (`http://host/a/../b`) through `URL` into `request.url`,
  * so the raw one is what must be judged (and refused).
  */
-const rawTarget = (request: HttpServerRequest.HttpServerRequest): string => {
+export const rawTarget = (request: HttpServerRequest.HttpServerRequest): string => {
   const url: unknown = (request.source as { readonly url?: unknown }).url
   return typeof url === "string" ? url : request.url
 }
