@@ -9,9 +9,8 @@
  */
 import { Effect, type Redacted } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
-import { keyMatcher, rawTarget } from "../server/auth.ts"
+import { judgeTarget, keyMatcher } from "../server/auth.ts"
 import { answerRouteNotFound } from "../server/notFound.ts"
-import { parseRequestTarget } from "../server/requestTarget.ts"
 import { detail } from "../server/responses.ts"
 import { KNOWN_API_PATHS } from "./paths.ts"
 import { proxyRequest } from "./proxy.ts"
@@ -22,11 +21,9 @@ export const runtimeApiGate = (apiKey: Redacted.Redacted<string> | undefined, pr
   return HttpRouter.middleware((httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const raw = rawTarget(request)
-      const parsed = parseRequestTarget(raw)
-      if (parsed._tag === "Refused") return detail(400, parsed.reason)
-      if (request.url !== raw) return detail(400, "Ambiguous request path: the target was rewritten.")
-      const { path } = parsed.target
+      const judged = judgeTarget(request)
+      if (judged._tag === "Refused") return judged.answer
+      const { path, raw } = judged
       const first = path.split("/")[1] ?? ""
       if (proxy && RUNTIME_ID_PATTERN.test(first)) {
         return yield* proxyRequest(first, raw.slice(first.length + 1) || "/")

@@ -11,7 +11,7 @@ export const API_ENDPOINTS = {
   imageExists: ["GET", "/image_exists"],
   build: ["POST", "/build"],
   buildStatus: ["GET", "/build_status"]
-} as const satisfies Record<string, readonly ["GET" | "POST", string]>
+} as const satisfies Record<string, readonly ["GET" | "POST", `/${string}`]>
 
 /** The fixed paths, for 405 answers (a path with a parameter is never "known" as such). */
 export const KNOWN_API_PATHS: ReadonlySet<string> = new Set(

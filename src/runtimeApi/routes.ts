@@ -9,7 +9,7 @@ import { Activity } from "./activity.ts"
 import { answerError, decodeBody, decodeParams, json } from "./decode.ts"
 import { ApiError } from "./errors.ts"
 import { API_ENDPOINTS } from "./paths.ts"
-import { type Sandbox, Sandboxes } from "./sandboxes.ts"
+import { type Sandbox, Sandboxes, type SessionStatus } from "./sandboxes.ts"
 import { RuntimeId, RuntimeRequest, SessionId, StartRequest } from "./schemas.ts"
 
 export interface RouteOptions {
@@ -93,31 +93,27 @@ export const lifecycleRoutes = (options: RouteOptions) =>
         })
       }).pipe(Effect.catch(answerError))
     )
-    yield* router.add(
-      ...API_ENDPOINTS.pause,
-      Effect.gen(function*() {
-        const sandbox = yield* byRuntimeRequest
-        yield* sandboxes.pause(sandbox)
-        return json({ runtime_id: sandbox.runtimeId, status: "paused" })
-      }).pipe(Effect.catch(answerError))
+    /** `/pause`, `/resume`, `/stop`: `{runtime_id}` in, the action done, `{runtime_id, status}` out. */
+    const lifecycle = (
+      endpoint: readonly ["POST", `/${string}`],
+      act: (sandbox: Sandbox) => Effect.Effect<void, ApiError>,
+      status: SessionStatus
+    ) =>
+      router.add(
+        ...endpoint,
+        Effect.gen(function*() {
+          const sandbox = yield* byRuntimeRequest
+          yield* act(sandbox)
+          return json({ runtime_id: sandbox.runtimeId, status })
+        }).pipe(Effect.catch(answerError))
+      )
+    yield* lifecycle(API_ENDPOINTS.pause, sandboxes.pause, "paused")
+    yield* lifecycle(
+      API_ENDPOINTS.resume,
+      (sandbox) => Effect.tap(sandboxes.resume(sandbox), () => Effect.sync(() => activity.touch(sandbox.runtimeId))),
+      "running"
     )
-    yield* router.add(
-      ...API_ENDPOINTS.resume,
-      Effect.gen(function*() {
-        const sandbox = yield* byRuntimeRequest
-        yield* sandboxes.resume(sandbox)
-        activity.touch(sandbox.runtimeId)
-        return json({ runtime_id: sandbox.runtimeId, status: "running" })
-      }).pipe(Effect.catch(answerError))
-    )
-    yield* router.add(
-      ...API_ENDPOINTS.stop,
-      Effect.gen(function*() {
-        const sandbox = yield* byRuntimeRequest
-        yield* sandboxes.stop(sandbox)
-        return json({ runtime_id: sandbox.runtimeId, status: "stopped" })
-      }).pipe(Effect.catch(answerError))
-    )
+    yield* lifecycle(API_ENDPOINTS.stop, sandboxes.stop, "stopped")
     yield* router.add(
       ...API_ENDPOINTS.list,
       Effect.gen(function*() {
