@@ -1,6 +1,7 @@
 /**
  * The runtime API server as a layer: OpenHands' remote runtime API (spec §14) over the sandboxes
- * of a backend (`Sandboxes`: Docker today, dockerSandboxes.ts), listening until the layer is
+ * and images of a backend (`Sandboxes` and `Images`: Docker today, dockerSandboxes.ts and
+ * dockerImages.ts), listening until the layer is
  * released. Releasing it stops the server only: the sandboxes live on, in the engine.
  */
 import { NodeHttpServer } from "@effect/platform-node"
@@ -9,6 +10,7 @@ import { HttpRouter } from "effect/http"
 import { DEFAULT_LIMITS, Limits } from "../executor/limits.ts"
 import { closingServer } from "../server/closingServer.ts"
 import { Activity, idleSweeper } from "./activity.ts"
+import { buildRoutes } from "./buildRoutes.ts"
 import { runtimeApiGate } from "./gate.ts"
 import { lifecycleRoutes } from "./routes.ts"
 
@@ -30,6 +32,7 @@ export const layer = (options: RuntimeApiOptions) => {
   const proxy = options.proxy === true
   const routes = Layer.mergeAll(
     lifecycleRoutes({ proxy, publicUrl: options.publicUrl, host: options.host }),
+    buildRoutes,
     runtimeApiGate(options.apiKey, proxy)
   )
   return Layer.merge(

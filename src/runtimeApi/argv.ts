@@ -2,7 +2,7 @@
  * The command line of `effect-sandbox-runtime-api`:
  *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL]
  *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
- *   [--cpus N] [--memory-mb N] [--container-name-prefix P]
+ *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
  * The API key and the sandbox configuration come from the environment (main.ts), never argv,
  * where any local user could read them in `ps`.
  */
@@ -22,12 +22,14 @@ export interface RuntimeApiArgs {
   readonly cpus: number | undefined
   readonly memoryMb: number | undefined
   readonly containerNamePrefix: string | undefined
+  /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */
+  readonly registryPrefix: string
 }
 
 export const RUNTIME_API_USAGE =
   "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker] [--proxy] [--public-url URL] " +
   "[--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] [--memory-mb N] " +
-  "[--container-name-prefix PREFIX]"
+  "[--container-name-prefix PREFIX] [--registry-prefix PREFIX]"
 
 export type ParsedRuntimeApiArgs =
   | { readonly _tag: "Ok"; readonly args: RuntimeApiArgs }
@@ -57,7 +59,8 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     idleStopAfterSeconds: undefined,
     cpus: undefined,
     memoryMb: undefined,
-    containerNamePrefix: undefined
+    containerNamePrefix: undefined,
+    registryPrefix: "effect-sandbox"
   }
   /** Numeric options: where each goes and whether it must be an integer. */
   const numeric = {
@@ -107,6 +110,9 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
       }
       case "--container-name-prefix":
         args.containerNamePrefix = value
+        break
+      case "--registry-prefix":
+        args.registryPrefix = value
         break
       default:
         return error(`unrecognized argument: ${arg}`)

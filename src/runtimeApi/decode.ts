@@ -9,7 +9,7 @@ import { formatIssue } from "../schema/issues.ts"
 import { BadRequest, detail, jsonBody, searchParams } from "../server/responses.ts"
 import { ApiError } from "./errors.ts"
 
-const decodeAs =
+export const decodeAs =
   <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, what: string) => (input: unknown) =>
     Schema.decodeUnknownEffect(schema)(input, { errors: "all" }).pipe(
       Effect.mapError((error) => new ApiError({ status: 400, detail: `Invalid ${what}: ${formatIssue(error.issue)}` }))

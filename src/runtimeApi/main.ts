@@ -14,6 +14,7 @@ import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
 import { sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { isLoopback } from "../server/exposure.ts"
 import { parseRuntimeApiArgs, type RuntimeApiArgs } from "./argv.ts"
+import { dockerImages } from "./dockerImages.ts"
 import { dockerSandboxes } from "./dockerSandboxes.ts"
 import * as RuntimeApi from "./RuntimeApi.ts"
 
@@ -63,7 +64,11 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
       cpus: args.cpus,
       memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024,
       containerNamePrefix: args.containerNamePrefix
-    }).pipe(Layer.provide(ImageBuilder.layer), Layer.provideMerge(DockerEngine.layer))
+    }).pipe(
+      Layer.merge(dockerImages(args.registryPrefix)),
+      Layer.provide(ImageBuilder.layer),
+      Layer.provideMerge(DockerEngine.layer)
+    )
     return yield* Layer.launch(announce.pipe(Layer.provideMerge(api), Layer.provide(backend)))
   })
 

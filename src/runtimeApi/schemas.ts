@@ -43,8 +43,19 @@ export type StartRequest = typeof StartRequest.Type
 /** `POST /pause`, `/resume`, `/stop`. */
 export const RuntimeRequest = Schema.Struct({ runtime_id: RuntimeId })
 
+/** An image reference as the engine takes it (`repo[:tag]`, a registry host first when any). */
+const ImageReference = Schema.String.check(
+  Schema.isPattern(/^[a-z0-9][a-z0-9._/:-]{0,254}$/, { message: "an image reference such as repo/name:tag" })
+)
+
 /** `GET /image_exists?image=`. */
-export const ImageQuery = Schema.Struct({ image: Schema.NonEmptyString })
+export const ImageQuery = Schema.Struct({ image: ImageReference })
 
 /** `GET /build_status?build_id=`. */
 export const BuildQuery = Schema.Struct({ build_id: Schema.NonEmptyString })
+
+/** `POST /build`'s form fields beside the context: the image to build and its other tags. */
+export const BuildForm = Schema.Struct({
+  target_image: ImageReference,
+  tags: Schema.Array(ImageReference)
+})

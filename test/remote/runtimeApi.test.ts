@@ -1,14 +1,16 @@
 /**
  * `effect-sandbox-runtime-api` on Docker, driven by a client written from spec §14 alone
  * (apiServer.ts): the whole life of a sandbox, keys, limits, bad requests, the proxy with a
- * streamed answer, and an API server killed and restarted mid-session. Every test ends with no
+ * streamed answer, an API server killed and restarted mid-session, and image builds. Every test ends with no
  * container of its sessions left.
  */
 import { afterEach, assert, beforeAll, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { inspect } from "../docker/helpers.ts"
-import { describeDocker } from "../docker/infra.ts"
+import { gzipSync } from "node:zlib"
+import { pack } from "tar-stream"
+import { dockerCli, inspect } from "../docker/helpers.ts"
+import { baseImage, describeDocker } from "../docker/infra.ts"
 import {
   type ApiServer,
   call,
@@ -300,4 +302,81 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     await containerGone(a)
     await containerGone(b)
   }, 120_000)
+
+  it("builds an image from a base64 context.tar.gz, as OpenHands' remote builder sends it", async () => {
+    const { base } = await apiServer(["--registry-prefix", "localhost/rapi"])
+    assert.deepStrictEqual(await call(base, "GET", "/registry_prefix", { key: KEY }), {
+      status: 200,
+      body: { registry_prefix: "localhost/rapi" }
+    })
+    const tag = `localhost/rapi/runtime:t${randomBytes(4).toString("hex")}`
+    const other = `${tag}-lock`
+    const query = (image: string) => `/image_exists?image=${encodeURIComponent(image)}`
+    assert.deepStrictEqual((await call(base, "GET", query(tag), { key: KEY })).body, { exists: false, image: null })
+    try {
+      const built = await buildAndWait(base, tag, [other], `FROM ${baseImage()}\nRUN echo built > /built\n`)
+      assert.deepStrictEqual(built, { status: "SUCCESS", image: tag })
+      for (const image of [tag, other]) {
+        const exists = await call(base, "GET", query(image), { key: KEY })
+        assert.strictEqual(exists.body["exists"], true, image)
+        assert.isAbove((exists.body["image"] as { image_size_bytes: number }).image_size_bytes, 0)
+      }
+      assert.strictEqual(dockerCli("run", "--rm", tag, "cat", "/built").stdout, "built\n")
+
+      const failed = await buildAndWait(base, `${tag}-bad`, [], `FROM ${baseImage()}\nRUN exit 3\n`)
+      assert.strictEqual(failed["status"], "FAILURE")
+      assert.match(failed["error"] as string, /returned a non-zero code: 3/)
+    } finally {
+      dockerCli("rmi", "-f", tag, other, `${tag}-bad`)
+    }
+    const bad = await fetch(`${base}/build`, {
+      method: "POST",
+      headers: { "X-API-Key": KEY },
+      body: form("bm90IGd6aXA=", "x:y", [])
+    })
+    assert.deepStrictEqual(
+      { status: bad.status, body: await bad.json() },
+      { status: 400, body: { detail: "The build context must be base64 of a gzip tar (context.tar.gz)" } }
+    )
+    assert.deepStrictEqual(await call(base, "GET", "/build_status?build_id=build-unknown", { key: KEY }), {
+      status: 404,
+      body: { detail: "Build build-unknown not found" }
+    })
+  }, 120_000)
 })
+
+/** The multipart body OpenHands' remote builder sends. */
+const form = (context: string, target: string, tags: ReadonlyArray<string>) => {
+  const body = new FormData()
+  body.append("context", new Blob([context]), "context.tar.gz")
+  body.append("target_image", target)
+  for (const tag of tags) body.append("tags", tag)
+  return body
+}
+
+/** A gzip tar holding one Dockerfile, base64-encoded. */
+const contextOf = async (dockerfile: string) => {
+  const tar = pack()
+  tar.entry({ name: "Dockerfile" }, dockerfile)
+  tar.finalize()
+  const chunks: Array<Buffer> = []
+  for await (const chunk of tar) chunks.push(chunk as Buffer)
+  return gzipSync(Buffer.concat(chunks)).toString("base64")
+}
+
+/** `POST /build`, then `/build_status` every 500 ms until it leaves RUNNING; its last answer. */
+const buildAndWait = async (base: string, target: string, tags: ReadonlyArray<string>, dockerfile: string) => {
+  const response = await fetch(`${base}/build`, {
+    method: "POST",
+    headers: { "X-API-Key": KEY },
+    body: form(await contextOf(dockerfile), target, tags)
+  })
+  const { build_id } = await response.json() as { build_id: string }
+  assert.strictEqual(response.status, 200)
+  for (let attempt = 0; attempt < 120; attempt++) {
+    const { body } = await call(base, "GET", `/build_status?build_id=${build_id}`, { key: KEY })
+    if (body["status"] !== "RUNNING") return body
+    await new Promise((done) => setTimeout(done, 500))
+  }
+  throw new Error(`build ${build_id} never finished`)
+}
