@@ -42,7 +42,10 @@ export interface DockerSandboxesOptions {
   /** What `resource_factor` 1 gets; a factor multiplies both (CPUs capped at the engine's). */
   readonly cpus?: number | undefined
   readonly memoryBytes?: number | undefined
-  /** Container names are `<prefix>-<session id>` (default `effect-sandbox-api`). */
+  /**
+   * Container names are `<prefix>-<session id>` (default `effect-sandbox-api`); the prefix is also a
+   * label, and this API sees (lists, counts, finds, sweeps) only the sandboxes carrying it.
+   */
   readonly containerNamePrefix?: string | undefined
 }
 
@@ -128,7 +131,11 @@ export const dockerSandboxes = (
         Effect.gen(function*() {
           const found = yield* engineCall(
             "list containers",
-            () => docker.listContainers({ all: true, filters: { label: [LABEL.runtimeId, ...filters] } })
+            () =>
+              docker.listContainers({
+                all: true,
+                filters: { label: [`${LABEL.runtimeApi}=${prefix}`, LABEL.runtimeId, ...filters] }
+              })
           )
           const infos = yield* Effect.forEach(
             found,
@@ -212,6 +219,7 @@ export const dockerSandboxes = (
             // Outlives its owner (this process): the DockerRuntime reaper leaves it alone.
             [LABEL.keepAlive]: "true",
             [LABEL.sessionKey]: key,
+            [LABEL.runtimeApi]: prefix,
             [LABEL.runtimeId]: runtimeId,
             [LABEL.resourceFactor]: String(factor),
             ...ownerLabels()

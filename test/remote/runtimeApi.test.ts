@@ -12,6 +12,7 @@ import { pack } from "tar-stream"
 import { dockerCli, inspect } from "../docker/helpers.ts"
 import { baseImage, describeDocker } from "../docker/infra.ts"
 import {
+  type Answer,
   type ApiServer,
   call,
   newSessionId,
@@ -303,6 +304,29 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     await containerGone(b)
   }, 120_000)
 
+  it(
+    "pauses an idle sandbox after --idle-pause-after and removes it after --idle-stop-after; traffic keeps it",
+    async () => {
+      const { base } = await apiServer(["--proxy", "--idle-pause-after", "2", "--idle-stop-after", "5"])
+      const sid = newSessionId()
+      const started = await start(base, sid)
+      await waitReady(base, KEY, started.runtime_id)
+      // Proxied requests are activity: 4 s of them (twice the pause limit) and it still runs.
+      for (const until = Date.now() + 4_000; Date.now() < until;) {
+        const alive = await fetch(`${started.url}/alive`, { headers: { "X-Session-API-Key": started.session_api_key } })
+        assert.strictEqual(alive.status, 200)
+        await new Promise((resolve) => setTimeout(resolve, 500))
+      }
+      assert.strictEqual((await call(base, "GET", `/sessions/${sid}`, { key: KEY })).body["status"], "running")
+      // Then silence: paused after about 2 s, removed after about 5 s.
+      const pausedAfter = await sessionUntil(base, sid, (a) => a.body["status"] === "paused", 6_000)
+      assert.isAtLeast(pausedAfter, 1_000)
+      await sessionUntil(base, sid, (a) => a.status === 404, 8_000)
+      await containerGone(sid)
+    },
+    120_000
+  )
+
   it("builds an image from a base64 context.tar.gz, as OpenHands' remote builder sends it", async () => {
     const { base } = await apiServer(["--registry-prefix", "localhost/rapi"])
     assert.deepStrictEqual(await call(base, "GET", "/registry_prefix", { key: KEY }), {
@@ -311,7 +335,6 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     })
     const tag = `localhost/rapi/runtime:t${randomBytes(4).toString("hex")}`
     const other = `${tag}-lock`
-    const query = (image: string) => `/image_exists?image=${encodeURIComponent(image)}`
     assert.deepStrictEqual((await call(base, "GET", query(tag), { key: KEY })).body, { exists: false, image: null })
     try {
       const built = await buildAndWait(base, tag, [other], `FROM ${baseImage()}\nRUN echo built > /built\n`)
@@ -344,6 +367,18 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     })
   }, 120_000)
 })
+
+const query = (image: string) => `/image_exists?image=${encodeURIComponent(image)}`
+
+/** Poll `/sessions/{sid}` every 250 ms until `done` holds of its answer (at most `ms`); how long that took. */
+const sessionUntil = async (base: string, sid: string, done: (answer: Answer) => boolean, ms: number) => {
+  const since = Date.now()
+  while (Date.now() - since < ms) {
+    if (done(await call(base, "GET", `/sessions/${sid}`, { key: KEY }))) return Date.now() - since
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`session ${sid} did not reach the expected state within ${ms} ms`)
+}
 
 /** The multipart body OpenHands' remote builder sends. */
 const form = (context: string, target: string, tags: ReadonlyArray<string>) => {

@@ -21,7 +21,13 @@ export const LABEL = {
   sessionKey: "effect-sandbox.session-key",
   /** A temporary host workspace we created: removed with the container, whoever removes it last. */
   temporaryWorkspace: "effect-sandbox.temporary-workspace",
-  /** A sandbox of the runtime API server (src/runtimeApi/): its runtime id, the key the API finds it by. */
+  /**
+   * A sandbox of a runtime API server (src/runtimeApi/): the API's container name prefix, so that
+   * API servers with different prefixes on one engine see only their own sandboxes (and servers
+   * with the same one share them).
+   */
+  runtimeApi: "effect-sandbox.runtime-api",
+  /** Its runtime id, the key the API finds it by. */
   runtimeId: "effect-sandbox.runtime-id",
   /** The `resource_factor` it was started with (its limits are this times the API's base). */
   resourceFactor: "effect-sandbox.resource-factor"
