@@ -7,6 +7,7 @@
 import { afterEach, assert, beforeAll, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import { request } from "node:http"
 import { gzipSync } from "node:zlib"
 import { pack } from "tar-stream"
 import { dockerCli, inspect } from "../docker/helpers.ts"
@@ -305,6 +306,47 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
   }, 120_000)
 
   it(
+    "runs a given command exactly, OpenHands' way; the proxy drops the API key and refuses ambiguous paths",
+    async () => {
+      const { base } = await apiServer(["--proxy"])
+      const sid = newSessionId()
+      // A stand-in for OpenHands' server: answers every path with what it was started with and sent.
+      const echo = "require('http').createServer((q, r) => r.end(JSON.stringify({ path: q.url, headers: q.headers, " +
+        "key: process.env.SESSION_API_KEY, cwd: process.cwd(), x: process.env.X }))).listen(60000)"
+      const started = await start(base, sid, {
+        command: ["/opt/effect-sandbox/bin/node", "-e", echo],
+        working_dir: "/tmp",
+        environment: { X: "from-start" }
+      })
+      await waitReady(base, KEY, started.runtime_id)
+      const answer = await fetch(`${started.url}/some/path?q=1`, {
+        headers: { "X-Session-API-Key": started.session_api_key, "X-API-Key": KEY, "X-Other": "kept" }
+      })
+      const seen = await answer.json() as {
+        path: string
+        headers: Record<string, string>
+        key: string
+        cwd: string
+        x: string
+      }
+      assert.deepInclude(seen, { path: "/some/path?q=1", key: started.session_api_key, cwd: "/tmp", x: "from-start" })
+      assert.strictEqual(seen.headers["x-other"], "kept")
+      assert.strictEqual(seen.headers["x-session-api-key"], started.session_api_key)
+      assert.notProperty(seen.headers, "x-api-key")
+      // `..` cannot lead from one runtime's path to another's or to the API's (sent as is: fetch would resolve it).
+      const ambiguous = await rawGet(`${base}/${started.runtime_id}/../list`, {
+        "X-Session-API-Key": started.session_api_key,
+        "X-API-Key": KEY
+      })
+      assert.strictEqual(ambiguous.status, 400)
+      assert.match(JSON.parse(ambiguous.body).detail, /^Ambiguous request path/)
+      await call(base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
+      await containerGone(sid)
+    },
+    120_000
+  )
+
+  it(
     "pauses an idle sandbox after --idle-pause-after and removes it after --idle-stop-after; traffic keeps it",
     async () => {
       const { base } = await apiServer(["--proxy", "--idle-pause-after", "2", "--idle-stop-after", "5"])
@@ -367,6 +409,18 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     })
   }, 120_000)
 })
+
+/** GET with the path exactly as written (no `..` resolution, which fetch would do). */
+const rawGet = (url: string, headers: Record<string, string>) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const { hostname, port } = new URL(url)
+    const path = url.slice(url.indexOf("/", "http://".length))
+    request({ hostname, port, path, headers }, (response) => {
+      let body = ""
+      response.on("data", (chunk: Buffer) => body += chunk.toString("utf8"))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }))
+    }).on("error", reject).end()
+  })
 
 const query = (image: string) => `/image_exists?image=${encodeURIComponent(image)}`
 
