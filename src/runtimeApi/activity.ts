@@ -3,7 +3,8 @@
  *
  * What counts as activity is what this server can observe: a request proxied to the sandbox, a
  * `/start` or `/resume` naming it, and, for a running sandbox, the last action its server reports
- * (`/server_info`'s `idle_time`: actions sent to it directly, without the proxy, count too). The
+ * (`/server_info`'s `idle_time`: actions sent to it directly, without the proxy, count too). A
+ * running sandbox whose server does not answer (still starting) is never idle. The
  * times seen here are kept in memory only: after a restart of the API server every sandbox's
  * clock starts again at the restart (a grace period, never an early stop).
  */
@@ -31,17 +32,28 @@ export interface IdleLimits {
   readonly stopAfter?: Duration.Duration | undefined
 }
 
-/** When the sandbox's server last ran an action, by its own clock (`/server_info`), if it answers. */
-const serverLastAction = (sandbox: Sandbox) =>
+/**
+ * When a running sandbox's server last ran an action, by its own clock (`/server_info`); undefined
+ * when it does not answer (still starting, or wedged: not observably idle).
+ */
+const serverLastAction = (serverUrl: string) =>
   Effect.promise(async () => {
-    if (sandbox.status !== "running" || sandbox.serverUrl === undefined) return 0
     try {
-      const response = await fetch(`${sandbox.serverUrl}/server_info`, { signal: AbortSignal.timeout(2_000) })
+      const response = await fetch(`${serverUrl}/server_info`, { signal: AbortSignal.timeout(2_000) })
       const info = await response.json() as { readonly idle_time?: unknown }
-      return typeof info.idle_time === "number" ? Date.now() - info.idle_time * 1000 : 0
+      return typeof info.idle_time === "number" ? Date.now() - info.idle_time * 1000 : undefined
     } catch {
-      return 0
+      return undefined
     }
+  })
+
+/** When the sandbox was last active as far as this server can tell; undefined when it cannot tell. */
+const lastActive = (sandbox: Sandbox, seen: number) =>
+  Effect.gen(function*() {
+    if (sandbox.status !== "running") return seen
+    if (sandbox.serverUrl === undefined) return undefined
+    const server = yield* serverLastAction(sandbox.serverUrl)
+    return server === undefined ? undefined : Math.max(seen, server)
   })
 
 /** One pass: pause or stop each sandbox idle for longer than its limit. */
@@ -51,7 +63,8 @@ const sweep = (limits: IdleLimits) =>
     const activity = yield* Activity
     for (const sandbox of yield* sandboxes.list) {
       if (sandbox.status === "stopped") continue
-      const last = Math.max(activity.lastSeen(sandbox.runtimeId), yield* serverLastAction(sandbox))
+      const last = yield* lastActive(sandbox, activity.lastSeen(sandbox.runtimeId))
+      if (last === undefined) continue
       const idle = Duration.millis(Date.now() - last)
       if (limits.stopAfter !== undefined && Duration.isGreaterThanOrEqualTo(idle, limits.stopAfter)) {
         yield* Effect.logInfo(`stopping ${sandbox.runtimeId} (session ${sandbox.sessionId}): idle`)

@@ -10,6 +10,16 @@
 /** The provisioners the API can run sandboxes on (Kubernetes is the next one). */
 export const PROVISIONERS = ["docker"] as const
 
+/** The options taking one value (beside the numeric ones). */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "--port",
+  "--host",
+  "--provisioner",
+  "--public-url",
+  "--container-name-prefix",
+  "--registry-prefix"
+])
+
 export interface RuntimeApiArgs {
   readonly port: number
   readonly host: string
@@ -77,6 +87,7 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
       args.proxy = true
       continue
     }
+    if (!(arg in numeric) && !VALUE_OPTIONS.has(arg)) return error(`unrecognized argument: ${arg}`)
     if (value === undefined || value.startsWith("--")) return error(`${arg} needs a value`)
     i++
     if (arg in numeric) {

@@ -45,7 +45,9 @@ export const RuntimeRequest = Schema.Struct({ runtime_id: RuntimeId })
 
 /** An image reference as the engine takes it (`repo[:tag]`, a registry host first when any). */
 const ImageReference = Schema.String.check(
-  Schema.isPattern(/^[a-z0-9][a-z0-9._/:-]{0,254}$/, { message: "an image reference such as repo/name:tag" })
+  Schema.isPattern(/^[a-z0-9][a-z0-9._/:-]{0,254}(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/, {
+    message: "an image reference such as repo/name:tag"
+  })
 )
 
 /** `GET /image_exists?image=`. */

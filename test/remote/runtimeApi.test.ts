@@ -290,7 +290,10 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     )
 
     // A paused runtime answers 503 through the proxy (OpenHands' client resumes it).
-    await call(base, "POST", "/pause", { key: KEY, body: { runtime_id: sandboxA.runtime_id } })
+    assert.deepStrictEqual(
+      await call(base, "POST", "/pause", { key: KEY, body: { runtime_id: sandboxA.runtime_id } }),
+      { status: 200, body: { runtime_id: sandboxA.runtime_id, status: "paused" } }
+    )
     const whilePaused = await fetch(`${sandboxA.url}/alive`, {
       headers: { "X-Session-API-Key": sandboxA.session_api_key }
     })
