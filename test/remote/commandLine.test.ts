@@ -15,7 +15,7 @@ const runMain = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
   return spawnSync(process.execPath, [MAIN, ...args], {
     env: { ...inherited, ...env },
     encoding: "utf8",
-    timeout: 20_000
+    timeout: 50_000
   })
 }
 
@@ -29,7 +29,7 @@ describe("effect-sandbox-runtime-api command line", () => {
         "Set EFFECT_SANDBOX_API_KEY, or listen on 127.0.0.1 (the default).\n"
     )
     assert.strictEqual(result.stdout, "")
-  })
+  }, 60_000)
 
   it("refuses SANDBOX_USE_HOST_NETWORK", () => {
     const result = runMain(["--port", "0"], { SANDBOX_USE_HOST_NETWORK: "true" })
@@ -38,13 +38,13 @@ describe("effect-sandbox-runtime-api command line", () => {
       result.stderr,
       "SANDBOX_USE_HOST_NETWORK is not supported by the runtime API: sandboxes would share ports.\n"
     )
-  })
+  }, 60_000)
 
   it("refuses bad arguments with the usage", () => {
     const result = runMain(["--max-sandboxes", "0"])
     assert.strictEqual(result.status, 2)
     assert.strictEqual(result.stderr, `--max-sandboxes needs a positive integer, got 0\n${RUNTIME_API_USAGE}\n`)
-  })
+  }, 60_000)
 
   it("parses every option, and names what is wrong", () => {
     assert.deepStrictEqual(
