@@ -19,6 +19,12 @@ const runMain = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
   })
 }
 
+/** The first line of the parser's refusal of `argv` ("accepted" when it accepts it). */
+const refused = (argv: ReadonlyArray<string>) => {
+  const parsed = parseRuntimeApiArgs(argv)
+  return parsed._tag === "Error" ? parsed.message.split("\n")[0] : "accepted"
+}
+
 describe("effect-sandbox-runtime-api command line", () => {
   it("refuses a non-loopback host without EFFECT_SANDBOX_API_KEY", () => {
     const result = runMain(["--host", "0.0.0.0", "--port", "0"])
@@ -91,10 +97,6 @@ describe("effect-sandbox-runtime-api command line", () => {
         }
       }
     )
-    const refused = (argv: ReadonlyArray<string>) => {
-      const parsed = parseRuntimeApiArgs(argv)
-      return parsed._tag === "Error" ? parsed.message.split("\n")[0] : "accepted"
-    }
     assert.strictEqual(refused(["--provisioner", "kubernetes"]), "unknown provisioner kubernetes (known: docker)")
     assert.strictEqual(refused(["--port", "70000"]), "invalid port: 70000")
     assert.strictEqual(refused(["--public-url", "ftp://x"]), "--public-url needs an http(s) URL, got ftp://x")
