@@ -5,7 +5,7 @@
  * unchanged input is never rebuilt. Builds go through the Engine API (`/build`,
  * no buildx needed); the build log goes to the Effect logger.
  */
-import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync, statSync } from "node:fs"
@@ -15,6 +15,7 @@ import { pack } from "tar-stream"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
+import { engineBuild } from "./engineBuild.ts"
 import { type ImageRequirements, PREFLIGHT_MARK, preflightScript } from "./preflight.ts"
 
 export interface ImageOptions {
@@ -94,11 +95,6 @@ const buildContext = (baseImageId: string, payload: string, manifest: Manifest, 
   return tar as unknown as NodeJS.ReadableStream
 }
 
-interface BuildEvent {
-  readonly stream?: string
-  readonly error?: string
-}
-
 /** The requirements as part of the tag (nothing when none, so such tags do not change). */
 const requirementKey = (requires: ImageRequirements = {}): Array<string | boolean> =>
   requires.ipythonPython === undefined && requires.chromium !== true
@@ -142,43 +138,19 @@ const ensureRuntimeImage = (
 
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
-    const output = yield* engineCall("start the image build", () =>
-      docker.buildImage(buildContext(base.Id, payload, manifest, options, tag), { t: tag, rm: true, forcerm: true }))
-    const log: Array<string> = []
-    yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
-      Effect.sync(() =>
-        docker.modem.followProgress(
-          output,
-          (error) =>
-            error
-              ? Queue.failCauseUnsafe(
-                queue,
-                Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
-              )
-              : Queue.endUnsafe(queue),
-          (event: BuildEvent) =>
-            Queue.offerUnsafe(queue, event)
+    yield* engineBuild(buildContext(base.Id, payload, manifest, options, tag), tag).pipe(
+      Effect.catchTag("BuildFailed", ({ error, log }) => {
+        const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
+        return Effect.fail(
+          new RuntimeStartError({
+            message: preflight === undefined
+              ? `Docker: building ${tag} failed: ${error}\n${log.slice(-15).join("\n")}`
+              : `The base image ${options.baseImage} cannot host the sandbox: ${
+                preflight.slice(preflight.indexOf(PREFLIGHT_MARK) + PREFLIGHT_MARK.length).trim()
+              }`
+          })
         )
-      )
-    ).pipe(
-      Stream.runForEach((event) =>
-        Effect.gen(function*() {
-          if (event.stream !== undefined && event.stream.trim() !== "") {
-            log.push(event.stream.trimEnd())
-            yield* Effect.logDebug(`[image build] ${event.stream.trimEnd()}`)
-          }
-          if (event.error !== undefined) {
-            const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
-            return yield* new RuntimeStartError({
-              message: preflight === undefined
-                ? `Docker: building ${tag} failed: ${event.error}\n${log.slice(-15).join("\n")}`
-                : `The base image ${options.baseImage} cannot host the sandbox: ${
-                  preflight.slice(preflight.indexOf(PREFLIGHT_MARK) + PREFLIGHT_MARK.length).trim()
-                }`
-            })
-          }
-        })
-      )
+      })
     )
     yield* removeSupersededBuilds(tag)
     return tag
