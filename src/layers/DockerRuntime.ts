@@ -27,6 +27,7 @@ import {
   type BeforeStart,
   explainStorageRefusal,
   findContainer,
+  pauseContainer,
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
@@ -313,7 +314,7 @@ const startSandbox = (
       capabilities: toolCapabilities(options, { pause: true }),
       aliveTimeout: "60 seconds",
       startFailure: exitedAtStartup(running),
-      pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
+      pause: pauseContainer(running.container, running.name),
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(Effect.asVoid),
       disconnect: {
         stopped: Effect.promise(() => running.container.wait().catch(() => undefined)),

@@ -6,10 +6,10 @@
  * sandboxes outlive it and a restarted API server finds every one of them.
  */
 import type Docker from "dockerode"
-import { Effect, Layer, Redacted, Schedule, Semaphore } from "effect"
+import { Effect, Layer, Redacted, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
 import { dockerClient } from "../layers/docker/client.ts"
-import { publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
+import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
 import {
   DEFAULT_LIMITS,
   IMAGE_NODE,
@@ -255,16 +255,7 @@ export const dockerSandboxes = (
           if (!info.State.Running) {
             return yield* new ApiError({ status: 409, detail: `Runtime ${sandbox.runtimeId} is stopped` })
           }
-          yield* engineCall(`pause ${info.Name}`, () => container.pause()).pipe(
-            // runc gives up freezing a cgroup whose processes keep forking ("unable to freeze"),
-            // leaving it running; seen under load. A later attempt usually freezes it.
-            Effect.retry({
-              schedule: Schedule.spaced("500 millis"),
-              times: 4,
-              while: (error) => error.message.includes("unable to freeze")
-            }),
-            Effect.mapError(internal)
-          )
+          yield* pauseContainer(container, info.Name).pipe(Effect.mapError(internal))
         })
 
       const resume = (sandbox: Sandbox) =>
