@@ -49,6 +49,7 @@ import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { parseVolumes } from "./docker/volumes.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
+import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "./internal/runtimeImage.ts"
 import { toolCapabilities, vscodeUrl } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
 
@@ -90,10 +91,7 @@ export interface DockerRuntimeOptions extends RuntimeOptions {
   readonly whilePaused?: WhilePaused
 }
 
-const WORKSPACE = "/workspace"
-/** The Node binary every runtime image carries: stdio MCP servers written for Node can run with it. */
-const NODE = "/opt/effect-sandbox/bin/node"
-const SERVER = "/opt/effect-sandbox/payload/server.mjs"
+const WORKSPACE = IMAGE_WORKSPACE
 const GIB = 1024 ** 3
 
 /** Container options for a new sandbox (OpenHands' init_container, with our labels and limits). */
@@ -141,8 +139,8 @@ const containerSpec = (input: {
     name: input.name,
     Image: input.image,
     Cmd: serverCommand({
-      node: NODE,
-      entry: SERVER,
+      node: IMAGE_NODE,
+      entry: IMAGE_SERVER,
       port: sandbox.useHostNetwork ? 0 : SERVER_PORT,
       workingDir: WORKSPACE,
       // The server defaults to loopback: in its own network namespace it must listen on all
