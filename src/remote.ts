@@ -5,14 +5,5 @@
  */
 export { type StartRequest } from "./layers/remote/api.ts"
 export { podFailure } from "./layers/remote/podReadiness.ts"
-export {
-  ACTION_SERVER_PORT,
-  actionServerRetrySchedule,
-  apiRetrySchedule,
-  DEFAULT_API_TIMEOUT,
-  DEFAULT_API_URL,
-  DEFAULT_INIT_TIMEOUT,
-  podStatusSchedule,
-  type RemoteSchedules
-} from "./layers/remote/policies.ts"
+export * from "./layers/remote/policies.ts"
 export { MISSING_API_KEY, RemoteRuntime, type RemoteRuntimeOptions, startRequest } from "./layers/RemoteRuntime.ts"
