@@ -13,19 +13,24 @@ import { InvalidOptionsError, RuntimeDisconnectedError, RuntimeStartError } from
 import { decodeOptions } from "../schema/issues.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
-import type { Provisioner } from "../services/Provisioner.ts"
+import type { Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
+import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer } from "./internal/provisioned.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "./internal/runtimeImage.ts"
 import { toolCapabilities } from "./internal/serverTools.ts"
 import { remoteServerErrors } from "./remote/actionServerErrors.ts"
 import { makeRuntimeApi, type RuntimeApi, type StartRequest } from "./remote/api.ts"
+import { remoteRuntimeImage } from "./remote/imageBuild.ts"
 import { waitForPod } from "./remote/podReadiness.ts"
 import {
   ACTION_SERVER_PORT,
   actionServerRetrySchedule,
   apiRetrySchedule,
+  BUILD_TIMEOUT,
+  buildRetrySchedule,
+  buildStatusSchedule,
   DEFAULT_API_TIMEOUT,
   DEFAULT_API_URL,
   DEFAULT_INIT_TIMEOUT,
@@ -42,8 +47,13 @@ export interface RemoteRuntimeOptions extends Omit<RuntimeOptions, "workspace" |
   readonly apiUrl?: string
   /** Its key, sent as `X-API-Key` (default: the `SANDBOX_API_KEY` variable). */
   readonly apiKey?: Redacted.Redacted<string>
-  /** The runtime image the API runs (one built by ImageBuilder from effect-sandbox's payload). */
-  readonly image: string
+  /**
+   * The runtime image the API runs (default `sandbox.runtimeContainerImage`). Without one, the API
+   * builds it from `baseImage` and this package's server (`/build`), unless it already has it.
+   */
+  readonly image?: string
+  /** The base of a runtime image the API builds (default `sandbox.baseContainerImage`). */
+  readonly baseImage?: string
   /** The API's resource multiplier (1, 2, 4 or 8; default 1). */
   readonly resourceFactor?: 1 | 2 | 4 | 8
   /** The container runtime: `sysbox` (sent as `sysbox-runc`) or `gvisor` (the API's default, not sent). */
@@ -74,7 +84,8 @@ export const MISSING_API_KEY = "API key is required to use the remote runtime. P
 
 const RemoteOptionsSchema = Schema.Struct({
   apiUrl: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^https?:\/\/[^/]/))),
-  image: Schema.String.check(Schema.isNonEmpty()),
+  image: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  baseImage: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
   resourceFactor: Schema.optionalKey(Schema.Literals([1, 2, 4, 8])),
   runtimeClass: Schema.optionalKey(Schema.Literals(["sysbox", "gvisor"])),
   userId: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
@@ -105,14 +116,18 @@ const apiKeyOf = (options: RemoteRuntimeOptions) =>
       }))
     )
 
+const usernameOf = (options: RemoteRuntimeOptions) => options.username ?? "openhands"
+const userIdOf = (options: RemoteRuntimeOptions) => options.userId ?? 1000
+
 /** `POST /start`'s body: our server on port 60000, its environment, and the API's own fields. */
 export const startRequest = (
+  image: string,
   options: RemoteRuntimeOptions,
   sandbox: SandboxConfig,
   sessionId: string,
   sessionApiKey: Redacted.Redacted<string>
 ): StartRequest => ({
-  image: options.image,
+  image,
   command: serverCommand({
     node: IMAGE_NODE,
     entry: IMAGE_SERVER,
@@ -120,8 +135,8 @@ export const startRequest = (
     workingDir: IMAGE_WORKSPACE,
     // Reached through the API's proxy, from outside the runtime's network namespace, with the key.
     host: "0.0.0.0",
-    username: options.username ?? "openhands",
-    userId: options.userId ?? 1000,
+    username: usernameOf(options),
+    userId: userIdOf(options),
     tools: options,
     restrictToWorkspace: restrictsToWorkspace(options)
   }),
@@ -175,6 +190,28 @@ const existingRuntime = Effect.fn("RemoteRuntime.existingRuntime")(function*(
   )
 })
 
+/** A new runtime for the session: its image (given, or built by the API when it lacks it), then `/start`. */
+const startRuntime = Effect.fn("RemoteRuntime.startRuntime")(function*(
+  api: RuntimeApi,
+  options: RemoteRuntimeOptions,
+  sandbox: SandboxConfig,
+  sessionId: string,
+  sessionApiKey: Redacted.Redacted<string>,
+  onStatus: (status: ProvisionStatus) => Effect.Effect<void>
+) {
+  const image = options.image ?? sandbox.runtimeContainerImage ?? (yield* remoteRuntimeImage(api, {
+    baseImage: options.baseImage ?? sandbox.baseContainerImage,
+    userId: userIdOf(options),
+    username: usernameOf(options),
+    requires: imageRequirements(options, sandbox),
+    statusSchedule: options.schedules?.buildStatus ?? buildStatusSchedule,
+    timeout: BUILD_TIMEOUT
+  }, onStatus))
+  return yield* api.start(startRequest(image, options, sandbox, sessionId, sessionApiKey)).pipe(
+    Effect.mapError((failure) => new RuntimeStartError({ message: failure.message }))
+  )
+})
+
 /** What release does with the runtime (spec §14 `close()`). */
 const release = (api: RuntimeApi, runtimeId: string, options: RemoteRuntimeOptions, sandbox: SandboxConfig) => {
   const keepAlive = options.keepRuntimeAlive ?? sandbox.keepRuntimeAlive
@@ -200,14 +237,15 @@ const remoteProvisioner = (options: RemoteRuntimeOptions) => (sandbox: SandboxCo
       apiUrl: options.apiUrl ?? DEFAULT_API_URL,
       apiKey,
       timeout: Duration.fromInputUnsafe(options.apiTimeout ?? DEFAULT_API_TIMEOUT),
-      retry: schedules.api ?? apiRetrySchedule
+      retry: schedules.api ?? apiRetrySchedule,
+      buildRetry: schedules.buildRetry ?? buildRetrySchedule
     })
     const waitReady = (runtimeId: string) =>
       waitForPod(api, runtimeId, initTimeout, schedules.podStatus ?? podStatusSchedule)
     const keepAlive = options.keepRuntimeAlive ?? sandbox.keepRuntimeAlive
     return {
       kind: "remote",
-      provision: () =>
+      provision: (onStatus) =>
         Effect.gen(function*() {
           const sessionId = options.sessionId ?? randomUUID()
           const existing = yield* existingRuntime(api, sessionId, waitReady)
@@ -216,9 +254,7 @@ const remoteProvisioner = (options: RemoteRuntimeOptions) => (sandbox: SandboxCo
           }
           const ownKey = Redacted.make(randomBytes(24).toString("base64url"))
           const runtime: RemoteSandbox = existing ??
-            (yield* api.start(startRequest(options, sandbox, sessionId, ownKey)).pipe(
-              Effect.mapError((failure) => new RuntimeStartError({ message: failure.message }))
-            ))
+            (yield* startRuntime(api, options, sandbox, sessionId, ownKey, onStatus))
           // From here the runtime is ours to release, whether it gets ready or not.
           yield* Effect.addFinalizer(() => release(api, runtime.runtime_id, options, sandbox))
           if (existing === undefined) yield* waitReady(runtime.runtime_id)

@@ -5,59 +5,11 @@
  * policy, the action-server error mapping and the API retries.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Schedule } from "effect"
-import { CmdOutputObservation, Runtime } from "../../src/index.ts"
+import { Effect, Schedule } from "effect"
+import { Runtime } from "../../src/index.ts"
 import { apiRetrySchedule, podStatusSchedule, RemoteRuntime, type RemoteRuntimeOptions } from "../../src/remote.ts"
-import { startTestServer } from "../server/helpers.ts"
-import { type Answer, type ScriptedApi, scriptedApi } from "./scriptedApi.ts"
-
-const API_KEY = "api-key-for-tests"
-const IMAGE = "effect-sandbox-runtime:test"
-/** Milliseconds instead of OpenHands' seconds, the same number of tries. */
-const fast = {
-  api: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 2 })),
-  podStatus: Schedule.spaced("10 millis")
-}
-
-const options = (api: ScriptedApi, more: Partial<RemoteRuntimeOptions> = {}): RemoteRuntimeOptions => ({
-  apiUrl: api.url,
-  apiKey: Redacted.make(API_KEY),
-  image: IMAGE,
-  schedules: fast,
-  ...more
-})
-
-const ready: Answer = { status: 200, body: { runtime_id: "rt-1", pod_status: "Ready", restart_count: 0 } }
-const pod = (status: string): Answer => ({ status: 200, body: { runtime_id: "rt-1", pod_status: status } })
-
-/**
- * A real action server behind a scripted API: `script` gets the runtime URL (the API's proxy to
- * the server) and the server's key, to hand out in its answers.
- */
-const withActionServer = (script: (runtimeUrl: string, key: string) => Record<string, Array<Answer>>) =>
-  Effect.gen(function*() {
-    const server = yield* startTestServer()
-    const answers: Record<string, Array<Answer>> = {}
-    const api = yield* scriptedApi(answers, server.baseUrl)
-    Object.assign(answers, script(api.runtimeUrl, server.key))
-    return api
-  })
-
-/** `GET /sessions/{sid}`'s answer for a session whose runtime rt-1 is `status`. */
-const session = (status: string, url: string, key: string): Answer => ({
-  status: 200,
-  body: { status, runtime_id: "rt-1", url, session_api_key: key }
-})
-
-const startError = (layer: Layer.Layer<Runtime, { readonly message: string }>) =>
-  Effect.flip(Effect.scoped(Layer.build(layer))).pipe(Effect.map((e) => e.message))
-
-const echo = Effect.gen(function*() {
-  const rt = yield* Runtime
-  const observation = yield* rt.runCommand("echo remote-$((20+22))")
-  assert.instanceOf(observation, CmdOutputObservation)
-  return { content: observation.content.trim(), exitCode: observation.metadata.exitCode, info: rt.info }
-})
+import { API_KEY, echo, IMAGE, options, pod, ready, session, startError, withActionServer } from "./helpers.ts"
+import { scriptedApi } from "./scriptedApi.ts"
 
 describe("RemoteRuntime", () => {
   it("exports its policies as schedules", () => {

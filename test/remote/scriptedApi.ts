@@ -1,7 +1,7 @@
 /**
  * A scripted runtime API for RemoteRuntime's tests: a real HTTP server on loopback that answers
  * each `METHOD /path` with the answers a test chose (in order, the last one repeating) and records
- * every request it got (headers and JSON body), so a test asserts what the client sent. Paths under
+ * every request it got (headers, and the body: JSON parsed, multipart as text), so a test asserts what the client sent. Paths under
  * `/rt/` are the runtime's URL: forwarded to a real action server (`target`), unless a test queued
  * failed answers for it (`proxyFailures`), as the API's proxy answers for a paused or restarting
  * runtime.
@@ -80,9 +80,14 @@ export const scriptedApi = (script: Record<string, Array<Answer>>, target?: stri
             method: request.method ?? "GET",
             path,
             headers: request.headers,
-            body: text === "" ? undefined : JSON.parse(text)
+            body: text === ""
+              ? undefined
+              : request.headers["content-type"]?.startsWith("application/json") === true
+              ? JSON.parse(text)
+              : text
           })
-          const key = `${request.method} ${path}`
+          // Scripted by path: the query (an image name, a build id) is for the test to check.
+          const key = `${request.method} ${path.split("?")[0]}`
           if (!queues.has(key) && script[key] !== undefined) queues.set(key, [...script[key]])
           const queue = queues.get(key)
           const answer = queue === undefined || queue.length === 0

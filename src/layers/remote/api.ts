@@ -33,6 +33,22 @@ export const RuntimeAnswer = Schema.Struct({
   restart_reasons: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
+/** `GET /registry_prefix`: where the API's builder pushes images. */
+export const RegistryPrefixAnswer = Schema.Struct({ registry_prefix: Schema.String })
+
+/** `GET /image_exists`: whether the API can run an image. */
+export const ImageExistsAnswer = Schema.Struct({ exists: Schema.Boolean })
+
+/** `POST /build`: the build started. */
+export const BuildAnswer = Schema.Struct({ build_id: Schema.String })
+
+/** `GET /build_status`: a build's state, its image once done, its error once failed. */
+export const BuildStatusAnswer = Schema.Struct({
+  status: Schema.String,
+  image: Schema.optionalKey(Schema.String),
+  error: Schema.optionalKey(Schema.NullOr(Schema.String))
+})
+
 /** A runtime-API call that did not give the answer asked for; `status` when the API answered. */
 export class ApiFailure {
   readonly _tag = "ApiFailure"
@@ -58,6 +74,8 @@ export interface RuntimeApiOptions {
   readonly apiKey: Redacted.Redacted<string>
   readonly timeout: Duration.Duration
   readonly retry: Schedule.Schedule<unknown>
+  /** `POST /build` answered 429 (the builder is busy): sent again by this schedule. */
+  readonly buildRetry: Schedule.Schedule<unknown>
 }
 
 /** The `detail` of a JSON error body, or the body itself. */
@@ -100,9 +118,13 @@ export const makeRuntimeApi = Effect.fn("RemoteRuntime.makeRuntimeApi")(function
     )
 
   /** The call's answer, any status, after the schedule's re-sends. */
-  const answer = (what: string, request: HttpClientRequest.HttpClientRequest) =>
+  const answer = (
+    what: string,
+    request: HttpClientRequest.HttpClientRequest,
+    schedule: Schedule.Schedule<unknown> = options.retry
+  ) =>
     attempt(what, request).pipe(
-      Effect.retry({ schedule: options.retry, while: (e) => e instanceof Resend }),
+      Effect.retry({ schedule, while: (e) => e instanceof Resend }),
       Effect.catch((e): Effect.Effect<never, ApiFailure> =>
         Effect.fail(
           e instanceof Resend ? new ApiFailure(`The runtime API at ${apiUrl} did not answer ${what}: ${e.cause}`) : e
@@ -172,6 +194,27 @@ export const makeRuntimeApi = Effect.fn("RemoteRuntime.makeRuntimeApi")(function
         `GET /runtime/${runtimeId}`,
         HttpClientRequest.get(`/runtime/${encodeURIComponent(runtimeId)}`),
         RuntimeAnswer
+      ),
+    registryPrefix: call("GET /registry_prefix", HttpClientRequest.get("/registry_prefix"), RegistryPrefixAnswer),
+    imageExists: (image: string) =>
+      call(
+        "GET /image_exists",
+        HttpClientRequest.get("/image_exists").pipe(HttpClientRequest.setUrlParams({ image })),
+        ImageExistsAnswer
+      ),
+    /** `form`: `context` (context.tar.gz, base64), `target_image`, repeated `tags`. */
+    build: (form: FormData) =>
+      answer(
+        "POST /build",
+        HttpClientRequest.post("/build").pipe(HttpClientRequest.bodyFormData(form)),
+        options.buildRetry
+      )
+        .pipe(Effect.flatMap((response) => decoded("POST /build", response, BuildAnswer))),
+    buildStatus: (buildId: string) =>
+      call(
+        "GET /build_status",
+        HttpClientRequest.get("/build_status").pipe(HttpClientRequest.setUrlParams({ build_id: buildId })),
+        BuildStatusAnswer
       ),
     pause: (runtimeId: string) => post("/pause", { runtime_id: runtimeId }),
     resume: (runtimeId: string) => post("/resume", { runtime_id: runtimeId }),

@@ -1,7 +1,7 @@
 /**
  * RemoteRuntime's policies, as values (DESIGN principle 3), with OpenHands' numbers (spec §9,
  * §14): how runtime-API calls are retried, how often a starting runtime's pod is polled, and the
- * default budgets. A layer's `schedules` option replaces the schedules (a test polls in
+ * default budgets, and the remote image build's (§14 `/build`). A layer's `schedules` option replaces the schedules (a test polls in
  * milliseconds; a slow cluster may poll longer).
  */
 import { Duration, Schedule } from "effect"
@@ -25,6 +25,15 @@ export const actionServerRetrySchedule: Schedule.Schedule<Duration.Duration> = a
 /** `GET /runtime/{id}` while the pod is not ready: every 2 s (OpenHands' `wait_fixed(2)`), until `initTimeout`. */
 export const podStatusSchedule: Schedule.Schedule<number> = Schedule.spaced("2 seconds")
 
+/** `POST /build` answered 429: again after 30 s (OpenHands' `sleep(30)`), bounded by the build budget. */
+export const buildRetrySchedule: Schedule.Schedule<number> = Schedule.spaced("30 seconds")
+
+/** `GET /build_status` while the build runs: every 30 s, until `BUILD_TIMEOUT`. */
+export const buildStatusSchedule: Schedule.Schedule<number> = Schedule.spaced("30 seconds")
+
+/** How long a remote build may take (OpenHands: 30 minutes). */
+export const BUILD_TIMEOUT = Duration.minutes(30)
+
 /** The runtime API OpenHands' `remote_runtime_api_url` defaults to. */
 export const DEFAULT_API_URL = "http://localhost:8000"
 
@@ -44,4 +53,7 @@ export const ACTION_SERVER_PORT = 60000
 export interface RemoteSchedules extends RuntimeSchedules {
   readonly api?: Schedule.Schedule<unknown>
   readonly podStatus?: Schedule.Schedule<unknown>
+  /** Re-sending `POST /build` answered 429, and polling `GET /build_status`. */
+  readonly buildRetry?: Schedule.Schedule<unknown>
+  readonly buildStatus?: Schedule.Schedule<unknown>
 }
