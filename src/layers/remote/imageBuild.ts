@@ -63,7 +63,7 @@ const awaitBuild = (api: RuntimeApi, buildId: string, options: RemoteImageOption
       Effect.fail(
         e instanceof Building
           ? new RuntimeStartError({
-            message: `Build timed out after ${Duration.format(options.timeout)}`
+            message: `Build timed out after ${Duration.toMinutes(options.timeout)} minutes`
           })
           : e
       )
