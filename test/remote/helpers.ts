@@ -14,7 +14,10 @@ export const fast = {
   podStatus: Schedule.spaced("10 millis")
 }
 
-export const options = (api: ScriptedApi, more: Partial<RemoteRuntimeOptions> = {}): RemoteRuntimeOptions => ({
+export const options = (
+  api: Pick<ScriptedApi, "url">,
+  more: Partial<RemoteRuntimeOptions> = {}
+): RemoteRuntimeOptions => ({
   apiUrl: api.url,
   apiKey: Redacted.make(API_KEY),
   image: IMAGE,
