@@ -26,12 +26,14 @@ import {
   type BeforeStart,
   explainStorageRefusal,
   findContainer,
+  pauseContainer,
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
   startContainer,
   VSCODE_PORT
 } from "./docker/container.ts"
+import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE, sandboxContainerSpec } from "./docker/containerSpec.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "./docker/labels.ts"
@@ -45,10 +47,8 @@ import {
 } from "./docker/ownerLease.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
-import { parseVolumes } from "./docker/volumes.ts"
 import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "./internal/runtimeImage.ts"
 import { toolCapabilities, vscodeUrl } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
 
@@ -91,9 +91,8 @@ export interface DockerRuntimeOptions extends RuntimeOptions {
 }
 
 const WORKSPACE = IMAGE_WORKSPACE
-const GIB = 1024 ** 3
 
-/** Container options for a new sandbox (OpenHands' init_container, with our labels and limits). */
+/** Container options for a new sandbox: the server command, its environment and DockerRuntime's labels. */
 const containerSpec = (input: {
   readonly name: string
   readonly image: string
@@ -112,32 +111,11 @@ const containerSpec = (input: {
   const { options, sandbox } = input
   // VS Code's port only with the plugin (and not on the host's network, where 8001 may be anyone's).
   const vscode = options.vscode === true && !sandbox.useHostNetwork
-  const published = [SERVER_PORT, ...(vscode ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])]
-  const gpu = sandbox.enableGpu
-    ? [{
-      Driver: "",
-      Count: sandbox.cudaVisibleDevices === null ? -1 : 0,
-      DeviceIDs: sandbox.cudaVisibleDevices === null ? [] : sandbox.cudaVisibleDevices.split(","),
-      Capabilities: [["gpu"]],
-      Options: {}
-    }]
-    : undefined
-  const env = serverEnv({
-    env: startupEnv(sandbox, options),
-    tools: options,
-    sessionId: input.sessionId,
-    noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-    extra: {
-      ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
-      // Not the key itself: where the server finds it (docker/sessionKey.ts).
-      ...sessionKeyFileEnv,
-      ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
-    }
-  })
-  const spec: Docker.ContainerCreateOptions = {
+  return sandboxContainerSpec({
     name: input.name,
-    Image: input.image,
-    Cmd: serverCommand({
+    image: input.image,
+    sessionId: input.sessionId,
+    command: serverCommand({
       node: IMAGE_NODE,
       entry: IMAGE_SERVER,
       port: sandbox.useHostNetwork ? 0 : SERVER_PORT,
@@ -151,43 +129,34 @@ const containerSpec = (input: {
       restrictToWorkspace: restrictsToWorkspace(options),
       ownerLease: input.lease === null ? undefined : LEASE_IN_CONTAINER
     }),
-    User: String(input.uid),
-    WorkingDir: WORKSPACE,
-    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    Labels: {
-      [LABEL.managed]: "true",
-      [LABEL.session]: input.sessionId,
-      [LABEL.createdAt]: new Date().toISOString(),
-      [LABEL.version]: "0.1.0",
+    env: serverEnv({
+      env: startupEnv(sandbox, options),
+      tools: options,
+      sessionId: input.sessionId,
+      noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
+      extra: {
+        // Not the key itself: where the server finds it (docker/sessionKey.ts).
+        ...sessionKeyFileEnv,
+        ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
+      }
+    }),
+    user: String(input.uid),
+    workingDir: WORKSPACE,
+    labels: {
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
       [LABEL.sessionKey]: input.sessionKey,
       ...(input.temporaryWorkspace ? { [LABEL.temporaryWorkspace]: input.workspace } : {}),
       ...(input.lease === null ? {} : { [LABEL.ownerLease]: input.lease.dir }),
       ...ownerLabels()
     },
-    ExposedPorts: Object.fromEntries(published.map((p) => [`${p}/tcp`, {}])),
-    HostConfig: {
-      Init: true,
-      ...(sandbox.useHostNetwork
-        ? { NetworkMode: "host" }
-        : {
-          PortBindings: Object.fromEntries(published.map((p) => [`${p}/tcp`, [{ HostIp: "127.0.0.1", HostPort: "" }]]))
-        }),
-      Binds: [
-        `${input.workspace}:${WORKSPACE}:rw`,
-        ...(input.lease === null ? [] : [`${input.lease.dir}:${LEASE_MOUNT}:ro`]),
-        ...parseVolumes(sandbox.volumes)
-      ],
-      Memory: options.memoryBytes ?? 4 * GIB,
-      NanoCpus: Math.round((options.cpus ?? 2) * 1e9),
-      PidsLimit: options.pidsLimit ?? 4096,
-      ...(options.storageBytes === undefined ? {} : { StorageOpt: { size: String(options.storageBytes) } }),
-      ...(gpu === undefined ? {} : { DeviceRequests: gpu })
-    }
-  }
-  // OpenHands' docker_runtime_kwargs: raw create options, merged last (HostConfig merged key by key).
-  const raw = (sandbox.dockerRuntimeKwargs ?? {}) as Docker.ContainerCreateOptions
-  return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
+    ports: [SERVER_PORT, ...(vscode ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
+    binds: [
+      `${input.workspace}:${WORKSPACE}:rw`,
+      ...(input.lease === null ? [] : [`${input.lease.dir}:${LEASE_MOUNT}:ro`])
+    ],
+    limits: options,
+    sandbox
+  })
 }
 
 /**
@@ -330,7 +299,7 @@ const startSandbox = (
       capabilities: toolCapabilities(options, { pause: true }),
       aliveTimeout: "60 seconds",
       startFailure: exitedAtStartup(running),
-      pause: engineCall(`pause ${running.name}`, () => running.container.pause()).pipe(Effect.asVoid),
+      pause: pauseContainer(running.container, running.name),
       resume: engineCall(`unpause ${running.name}`, () => running.container.unpause()).pipe(Effect.asVoid),
       disconnect: {
         stopped: Effect.promise(() => running.container.wait().catch(() => undefined)),

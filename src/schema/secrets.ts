@@ -95,7 +95,7 @@ export class SecretMask {
     let pending = ""
     const push = (chunk: string) => {
       const all = pending + chunk
-      const hold = this.longest((secret, k) => all.endsWith(secret.slice(0, k)))
+      const hold = this.unfinished(all)
       pending = all.slice(all.length - hold)
       const ready = this.text(all.slice(0, all.length - hold))
       if (ready.length > 0) listener(ready)
@@ -106,6 +106,14 @@ export class SecretMask {
       if (rest.length > 0) listener(this.text(rest))
     }
     return Object.assign(push, { flush })
+  }
+
+  /**
+   * How many characters at the end of `text` may begin a secret (0 when none can): output shown
+   * in parts holds them back until the next part shows whether the secret follows.
+   */
+  unfinished(text: string): number {
+    return this.longest((secret, k) => text.endsWith(secret.slice(0, k)))
   }
 
   private walk(value: unknown): unknown {

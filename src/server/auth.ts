@@ -11,7 +11,7 @@
  * One middleware, so the order of these steps cannot depend on how layers are merged.
  */
 import { Effect, Redacted } from "effect"
-import { type Headers, HttpRouter, HttpServerRequest } from "effect/http"
+import { type Headers, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { answerRouteNotFound } from "./notFound.ts"
 import { parseRequestTarget } from "./requestTarget.ts"
@@ -24,13 +24,23 @@ const digest = (value: string) => createHash("sha256").update(value).digest()
 
 const bearer = (header: string | undefined) => header?.startsWith("Bearer ") ? header.slice(7) : undefined
 
+/**
+ * A test for `key`, in constant time over SHA-256 digests (so the lengths leak nothing either).
+ * Shared with the runtime API's key check (runtimeApi/gate.ts).
+ */
+export const keyMatcher = (key: Redacted.Redacted<string>) => {
+  const expected = digest(Redacted.value(key))
+  return (given: unknown): boolean => typeof given === "string" && timingSafeEqual(digest(given), expected)
+}
+
+/** The session key a request carries: `X-Session-API-Key`, else an `Authorization: Bearer` token. */
+export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =>
+  headers["x-session-api-key"] ?? bearer(headers["authorization"])
+
 /** Does a request with these headers carry `key`? */
 const keyCheck = (key: Redacted.Redacted<string>) => {
-  const expected = digest(Redacted.value(key))
-  return (headers: Headers.Headers): boolean => {
-    const given = headers["x-session-api-key"] ?? bearer(headers["authorization"])
-    return typeof given === "string" && timingSafeEqual(digest(given), expected)
-  }
+  const matches = keyMatcher(key)
+  return (headers: Headers.Headers): boolean => matches(sessionKeyHeader(headers))
 }
 
 /**
@@ -43,18 +53,33 @@ const rawTarget = (request: HttpServerRequest.HttpServerRequest): string => {
   return typeof url === "string" ? url : request.url
 }
 
+/**
+ * The request's target judged once, as it came off the wire: its raw form and path, or the 400
+ * answer refusing an ambiguous one. Shared with the runtime API's gate (runtimeApi/gate.ts).
+ */
+export const judgeTarget = (request: HttpServerRequest.HttpServerRequest):
+  | { readonly _tag: "Plain"; readonly raw: string; readonly path: string }
+  | { readonly _tag: "Refused"; readonly answer: HttpServerResponse.HttpServerResponse } =>
+{
+  const raw = rawTarget(request)
+  const parsed = parseRequestTarget(raw)
+  if (parsed._tag === "Refused") return { _tag: "Refused", answer: detail(400, parsed.reason) }
+  // The router reads `request.url`: it must be the very target judged here.
+  if (request.url !== raw) {
+    return { _tag: "Refused", answer: detail(400, "Ambiguous request path: the target was rewritten.") }
+  }
+  return { _tag: "Plain", raw, path: parsed.target.path }
+}
+
 /** The global middleware: target check, then (with `key`) authentication, then 404/405 answers. */
 export const requestGate = (key: Redacted.Redacted<string> | undefined) => {
   const authorised = key === undefined ? () => true : keyCheck(key)
   return HttpRouter.middleware((httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const raw = rawTarget(request)
-      const parsed = parseRequestTarget(raw)
-      if (parsed._tag === "Refused") return detail(400, parsed.reason)
-      // The router reads `request.url`: it must be the very target judged here.
-      if (request.url !== raw) return detail(400, "Ambiguous request path: the target was rewritten.")
-      const { path } = parsed.target
+      const judged = judgeTarget(request)
+      if (judged._tag === "Refused") return judged.answer
+      const { path } = judged
       if (!OPEN_PATHS.has(path) && !authorised(request.headers)) return detail(403, "Invalid API Key")
       return yield* answerRouteNotFound(httpEffect, path)
     }), { global: true })

@@ -14,9 +14,16 @@ const isRouteNotFound = (error: unknown): boolean =>
   typeof error === "object" && error !== null &&
   (error as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
 
-/** Run `httpEffect`; when no route matched `path`, answer 405 for a known path, else 404. */
-export const answerRouteNotFound = <A, E, R>(httpEffect: Effect.Effect<A, E, R>, path: string) =>
+/**
+ * Run `httpEffect`; when no route matched `path`, answer 405 for a known path (one of `known`,
+ * default the action server's), else 404.
+ */
+export const answerRouteNotFound = <A, E, R>(
+  httpEffect: Effect.Effect<A, E, R>,
+  path: string,
+  known: ReadonlySet<string> = knownPaths
+) =>
   Effect.catch(httpEffect, (error) =>
     isRouteNotFound(error)
-      ? Effect.succeed(knownPaths.has(path) ? detail(405, "Method Not Allowed") : detail(404, "Not Found"))
+      ? Effect.succeed(known.has(path) ? detail(405, "Method Not Allowed") : detail(404, "Not Found"))
       : Effect.fail(error))

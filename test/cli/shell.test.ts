@@ -11,7 +11,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { EXIT_HINT } from "../../src/cli/shellSession.ts"
 import { awaitProcessCount, hostProcesses, uniqueSeconds } from "../conformance/helpers.ts"
-import { eventually } from "../conformance/interruption.ts"
+import { eventually } from "../eventually.ts"
 
 const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts")
 const pty = createRequire(import.meta.url)("node-pty") as typeof Pty

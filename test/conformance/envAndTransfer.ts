@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CmdRunAction, InvalidEnvVarError, TransferError } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
+import { cmd } from "./shell.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 const hostDir = Effect.acquireRelease(
@@ -69,6 +70,26 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           )
           const shown = JSON.stringify(obs)
           for (let i = 0; i + 4 <= secret.length; i++) assert.notInclude(shown, secret.slice(i, i + 4))
+        })))
+
+    it.live("a secret printed across two observations of one command is masked whole, in neither piece", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const secret = "Zt5Qm8-Np2Wx7-Rk4Lb9"
+          yield* rt.addEnvVars({ SPLIT_TOKEN: Redacted.make(secret) })
+          // The first half, then no output for longer than the no-change timeout (1 s), then the rest.
+          const first = yield* cmd(
+            rt,
+            "printf 'key=%s' \"${SPLIT_TOKEN:0:10}\"; sleep 2; printf '%s done\\n' \"${SPLIT_TOKEN:10}\""
+          )
+          assert.strictEqual(first.exitCode, -1)
+          assert.strictEqual(first.content, "key=")
+          const rest = yield* cmd(rt, "", { timeout: 10 })
+          assert.strictEqual(rest.content, "<redacted> done")
+          assert.strictEqual(rest.exitCode, 0)
+          for (const shown of [JSON.stringify(first), JSON.stringify(rest)]) {
+            for (let i = 0; i + 4 <= secret.length; i++) assert.notInclude(shown, secret.slice(i, i + 4))
+          }
         })))
 
     it.live("rejects invalid variable names without changing anything", () =>

@@ -22,20 +22,10 @@ import {
   Runtime,
   type RuntimeShape
 } from "../../src/index.ts"
+import { eventually } from "../eventually.ts"
 import { chromiumAvailable } from "./chromium.ts"
 import { awaitProcessCount, uniqueSeconds } from "./helpers.ts"
 import { kernelAvailable } from "./kernel.ts"
-
-/** Poll every 20 ms until `check` holds, failing with `what` after `ms`. */
-export const eventually = (what: string, check: () => boolean, ms = 5_000) =>
-  Effect.gen(function*() {
-    for (const start = Date.now(); Date.now() - start < ms;) {
-      if (check()) return
-      yield* Effect.sleep("20 millis")
-    }
-    return yield* Effect.die(new Error(`not within ${ms} ms: ${what}`))
-  })
-
 /**
  * A site on 127.0.0.1 whose `/hang` accepts the request and never answers, and
  * whose other paths answer a small page. It counts the connections that carried

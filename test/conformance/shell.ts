@@ -5,7 +5,12 @@ import { CmdOutputObservation, CmdRunAction, type RuntimeShape } from "../../src
 import { awaitProcessCount, TIMEOUT_TEMPLATE, uniqueSeconds, withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
-const cmd = (rt: RuntimeShape, command: string, fields: Partial<ConstructorParameters<typeof CmdRunAction>[0]> = {}) =>
+/** Run a command and check it gave a command observation (not an error one). */
+export const cmd = (
+  rt: RuntimeShape,
+  command: string,
+  fields: Partial<ConstructorParameters<typeof CmdRunAction>[0]> = {}
+) =>
   rt.runCommand(new CmdRunAction({ command, ...fields })).pipe(
     Effect.map((o) => {
       assert.instanceOf(o, CmdOutputObservation)

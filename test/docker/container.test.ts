@@ -8,13 +8,13 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
+import { eventually } from "../eventually.ts"
 import {
   assertNoContainer,
   buildRuntime,
   containerName,
   dockerCli,
   dockerLayer,
-  eventually,
   httpGet,
   inspect,
   removeLeftovers,
@@ -118,11 +118,11 @@ describeDocker("DockerRuntime container", () => {
           assert.instanceOf(hog.failure, RuntimeDisconnectedError)
           assert.include(hog.failure.message, "start a new runtime")
           assert.include(yield* Fiber.join(statuses), "ERROR_RUNTIME_DISCONNECTED")
-          assert.isTrue(
-            yield* eventually(
-              () => dockerCli("inspect", "-f", "{{.State.Running}}", containerName(session)).stdout.trim() === "false",
-              10_000
-            )
+          yield* eventually(
+            "the container stopped",
+            () => dockerCli("inspect", "-f", "{{.State.Running}}", containerName(session)).stdout.trim() === "false",
+            10_000,
+            250
           )
           assert.isTrue((yield* inspect(containerName(session)))!.State.OOMKilled)
           assert.instanceOf(yield* Effect.flip(rt.runCommand("echo again")), RuntimeDisconnectedError)

@@ -113,13 +113,3 @@ export const httpGet = (url: string) =>
   Effect.tryPromise(() =>
     fetch(url, { signal: AbortSignal.timeout(2_000) }).then(async (r) => ({ status: r.status, body: await r.text() }))
   ).pipe(Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 50 }))
-
-/** Poll `check` every 250 ms until it holds, for at most `ms`; true when it held. */
-export const eventually = (check: () => boolean, ms: number) =>
-  Effect.gen(function*() {
-    for (let waited = 0; waited <= ms; waited += 250) {
-      if (check()) return true
-      yield* Effect.sleep("250 millis")
-    }
-    return false
-  })

@@ -8,13 +8,13 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { RuntimeDisconnectedError, SandboxConfig } from "../../src/index.ts"
+import { eventually } from "../eventually.ts"
 import {
   assertNoContainer,
   buildRuntime,
   containerName,
   dockerCli,
   dockerLayer,
-  eventually,
   inspect,
   removeLeftovers,
   sessionContainers,
@@ -215,7 +215,7 @@ describeDocker("DockerRuntime lifecycle", () => {
         assert.strictEqual((yield* inspect(id!))!.Config.Labels["effect-sandbox.owner.pid"], String(owner))
         const workspace = yield* hostWorkspace(id!)
         process.kill(owner, "SIGKILL")
-        assert.isTrue(yield* eventually(() => processState(owner) === "Z", 10_000))
+        yield* eventually("the owner became a zombie", () => processState(owner) === "Z", 10_000, 250)
         // The owner is dead and no finalizer ran: the container outlives it.
         assert.deepStrictEqual(sessionContainers(orphan), [id])
         assert.strictEqual(state(id!, "Running"), "true")
@@ -230,7 +230,7 @@ describeDocker("DockerRuntime lifecycle", () => {
 
         const next = sessionId("life")
         const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: next }))
-        assert.isTrue(yield* eventually(() => sessionContainers(orphan).length === 0, 60_000))
+        yield* eventually("the orphan was removed", () => sessionContainers(orphan).length === 0, 60_000, 250)
         assert.strictEqual((yield* sh(rt, "echo alive")).content, "alive")
         yield* release
         assertNoContainer(next)

@@ -16,15 +16,8 @@ import { LABEL } from "../../src/layers/docker/labels.ts"
 import { LEASE_DIR_PREFIX } from "../../src/layers/docker/ownerLease.ts"
 import { reapOrphans } from "../../src/layers/docker/reaper.ts"
 import { LEASE_FILE } from "../../src/server/ownerLease.ts"
-import {
-  containerName,
-  dockerCli,
-  eventually,
-  inspect,
-  removeLeftovers,
-  sessionContainers,
-  sessionId
-} from "./helpers.ts"
+import { eventually } from "../eventually.ts"
+import { containerName, dockerCli, inspect, removeLeftovers, sessionContainers, sessionId } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
 
 const NODE = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "node")
@@ -118,7 +111,7 @@ describeDocker("Docker ownership by lease", () => {
         }
         // Once both owners die, both orphans stop themselves.
         yield* Effect.forEach(owners, kill, { discard: true })
-        assert.isTrue(yield* eventually(() => ids.every((id) => !running(id)), 10_000))
+        yield* eventually("every container stopped", () => ids.every((id) => !running(id)), 10_000, 250)
         yield* reap
         for (const s of sessions) assert.deepStrictEqual(sessionContainers(s), [])
       })),
@@ -139,7 +132,7 @@ describeDocker("Docker ownership by lease", () => {
         assert.isTrue(existsSync(workspace) && existsSync(join(lease, LEASE_FILE)))
         const killedAt = Date.now()
         yield* kill(child)
-        assert.isTrue(yield* eventually(() => !running(id!), 60_000), "the orphan still runs after 60 s")
+        yield* eventually("the orphan stopped", () => !running(id!), 60_000, 250)
         const stoppedIn = Date.now() - killedAt
         console.log(`owner SIGKILLed: its container stopped itself in ${(stoppedIn / 1000).toFixed(1)} s`)
         assert.isAtMost(stoppedIn, 60_000)
@@ -168,13 +161,10 @@ describeDocker("Docker ownership by lease", () => {
         const lease = (yield* inspect(id!))!.Config.Labels[LABEL.ownerLease]!
         const killedAt = Date.now()
         yield* kill(child)
-        assert.isTrue(
-          yield* eventually(() => sessionContainers(session).length === 0, 60_000),
-          "the orphan was not removed within 60 s"
-        )
+        yield* eventually("the orphan was removed", () => sessionContainers(session).length === 0, 60_000, 250)
         console.log(`owner SIGKILLed: its watchdog removed the container in ${Date.now() - killedAt} ms`)
         assert.isFalse(existsSync(workspace), "the temporary workspace remains")
-        assert.isTrue(yield* eventually(() => !existsSync(lease), 5_000), "the stale lease remains")
+        yield* eventually("the stale lease was removed", () => !existsSync(lease), 5_000, 250)
       })),
     120_000
   )

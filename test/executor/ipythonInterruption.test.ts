@@ -10,8 +10,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { KERNEL_RESTARTED } from "../../src/executor/jupyter/IPython.ts"
 import { CliRuntime, IPythonRunCellAction, Runtime } from "../../src/index.ts"
-import { eventually } from "../conformance/interruption.ts"
 import { kernelAvailable } from "../conformance/kernel.ts"
+import { eventually } from "../eventually.ts"
 
 describe("interrupting IPython", () => {
   it.live.skipIf(!kernelAvailable())(

@@ -10,7 +10,7 @@ import { LocalRuntime } from "../../src/local.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { kernelAvailable } from "../conformance/kernel.ts"
 import { required } from "../conformance/requirement.ts"
-import { eventually } from "../server/helpers.ts"
+import { eventually } from "../eventually.ts"
 import { assertKeyHidden, envDumpingMcpServer } from "./sandboxEnvProbe.ts"
 
 const cgroups = required(cgroupsAvailable(), {
@@ -167,7 +167,7 @@ describe("LocalRuntime", () => {
       // The pool refills in the background: two servers again, however slow the machine is to start them.
       const poolServers = () =>
         spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout.split("\n").filter(isOurPoolServer)
-      yield* eventually(() => poolServers().length >= 2, () => `pool servers: ${poolServers().length}, not 2`, 20_000)
+      yield* eventually(() => `pool servers: ${poolServers().length}, not 2`, () => poolServers().length >= 2, 20_000)
       yield* Scope.close(poolScope, Exit.void)
       const left = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
       assert.deepStrictEqual(left.split("\n").filter(isOurPoolServer), [])

@@ -206,13 +206,3 @@ export const markedProcesses = (runtimeId: string): Array<{ readonly pid: number
     }
   )
 }
-
-/** Poll `check` every 50 ms for up to `ms`; dies with `message()` if it never holds. */
-export const eventually = (check: () => boolean, message: () => string, ms = 5_000) =>
-  Effect.gen(function*() {
-    for (let waited = 0; waited < ms; waited += 50) {
-      if (check()) return
-      yield* Effect.sleep("50 millis")
-    }
-    if (!check()) return yield* Effect.die(new Error(message()))
-  })

@@ -5,16 +5,8 @@ import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { parseServerArgs, type ServerArgs } from "../../src/server/argv.ts"
-import {
-  eventually,
-  isRunning,
-  markedProcesses,
-  postJson,
-  run,
-  runAction,
-  startedPids,
-  startTestServer
-} from "./helpers.ts"
+import { eventually } from "../eventually.ts"
+import { isRunning, markedProcesses, postJson, run, runAction, startedPids, startTestServer } from "./helpers.ts"
 
 const MAIN = fileURLToPath(new URL("../../src/server/main.ts", import.meta.url))
 const SERVER = "server/main" // in the command line of every server these tests start
@@ -172,15 +164,13 @@ describe("the server binary", () => {
           `setsid sleep ${seconds} >/dev/null 2>&1 < /dev/null & nohup sleep ${seconds} >/dev/null 2>&1 &`
         )
         yield* eventually(
-          () => markedProcesses(server.sessionId).filter((p) => p.cmdline === `sleep ${seconds}`).length === 2,
-          () => `expected two marked sleeps: ${JSON.stringify(markedProcesses(server.sessionId))}`
+          () => `expected two marked sleeps: ${JSON.stringify(markedProcesses(server.sessionId))}`,
+          () => markedProcesses(server.sessionId).filter((p) => p.cmdline === `sleep ${seconds}`).length === 2
         )
         return server.sessionId
       }))
-      yield* eventually(
-        () => markedProcesses(runtimeId).length === 0,
-        () => `left behind: ${JSON.stringify(markedProcesses(runtimeId))}`
-      )
+      yield* eventually(() => `left behind: ${JSON.stringify(markedProcesses(runtimeId))}`, () =>
+        markedProcesses(runtimeId).length === 0)
     }))
 
   it.live("SIGKILLed mid-action: the request fails, and closing its scope leaves no marked process", () =>
@@ -195,8 +185,8 @@ describe("the server binary", () => {
           postJson(server, "/execute_action", runAction(`sleep ${inFlightSeconds}`))
         )
         yield* eventually(
-          () => markedProcesses(server.sessionId).some((p) => p.cmdline === `sleep ${inFlightSeconds}`),
-          () => `the in-flight sleep never started: ${JSON.stringify(markedProcesses(server.sessionId))}`
+          () => `the in-flight sleep never started: ${JSON.stringify(markedProcesses(server.sessionId))}`,
+          () => markedProcesses(server.sessionId).some((p) => p.cmdline === `sleep ${inFlightSeconds}`)
         )
         // The server's private state dir (the shell's --rcfile) belongs to its starter, not to the server.
         stateDirs.push(
@@ -208,14 +198,14 @@ describe("the server binary", () => {
         process.kill(server.pid, "SIGKILL")
         const exit = yield* Fiber.await(inFlight).pipe(Effect.timeout("5 seconds"))
         assert.isTrue(Exit.isFailure(exit), `the in-flight request should fail, got ${JSON.stringify(exit)}`)
-        yield* eventually(() => !isRunning(server.pid, SERVER), () => `server ${server.pid} survived SIGKILL`)
+        yield* eventually(() => `server ${server.pid} survived SIGKILL`, () => !isRunning(server.pid, SERVER))
         // The setsid'd job outlived its server: only the cleanup on scope close can reap it.
         assert.isTrue(markedProcesses(server.sessionId).some((p) => p.cmdline === `sleep ${background}`))
         return server.sessionId
       }))
       yield* eventually(
-        () => markedProcesses(runtimeId).length === 0,
-        () => `left behind: ${JSON.stringify(markedProcesses(runtimeId))}`
+        () => `left behind: ${JSON.stringify(markedProcesses(runtimeId))}`,
+        () => markedProcesses(runtimeId).length === 0
       )
       // A SIGKILLed server cannot remove its state dir; closing the starter's scope did.
       assert.isNotEmpty(stateDirs)

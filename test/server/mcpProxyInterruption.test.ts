@@ -9,7 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { Effect } from "effect"
 import { uniqueSeconds } from "../conformance/helpers.ts"
-import { eventually, recorded, slowMcpServer } from "../conformance/interruption.ts"
+import { recorded, slowMcpServer } from "../conformance/interruption.ts"
+import { eventually } from "../eventually.ts"
 import { postJson, serverLayer, TestServer, type TestServerShape } from "./helpers.ts"
 
 /** An MCP client connected to the server's proxy, closed with the scope. */

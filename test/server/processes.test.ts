@@ -3,10 +3,10 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { eventually } from "../eventually.ts"
 import {
   assertDetail,
   call,
-  eventually,
   isRunning,
   json,
   markedProcesses,
@@ -99,11 +99,11 @@ layer(
         }
       }
       const sleeping = () => markedProcesses(server.sessionId).find((p) => p.cmdline === "sleep 30")
-      yield* eventually(() => sleeping() !== undefined, () => "the process did not survive the refused requests")
+      yield* eventually("the process did not survive the refused requests", () => sleeping() !== undefined)
       const process = sleeping()
       assert.isFalse(existsSync(marker))
       yield* send(server, `/v1/processes/${id}`, "DELETE", undefined)
-      yield* eventually(() => !isRunning(process!.pid, "sleep"), () => "the process outlived its DELETE")
+      yield* eventually("the process outlived its DELETE", () => !isRunning(process!.pid, "sleep"))
     }).pipe(Effect.scoped))
 
   it.effect("an unknown id is 404 on every endpoint, with the reason", () =>
@@ -177,7 +177,7 @@ layer(
     Effect.gen(function*() {
       const server = yield* TestServer
       const { id, pid } = yield* started(server, "exec sleep 31")
-      yield* eventually(() => isRunning(pid, "sleep 31"), () => "the process never ran sleep 31")
+      yield* eventually("the process never ran sleep 31", () => isRunning(pid, "sleep 31"))
       assert.isDefined(markedProcesses(server.sessionId).find((p) => p.pid === pid))
       const environ = readFileSync(`/proc/${pid}/environ`, "latin1")
       assert.include(environ, `EFFECT_SANDBOX_SESSION=${server.sessionId}/process-${id}\0`)

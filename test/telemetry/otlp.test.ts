@@ -9,7 +9,8 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { CliRuntime, InvalidOptionsError, otlpLayerFromEnv, Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
-import { eventually, postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
+import { eventually } from "../eventually.ts"
+import { postJson, run, startTestServer, tempDir } from "../server/helpers.ts"
 import { type OtlpReceiver, otlpReceiver } from "./otlpReceiver.ts"
 
 const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -77,7 +78,7 @@ describe("OTLP export", () => {
         assert.strictEqual((yield* run(server, "exit 3")).extras.metadata.exit_code, 3)
 
         const commands = () => receiver.spans().filter((s) => s.name === "CmdRunAction")
-        yield* eventually(() => commands().length >= 3, () => `spans: ${JSON.stringify(receiver.spans())}`, 10_000)
+        yield* eventually(() => `spans: ${JSON.stringify(receiver.spans())}`, () => commands().length >= 3, 10_000)
         const spans = commands()
         assert.lengthOf(spans, 3)
         assert.deepStrictEqual(spans[0]!.attributes, { "runtime.kind": "server", "action.type": "run", exit_code: 0 })
@@ -87,7 +88,7 @@ describe("OTLP export", () => {
           receiver.sums().filter((p) =>
             p.metric === "effect_sandbox_actions_total" && p.attributes["runtime.kind"] === "server"
           ).at(-1)
-        yield* eventually(() => latest()?.value === 3, () => `counter: ${JSON.stringify(latest())}`, 10_000)
+        yield* eventually(() => `counter: ${JSON.stringify(latest())}`, () => latest()?.value === 3, 10_000)
         const point = latest()!
         assert.deepStrictEqual(point.attributes, { "runtime.kind": "server", "action.type": "run" })
         assert.isTrue(point.monotonic, "a counter that only goes up")
@@ -174,7 +175,7 @@ describe("OTLP export", () => {
         const byService = (service: string) =>
           receiver.spans().find((s) => s.name === "CmdRunAction" && s.serviceName === service)
         // The server's last spans are flushed when it stops, with the runtime.
-        yield* eventually(() => byService("effect-sandbox-server") !== undefined, () => "no server span", 10_000)
+        yield* eventually("no server span", () => byService("effect-sandbox-server") !== undefined, 10_000)
         const client = byService("effect-sandbox")!
         const server = byService("effect-sandbox-server")!
         assert.strictEqual(client.attributes["runtime.kind"], "local")

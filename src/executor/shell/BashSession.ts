@@ -227,10 +227,18 @@ export const makeBashSession = (
     /**
      * The segment's text as an agent sees it; a truncated one is saved whole and named in the
      * truncation notice. Secrets are masked before the cut, so none is split by it (the saved
-     * file keeps the raw output).
+     * file keeps the raw output). A partial observation (the command still runs) keeps back an
+     * end that may begin a secret, for the next one: a secret printed across two observations
+     * is then masked whole instead of shown in two pieces.
      */
-    const content = (r: Running, hidden: boolean) => {
-      const raw = collapseCarriageReturns(r.output.takeSegment().text).replace(/^\n+/, "").trimEnd()
+    const content = (r: Running, hidden: boolean, partial = false) => {
+      let segment = r.output.takeSegment().text
+      if (partial) {
+        const held = options.env.mask.unfinished(segment)
+        r.output.giveBack(held)
+        segment = segment.slice(0, segment.length - held)
+      }
+      const raw = collapseCarriageReturns(segment).replace(/^\n+/, "").trimEnd()
       const text = options.env.mask.text(raw)
       if (hidden || text.length <= MAX_CMD_OUTPUT_SIZE) return text
       const note = Text.fullOutputSavedNote(r.output.length, r.output.saveToFile())
@@ -287,7 +295,7 @@ export const makeBashSession = (
     const partial = (r: Running, action: CmdRunAction, suffix: string) => {
       const prefix = r.timedOut ? Text.PREVIOUS_OUTPUT_PREFIX : ""
       r.timedOut = true
-      return observation(action, content(r, action.hidden), new CmdOutputMetadata({ prefix, suffix }))
+      return observation(action, content(r, action.hidden, true), new CmdOutputMetadata({ prefix, suffix }))
     }
 
     const softTimeout = (r: Running) =>

@@ -83,6 +83,16 @@ export class CommandOutput {
     return segment
   }
 
+  /**
+   * Hand the last `count` characters of the segment just taken to the next one (a partial
+   * observation's end that may begin a secret, shown once the rest of it is known).
+   */
+  giveBack(count: number): void {
+    if (count <= 0) return
+    this.segmentStart -= count
+    if (this.spillFd !== null) this.segmentHead = this.tailText().slice(-count) + this.segmentHead
+  }
+
   close(): void {
     if (this.spillFd !== null) closeSync(this.spillFd)
     this.spillFd = null

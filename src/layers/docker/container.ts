@@ -5,7 +5,7 @@
  * side is engine-assigned on 127.0.0.1 (never probe-then-bind).
  */
 import type Docker from "dockerode"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import { existsSync, rmSync } from "node:fs"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
@@ -30,6 +30,20 @@ export interface RunningContainer {
   /** `NAME=value` entries, as the engine reports them. */
   readonly env: ReadonlyArray<string>
 }
+
+/**
+ * Freeze a container. runc gives up freezing a cgroup whose processes keep forking ("unable to
+ * freeze") and leaves it running, as seen under load; a later attempt usually freezes it.
+ */
+export const pauseContainer = (container: Docker.Container, name: string) =>
+  engineCall(`pause ${name}`, () => container.pause()).pipe(
+    Effect.retry({
+      schedule: Schedule.spaced("500 millis"),
+      times: 4,
+      while: (error) => error.message.includes("unable to freeze")
+    }),
+    Effect.asVoid
+  )
 
 /** Published host ports (127.0.0.1) of a running container, by container port. */
 export const publishedPorts = (info: Docker.ContainerInspectInfo): Record<number, number> => {

@@ -5,11 +5,12 @@
  * unchanged input is never rebuilt. Builds go through the Engine API (`/build`,
  * no buildx needed); the build log goes to the Effect logger.
  */
-import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { buildContext, payloadDirectory, readManifest, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
+import { engineBuild } from "./engineBuild.ts"
 import { type ImageRequirements, PREFLIGHT_MARK } from "./preflight.ts"
 
 export interface ImageOptions {
@@ -24,11 +25,6 @@ export interface ImageOptions {
 }
 
 export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
-
-interface BuildEvent {
-  readonly stream?: string
-  readonly error?: string
-}
 
 /** The image tag for `options`, building it when it does not exist (or when forced). */
 const ensureRuntimeImage = (
@@ -56,50 +52,21 @@ const ensureRuntimeImage = (
 
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
-    const output = yield* engineCall("start the image build", () =>
-      docker.buildImage(buildContext(base.Id, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, {
-        t: tag,
-        rm: true,
-        forcerm: true
-      }))
-    const log: Array<string> = []
-    yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
-      Effect.sync(() =>
-        docker.modem.followProgress(
-          output,
-          (error) =>
-            error
-              ? Queue.failCauseUnsafe(
-                queue,
-                Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
-              )
-              : Queue.endUnsafe(queue),
-          (event: BuildEvent) =>
-            Queue.offerUnsafe(queue, event)
-        )
-      )
-    ).pipe(
-      Stream.runForEach((event) =>
-        Effect.gen(function*() {
-          if (event.stream !== undefined && event.stream.trim() !== "") {
-            log.push(event.stream.trimEnd())
-            yield* Effect.logDebug(`[image build] ${event.stream.trimEnd()}`)
-          }
-          if (event.error !== undefined) {
-            const preflight = log.find((line) =>
-              line.includes(PREFLIGHT_MARK) && !line.endsWith("ok")
-            )
-            return yield* new RuntimeStartError({
+    yield* engineBuild(buildContext(base.Id, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, tag)
+      .pipe(
+        Effect.catchTag("BuildFailed", ({ error, log }) => {
+          const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
+          return Effect.fail(
+            new RuntimeStartError({
               message: preflight === undefined
-                ? `Docker: building ${tag} failed: ${event.error}\n${log.slice(-15).join("\n")}`
+                ? `Docker: building ${tag} failed: ${error}\n${log.slice(-15).join("\n")}`
                 : `The base image ${options.baseImage} cannot host the sandbox: ${
                   preflight.slice(preflight.indexOf(PREFLIGHT_MARK) + PREFLIGHT_MARK.length).trim()
                 }`
             })
-          }
+          )
         })
       )
-    )
     yield* removeSupersededBuilds(tag)
     return tag
   })

@@ -20,7 +20,17 @@ export const LABEL = {
   /** The server's session key, for `attach` and restarts (sessionKey.ts: never in the container's environment). */
   sessionKey: "effect-sandbox.session-key",
   /** A temporary host workspace we created: removed with the container, whoever removes it last. */
-  temporaryWorkspace: "effect-sandbox.temporary-workspace"
+  temporaryWorkspace: "effect-sandbox.temporary-workspace",
+  /**
+   * A sandbox of a runtime API server (src/runtimeApi/): the API's container name prefix, so that
+   * API servers with different prefixes on one engine see only their own sandboxes (and servers
+   * with the same one share them).
+   */
+  runtimeApi: "effect-sandbox.runtime-api",
+  /** Its runtime id, the key the API finds it by. */
+  runtimeId: "effect-sandbox.runtime-id",
+  /** The `resource_factor` it was started with (its limits are this times the API's base). */
+  resourceFactor: "effect-sandbox.resource-factor"
 } as const
 
 /** Who created a container, for people (not for reaping: see ownerLease.ts). */

@@ -141,7 +141,15 @@ export class ClaimController {
     }
     if (shutdown !== undefined && !this.timers.has(claim.metadata.uid)) {
       const delay = Math.min(Date.parse(shutdown) - Date.now(), 2 ** 31 - 1)
-      this.timers.set(claim.metadata.uid, setTimeout(() => void this.reconcile().catch(() => {}), delay))
+      // Forgotten when it fires: a shutdownTime moved later (an owner's heartbeat) is timed again.
+      const { uid } = claim.metadata
+      this.timers.set(
+        uid,
+        setTimeout(() => {
+          this.timers.delete(uid)
+          void this.reconcile().catch(() => {})
+        }, delay)
+      )
     }
     const template = this.template(namespace, claim.spec?.sandboxTemplateRef)
     if (owned === undefined && template === undefined) {

@@ -72,7 +72,15 @@ export class SandboxController {
     const expired = shutdown !== undefined && Date.parse(shutdown) <= Date.now()
     if (shutdown !== undefined && !expired && !this.timers.has(sandbox.metadata.uid)) {
       const delay = Math.min(Date.parse(shutdown) - Date.now(), 2 ** 31 - 1)
-      this.timers.set(sandbox.metadata.uid, setTimeout(() => void this.reconcile(namespace, name), delay))
+      // Forgotten when it fires: a shutdownTime moved later (an owner's heartbeat) is timed again.
+      const { uid } = sandbox.metadata
+      this.timers.set(
+        uid,
+        setTimeout(() => {
+          this.timers.delete(uid)
+          void this.reconcile(namespace, name).catch(() => {})
+        }, delay)
+      )
     }
     const hash = hashOf(name)
     const pod = store.find(Pods, namespace, name)

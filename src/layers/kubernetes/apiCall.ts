@@ -1,0 +1,64 @@
+/**
+ * client-node's promises as Effects with a readable, typed failure. client-node
+ * rejects with an `ApiException` whose body is the apiserver's `Status` JSON: its
+ * `message` ("sandboxes.agents.x-k8s.io \"x\" not found") is what a person needs,
+ * and its code tells a missing object (404, often fine when removing) from a
+ * refusal. Everything the lifecycle modules send goes through `kubeCall`.
+ */
+import { ApiException, type KubernetesObject, type KubernetesObjectApi } from "@kubernetes/client-node"
+import { Data, Effect } from "effect"
+
+/** A request to the Kubernetes API failed; `status` is the HTTP code when the server answered. */
+export class KubeApiError extends Data.TaggedError("KubeApiError")<{
+  readonly status: number | undefined
+  readonly message: string
+}> {}
+
+/** The apiserver's own message from a `Status` body, else the body or the error's text. */
+const detail = (error: unknown): { readonly status: number | undefined; readonly text: string } => {
+  if (error instanceof ApiException) {
+    const body = String(error.body ?? "")
+    try {
+      const status = JSON.parse(body) as { readonly message?: string }
+      return { status: error.code, text: status.message ?? body }
+    } catch {
+      return { status: error.code, text: body === "" ? `HTTP ${error.code}` : body }
+    }
+  }
+  const code = (error as { readonly statusCode?: unknown } | null)?.statusCode
+  return { status: typeof code === "number" ? code : undefined, text: String(error) }
+}
+
+/** Run one client-node request; `what` names it in the error ("create lease x"). */
+export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, KubeApiError> =>
+  Effect.tryPromise({
+    try: call,
+    catch: (error) => {
+      const { status, text } = detail(error)
+      return new KubeApiError({ status, message: `${what}: ${text}` })
+    }
+  })
+
+/** The same request, with a 404 (already gone) answered as `undefined`. */
+export const kubeCallUnlessGone = <A>(what: string, call: () => Promise<A>) =>
+  kubeCall(what, call).pipe(
+    Effect.catchIf((error) => error.status === 404, () => Effect.succeed(undefined))
+  )
+
+/** The generic client's list with named selectors (its own takes ten positional arguments). */
+export const listObjects = <T extends KubernetesObject>(
+  api: KubernetesObjectApi,
+  type: { readonly apiVersion: string; readonly kind: string },
+  namespace: string,
+  selectors: { readonly fieldSelector?: string; readonly labelSelector?: string }
+) =>
+  api.list<T>(
+    type.apiVersion,
+    type.kind,
+    namespace,
+    undefined,
+    undefined,
+    undefined,
+    selectors.fieldSelector,
+    selectors.labelSelector
+  )

@@ -1,0 +1,82 @@
+/**
+ * The state of one named object as a Stream: its current state (`undefined`
+ * while it does not exist), then its state after every change, from a list and
+ * a client-node `Watch` resumed at the list's resourceVersion (the informer
+ * pattern, so no change between the two is missed, and absence is observable:
+ * "wait until the pod is gone" needs it). A watch ends by itself (the server's
+ * timeout, client-node's 30 s inactivity abort); it is then listed and opened
+ * again. A refusal (403, 404 for an unserved resource) fails the stream.
+ */
+import { type KubeConfig, type KubernetesObject, KubernetesObjectApi, Watch } from "@kubernetes/client-node"
+import { Cause, Effect, Queue, Stream } from "effect"
+import { KubeApiError, listObjects } from "./apiCall.ts"
+
+/** A resource type as both the generic client (apiVersion, kind) and the watch path (plural) name it. */
+export interface ObjectKind {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly plural: string
+}
+
+/** `/api/v1/namespaces/ns/pods`, `/apis/agents.x-k8s.io/v1alpha1/namespaces/ns/sandboxes`. */
+const collectionPath = (kind: ObjectKind, namespace: string) =>
+  `/${kind.apiVersion.includes("/") ? "apis" : "api"}/${kind.apiVersion}/namespaces/${namespace}/${kind.plural}`
+
+/** An inactivity or server-side end of a watch (or our own abort): list and watch again. */
+const endedQuietly = (error: unknown) => {
+  const name = (error as { readonly name?: string } | null | undefined)?.name
+  return error === null || error === undefined || name === "TimeoutError" || name === "AbortError"
+}
+
+const failure = (what: string, error: unknown) => {
+  const status = (error as { readonly statusCode?: unknown; readonly code?: unknown }).statusCode ??
+    (error as { readonly code?: unknown }).code
+  return new KubeApiError({
+    status: typeof status === "number" ? status : undefined,
+    message: `${what}: ${String(error)}`
+  })
+}
+
+/** Watch the object `name` of `kind` in `namespace` for as long as the stream runs. */
+export const watchState = <T extends KubernetesObject>(
+  kc: KubeConfig,
+  kind: ObjectKind,
+  namespace: string,
+  name: string
+): Stream.Stream<T | undefined, KubeApiError> =>
+  Stream.callback<T | undefined, KubeApiError>((queue) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const api = KubernetesObjectApi.makeApiClient(kc)
+        const what = `watch ${kind.kind} ${namespace}/${name}`
+        const fieldSelector = `metadata.name=${name}`
+        const state = { closed: false, controller: undefined as AbortController | undefined }
+        const fail = (error: unknown) => {
+          if (!state.closed) Queue.failCauseUnsafe(queue, Cause.fail(failure(what, error)))
+        }
+        const open = async (): Promise<void> => {
+          const list = await listObjects<T>(api, kind, namespace, { fieldSelector })
+          if (state.closed) return
+          Queue.offerUnsafe(queue, list.items[0])
+          state.controller = await new Watch(kc).watch(
+            collectionPath(kind, namespace),
+            { fieldSelector, resourceVersion: list.metadata?.resourceVersion },
+            (type: string, object: T) => void Queue.offerUnsafe(queue, type === "DELETED" ? undefined : object),
+            (error: unknown) => {
+              if (state.closed) return
+              if (endedQuietly(error)) return void open().catch(fail)
+              fail(error)
+            }
+          )
+          if (state.closed) state.controller.abort()
+        }
+        void open().catch(fail)
+        return state
+      }),
+      (state) =>
+        Effect.sync(() => {
+          state.closed = true
+          state.controller?.abort()
+        })
+    )
+  )

@@ -1,0 +1,48 @@
+/**
+ * The runtime API server as a layer: OpenHands' remote runtime API (spec §14) over the sandboxes
+ * and images of a backend (`Sandboxes` and `Images`: Docker today, dockerSandboxes.ts and
+ * dockerImages.ts), listening until the layer is
+ * released. Releasing it stops the server only: the sandboxes live on, in the engine.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { type Duration, Layer, type Redacted } from "effect"
+import { HttpRouter } from "effect/http"
+import { DEFAULT_LIMITS, Limits } from "../executor/limits.ts"
+import { closingServer } from "../server/closingServer.ts"
+import { Activity, idleSweeper } from "./activity.ts"
+import { buildRoutes } from "./buildRoutes.ts"
+import { runtimeApiGate } from "./gate.ts"
+import { lifecycleRoutes } from "./routes.ts"
+
+export interface RuntimeApiOptions {
+  readonly port: number
+  readonly host: string
+  /** `X-API-Key` required on every endpoint; without it only a loopback host is allowed (main.ts). */
+  readonly apiKey?: Redacted.Redacted<string> | undefined
+  /** Proxy mode: runtime URLs point here and requests to them are forwarded (proxy.ts). */
+  readonly proxy?: boolean | undefined
+  /** The URL clients reach this server at, for proxy-mode runtime URLs (default from the listening address). */
+  readonly publicUrl?: string | undefined
+  readonly idlePauseAfter?: Duration.Duration | undefined
+  readonly idleStopAfter?: Duration.Duration | undefined
+}
+
+/** Serve the runtime API on `host:port` over the `Sandboxes` in context. */
+export const layer = (options: RuntimeApiOptions) => {
+  const proxy = options.proxy === true
+  const routes = Layer.mergeAll(
+    lifecycleRoutes({ proxy, publicUrl: options.publicUrl, host: options.host }),
+    buildRoutes,
+    runtimeApiGate(options.apiKey, proxy)
+  )
+  return Layer.merge(
+    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),
+    idleSweeper({ pauseAfter: options.idlePauseAfter, stopAfter: options.idleStopAfter })
+  ).pipe(
+    Layer.provide(Activity.layer),
+    Layer.provide(Layer.succeed(Limits, DEFAULT_LIMITS)),
+    Layer.provideMerge(
+      NodeHttpServer.layer(closingServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
+    )
+  )
+}

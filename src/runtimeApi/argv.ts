@@ -1,0 +1,139 @@
+/**
+ * The command line of `effect-sandbox-runtime-api`:
+ *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL]
+ *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
+ *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
+ * The API key and the sandbox configuration come from the environment (main.ts), never argv,
+ * where any local user could read them in `ps`.
+ */
+
+/** The provisioners the API can run sandboxes on (Kubernetes is the next one). */
+export const PROVISIONERS = ["docker"] as const
+
+/** The options taking one value (beside the numeric ones). */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "--port",
+  "--host",
+  "--provisioner",
+  "--public-url",
+  "--container-name-prefix",
+  "--registry-prefix"
+])
+
+export interface RuntimeApiArgs {
+  readonly port: number
+  readonly host: string
+  readonly provisioner: (typeof PROVISIONERS)[number]
+  readonly proxy: boolean
+  readonly publicUrl: string | undefined
+  readonly maxSandboxes: number | undefined
+  readonly idlePauseAfterSeconds: number | undefined
+  readonly idleStopAfterSeconds: number | undefined
+  readonly cpus: number | undefined
+  readonly memoryMb: number | undefined
+  readonly containerNamePrefix: string | undefined
+  /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */
+  readonly registryPrefix: string
+}
+
+export const RUNTIME_API_USAGE =
+  "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker] [--proxy] [--public-url URL] " +
+  "[--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] [--memory-mb N] " +
+  "[--container-name-prefix PREFIX] [--registry-prefix PREFIX]"
+
+export type ParsedRuntimeApiArgs =
+  | { readonly _tag: "Ok"; readonly args: RuntimeApiArgs }
+  | { readonly _tag: "Error"; readonly message: string }
+
+const error = (message: string): ParsedRuntimeApiArgs => ({
+  _tag: "Error",
+  message: `${message}\n${RUNTIME_API_USAGE}`
+})
+
+/** A positive decimal number (integer when `integer`), or null. */
+const positive = (text: string | undefined, integer: boolean): number | null => {
+  if (text === undefined || !(integer ? /^\d+$/ : /^\d+(\.\d+)?$/).test(text)) return null
+  const value = Number(text)
+  return value > 0 ? value : null
+}
+
+export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeApiArgs => {
+  const args: { -readonly [K in keyof RuntimeApiArgs]: RuntimeApiArgs[K] } = {
+    port: 8000,
+    host: "127.0.0.1",
+    provisioner: "docker",
+    proxy: false,
+    publicUrl: undefined,
+    maxSandboxes: undefined,
+    idlePauseAfterSeconds: undefined,
+    idleStopAfterSeconds: undefined,
+    cpus: undefined,
+    memoryMb: undefined,
+    containerNamePrefix: undefined,
+    registryPrefix: "effect-sandbox"
+  }
+  /** Numeric options: where each goes and whether it must be an integer. */
+  const numeric = {
+    "--max-sandboxes": ["maxSandboxes", true],
+    "--idle-pause-after": ["idlePauseAfterSeconds", false],
+    "--idle-stop-after": ["idleStopAfterSeconds", false],
+    "--cpus": ["cpus", false],
+    "--memory-mb": ["memoryMb", true]
+  } as const
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const value = argv[i + 1]
+    if (arg === "--proxy") {
+      args.proxy = true
+      continue
+    }
+    if (!(arg in numeric) && !VALUE_OPTIONS.has(arg)) return error(`unrecognized argument: ${arg}`)
+    if (value === undefined || value.startsWith("--")) return error(`${arg} needs a value`)
+    i++
+    if (arg in numeric) {
+      const [field, integer] = numeric[arg as keyof typeof numeric]
+      const number = positive(value, integer)
+      if (number === null) return error(`${arg} needs a positive ${integer ? "integer" : "number"}, got ${value}`)
+      args[field] = number
+      continue
+    }
+    switch (arg) {
+      case "--port": {
+        if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) return error(`invalid port: ${value}`)
+        args.port = Number(value)
+        break
+      }
+      case "--host":
+        args.host = value
+        break
+      case "--provisioner": {
+        const known = PROVISIONERS.find((p) => p === value)
+        if (known === undefined) return error(`unknown provisioner ${value} (known: ${PROVISIONERS.join(", ")})`)
+        args.provisioner = known
+        break
+      }
+      case "--public-url": {
+        if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+          return error(`--public-url needs an http(s) URL, got ${value}`)
+        }
+        args.publicUrl = value
+        break
+      }
+      case "--container-name-prefix":
+        args.containerNamePrefix = value
+        break
+      case "--registry-prefix":
+        args.registryPrefix = value
+        break
+      default:
+        return error(`unrecognized argument: ${arg}`)
+    }
+  }
+  if (
+    args.idlePauseAfterSeconds !== undefined && args.idleStopAfterSeconds !== undefined &&
+    args.idleStopAfterSeconds <= args.idlePauseAfterSeconds
+  ) {
+    return error("--idle-stop-after must be longer than --idle-pause-after")
+  }
+  return { _tag: "Ok", args }
+}

@@ -1,0 +1,312 @@
+/**
+ * The runtime API's sandboxes on a Docker engine. Each is a container made with DockerRuntime's
+ * pieces (containerSpec.ts, container.ts, sessionKey.ts, the image builder) whose labels carry
+ * everything the API must remember: session id, runtime id, session key, resource factor. Its
+ * status is the engine's (running, paused, exited). Nothing is held in this process, so the
+ * sandboxes outlive it and a restarted API server finds every one of them.
+ */
+import type Docker from "dockerode"
+import { Effect, Layer, Redacted, Semaphore } from "effect"
+import { randomBytes } from "node:crypto"
+import { dockerClient } from "../layers/docker/client.ts"
+import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
+import {
+  DEFAULT_LIMITS,
+  IMAGE_NODE,
+  IMAGE_SERVER,
+  IMAGE_WORKSPACE,
+  sandboxContainerSpec
+} from "../layers/docker/containerSpec.ts"
+import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
+import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
+import { LABEL, ownerLabels } from "../layers/docker/labels.ts"
+import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { serverCommand, serverEnv } from "../server/commandLine.ts"
+import { ApiError } from "./errors.ts"
+import {
+  type PodState,
+  type Sandbox,
+  SANDBOX_APP_PORTS,
+  SANDBOX_SERVER_PORT,
+  Sandboxes,
+  type SessionStatus
+} from "./sandboxes.ts"
+import type { StartRequest } from "./schemas.ts"
+
+export interface DockerSandboxesOptions {
+  /** `SANDBOX_*`: the base image our runtime image is built from, volumes, GPUs, raw create options. */
+  readonly sandbox: SandboxConfig
+  /** Most sandboxes running or paused at once (429 beyond); unlimited when undefined. */
+  readonly maxSandboxes?: number | undefined
+  /** What `resource_factor` 1 gets; a factor multiplies both (CPUs capped at the engine's). */
+  readonly cpus?: number | undefined
+  readonly memoryBytes?: number | undefined
+  /**
+   * Container names are `<prefix>-<session id>` (default `effect-sandbox-api`); the prefix is also a
+   * label, and this API sees (lists, counts, finds, sweeps) only the sandboxes carrying it.
+   */
+  readonly containerNamePrefix?: string | undefined
+}
+
+/** The sandbox user of our runtime image (the image builder creates it), as DockerRuntime's default. */
+const SANDBOX_UID = 1000
+const SANDBOX_USER = "openhands"
+
+/** The OCI runtime for OpenHands' `runtime_class`. */
+const ociRuntimes = { "sysbox-runc": "sysbox-runc", sysbox: "sysbox-runc", gvisor: "runsc" } as const
+
+const internal = (error: { readonly message: string }) => new ApiError({ status: 500, detail: error.message })
+
+const statusOf = (state: Docker.ContainerInspectInfo["State"]): SessionStatus =>
+  state.Paused ? "paused" : state.Running ? "running" : "stopped"
+
+/** The sandbox a container is, read from its labels, state and published ports. */
+const sandboxOf = (info: Docker.ContainerInspectInfo): Sandbox => {
+  const labels = info.Config.Labels ?? {}
+  const status = statusOf(info.State)
+  const ports = publishedPorts(info)
+  const serverPort = ports[SANDBOX_SERVER_PORT]
+  return {
+    runtimeId: labels[LABEL.runtimeId] ?? "",
+    sessionId: labels[LABEL.session] ?? "",
+    sessionApiKey: Redacted.make(labels[LABEL.sessionKey] ?? ""),
+    status,
+    serverUrl: status === "stopped" || serverPort === undefined ? undefined : `http://127.0.0.1:${serverPort}`,
+    workHosts: Object.fromEntries(
+      SANDBOX_APP_PORTS.flatMap((p) => ports[p] === undefined ? [] : [[`http://127.0.0.1:${ports[p]}`, p]])
+    ),
+    image: info.Config.Image,
+    createdAt: labels[LABEL.createdAt] ?? info.Created,
+    resourceFactor: Number(labels[LABEL.resourceFactor] ?? "1")
+  }
+}
+
+/** The server answers `/alive` (within a second): the sandbox is ready. */
+const answersAlive = (serverUrl: string) =>
+  Effect.promise(() =>
+    fetch(`${serverUrl}/alive`, { signal: AbortSignal.timeout(1_000) }).then(
+      async (response) => {
+        await response.body?.cancel()
+        return response.ok
+      },
+      () => false
+    )
+  )
+
+/** `pod_status` of a container, Kubernetes' words for Docker's states. */
+const podStateOf = (info: Docker.ContainerInspectInfo, sandbox: Sandbox): Effect.Effect<PodState> =>
+  Effect.gen(function*() {
+    const restart = { restartCount: info.RestartCount ?? 0 }
+    const state = info.State
+    if (state.Restarting) return { ...restart, podStatus: "crashloopbackoff", restartReasons: [reasonOf(state)] }
+    if (state.Paused) return { ...restart, podStatus: "paused", restartReasons: [] }
+    if (state.Running) {
+      const ready = sandbox.serverUrl !== undefined && (yield* answersAlive(sandbox.serverUrl))
+      return { ...restart, podStatus: ready ? "ready" : "running", restartReasons: [] }
+    }
+    if (state.Status === "created") return { ...restart, podStatus: "pending", restartReasons: [] }
+    return { ...restart, podStatus: "failed", restartReasons: [reasonOf(state)] }
+  })
+
+const reasonOf = (state: Docker.ContainerInspectInfo["State"]): string =>
+  state.OOMKilled ? "OOMKilled" : `exited with code ${state.ExitCode}${state.Error ? `: ${state.Error}` : ""}`
+
+/** The Docker backend of the runtime API, with the engine and image builder it needs. */
+export const dockerSandboxes = (
+  options: DockerSandboxesOptions
+): Layer.Layer<Sandboxes, never, DockerEngine | ImageBuilder> =>
+  Layer.effect(
+    Sandboxes,
+    Effect.gen(function*() {
+      const docker = yield* dockerClient
+      const builder = yield* ImageBuilder
+      const engine = yield* DockerEngine
+      const prefix = options.containerNamePrefix ?? "effect-sandbox-api"
+      const engineCpus = yield* Effect.promise(() => docker.info().then((i) => Number(i.NCPU), () => Infinity))
+      // One start at a time: the count of running sandboxes and the create that adds one must not interleave.
+      const starting = yield* Semaphore.make(1)
+
+      const inspectAll = (filters: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const found = yield* engineCall(
+            "list containers",
+            () =>
+              docker.listContainers({
+                all: true,
+                filters: { label: [`${LABEL.runtimeApi}=${prefix}`, LABEL.runtimeId, ...filters] }
+              })
+          )
+          const infos = yield* Effect.forEach(
+            found,
+            (c) => Effect.promise(() => docker.getContainer(c.Id).inspect().catch(() => null))
+          )
+          return infos.filter((i) => i !== null)
+        }).pipe(Effect.mapError(internal))
+
+      const first = (filter: string) =>
+        Effect.map(inspectAll([filter]), (infos) => infos[0] === undefined ? undefined : sandboxOf(infos[0]))
+
+      const bySession = (sessionId: string) => first(`${LABEL.session}=${sessionId}`)
+      const byRuntime = (runtimeId: string) => first(`${LABEL.runtimeId}=${runtimeId}`)
+      const list = Effect.map(inspectAll([]), (infos) => infos.map(sandboxOf))
+
+      const containerOf = (sandbox: Sandbox) =>
+        Effect.gen(function*() {
+          const infos = yield* inspectAll([`${LABEL.runtimeId}=${sandbox.runtimeId}`])
+          const info = infos[0]
+          if (info === undefined) {
+            return yield* new ApiError({ status: 404, detail: `Runtime ${sandbox.runtimeId} not found` })
+          }
+          return { info, container: docker.getContainer(info.Id) }
+        })
+
+      /** Our runtime image, built once from `sandbox.baseContainerImage` (or the configured runtime image). */
+      const defaultImage = Effect.suspend(() =>
+        options.sandbox.runtimeContainerImage !== null
+          ? Effect.succeed(options.sandbox.runtimeContainerImage)
+          : builder.ensure({
+            baseImage: options.sandbox.baseContainerImage,
+            userId: SANDBOX_UID,
+            username: SANDBOX_USER,
+            forceRebuild: false
+          }).pipe(Effect.mapError(internal))
+      )
+
+      const imageExists = (image: string) =>
+        Effect.promise(() => docker.getImage(image).inspect().then(() => true, () => false))
+
+      /** Create and start the container of a new sandbox; a failure leaves no container. */
+      const create = Effect.fn("runtimeApi.create")(function*(request: StartRequest) {
+        const image = request.image ?? (yield* defaultImage)
+        if (!(yield* imageExists(image))) {
+          return yield* new ApiError({ status: 400, detail: `Image ${image} does not exist on the Docker engine` })
+        }
+        const runtimeId = `rt-${randomBytes(12).toString("hex")}`
+        const key = randomBytes(24).toString("base64url")
+        const ours = request.command === undefined
+        const factor = request.resource_factor ?? 1
+        const startupEnv = { ...options.sandbox.runtimeStartupEnvVars, ...request.environment }
+        const spec = sandboxContainerSpec({
+          name: `${prefix}-${request.session_id}`,
+          image,
+          sessionId: request.session_id,
+          // Ours: the action server on 60000, its key handed over as a file (sessionKey.ts). Given:
+          // exactly that command, with the key where OpenHands' server reads it.
+          command: request.command ?? serverCommand({
+            node: IMAGE_NODE,
+            entry: IMAGE_SERVER,
+            port: SANDBOX_SERVER_PORT,
+            workingDir: IMAGE_WORKSPACE,
+            host: "0.0.0.0",
+            username: SANDBOX_USER,
+            userId: SANDBOX_UID,
+            tools: {},
+            restrictToWorkspace: true
+          }),
+          env: ours
+            ? serverEnv({
+              env: startupEnv,
+              tools: {},
+              sessionId: request.session_id,
+              noChangeTimeoutSeconds: 10,
+              extra: sessionKeyFileEnv
+            })
+            : { ...startupEnv, SESSION_API_KEY: key },
+          workingDir: request.working_dir ?? (ours ? IMAGE_WORKSPACE : undefined),
+          user: ours ? String(SANDBOX_UID) : undefined,
+          labels: {
+            // Outlives its owner (this process): the DockerRuntime reaper leaves it alone.
+            [LABEL.keepAlive]: "true",
+            [LABEL.sessionKey]: key,
+            [LABEL.runtimeApi]: prefix,
+            [LABEL.runtimeId]: runtimeId,
+            [LABEL.resourceFactor]: String(factor),
+            ...ownerLabels()
+          },
+          ports: [SANDBOX_SERVER_PORT, ...SANDBOX_APP_PORTS],
+          binds: [],
+          limits: {
+            memoryBytes: Math.round((options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes) * factor),
+            cpus: Math.min((options.cpus ?? DEFAULT_LIMITS.cpus) * factor, engineCpus)
+          },
+          sandbox: options.sandbox,
+          ociRuntime: request.runtime_class == null ? undefined : ociRuntimes[request.runtime_class]
+        })
+        let started = false
+        yield* Effect.scoped(
+          startContainer(
+            spec,
+            () => started,
+            (container) => ours ? putSessionKey(container, key, SANDBOX_UID) : Effect.void
+          ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
+        ).pipe(Effect.provideService(DockerEngine, engine), Effect.mapError(internal))
+        const sandbox = yield* byRuntime(runtimeId)
+        if (sandbox === undefined) {
+          return yield* new ApiError({ status: 500, detail: `The container of ${runtimeId} vanished as it started` })
+        }
+        return sandbox
+      })
+
+      const pause = (sandbox: Sandbox) =>
+        Effect.gen(function*() {
+          const { container, info } = yield* containerOf(sandbox)
+          if (info.State.Paused) return
+          if (!info.State.Running) {
+            return yield* new ApiError({ status: 409, detail: `Runtime ${sandbox.runtimeId} is stopped` })
+          }
+          yield* pauseContainer(container, info.Name).pipe(Effect.mapError(internal))
+        })
+
+      const resume = (sandbox: Sandbox) =>
+        Effect.gen(function*() {
+          const { container, info } = yield* containerOf(sandbox)
+          if (info.State.Running && !info.State.Paused) return
+          if (!info.State.Paused) {
+            return yield* new ApiError({
+              status: 409,
+              detail: `Runtime ${sandbox.runtimeId} is stopped: start the session again with /start`
+            })
+          }
+          yield* engineCall(`unpause ${info.Name}`, () => container.unpause()).pipe(Effect.mapError(internal))
+        })
+
+      const stop = (sandbox: Sandbox) =>
+        Effect.flatMap(containerOf(sandbox), ({ container }) => removeContainer(container))
+
+      const start = (request: StartRequest) =>
+        starting.withPermits(1)(Effect.gen(function*() {
+          const existing = yield* bySession(request.session_id)
+          // The session's sandbox, as it is: a client that lost its answer gets the same one again.
+          if (existing?.status === "running") return existing
+          if (existing?.status === "paused") {
+            yield* resume(existing)
+            return { ...existing, status: "running" } satisfies Sandbox
+          }
+          if (existing !== undefined) yield* stop(existing)
+          if (options.maxSandboxes !== undefined) {
+            const live = (yield* list).filter((s) => s.status !== "stopped").length
+            if (live >= options.maxSandboxes) {
+              return yield* new ApiError({
+                status: 429,
+                detail: `Too many sandboxes: ${live} of at most ${options.maxSandboxes} are running or paused; ` +
+                  "stop one or try again later"
+              })
+            }
+          }
+          return yield* create(request)
+        }))
+
+      return Sandboxes.of({
+        kind: "docker",
+        start,
+        bySession,
+        byRuntime,
+        list,
+        podState: (sandbox) => Effect.flatMap(containerOf(sandbox), ({ info }) => podStateOf(info, sandboxOf(info))),
+        pause,
+        resume,
+        stop
+      })
+    })
+  )

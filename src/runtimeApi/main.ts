@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+/**
+ * `effect-sandbox-runtime-api`: OpenHands' remote runtime API (spec §14) on this Docker host
+ * (argv.ts for the options). The API key is `EFFECT_SANDBOX_API_KEY` and the sandboxes' settings
+ * are `SANDBOX_*` (SandboxConfig). It listens on 127.0.0.1 unless told otherwise, and refuses any
+ * other host without a key. Once listening it prints one line on stdout:
+ *   effect-sandbox-runtime-api listening {"host":"127.0.0.1","port":8000}
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { HttpServer } from "effect/http"
+import { DockerEngine } from "../layers/docker/engine.ts"
+import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
+import { sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
+import { isLoopback } from "../server/exposure.ts"
+import { parseRuntimeApiArgs, type RuntimeApiArgs } from "./argv.ts"
+import { dockerImages } from "./dockerImages.ts"
+import { dockerSandboxes } from "./dockerSandboxes.ts"
+import * as RuntimeApi from "./RuntimeApi.ts"
+
+export const RUNTIME_API_LISTENING = "effect-sandbox-runtime-api listening "
+
+/** A usage error: on stderr, exit code 2. */
+const refuse = (message: string) =>
+  Effect.sync(() => {
+    process.stderr.write(`${message}\n`)
+    process.exitCode = 2
+  })
+
+const seconds = (value: number | undefined) => value === undefined ? undefined : Duration.seconds(value)
+
+const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
+  Effect.gen(function*() {
+    const key = env["EFFECT_SANDBOX_API_KEY"]
+    if (!isLoopback(args.host) && !key) {
+      return yield* refuse(
+        `Refusing to listen on ${args.host} without an API key: anyone who can reach it could start sandboxes. ` +
+          "Set EFFECT_SANDBOX_API_KEY, or listen on 127.0.0.1 (the default)."
+      )
+    }
+    const sandbox = yield* sandboxConfigFromEnv
+    if (sandbox.useHostNetwork) {
+      return yield* refuse("SANDBOX_USE_HOST_NETWORK is not supported by the runtime API: sandboxes would share ports.")
+    }
+    const announce = Layer.effectDiscard(Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      if (server.address._tag === "UnixPathAddress") return
+      process.stdout.write(
+        `${RUNTIME_API_LISTENING}${JSON.stringify({ host: args.host, port: server.address.port })}\n`
+      )
+    }))
+    const api = RuntimeApi.layer({
+      port: args.port,
+      host: args.host,
+      apiKey: key ? Redacted.make(key) : undefined,
+      proxy: args.proxy,
+      publicUrl: args.publicUrl,
+      idlePauseAfter: seconds(args.idlePauseAfterSeconds),
+      idleStopAfter: seconds(args.idleStopAfterSeconds)
+    })
+    const backend = dockerSandboxes({
+      sandbox,
+      maxSandboxes: args.maxSandboxes,
+      cpus: args.cpus,
+      memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024,
+      containerNamePrefix: args.containerNamePrefix
+    }).pipe(
+      Layer.merge(dockerImages(args.registryPrefix)),
+      Layer.provide(ImageBuilder.layer),
+      Layer.provideMerge(DockerEngine.layer)
+    )
+    return yield* Layer.launch(announce.pipe(Layer.provideMerge(api), Layer.provide(backend)))
+  })
+
+const parsed = parseRuntimeApiArgs(process.argv.slice(2))
+if (parsed._tag === "Error") {
+  process.stderr.write(`${parsed.message}\n`)
+  process.exit(2)
+}
+run(parsed.args, process.env).pipe(NodeRuntime.runMain)

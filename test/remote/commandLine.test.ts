@@ -1,0 +1,111 @@
+/**
+ * `effect-sandbox-runtime-api`'s command line: what it refuses before it starts anything (exit
+ * code 2, a line on stderr saying why), the exposure rule first: no key, no listening beyond
+ * loopback.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { parseRuntimeApiArgs, RUNTIME_API_USAGE } from "../../src/runtimeApi/argv.ts"
+
+const MAIN = join(import.meta.dirname, "..", "..", "src", "runtimeApi", "main.ts")
+
+const runMain = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const { EFFECT_SANDBOX_API_KEY: _, ...inherited } = process.env
+  return spawnSync(process.execPath, [MAIN, ...args], {
+    env: { ...inherited, ...env },
+    encoding: "utf8",
+    timeout: 50_000
+  })
+}
+
+/** The first line of the parser's refusal of `argv` ("accepted" when it accepts it). */
+const refused = (argv: ReadonlyArray<string>) => {
+  const parsed = parseRuntimeApiArgs(argv)
+  return parsed._tag === "Error" ? parsed.message.split("\n")[0] : "accepted"
+}
+
+describe("effect-sandbox-runtime-api command line", () => {
+  it("refuses a non-loopback host without EFFECT_SANDBOX_API_KEY", () => {
+    const result = runMain(["--host", "0.0.0.0", "--port", "0"])
+    assert.strictEqual(result.status, 2)
+    assert.strictEqual(
+      result.stderr,
+      "Refusing to listen on 0.0.0.0 without an API key: anyone who can reach it could start sandboxes. " +
+        "Set EFFECT_SANDBOX_API_KEY, or listen on 127.0.0.1 (the default).\n"
+    )
+    assert.strictEqual(result.stdout, "")
+  }, 60_000)
+
+  it("refuses SANDBOX_USE_HOST_NETWORK", () => {
+    const result = runMain(["--port", "0"], { SANDBOX_USE_HOST_NETWORK: "true" })
+    assert.strictEqual(result.status, 2)
+    assert.strictEqual(
+      result.stderr,
+      "SANDBOX_USE_HOST_NETWORK is not supported by the runtime API: sandboxes would share ports.\n"
+    )
+  }, 60_000)
+
+  it("refuses bad arguments with the usage", () => {
+    const result = runMain(["--max-sandboxes", "0"])
+    assert.strictEqual(result.status, 2)
+    assert.strictEqual(result.stderr, `--max-sandboxes needs a positive integer, got 0\n${RUNTIME_API_USAGE}\n`)
+  }, 60_000)
+
+  it("parses every option, and names what is wrong", () => {
+    assert.deepStrictEqual(
+      parseRuntimeApiArgs([
+        "--port",
+        "9000",
+        "--host",
+        "::1",
+        "--provisioner",
+        "docker",
+        "--proxy",
+        "--public-url",
+        "https://sandboxes.example/",
+        "--max-sandboxes",
+        "20",
+        "--idle-pause-after",
+        "300",
+        "--idle-stop-after",
+        "3600.5",
+        "--cpus",
+        "0.5",
+        "--memory-mb",
+        "1024",
+        "--container-name-prefix",
+        "team-a",
+        "--registry-prefix",
+        "registry.local/team-a"
+      ]),
+      {
+        _tag: "Ok",
+        args: {
+          port: 9000,
+          host: "::1",
+          provisioner: "docker",
+          proxy: true,
+          publicUrl: "https://sandboxes.example/",
+          maxSandboxes: 20,
+          idlePauseAfterSeconds: 300,
+          idleStopAfterSeconds: 3600.5,
+          cpus: 0.5,
+          memoryMb: 1024,
+          containerNamePrefix: "team-a",
+          registryPrefix: "registry.local/team-a"
+        }
+      }
+    )
+    assert.strictEqual(refused(["--provisioner", "kubernetes"]), "unknown provisioner kubernetes (known: docker)")
+    assert.strictEqual(refused(["--port", "70000"]), "invalid port: 70000")
+    assert.strictEqual(refused(["--public-url", "ftp://x"]), "--public-url needs an http(s) URL, got ftp://x")
+    assert.strictEqual(refused(["--memory-mb", "1.5"]), "--memory-mb needs a positive integer, got 1.5")
+    assert.strictEqual(refused(["--host"]), "--host needs a value")
+    assert.strictEqual(refused(["--verbose"]), "unrecognized argument: --verbose")
+    assert.strictEqual(
+      refused(["--idle-pause-after", "60", "--idle-stop-after", "30"]),
+      "--idle-stop-after must be longer than --idle-pause-after"
+    )
+  })
+})
