@@ -6,18 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
 import { createServer } from "node:net"
-import {
-  actionServerRetrySchedule,
-  apiRetrySchedule,
-  BUILD_TIMEOUT,
-  buildRetrySchedule,
-  buildStatusSchedule,
-  DEFAULT_API_TIMEOUT,
-  DEFAULT_API_URL,
-  DEFAULT_INIT_TIMEOUT,
-  podStatusSchedule,
-  RemoteRuntime
-} from "../../src/remote.ts"
+import * as Remote from "../../src/remote.ts"
 import { options, startError } from "./helpers.ts"
 
 /** The first `steps` delays of `schedule` in ms, fewer when it ends. */
@@ -46,20 +35,20 @@ const closedPort = Effect.promise(() =>
 describe("RemoteRuntime policies", () => {
   it.effect("API calls: 3 attempts, waiting 4 s then 8 s; action-server retries the same", () =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(yield* delays(apiRetrySchedule, 10), [4_000, 8_000])
-      assert.deepStrictEqual(yield* delays(actionServerRetrySchedule, 10), [4_000, 8_000])
+      assert.deepStrictEqual(yield* delays(Remote.apiRetrySchedule, 10), [4_000, 8_000])
+      assert.deepStrictEqual(yield* delays(Remote.actionServerRetrySchedule, 10), [4_000, 8_000])
     }))
 
   it.effect("pod every 2 s; build retried and polled every 30 s; OpenHands' budgets", () =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(yield* delays(podStatusSchedule, 4), [2_000, 2_000, 2_000, 2_000])
-      assert.deepStrictEqual(yield* delays(buildRetrySchedule, 2), [30_000, 30_000])
-      assert.deepStrictEqual(yield* delays(buildStatusSchedule, 2), [30_000, 30_000])
+      assert.deepStrictEqual(yield* delays(Remote.podStatusSchedule, 4), [2_000, 2_000, 2_000, 2_000])
+      assert.deepStrictEqual(yield* delays(Remote.buildRetrySchedule, 2), [30_000, 30_000])
+      assert.deepStrictEqual(yield* delays(Remote.buildStatusSchedule, 2), [30_000, 30_000])
       assert.deepStrictEqual(
-        [BUILD_TIMEOUT, DEFAULT_API_TIMEOUT, DEFAULT_INIT_TIMEOUT].map(Duration.toSeconds),
+        [Remote.BUILD_TIMEOUT, Remote.DEFAULT_API_TIMEOUT, Remote.DEFAULT_INIT_TIMEOUT].map(Duration.toSeconds),
         [1_800, 180, 180]
       )
-      assert.strictEqual(DEFAULT_API_URL, "http://localhost:8000")
+      assert.strictEqual(Remote.DEFAULT_API_URL, "http://localhost:8000")
     }))
 
   it.live("an API that refuses connections is tried as often as the api schedule says, then named", () =>
@@ -71,7 +60,7 @@ describe("RemoteRuntime policies", () => {
         Schedule.tap(() => Effect.sync(() => attempts++))
       )
       const message = yield* startError(
-        RemoteRuntime.layer(
+        Remote.RemoteRuntime.layer(
           options({ url: `http://127.0.0.1:${port}` }, { sessionId: "s-down", schedules: { api: counted } })
         )
       )
