@@ -1,9 +1,8 @@
 /**
  * RemoteRuntime against the real runtime API server (`effect-sandbox-runtime-api` on the Docker
  * engine, test/remote/apiServer.ts), both written from spec §14 alone: the image named under the
- * API's registry prefix and built through
- * `/build` from our context, `/start`, the pod wait, a command run through the API's URL, a
- * kept-alive runtime paused on release and resumed by the next runtime of the session, then
+ * API's registry prefix and built through `/build` from our context, `/start`, the pod wait, a
+ * command run through the API's URL, a kept-alive runtime paused on release and resumed by the next runtime of the session, then
  * stopped: no container of the session is left.
  */
 import { afterEach, assert, it } from "@effect/vitest"
