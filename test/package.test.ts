@@ -94,6 +94,14 @@ const engine = Effect.gen(function*() {
 }).pipe(Effect.provide(DockerEngine.layer), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))
 console.log(await Effect.runPromise(engine))
 `,
+  // The remote subpath: without a key (none in the test's environment) building the layer fails with OpenHands' text.
+  "remote.ts": `import { Effect, Layer } from "effect"
+import { apiRetrySchedule, RemoteRuntime } from "effect-sandbox/remote"
+const layer = RemoteRuntime.layer({ image: "effect-sandbox-runtime:any" })
+const built = Effect.scoped(Layer.build(layer)).pipe(Effect.flip, Effect.map((e) => e.message))
+console.log(Layer.isLayer(layer) && typeof apiRetrySchedule)
+console.log(await Effect.runPromise(built))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -161,6 +169,15 @@ describe("package", () => {
       assert.strictEqual(run("root.ts", args), expected("cli"))
       assert.strictEqual(run("local.ts", args), expected("local"))
 
+      assert.strictEqual(
+        execFileSync(process.execPath, ["remote.ts"], {
+          cwd: app,
+          encoding: "utf8",
+          env: { ...process.env, SANDBOX_API_KEY: undefined }
+        }).trim(),
+        "object\nAPI key is required to use the remote runtime. Please set the API key in the config (config.toml) or " +
+          "as an environment variable (SANDBOX_API_KEY)."
+      )
       assert.strictEqual(
         run("docker.ts"),
         "effect-sandbox/DockerSandboxPool\nDockerRuntime needs dockerode, an optional peer dependency: npm install dockerode"

@@ -59,7 +59,27 @@ export interface ActionClientOptions {
    * which would otherwise receive this session's key with the next request.
    */
   readonly sandboxGone?: () => boolean
+  /**
+   * The provisioner's reading of a 404 or 5xx answer, where a proxy before the server means more
+   * than "gone" (a remote runtime's 503: paused). Undefined keeps the default disconnect.
+   */
+  readonly serverError?: ServerErrorHook | undefined
 }
+
+/** What a `ServerErrorHook` decides: send the request again (once), or disconnect with this message. */
+export type ServerErrorVerdict =
+  | { readonly _tag: "Retry" }
+  | { readonly _tag: "Disconnected"; readonly message: string }
+
+/**
+ * Read a 404 or 5xx answer: `status`, the answer's `detail`, and whether this request was already
+ * sent again after a `Retry` (a second `Retry` is not honoured).
+ */
+export type ServerErrorHook = (answer: {
+  readonly status: number
+  readonly detail: string
+  readonly retried: boolean
+}) => Effect.Effect<ServerErrorVerdict | undefined>
 
 /** The response's `{"detail": ...}` text, or its raw body. */
 const detailOf = (response: HttpClientResponse.HttpClientResponse) =>
@@ -111,15 +131,19 @@ export const makeActionClient = (
       })
     )
 
+    /** Fail with `message`, marking the runtime disconnected (a more specific ERROR_MEMORY set by the provisioner stays). */
+    const disconnectedWith = (message: string): Effect.Effect<never, RuntimeDisconnectedError> =>
+      options.status.update((s) => s === "ERROR_MEMORY" ? s : "ERROR_RUNTIME_DISCONNECTED").pipe(
+        Effect.andThen(Effect.fail(new RuntimeDisconnectedError({ message })))
+      )
+
     const disconnected = (what: string, cause: string): Effect.Effect<never, RuntimeDisconnectedError> =>
       Effect.gen(function*() {
         const why = options.explainDisconnect === undefined ? undefined : yield* options.explainDisconnect
-        // A more specific status (ERROR_MEMORY) set by the provisioner stays.
-        yield* options.status.update((s) => s === "ERROR_MEMORY" ? s : "ERROR_RUNTIME_DISCONNECTED")
-        return yield* new RuntimeDisconnectedError({
-          message: `The action server at ${options.baseUrl} stopped answering (${what}): ${why ?? cause}. ` +
+        return yield* disconnectedWith(
+          `The action server at ${options.baseUrl} stopped answering (${what}): ${why ?? cause}. ` +
             "Its session is lost; start a new runtime."
-        })
+        )
       })
 
     /** One attempt; 429 and refused connections (never delivered) are worth retrying. */
@@ -151,7 +175,9 @@ export const makeActionClient = (
       timeout: Duration.Duration,
       onOk: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E>,
       /** This call's own meaning of a 4xx (e.g. 404 "File not found" for a download). */
-      refused?: (status: number, message: string) => F | undefined
+      refused?: (status: number, message: string) => F | undefined,
+      /** Sent again after the `serverError` hook's `Retry`. */
+      retried = false
     ): Effect.Effect<A, E | F | RuntimeDisconnectedError | RuntimeTimeoutError | RuntimeRequestError> =>
       Effect.gen(function*() {
         const response = yield* attempt(request).pipe(
@@ -173,6 +199,11 @@ export const makeActionClient = (
         const own = response.status < 500 ? refused?.(response.status, message) : undefined
         if (own !== undefined) return yield* Effect.fail(own)
         if (response.status >= 500 || response.status === 404) {
+          const verdict = options.serverError === undefined
+            ? undefined
+            : yield* options.serverError({ status: response.status, detail: message, retried })
+          if (verdict?._tag === "Retry" && !retried) return yield* send(what, request, timeout, onOk, refused, true)
+          if (verdict?._tag === "Disconnected") return yield* disconnectedWith(verdict.message)
           return yield* disconnected(what, `HTTP ${response.status} ${message}`)
         }
         return yield* new RuntimeRequestError({ status: response.status, message })

@@ -14,11 +14,10 @@ import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
-import { PYTHON_VARIABLE, serverCommand, serverEnv, serverToolEnv } from "../server/commandLine.ts"
+import { serverCommand, serverEnv } from "../server/commandLine.ts"
 import type { Disconnect, ProvisionedSandbox, Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
 import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
@@ -46,9 +45,9 @@ import {
   type OwnerLease,
   type OwnerLeaseOptions
 } from "./docker/ownerLease.ts"
-import type { ImageRequirements } from "./docker/preflight.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
+import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities, vscodeUrl } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
@@ -158,20 +157,6 @@ const containerSpec = (input: {
     limits: options,
     sandbox
   })
-}
-
-/** What the image must carry for the tools asked for (the preflight names what it lacks). */
-const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => {
-  const capabilities = toolCapabilities(options, { pause: true })
-  return {
-    ...(capabilities.ipython
-      // The interpreter the server will run: the tools' setting, else one the environment names.
-      ? {
-        ipythonPython: { ...startupEnv(sandbox, options), ...serverToolEnv(options) }[PYTHON_VARIABLE] ?? DEFAULT_PYTHON
-      }
-      : {}),
-    ...(capabilities.browser ? { chromium: true } : {})
-  }
 }
 
 /**

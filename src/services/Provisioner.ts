@@ -9,6 +9,7 @@
  */
 import type { Duration, Effect, Redacted, Scope } from "effect"
 import type { HttpClient } from "effect/http"
+import type { ServerErrorHook } from "../client/ActionClient.ts"
 import type { InvalidOptionsError, RuntimeError, RuntimeStartError } from "../schema/errors.ts"
 import type { RuntimeCapabilities } from "./Runtime.ts"
 
@@ -52,6 +53,11 @@ export interface ProvisionedSandbox {
     readonly stopped: Effect.Effect<void>
     readonly explain: Effect.Effect<Disconnect | undefined>
   }
+  /**
+   * How the client reads the server's 404 and 5xx answers when a proxy before it gives them a
+   * meaning (a remote runtime's 503 "paused": resume, then send again); default: disconnected.
+   */
+  readonly serverError?: ServerErrorHook
   /**
    * Run when the sandbox is handed to a runtime (at once, or when taken from a warm pool), in the
    * runtime's scope: what must live as long as the runtime (forwarding logs), and URLs that need

@@ -6,17 +6,12 @@
  * no buildx needed); the build log goes to the Effect logger.
  */
 import { Context, Effect, Layer } from "effect"
-import { spawnSync } from "node:child_process"
-import { createHash } from "node:crypto"
-import { existsSync, readFileSync, statSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { pack } from "tar-stream"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { buildContext, payloadDirectory, readManifest, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
 import { engineBuild } from "./engineBuild.ts"
-import { type ImageRequirements, PREFLIGHT_MARK, preflightScript } from "./preflight.ts"
+import { type ImageRequirements, PREFLIGHT_MARK } from "./preflight.ts"
 
 export interface ImageOptions {
   /** Any image with a glibc userland (see docs/image-contract.md). */
@@ -30,76 +25,6 @@ export interface ImageOptions {
 }
 
 export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
-/** Every runtime image carries its own tag under this label (found again when the tag moves on). */
-const TAG_LABEL = "effect-sandbox.runtime-image"
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const fromSource = import.meta.url.endsWith(".ts")
-
-let payloadBuilt = false
-/**
- * The payload directory. Running from source, it is rebuilt once per process, so
- * images always carry the current code; an installed package ships it built.
- */
-const payloadDirectory = Effect.suspend(() => {
-  const packageRoot = fromSource ? root : join(root, "..")
-  const dir = join(packageRoot, "payload")
-  if (fromSource && !payloadBuilt) {
-    const result = spawnSync(process.execPath, [join(packageRoot, "scripts", "build-payload.ts")], { encoding: "utf8" })
-    if (result.status !== 0) {
-      return Effect.fail(new RuntimeStartError({ message: `Cannot build the server payload: ${result.stderr}` }))
-    }
-    payloadBuilt = true
-  }
-  return existsSync(join(dir, "manifest.json"))
-    ? Effect.succeed(dir)
-    : Effect.fail(
-      new RuntimeStartError({
-        message:
-          `The server payload is missing at ${dir}: reinstall effect-sandbox (its package ships the payload), or in a checkout run \`npm run build\`.`
-      })
-    )
-})
-
-interface Manifest {
-  readonly hash: string
-  readonly files: ReadonlyArray<string>
-}
-
-/** The build context: Dockerfile, preflight script, Node binary and payload. */
-const buildContext = (baseImageId: string, payload: string, manifest: Manifest, options: ImageOptions, tag: string) => {
-  const tar = pack()
-  const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
-  file(
-    "Dockerfile",
-    [
-      `FROM ${baseImageId}`,
-      // Node and the payload first: runtime images that differ only in their preflight share these layers.
-      "COPY opt/bin /opt/effect-sandbox/bin",
-      "COPY opt/payload /opt/effect-sandbox/payload",
-      "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
-      "USER root",
-      "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
-      `LABEL ${TAG_LABEL}="${tag}"`,
-      ""
-    ].join("\n")
-  )
-  file("opt/preflight.sh", preflightScript(options.userId, options.username, options.requires), 0o755)
-  file("opt/bin/node", readFileSync(process.execPath), 0o755)
-  for (const name of manifest.files) {
-    const path = join(payload, name)
-    file(`opt/payload/${name}`, readFileSync(path), statSync(path).mode & 0o777)
-  }
-  tar.finalize()
-  // A streamx Readable: it pipes into dockerode's request like a Node stream.
-  return tar as unknown as NodeJS.ReadableStream
-}
-
-/** The requirements as part of the tag (nothing when none, so such tags do not change). */
-const requirementKey = (requires: ImageRequirements = {}): Array<string | boolean> =>
-  requires.ipythonPython === undefined && requires.chromium !== true
-    ? []
-    : [requires.ipythonPython ?? "", requires.chromium === true]
 
 /** The image tag for `options`, building it when it does not exist (or when forced). */
 const ensureRuntimeImage = (
@@ -118,19 +43,8 @@ const ensureRuntimeImage = (
         )
       )
     const payload = yield* payloadDirectory
-    const manifest: Manifest = JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8"))
-    const hash = createHash("sha256")
-      .update(JSON.stringify([
-        base.Id,
-        manifest.hash,
-        process.version,
-        options.userId,
-        options.username,
-        ...requirementKey(options.requires)
-      ]))
-      .digest("hex")
-      .slice(0, 16)
-    const tag = `${RUNTIME_IMAGE_REPOSITORY}:${hash}`
+    const manifest = readManifest(payload)
+    const tag = `${RUNTIME_IMAGE_REPOSITORY}:${runtimeImageHash(base.Id, manifest, options)}`
     const exists = yield* Effect.promise(() =>
       docker.getImage(tag).inspect().then(() => true, () => false)
     )
@@ -138,20 +52,21 @@ const ensureRuntimeImage = (
 
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
-    yield* engineBuild(buildContext(base.Id, payload, manifest, options, tag), tag).pipe(
-      Effect.catchTag("BuildFailed", ({ error, log }) => {
-        const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
-        return Effect.fail(
-          new RuntimeStartError({
-            message: preflight === undefined
-              ? `Docker: building ${tag} failed: ${error}\n${log.slice(-15).join("\n")}`
-              : `The base image ${options.baseImage} cannot host the sandbox: ${
-                preflight.slice(preflight.indexOf(PREFLIGHT_MARK) + PREFLIGHT_MARK.length).trim()
-              }`
-          })
-        )
-      })
-    )
+    yield* engineBuild(buildContext(base.Id, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, tag)
+      .pipe(
+        Effect.catchTag("BuildFailed", ({ error, log }) => {
+          const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
+          return Effect.fail(
+            new RuntimeStartError({
+              message: preflight === undefined
+                ? `Docker: building ${tag} failed: ${error}\n${log.slice(-15).join("\n")}`
+                : `The base image ${options.baseImage} cannot host the sandbox: ${
+                  preflight.slice(preflight.indexOf(PREFLIGHT_MARK) + PREFLIGHT_MARK.length).trim()
+                }`
+            })
+          )
+        })
+      )
     yield* removeSupersededBuilds(tag)
     return tag
   })

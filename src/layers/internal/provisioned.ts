@@ -92,6 +92,7 @@ const runtimeOn = (
       status,
       retrySchedule: options.schedules?.retry,
       sandboxGone: () => gone,
+      serverError: box.serverError,
       ...(disconnect === undefined ? {} : { explainDisconnect: Effect.map(disconnect.explain, (why) => why?.message) }),
       info: {
         id: box.id,

@@ -1,0 +1,145 @@
+/**
+ * A runtime image's build context, for every builder of one (the local engine's ImageBuilder, a
+ * runtime API's `/build`): the action server payload and a Node binary under /opt/effect-sandbox
+ * over any glibc base, the preflight that checks the base can host the sandbox, and the tag's hash.
+ */
+import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, readFileSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { pack } from "tar-stream"
+import { DEFAULT_PYTHON } from "../../executor/ActionExecutor.ts"
+import { startupEnv } from "../../runtime/options.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
+import { PYTHON_VARIABLE, serverToolEnv } from "../../server/commandLine.ts"
+import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"
+import { type ImageRequirements, preflightScript } from "../docker/preflight.ts"
+import { toolCapabilities } from "./serverTools.ts"
+
+/** Every runtime image carries its own tag under this label (found again when the tag moves on). */
+export const TAG_LABEL = "effect-sandbox.runtime-image"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+const fromSource = import.meta.url.endsWith(".ts")
+
+let payloadBuilt = false
+/**
+ * The payload directory. Running from source, it is rebuilt once per process, so
+ * images always carry the current code; an installed package ships it built.
+ */
+export const payloadDirectory = Effect.suspend(() => {
+  const packageRoot = fromSource ? root : join(root, "..")
+  const dir = join(packageRoot, "payload")
+  if (fromSource && !payloadBuilt) {
+    const result = spawnSync(process.execPath, [join(packageRoot, "scripts", "build-payload.ts")], { encoding: "utf8" })
+    if (result.status !== 0) {
+      return Effect.fail(new RuntimeStartError({ message: `Cannot build the server payload: ${result.stderr}` }))
+    }
+    payloadBuilt = true
+  }
+  return existsSync(join(dir, "manifest.json"))
+    ? Effect.succeed(dir)
+    : Effect.fail(
+      new RuntimeStartError({
+        message:
+          `The server payload is missing at ${dir}: reinstall effect-sandbox (its package ships the payload), or in a checkout run \`npm run build\`.`
+      })
+    )
+})
+
+/** The payload's manifest: its hash (part of the image tag) and its files. */
+export interface Manifest {
+  readonly hash: string
+  readonly files: ReadonlyArray<string>
+}
+
+/** What a runtime image is built for beyond its base: the sandbox's user and what its tools need. */
+export interface ImageContextOptions {
+  readonly userId: number
+  readonly username: string
+  readonly requires?: ImageRequirements
+}
+
+export const readManifest = (payload: string): Manifest =>
+  JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8"))
+
+/**
+ * The build context (a tar stream): Dockerfile, preflight script, Node binary and payload, `FROM`
+ * the base (an image id on a local engine, a reference for a remote builder).
+ */
+export const buildContext = (
+  from: string,
+  payload: string,
+  manifest: Manifest,
+  options: ImageContextOptions,
+  tag: string
+) => {
+  const tar = pack()
+  const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
+  file(
+    "Dockerfile",
+    [
+      `FROM ${from}`,
+      // Node and the payload first: runtime images that differ only in their preflight share these layers.
+      "COPY opt/bin /opt/effect-sandbox/bin",
+      "COPY opt/payload /opt/effect-sandbox/payload",
+      "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
+      "USER root",
+      "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
+      `LABEL ${TAG_LABEL}="${tag}"`,
+      ""
+    ].join("\n")
+  )
+  file("opt/preflight.sh", preflightScript(options.userId, options.username, options.requires), 0o755)
+  file("opt/bin/node", readFileSync(process.execPath), 0o755)
+  for (const name of manifest.files) {
+    const path = join(payload, name)
+    file(`opt/payload/${name}`, readFileSync(path), statSync(path).mode & 0o777)
+  }
+  tar.finalize()
+  // A streamx Readable: it pipes into dockerode's request like a Node stream.
+  return tar
+}
+
+/** The requirements as part of the tag (nothing when none, so such tags do not change). */
+const requirementKey = (requires: ImageRequirements = {}): Array<string | boolean> =>
+  requires.ipythonPython === undefined && requires.chromium !== true
+    ? []
+    : [requires.ipythonPython ?? "", requires.chromium === true]
+
+/**
+ * The tag's hash: the base, the payload, the Node version and the build options, so an unchanged
+ * input is never rebuilt.
+ */
+export const runtimeImageHash = (base: string, manifest: Manifest, options: ImageContextOptions): string =>
+  createHash("sha256")
+    .update(JSON.stringify([
+      base,
+      manifest.hash,
+      process.version,
+      options.userId,
+      options.username,
+      ...requirementKey(options.requires)
+    ]))
+    .digest("hex")
+    .slice(0, 16)
+
+/** What the image must carry for the tools asked for (the preflight names what it lacks). */
+export const imageRequirements = (
+  options: RuntimeTools & Pick<RuntimeOptions, "env">,
+  sandbox: SandboxConfig
+): ImageRequirements => {
+  const capabilities = toolCapabilities(options, { pause: true })
+  return {
+    ...(capabilities.ipython
+      // The interpreter the server will run: the tools' setting, else one the environment names.
+      ? {
+        ipythonPython: { ...startupEnv(sandbox, options), ...serverToolEnv(options) }[PYTHON_VARIABLE] ?? DEFAULT_PYTHON
+      }
+      : {}),
+    ...(capabilities.browser ? { chromium: true } : {})
+  }
+}

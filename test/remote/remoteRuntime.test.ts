@@ -1,0 +1,249 @@
+/**
+ * RemoteRuntime against a scripted runtime API (test/remote/scriptedApi.ts) whose runtime URL is a
+ * proxy to a real action server: what the client sends (X-API-Key, the `/start` body), the session
+ * flow (start, attach, resume), the pod wait and its failures with OpenHands' texts, the release
+ * policy, the action-server error mapping and the API retries.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { Runtime } from "../../src/index.ts"
+import { apiRetrySchedule, podStatusSchedule, RemoteRuntime, type RemoteRuntimeOptions } from "../../src/remote.ts"
+import { API_KEY, echo, IMAGE, options, pod, ready, session, startError, withActionServer } from "./helpers.ts"
+import { scriptedApi } from "./scriptedApi.ts"
+
+describe("RemoteRuntime", () => {
+  it("exports its policies as schedules", () => {
+    assert.isTrue(Schedule.isSchedule(apiRetrySchedule))
+    assert.isTrue(Schedule.isSchedule(podStatusSchedule))
+  })
+
+  it.live("starts a runtime (429 twice, pod pending then ready), runs a command on it, stops it on release", () =>
+    Effect.gen(function*() {
+      const api = yield* withActionServer((url, key) => ({
+        "GET /sessions/s-start": [{ status: 404, body: { detail: "no such session" } }],
+        "POST /start": [{ status: 429 }, { status: 429 }, {
+          status: 200,
+          body: { runtime_id: "rt-1", url, work_hosts: { "http://work-1.example": 12000 }, session_api_key: key }
+        }],
+        "GET /runtime/rt-1": [pod("not found"), pod("pending"), pod("running"), ready],
+        "POST /stop": [{ status: 200 }]
+      }))
+      const result = yield* echo.pipe(
+        Effect.provide(
+          RemoteRuntime.layer(options(api, { sessionId: "s-start", runtimeClass: "sysbox", resourceFactor: 2 }))
+        )
+      )
+      assert.deepStrictEqual({ content: result.content, exitCode: result.exitCode }, {
+        content: "remote-42",
+        exitCode: 0
+      })
+      assert.strictEqual(result.info.kind, "remote")
+      assert.strictEqual(result.info.id, "s-start")
+      assert.strictEqual(result.info.workspace, "/workspace")
+      assert.strictEqual(result.info.urls["app-12000"], "http://work-1.example")
+      assert.deepStrictEqual(api.calls(), [
+        "GET /sessions/s-start",
+        "POST /start",
+        "POST /start",
+        "POST /start",
+        "GET /runtime/rt-1",
+        "GET /runtime/rt-1",
+        "GET /runtime/rt-1",
+        "GET /runtime/rt-1",
+        "POST /stop"
+      ])
+      for (const request of api.requests) assert.strictEqual(request.headers["x-api-key"], API_KEY)
+      const start = api.requests[1]!.body as Record<string, unknown>
+      const command = start["command"] as Array<string>
+      assert.deepStrictEqual(command.slice(0, 5), [
+        "/opt/effect-sandbox/bin/node",
+        "/opt/effect-sandbox/payload/server.mjs",
+        "60000",
+        "--working-dir",
+        "/workspace"
+      ])
+      assert.includeMembers(command, ["--host", "0.0.0.0", "--restrict-to-workspace"])
+      assert.strictEqual(start["image"], IMAGE)
+      assert.strictEqual(start["working_dir"], "/workspace")
+      assert.strictEqual(start["session_id"], "s-start")
+      assert.strictEqual(start["resource_factor"], 2)
+      assert.strictEqual(start["runtime_class"], "sysbox-runc")
+      const environment = start["environment"] as Record<string, string>
+      assert.strictEqual(environment["RUNTIME_ID"], "s-start")
+      assert.match(environment["SESSION_API_KEY"]!, /^[\w-]{32}$/)
+      assert.deepStrictEqual(api.requests.at(-1)!.body, { runtime_id: "rt-1" })
+    }))
+
+  it.live("a crash-looping pod fails the start with OpenHands' text, and the runtime is stopped", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({
+        "GET /sessions/s-crash": [{ status: 404 }],
+        "POST /start": [{ status: 200, body: { runtime_id: "rt-1", url: "http://127.0.0.1:9/rt" } }],
+        "GET /runtime/rt-1": [pod("pending"), pod("CrashLoopBackOff")],
+        "POST /stop": [{ status: 200 }]
+      })
+      const message = yield* startError(RemoteRuntime.layer(options(api, { sessionId: "s-crash" })))
+      assert.strictEqual(
+        message,
+        "Runtime crashed and is being restarted, potentially due to memory usage. Please try again."
+      )
+      assert.deepStrictEqual(api.calls().slice(-1), ["POST /stop"])
+    }))
+
+  it.live("a failed pod's status is in the error", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({
+        "GET /sessions/s-failed": [{ status: 404 }],
+        "POST /start": [{ status: 200, body: { runtime_id: "rt-1", url: "http://127.0.0.1:9/rt" } }],
+        "GET /runtime/rt-1": [pod("Failed")],
+        "POST /stop": [{ status: 200 }]
+      })
+      const message = yield* startError(RemoteRuntime.layer(options(api, { sessionId: "s-failed" })))
+      assert.strictEqual(message, "Runtime is unavailable (status: failed). Please try again.")
+    }))
+
+  it.live("attachToExisting without a runtime: OpenHands' not-found text, nothing started", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({ "GET /sessions/s-none": [{ status: 404 }] })
+      const message = yield* startError(
+        RemoteRuntime.layer(options(api, { sessionId: "s-none", attachToExisting: true }))
+      )
+      assert.strictEqual(message, "Could not find existing runtime for SID: s-none")
+      assert.deepStrictEqual(api.calls(), ["GET /sessions/s-none"])
+    }))
+
+  it.live("a paused session is resumed and used; kept alive, it is paused again on release", () =>
+    Effect.gen(function*() {
+      const api = yield* withActionServer((url, key) => ({
+        "GET /sessions/s-paused": [session("paused", url, key)],
+        "POST /resume": [{ status: 200 }],
+        "GET /runtime/rt-1": [pod("pending"), ready],
+        "POST /pause": [{ status: 200 }]
+      }))
+      const result = yield* echo.pipe(
+        Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-paused", keepRuntimeAlive: true })))
+      )
+      assert.strictEqual(result.content, "remote-42")
+      assert.deepStrictEqual(api.calls(), [
+        "GET /sessions/s-paused",
+        "POST /resume",
+        "GET /runtime/rt-1",
+        "GET /runtime/rt-1",
+        "POST /pause"
+      ])
+      assert.deepStrictEqual(api.requests[1]!.body, { runtime_id: "rt-1" })
+    }))
+
+  it.live("a running session is attached to; kept alive without pauseClosedRuntimes, release leaves it", () =>
+    Effect.gen(function*() {
+      const api = yield* withActionServer((url, key) => ({
+        "GET /sessions/s-running": [session("running", url, key)]
+      }))
+      const result = yield* echo.pipe(
+        Effect.provide(
+          RemoteRuntime.layer(
+            options(api, { sessionId: "s-running", keepRuntimeAlive: true, pauseClosedRuntimes: false })
+          )
+        )
+      )
+      assert.strictEqual(result.content, "remote-42")
+      assert.deepStrictEqual(api.calls(), ["GET /sessions/s-running"])
+    }))
+
+  it.live("503 from a kept-alive runtime: resumed, the action sent once more; 502: OpenHands' disconnect text", () =>
+    Effect.gen(function*() {
+      const api = yield* withActionServer((url, key) => ({
+        "GET /sessions/s-503": [session("running", url, key)],
+        "POST /resume": [{ status: 200 }],
+        "GET /runtime/rt-1": [ready],
+        "POST /pause": [{ status: 200 }]
+      }))
+      const outcome = yield* Effect.gen(function*() {
+        const rt = yield* Runtime
+        api.proxyFailures.push(503)
+        const resumed = yield* rt.runCommand("echo after-resume")
+        api.proxyFailures.push(502)
+        const lost = yield* Effect.flip(rt.runCommand("echo never"))
+        return { resumed: resumed.content.trim(), lost }
+      }).pipe(Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-503", keepRuntimeAlive: true }))))
+      assert.strictEqual(outcome.resumed, "after-resume")
+      assert.strictEqual(outcome.lost._tag, "RuntimeDisconnectedError")
+      assert.strictEqual(
+        outcome.lost.message,
+        "Runtime is temporarily unavailable. This may be due to a restart or network issue, please try again. " +
+          "Original error: HTTP 502 proxy says 502"
+      )
+      assert.deepStrictEqual(api.calls(), [
+        "GET /sessions/s-503",
+        "POST /resume",
+        "GET /runtime/rt-1",
+        "POST /pause"
+      ])
+    }))
+
+  it.live("404 from the runtime's URL: OpenHands' not-responding text", () =>
+    Effect.gen(function*() {
+      const api = yield* withActionServer((url, key) => ({
+        "GET /sessions/s-404": [session("running", url, key)],
+        "POST /stop": [{ status: 200 }]
+      }))
+      const error = yield* Effect.gen(function*() {
+        const rt = yield* Runtime
+        api.proxyFailures.push(404)
+        return yield* Effect.flip(rt.runCommand("echo never"))
+      }).pipe(Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-404" }))))
+      assert.strictEqual(
+        error.message,
+        "Runtime is not responding. This may be temporary, please try again. Original error: HTTP 404 proxy says 404"
+      )
+      assert.deepStrictEqual(api.calls(), ["GET /sessions/s-404", "POST /stop"])
+    }))
+
+  it.live("an API that keeps answering 429 fails the start once the api schedule ends", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({ "GET /sessions/s-busy": [{ status: 429 }] })
+      const message = yield* startError(RemoteRuntime.layer(options(api, { sessionId: "s-busy" })))
+      assert.strictEqual(
+        message,
+        `The runtime API at ${api.url} did not answer GET /sessions/s-busy: HTTP 429 (too many requests)`
+      )
+      assert.deepStrictEqual(api.calls(), Array(3).fill("GET /sessions/s-busy"))
+    }))
+
+  it.live("without a key: OpenHands' text, nothing sent", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({})
+      const { apiKey: _, ...noKey } = options(api)
+      const previous = process.env["SANDBOX_API_KEY"]
+      delete process.env["SANDBOX_API_KEY"]
+      const message = yield* startError(RemoteRuntime.layer(noKey)).pipe(
+        Effect.ensuring(
+          Effect.sync(() => previous === undefined ? undefined : process.env["SANDBOX_API_KEY"] = previous)
+        )
+      )
+      assert.strictEqual(
+        message,
+        "API key is required to use the remote runtime. Please set the API key in the config (config.toml) or as " +
+          "an environment variable (SANDBOX_API_KEY)."
+      )
+      assert.deepStrictEqual(api.calls(), [])
+    }))
+
+  it.live("a bad runtimeClass and a host workspace are refused before anything is sent", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({})
+      const badClass = yield* startError(
+        RemoteRuntime.layer(options(api, { runtimeClass: "kata" as "gvisor" }))
+      )
+      assert.match(badClass, /^Invalid RemoteRuntime options: runtimeClass: /)
+      const workspace = yield* startError(
+        RemoteRuntime.layer({ ...options(api), workspace: "/tmp" } as RemoteRuntimeOptions)
+      )
+      assert.strictEqual(
+        workspace,
+        "Invalid RemoteRuntime options: workspace: not for a remote runtime (its workspace is /workspace in the " +
+          "sandbox, its limits the runtime API's)"
+      )
+      assert.deepStrictEqual(api.calls(), [])
+    }))
+})
