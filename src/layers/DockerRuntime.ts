@@ -193,8 +193,8 @@ const containerSpec = (input: {
   return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
 }
 
-/** What the image must carry for the tools asked for (the preflight names what it lacks). */
-const imageRequirements = (options: DockerRuntimeOptions, sandbox: SandboxConfig): ImageRequirements => {
+/** What the image must carry for the tools asked for (the preflight names what it lacks; KubernetesRuntime builds the same). */
+export const imageRequirements = (options: RuntimeOptions, sandbox: SandboxConfig): ImageRequirements => {
   const capabilities = toolCapabilities(options, { pause: true })
   return {
     ...(capabilities.ipython

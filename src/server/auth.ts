@@ -12,25 +12,21 @@
  */
 import { Effect, Redacted } from "effect"
 import { type Headers, HttpRouter, HttpServerRequest } from "effect/http"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { timingSafeEqual } from "node:crypto"
 import { answerRouteNotFound } from "./notFound.ts"
 import { parseRequestTarget } from "./requestTarget.ts"
 import { detail } from "./responses.ts"
 import { ENDPOINTS } from "./routes/paths.ts"
+import { keyDigest } from "./sessionKey.ts"
 
 const OPEN_PATHS: ReadonlySet<string> = new Set([ENDPOINTS.alive[1], ENDPOINTS.serverInfo[1]])
 
-const digest = (value: string) => createHash("sha256").update(value).digest()
-
 const bearer = (header: string | undefined) => header?.startsWith("Bearer ") ? header.slice(7) : undefined
 
-/** Does a request with these headers carry `key`? */
-const keyCheck = (key: Redacted.Redacted<string>) => {
-  const expected = digest(Redacted.value(key))
-  return (headers: Headers.Headers): boolean => {
-    const given = headers["x-session-api-key"] ?? bearer(headers["authorization"])
-    return typeof given === "string" && timingSafeEqual(digest(given), expected)
-  }
+/** Does a request with these headers carry the key whose SHA-256 is `expected`? */
+const keyCheck = (expected: Redacted.Redacted<Buffer>) => (headers: Headers.Headers): boolean => {
+  const given = headers["x-session-api-key"] ?? bearer(headers["authorization"])
+  return typeof given === "string" && timingSafeEqual(keyDigest(given), Redacted.value(expected))
 }
 
 /**
@@ -43,9 +39,9 @@ const rawTarget = (request: HttpServerRequest.HttpServerRequest): string => {
   return typeof url === "string" ? url : request.url
 }
 
-/** The global middleware: target check, then (with `key`) authentication, then 404/405 answers. */
-export const requestGate = (key: Redacted.Redacted<string> | undefined) => {
-  const authorised = key === undefined ? () => true : keyCheck(key)
+/** The global middleware: target check, then (with a key's digest) authentication, then 404/405 answers. */
+export const requestGate = (keySha256: Redacted.Redacted<Buffer> | undefined) => {
+  const authorised = keySha256 === undefined ? () => true : keyCheck(keySha256)
   return HttpRouter.middleware((httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
