@@ -36,14 +36,15 @@ export const standInLayer = (
   options: KubernetesRuntimeOptions = {}
 ) => KubernetesRuntime.layer({ kubeConfig: cluster.kubeConfig, baseImage: cluster.image, ...options })
 
+const names = (list: { items: ReadonlyArray<{ metadata?: { name?: string } }> }) =>
+  list.items.map((item) => item.metadata?.name)
+
 /** The names of every object carrying the session's labels, by kind (empty lists: nothing left). */
 export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string) =>
   Effect.promise(async () => {
     const core = kubeConfig.makeApiClient(CoreV1Api)
     const networking = kubeConfig.makeApiClient(NetworkingV1Api)
     const labelSelector = `effect-sandbox.session=${sessionId}`
-    const names = (list: { items: ReadonlyArray<{ metadata?: { name?: string } }> }) =>
-      list.items.map((item) => item.metadata?.name)
     return {
       pods: names(await core.listNamespacedPod({ namespace, labelSelector })),
       services: names(await core.listNamespacedService({ namespace, labelSelector })),

@@ -61,6 +61,8 @@ export const portForwardDialer = (
     ws.on("close", () => socket.destroy())
     ws.on("error", () => socket.destroy())
     socket.on("close", () => ws.close())
+    // A request written after the drop but before its close arrived would go nowhere: end it now.
+    socket.on("data", () => ws.readyState === ws.OPEN || socket.destroy())
   }, () => socket.destroy())
 }
 
