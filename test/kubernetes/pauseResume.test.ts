@@ -8,7 +8,7 @@ import { assert, it } from "@effect/vitest"
 import { CoreV1Api } from "@kubernetes/client-node"
 import { Effect, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import { CmdRunAction } from "../../src/index.ts"
+import { CmdOutputObservation, CmdRunAction } from "../../src/index.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { assertEngineClean, namespace, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
@@ -24,7 +24,11 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         const pod = `effect-sandbox-${sessionId}`
         const { rt, release } = yield* buildRuntime(standInLayer(cluster, { sessionId }))
         const status = rt.status.pipe(Stream.runHead, Effect.map(Option.getOrThrow))
-        const run = (command: string) => rt.run(new CmdRunAction({ command }))
+        const run = (command: string) =>
+          rt.run(new CmdRunAction({ command })).pipe(Effect.map((observation) => {
+            assert.instanceOf(observation, CmdOutputObservation)
+            return observation
+          }))
         assert.strictEqual((yield* run("echo kept > /workspace/note.txt && export MOOD=set && echo ok")).exitCode, 0)
 
         yield* rt.pause

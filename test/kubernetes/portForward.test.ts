@@ -24,10 +24,10 @@ const accepts = (url: string) =>
     socket.once("error", () => resume(Effect.succeed(false)))
   })
 
+const echo = (text: string) => new CmdRunAction({ command: `echo ${text}` })
+
 describeDocker("KubernetesRuntime connections (stand-in)", () => {
   const cluster = useStandIn()
-
-  const echo = (text: string) => new CmdRunAction({ command: `echo ${text}` })
 
   it.live("re-opens a dropped port-forward: the action after the drop succeeds", () =>
     Effect.gen(function*() {
@@ -43,6 +43,7 @@ describeDocker("KubernetesRuntime connections (stand-in)", () => {
       // The drop reaches this side in milliseconds (an agent's next call comes far later).
       yield* Effect.sleep("200 millis")
       const after = yield* rt.run(echo("after"))
+      assert.instanceOf(after, CmdOutputObservation)
       assert.strictEqual(after.exitCode, 0)
       assert.strictEqual(after.content.trim(), "after")
       // Every forward cut again, mid-session: still served.

@@ -55,14 +55,13 @@ describeDocker("KubernetesRuntime session key (stand-in)", () => {
       assert.deepStrictEqual((yield* sessionObjects(cluster.kubeConfig, sessionId)).pods, [pod])
 
       // What keepRuntimeAlive kept is the user's to delete.
-      for (
-        const remove of [
-          () => core.deleteNamespacedPod({ name: pod, namespace, gracePeriodSeconds: 0 }),
-          () => core.deleteNamespacedService({ name: `${pod}-svc`, namespace }),
-          () => core.deleteNamespacedSecret({ name: `${pod}-key`, namespace }),
-          () => core.deleteNamespacedPersistentVolumeClaim({ name: `${pod}-pvc`, namespace })
-        ]
-      ) yield* Effect.promise(remove)
+      const removals: ReadonlyArray<() => Promise<unknown>> = [
+        () => core.deleteNamespacedPod({ name: pod, namespace, gracePeriodSeconds: 0 }),
+        () => core.deleteNamespacedService({ name: `${pod}-svc`, namespace }),
+        () => core.deleteNamespacedSecret({ name: `${pod}-key`, namespace }),
+        () => core.deleteNamespacedPersistentVolumeClaim({ name: `${pod}-pvc`, namespace })
+      ]
+      for (const remove of removals) yield* Effect.promise(remove)
       yield* Effect.promise(async () => {
         for (let i = 0; i < 100 && (await core.listNamespacedPod({ namespace })).items.length > 0; i++) {
           await new Promise((resolve) => setTimeout(resolve, 100))
