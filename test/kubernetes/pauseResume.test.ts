@@ -6,7 +6,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import { CoreV1Api } from "@kubernetes/client-node"
-import { Effect, Option, Stream } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { CmdOutputObservation, CmdRunAction } from "../../src/index.ts"
 import { buildRuntime } from "../docker/helpers.ts"
@@ -23,7 +23,6 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         const sessionId = `pr-${randomBytes(4).toString("hex")}`
         const pod = `effect-sandbox-${sessionId}`
         const { rt, release } = yield* buildRuntime(standInLayer(cluster, { sessionId }))
-        const status = rt.status.pipe(Stream.runHead, Effect.map(Option.getOrThrow))
         const run = (command: string) =>
           rt.run(new CmdRunAction({ command })).pipe(Effect.map((observation) => {
             assert.instanceOf(observation, CmdOutputObservation)
@@ -32,7 +31,7 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         assert.strictEqual((yield* run("echo kept > /workspace/note.txt && export MOOD=set && echo ok")).exitCode, 0)
 
         yield* rt.pause
-        assert.strictEqual(yield* status, "PAUSED")
+        assert.strictEqual(yield* rt.currentStatus, "PAUSED")
         const paused = yield* sessionObjects(cluster.kubeConfig, sessionId)
         assert.deepStrictEqual(paused, {
           pods: [],
@@ -44,7 +43,7 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         yield* assertEngineClean(cluster.standIn, false)
 
         yield* rt.resume
-        assert.strictEqual(yield* status, "READY")
+        assert.strictEqual(yield* rt.currentStatus, "READY")
         const after = yield* run("cat /workspace/note.txt; echo \"mood=${MOOD:-unset}\"")
         assert.strictEqual(after.content.trim(), "kept\nmood=unset")
 

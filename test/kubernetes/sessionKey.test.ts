@@ -39,7 +39,7 @@ describeDocker("KubernetesRuntime session key (stand-in)", () => {
         `A=${a}; B=${b}; K="$A$B"`,
         `env | grep -cF -- "$K"`,
         `grep -cF -- "$K" /proc/1/environ /proc/1/cmdline`,
-        `grep -rlF -- "$K" /tmp /workspace /home /opt /etc /run /var 2>/dev/null | wc -l`,
+        `grep -rlF -- "$K" /tmp /workspace /home /run /etc /opt/effect-sandbox 2>/dev/null | wc -l`,
         // The digest the server checks against is not passed on to commands either.
         `env | grep -c EFFECT_SANDBOX_SESSION_API_KEY`
       ].join("; ")
