@@ -18,7 +18,7 @@ import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
-import { PYTHON_VARIABLE, serverCommand, serverEnv, serverToolEnv } from "../server/commandLine.ts"
+import { PYTHON_VARIABLE, sandboxServerEnv, serverCommand, serverToolEnv } from "../server/commandLine.ts"
 import type { Disconnect, ProvisionedSandbox, Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
 import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
@@ -125,17 +125,11 @@ const containerSpec = (input: {
       Options: {}
     }]
     : undefined
-  const env = serverEnv({
-    env: startupEnv(sandbox, options),
-    tools: options,
-    sessionId: input.sessionId,
-    noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-    extra: {
-      ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
-      // Not the key itself: where the server finds it (docker/sessionKey.ts).
-      ...sessionKeyFileEnv,
-      ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
-    }
+  const env = sandboxServerEnv(sandbox, options, input.sessionId, {
+    ...(sandbox.cudaVisibleDevices === null ? {} : { CUDA_VISIBLE_DEVICES: sandbox.cudaVisibleDevices }),
+    // Not the key itself: where the server finds it (docker/sessionKey.ts).
+    ...sessionKeyFileEnv,
+    ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
   })
   const spec: Docker.ContainerCreateOptions = {
     name: input.name,

@@ -7,9 +7,9 @@
  */
 import type { V1PodTemplateSpec } from "@kubernetes/client-node"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
-import { restrictsToWorkspace, startupEnv } from "../../runtime/options.ts"
+import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
-import { serverCommand, serverEnv } from "../../server/commandLine.ts"
+import { sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 
 /** The action server's port in the pod (OpenHands' 8080). */
@@ -44,15 +44,9 @@ const resourcesOf = (options: KubernetesRuntimeOptions) => ({
 export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
   const { options, sandbox } = input
   const uid = options.userId ?? 1000
-  const env = serverEnv({
-    env: startupEnv(sandbox, options),
-    tools: options,
-    sessionId: input.sessionId,
-    noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-    extra: {
-      [SESSION_KEY_SHA256_VARIABLE]: input.keySha256,
-      ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
-    }
+  const env = sandboxServerEnv(sandbox, options, input.sessionId, {
+    [SESSION_KEY_SHA256_VARIABLE]: input.keySha256,
+    ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
   })
   return {
     metadata: { labels: { ...input.labels }, annotations: { ...input.annotations } },
