@@ -2,7 +2,7 @@
  * The session key never enters the pod: its server gets only the key's SHA-256, and the key itself
  * lives in a Secret the pod does not mount (read back by `attach`). A command in the pod finds the
  * key nowhere: not in its environment, not in the server's (/proc/1/environ) or command line, not
- * in a file. `attach` by session id reaches the kept pod with the key from the Secret, and its
+ * in a file; the server still refuses a wrong key and takes the right one. `attach` by session id reaches the kept pod with the key from the Secret, and its
  * release leaves the pod running.
  */
 import { assert, it } from "@effect/vitest"
@@ -45,6 +45,18 @@ describeDocker("KubernetesRuntime session key (stand-in)", () => {
       ].join("; ")
       const found = yield* started.rt.run(new CmdRunAction({ command: search }))
       assert.strictEqual(found.content.trim(), ["0", "/proc/1/environ:0", "/proc/1/cmdline:0", "0", "0"].join("\n"))
+      // The server checks keys against the digest: a wrong one is refused, the key accepted.
+      const url = started.rt.info.urls["actionServer"]!
+      const listFiles = (key: string) =>
+        Effect.promise(() =>
+          fetch(`${url}/list_files`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-session-api-key": key },
+            body: JSON.stringify({ path: "/workspace" })
+          }).then(async (response) => [response.status, await response.text()] as const)
+        )
+      assert.deepStrictEqual(yield* listFiles(`${b}${a}`), [403, `{"detail":"Invalid API Key"}`])
+      assert.strictEqual((yield* listFiles(key))[0], 200)
       yield* started.release
 
       // Kept alive: attach by session id, with the key read from the Secret.
