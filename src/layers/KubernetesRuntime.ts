@@ -117,13 +117,15 @@ const startSession = (
       sandbox
     })
     const { core, networking, namespace } = kube
-    yield* ensureClaim(kube, workspaceClaim(meta(names.pvc), options), options.deleteWorkspace === true && !kept)
+    // The key Secret first: it exists as long as a session of this id does, so a second start of a
+    // live session fails here, before it could touch that session's PVC.
     yield* createReleased(
       `Secret ${names.keySecret}`,
       () => core.createNamespacedSecret({ namespace, body: keySecret(meta(names.keySecret), key) }),
       () => core.deleteNamespacedSecret({ name: names.keySecret, namespace }),
       kept
     )
+    yield* ensureClaim(kube, workspaceClaim(meta(names.pvc), options), options.deleteWorkspace === true && !kept)
     yield* createPod(kube, names.pod, template)
     yield* deletePodOnRelease(kube, names.pod, kept)
     yield* createReleased(

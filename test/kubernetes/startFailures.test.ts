@@ -3,13 +3,15 @@
  * reason and events, as the stand-in's kubelet and scheduler report them: an image it cannot
  * pull, a server that exits at once (restartPolicy Never: the pod fails with the exit code and
  * log), a nodeSelector no node matches, and a memory limit the server cannot start in. Each
- * failed start leaves nothing behind. Bad options fail before anything is created.
+ * failed start leaves nothing behind; a second start of a live session fails without touching it.
+ * Bad options fail before anything is created.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import { InvalidOptionsError, RuntimeStartError } from "../../src/index.ts"
+import { CmdRunAction, InvalidOptionsError, RuntimeStartError } from "../../src/index.ts"
 import type { KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
+import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { assertEngineClean, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
 
@@ -75,6 +77,33 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
         error.message,
         `The pod ${pod} did not start: OOMKilled: the container exceeded its memory limit of 24Mi (exit code 137 (OOMKilled))`
       )
+    }), 120_000)
+
+  it.live("refuses a second start of a live session, leaving the first one whole", () =>
+    Effect.gen(function*() {
+      const sessionId = `sf-${randomBytes(4).toString("hex")}`
+      const first = yield* buildRuntime(standInLayer(cluster, { sessionId, deleteWorkspace: true }))
+      const error = yield* Effect.scoped(Layer.build(standInLayer(cluster, { sessionId, deleteWorkspace: true }))).pipe(
+        Effect.flip
+      )
+      assert.instanceOf(error, RuntimeStartError)
+      assert.strictEqual(
+        error.message,
+        `Cannot create Secret effect-sandbox-${sessionId}-key: secrets "effect-sandbox-${sessionId}-key" already exists`
+      )
+      const out = yield* first.rt.run(new CmdRunAction({ command: "echo still-here" }))
+      assert.strictEqual(out.content.trim(), "still-here")
+      const pod = `effect-sandbox-${sessionId}`
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
+        pods: [pod],
+        services: [`${pod}-svc`],
+        secrets: [`${pod}-key`],
+        ingresses: [],
+        claims: [`${pod}-pvc`]
+      })
+      yield* first.release
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), nothing)
+      yield* assertEngineClean(cluster.standIn)
     }), 120_000)
 
   it.live(
