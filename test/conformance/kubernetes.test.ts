@@ -9,10 +9,16 @@
 import { afterAll, assert, beforeAll } from "@effect/vitest"
 import { CoreV1Api } from "@kubernetes/client-node"
 import { Effect, Layer } from "effect"
+import { vi } from "vitest"
 import { describeDocker } from "../docker/infra.ts"
 import { standInLayer, useStandIn } from "../kubernetes/helpers.ts"
 import { leftovers } from "../kubernetes/standin/docker.ts"
 import { runConformance } from "./suite.ts"
+
+// A case starts its own pod (API calls, a container, the readiness probe, the watch) and waits for
+// it to be gone on release: seconds more than a container, which on a loaded machine took the
+// browser cases past the suite's 30 s.
+vi.setConfig({ testTimeout: 60_000 })
 
 describeDocker("kubernetes (stand-in, tools image)", () => {
   const cluster = useStandIn()
