@@ -47,11 +47,11 @@ describeDocker("KubernetesRuntime session key (stand-in)", () => {
       assert.strictEqual(found.content.trim(), ["0", "/proc/1/environ:0", "/proc/1/cmdline:0", "0", "0"].join("\n"))
       // The server checks keys against the digest: a wrong one is refused, the key accepted.
       const url = started.rt.info.urls["actionServer"]!
-      const listFiles = (key: string) =>
+      const listFiles = (given: string) =>
         Effect.promise(() =>
           fetch(`${url}/list_files`, {
             method: "POST",
-            headers: { "content-type": "application/json", "x-session-api-key": key },
+            headers: { "content-type": "application/json", "x-session-api-key": given },
             body: JSON.stringify({ path: "/workspace" })
           }).then(async (response) => [response.status, await response.text()] as const)
         )
