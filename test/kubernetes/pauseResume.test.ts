@@ -2,13 +2,14 @@
  * Pause deletes the pod and keeps the PVC and the key Secret; resume makes the pod again and waits
  * for it: files in the workspace survive, shell state (an exported variable) does not. Release
  * then deletes the pod, service and Secret but keeps the PVC (OpenHands' default), which
- * `deleteWorkspace: true` would have deleted too.
+ * `deleteWorkspace: true` would have deleted too. A pod deleted by someone else shows at once as
+ * a disconnect whose message says so.
  */
 import { assert, it } from "@effect/vitest"
 import { CoreV1Api } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import { CmdOutputObservation, CmdRunAction } from "../../src/index.ts"
+import { CmdOutputObservation, CmdRunAction, RuntimeDisconnectedError } from "../../src/index.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { assertEngineClean, namespace, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
@@ -61,5 +62,38 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         yield* assertEngineClean(cluster.standIn)
       }),
     240_000
+  )
+
+  it.live(
+    "a pod deleted under the runtime is a disconnect that says so, and release still cleans up",
+    () =>
+      Effect.gen(function*() {
+        const sessionId = `pr-${randomBytes(4).toString("hex")}`
+        const { rt, release } = yield* buildRuntime(standInLayer(cluster, { sessionId, deleteWorkspace: true }))
+        const statuses = yield* rt.status.pipe(
+          Stream.takeUntil((s) => s === "ERROR_RUNTIME_DISCONNECTED"),
+          Stream.runCollect,
+          Effect.forkChild
+        )
+        const core = cluster.kubeConfig.makeApiClient(CoreV1Api)
+        yield* Effect.promise(() => core.deleteNamespacedPod({ name: `effect-sandbox-${sessionId}`, namespace }))
+        assert.deepStrictEqual(
+          yield* Fiber.join(statuses),
+          ["STARTING_RUNTIME", "RUNTIME_STARTED", "READY", "ERROR_RUNTIME_DISCONNECTED"]
+        )
+        const error = yield* Effect.flip(rt.run(new CmdRunAction({ command: "echo too late" })))
+        assert.instanceOf(error, RuntimeDisconnectedError)
+        assert.include(error.message, "the pod is gone (deleted)")
+        yield* release
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
+          pods: [],
+          services: [],
+          secrets: [],
+          ingresses: [],
+          claims: []
+        })
+        yield* assertEngineClean(cluster.standIn)
+      }),
+    120_000
   )
 })
