@@ -54,6 +54,15 @@ export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string) =>
     }
   })
 
+/** `sessionObjects` of a session that left nothing. */
+export const noObjects: Readonly<Record<"pods" | "services" | "secrets" | "ingresses" | "claims", Array<string>>> = {
+  pods: [],
+  services: [],
+  secrets: [],
+  ingresses: [],
+  claims: []
+}
+
 /** Assert the stand-in has no container (and, with `volumes`, no volume) left. */
 export const assertEngineClean = (standIn: StandIn, volumes = true) =>
   Effect.promise(async () => {

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto"
 import { CmdOutputObservation, CmdRunAction, RuntimeDisconnectedError } from "../../src/index.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertEngineClean, namespace, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import { assertEngineClean, namespace, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
 
 describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
   const cluster = useStandIn()
@@ -50,10 +50,7 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
 
         yield* release
         assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
-          pods: [],
-          services: [],
-          secrets: [],
-          ingresses: [],
+          ...noObjects,
           claims: [`${pod}-pvc`]
         })
         yield* assertEngineClean(cluster.standIn, false)
@@ -85,13 +82,7 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         assert.instanceOf(error, RuntimeDisconnectedError)
         assert.include(error.message, "the pod is gone (deleted)")
         yield* release
-        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
-          pods: [],
-          services: [],
-          secrets: [],
-          ingresses: [],
-          claims: []
-        })
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
         yield* assertEngineClean(cluster.standIn)
       }),
     120_000

@@ -13,9 +13,7 @@ import { CmdRunAction, InvalidOptionsError, RuntimeStartError } from "../../src/
 import type { KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertEngineClean, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
-
-const nothing = { pods: [], services: [], secrets: [], ingresses: [], claims: [] }
+import { assertEngineClean, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
 
 describeDocker("KubernetesRuntime start failures (stand-in)", () => {
   const cluster = useStandIn()
@@ -26,7 +24,7 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
       const sessionId = `sf-${randomBytes(4).toString("hex")}`
       const layer = standInLayer(cluster, { sessionId, deleteWorkspace: true, ...options })
       const error = yield* Effect.scoped(Layer.build(layer)).pipe(Effect.flip)
-      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), nothing)
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
       yield* assertEngineClean(cluster.standIn)
       return { error, pod: `effect-sandbox-${sessionId}` }
     })
@@ -102,7 +100,7 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
         claims: [`${pod}-pvc`]
       })
       yield* first.release
-      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), nothing)
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
       yield* assertEngineClean(cluster.standIn)
     }), 120_000)
 
