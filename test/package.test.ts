@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { chromiumAvailable } from "./conformance/chromium.ts"
@@ -102,6 +102,19 @@ const built = Effect.scoped(Layer.build(layer)).pipe(Effect.flip, Effect.map((e)
 console.log(Layer.isLayer(layer) && typeof apiRetrySchedule)
 console.log(await Effect.runPromise(built))
 `,
+  // Imported and type-checked without @kubernetes/client-node (an optional peer): building a layer is what loads it.
+  "kubernetes.ts": `import { Effect, Layer } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { KubernetesRuntime, KubernetesSandboxPool } from "effect-sandbox/kubernetes"
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo kubernetes-ok" }))
+}).pipe(Effect.provide(KubernetesRuntime.layer({ image: "registry.example/effect-sandbox-runtime:1" })))
+export const warm = KubernetesRuntime.layerWarm().pipe(Layer.provide(KubernetesRuntime.layerPool({ warmPods: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && KubernetesSandboxPool.key)
+const started = program.pipe(Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))
+console.log(await Effect.runPromise(started))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -147,8 +160,9 @@ describe("package", () => {
       writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
-      // No dockerode here: its types must not be needed, and the root and /local must not load it.
+      // No dockerode or client-node here: their types must not be needed, and the root and /local must not load them.
       assert.deepStrictEqual(readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode"), [])
+      assert.isFalse(existsSync(join(app, "node_modules", "@kubernetes", "client-node")))
       const tsc = join(root, "node_modules", ".bin", "tsc")
       execFileSync(tsc, ["-p", app], { cwd: app, encoding: "utf8", stdio: "pipe" })
       assert.deepStrictEqual(effectCopies(join(app, "node_modules")), [join(app, "node_modules", "effect")])
@@ -182,6 +196,11 @@ describe("package", () => {
         run("docker.ts"),
         "effect-sandbox/DockerSandboxPool\nDockerRuntime needs dockerode, an optional peer dependency: npm install dockerode"
       )
+      assert.strictEqual(
+        run("kubernetes.ts"),
+        "effect-sandbox/KubernetesSandboxPool\n" +
+          "KubernetesRuntime needs @kubernetes/client-node, an optional peer dependency: npm install @kubernetes/client-node"
+      )
       const withDocker = required(engineAnswers(), {
         ci:
           "The package test reaches the Docker engine through effect-sandbox/docker in CI: it needs a running engine.",
@@ -195,7 +214,10 @@ describe("package", () => {
         assert.strictEqual(run("docker.ts"), `effect-sandbox/DockerSandboxPool\n${address}`)
       }
       const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
-      assert.deepStrictEqual(installed.peerDependenciesMeta, { dockerode: { optional: true } })
+      assert.deepStrictEqual(installed.peerDependenciesMeta, {
+        dockerode: { optional: true },
+        "@kubernetes/client-node": { optional: true }
+      })
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }

@@ -18,6 +18,9 @@ export const SESSION_KEY_FD_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FD"
 /** Names the file DockerRuntime puts the session key in (sessionKey.ts); a path, no secret. */
 export const SESSION_KEY_FILE_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_FILE"
 
+/** Holds the SHA-256 (hex) of the session key KubernetesRuntime gives a pod's server; a digest, no key. */
+export const SESSION_KEY_SHA256_VARIABLE = "EFFECT_SANDBOX_SESSION_API_KEY_SHA256"
+
 /**
  * The server's configuration, not the sandbox's. The OTLP headers usually carry the telemetry
  * collector's credentials (telemetry/otlp.ts): a command could read them to send as us.
@@ -26,6 +29,7 @@ export const SERVER_ONLY_VARIABLES: ReadonlyArray<string> = [
   "SESSION_API_KEY",
   SESSION_KEY_FD_VARIABLE,
   SESSION_KEY_FILE_VARIABLE,
+  SESSION_KEY_SHA256_VARIABLE,
   "EFFECT_SANDBOX_STATE_DIR",
   "OTEL_EXPORTER_OTLP_HEADERS",
   "OTEL_EXPORTER_OTLP_TRACES_HEADERS",

@@ -14,10 +14,10 @@ import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
+import { checkRuntimeOptions, restrictsToWorkspace } from "../runtime/options.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
-import { serverCommand, serverEnv } from "../server/commandLine.ts"
+import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
 import type { Disconnect, ProvisionedSandbox, Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
 import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
@@ -129,16 +129,10 @@ const containerSpec = (input: {
       restrictToWorkspace: restrictsToWorkspace(options),
       ownerLease: input.lease === null ? undefined : LEASE_IN_CONTAINER
     }),
-    env: serverEnv({
-      env: startupEnv(sandbox, options),
-      tools: options,
-      sessionId: input.sessionId,
-      noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-      extra: {
-        // Not the key itself: where the server finds it (docker/sessionKey.ts).
-        ...sessionKeyFileEnv,
-        ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
-      }
+    env: sandboxServerEnv(sandbox, options, input.sessionId, {
+      // Not the key itself: where the server finds it (docker/sessionKey.ts).
+      ...sessionKeyFileEnv,
+      ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
     }),
     user: String(input.uid),
     workingDir: WORKSPACE,

@@ -3,7 +3,7 @@
  * action execution server. Every runtime but the in-process one runs this.
  */
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
-import { Layer, type Redacted } from "effect"
+import { Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Executor from "../executor/ActionExecutor.ts"
 import { DEFAULT_LIMITS, Limits, type TransferLimits } from "../executor/limits.ts"
@@ -16,6 +16,7 @@ import { infoRoutes } from "./routes/info.ts"
 import { mcpProxyRoutes } from "./routes/mcpProxy.ts"
 import { processRoutes } from "./routes/processes.ts"
 import type { ServerClock } from "./serverInfo.ts"
+import { keyDigest } from "./sessionKey.ts"
 import * as VsCode from "./vscode/VsCode.ts"
 
 export interface ActionServerOptions {
@@ -25,6 +26,8 @@ export interface ActionServerOptions {
   readonly workingDir: string
   /** Required on every request but /alive and /server_info (`X-Session-API-Key`). */
   readonly sessionApiKey?: Redacted.Redacted<string> | undefined
+  /** Or only the key's SHA-256, when the server must not hold the key itself (server/sessionKey.ts). */
+  readonly sessionApiKeySha256?: Redacted.Redacted<Buffer> | undefined
   readonly noChangeTimeoutSeconds: number
   /** Marks the processes this server's shells start (see processTree.ts). */
   readonly sessionId: string
@@ -58,7 +61,12 @@ export const layer = (options: ActionServerOptions) => {
     infoRoutes(clock, options.workingDir),
     mcpProxyRoutes,
     processRoutes,
-    requestGate(options.sessionApiKey)
+    requestGate(
+      options.sessionApiKeySha256 ??
+        (options.sessionApiKey === undefined
+          ? undefined
+          : Redacted.make(keyDigest(Redacted.value(options.sessionApiKey))))
+    )
   )
   return Layer.merge(
     HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),

@@ -12,34 +12,35 @@
  */
 import { Effect, Redacted } from "effect"
 import { type Headers, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { timingSafeEqual } from "node:crypto"
 import { answerRouteNotFound } from "./notFound.ts"
 import { parseRequestTarget } from "./requestTarget.ts"
 import { detail } from "./responses.ts"
 import { ENDPOINTS } from "./routes/paths.ts"
+import { keyDigest } from "./sessionKey.ts"
 
 const OPEN_PATHS: ReadonlySet<string> = new Set([ENDPOINTS.alive[1], ENDPOINTS.serverInfo[1]])
-
-const digest = (value: string) => createHash("sha256").update(value).digest()
 
 const bearer = (header: string | undefined) => header?.startsWith("Bearer ") ? header.slice(7) : undefined
 
 /**
- * A test for `key`, in constant time over SHA-256 digests (so the lengths leak nothing either).
- * Shared with the runtime API's key check (runtimeApi/gate.ts).
+ * A test for the key whose SHA-256 is `expected`, in constant time over digests (so the lengths
+ * leak nothing either). The server may know only the digest (KubernetesRuntime's pods).
  */
-export const keyMatcher = (key: Redacted.Redacted<string>) => {
-  const expected = digest(Redacted.value(key))
-  return (given: unknown): boolean => typeof given === "string" && timingSafeEqual(digest(given), expected)
-}
+export const digestMatcher = (expected: Redacted.Redacted<Buffer>) => (given: unknown): boolean =>
+  typeof given === "string" && timingSafeEqual(keyDigest(given), Redacted.value(expected))
+
+/** A test for `key`; shared with the runtime API's key check (runtimeApi/gate.ts). */
+export const keyMatcher = (key: Redacted.Redacted<string>) =>
+  digestMatcher(Redacted.make(keyDigest(Redacted.value(key))))
 
 /** The session key a request carries: `X-Session-API-Key`, else an `Authorization: Bearer` token. */
 export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =>
   headers["x-session-api-key"] ?? bearer(headers["authorization"])
 
-/** Does a request with these headers carry `key`? */
-const keyCheck = (key: Redacted.Redacted<string>) => {
-  const matches = keyMatcher(key)
+/** Does a request with these headers carry the key whose SHA-256 is `expected`? */
+const keyCheck = (expected: Redacted.Redacted<Buffer>) => {
+  const matches = digestMatcher(expected)
   return (headers: Headers.Headers): boolean => matches(sessionKeyHeader(headers))
 }
 
@@ -71,9 +72,9 @@ export const judgeTarget = (request: HttpServerRequest.HttpServerRequest):
   return { _tag: "Plain", raw, path: parsed.target.path }
 }
 
-/** The global middleware: target check, then (with `key`) authentication, then 404/405 answers. */
-export const requestGate = (key: Redacted.Redacted<string> | undefined) => {
-  const authorised = key === undefined ? () => true : keyCheck(key)
+/** The global middleware: target check, then (with a key's digest) authentication, then 404/405 answers. */
+export const requestGate = (keySha256: Redacted.Redacted<Buffer> | undefined) => {
+  const authorised = keySha256 === undefined ? () => true : keyCheck(keySha256)
   return HttpRouter.middleware((httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

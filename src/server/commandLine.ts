@@ -9,8 +9,9 @@
  * provisioner's: it differs by design (server/sessionKey.ts).
  */
 import { CHROMIUM_VARIABLE } from "../executor/browser/chromium.ts"
-import { browserSetting, ipythonSetting } from "../runtime/options.ts"
-import type { RuntimeTools } from "../services/RuntimeOptions.ts"
+import { browserSetting, ipythonSetting, startupEnv } from "../runtime/options.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
 
 /** The variable the server reads its IPython interpreter from (server/serve.ts). */
 export const PYTHON_VARIABLE = "EFFECT_SANDBOX_PYTHON"
@@ -107,3 +108,22 @@ export const serverEnv = (input: {
   RUNTIME_ID: input.sessionId,
   NO_CHANGE_TIMEOUT_SECONDS: String(input.noChangeTimeoutSeconds)
 })
+
+/**
+ * `serverEnv` for a runtime that starts its server in a sandbox from the shared options (a
+ * container, a pod): the sandbox's startup variables and `env`, the tools, the no-change timeout
+ * (default 10 s, as OpenHands' server), and the provisioner's `extra`.
+ */
+export const sandboxServerEnv = (
+  sandbox: SandboxConfig,
+  options: RuntimeOptions,
+  sessionId: string,
+  extra: Readonly<Record<string, string>>
+): Record<string, string> =>
+  serverEnv({
+    env: startupEnv(sandbox, options),
+    tools: options,
+    sessionId,
+    noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
+    extra
+  })

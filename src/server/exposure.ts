@@ -12,8 +12,8 @@ export const isLoopback = (host: string): boolean => {
 }
 
 /** Why the server must not listen on `host` with `key`, or undefined when it may. */
-export const exposureRefusal = (host: string, key: string | undefined): string | undefined =>
-  isLoopback(host) || (key !== undefined && key !== "")
+export const exposureRefusal = (host: string, keyed: boolean): string | undefined =>
+  isLoopback(host) || keyed
     ? undefined
     : `Refusing to listen on ${host} without a session key: anyone who can reach it could run commands. ` +
       "Set SESSION_API_KEY, or listen on 127.0.0.1 (the default)."

@@ -16,7 +16,7 @@ import { listeningLine } from "./announce.ts"
 import type { ServerArgs } from "./argv.ts"
 import { exposureRefusal } from "./exposure.ts"
 import { watchOwnerLease } from "./ownerLease.ts"
-import { readSessionKey } from "./sessionKey.ts"
+import { readSessionKeyDigest } from "./sessionKey.ts"
 import { removeOnStop } from "./temporaryDirs.ts"
 import { DEFAULT_CODE_SERVER } from "./vscode/VsCode.ts"
 
@@ -43,8 +43,8 @@ const announce = (args: ServerArgs) =>
 
 export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
   Effect.gen(function*() {
-    const key = readSessionKey(env)
-    const refusal = exposureRefusal(args.host, key)
+    const keyDigest = readSessionKeyDigest(env)
+    const refusal = exposureRefusal(args.host, keyDigest !== undefined)
     if (refusal !== undefined) {
       // A command-line error: on stderr (stdout announces the port), exit code 2 as for bad usage.
       return yield* Effect.sync(() => {
@@ -61,7 +61,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       host: args.host,
       workingDir: realpathSync(workingDir),
       // OpenHands tests the key for truth: an empty key means no authentication.
-      sessionApiKey: key ? Redacted.make(key) : undefined,
+      sessionApiKeySha256: keyDigest === undefined ? undefined : Redacted.make(keyDigest),
       noChangeTimeoutSeconds: Number.isFinite(noChange) && noChange > 0 ? noChange : 10,
       sessionId: env["RUNTIME_ID"] ?? randomUUID(),
       stateDir: env["EFFECT_SANDBOX_STATE_DIR"] || undefined,

@@ -7,10 +7,19 @@
  *   end, then closed (so no child inherits the descriptor);
  * - DockerRuntime: a file named by `EFFECT_SANDBOX_SESSION_API_KEY_FILE`, copied into the
  *   container before it starts, read, then removed (so no command finds it).
+ * - KubernetesRuntime: not the key at all, its SHA-256 in `EFFECT_SANDBOX_SESSION_API_KEY_SHA256`.
+ *   The server only verifies keys (auth.ts compares digests), and a pod has no way to hand over a
+ *   file it can remove (a Secret volume stays mounted); a digest in /proc/1/environ gives a
+ *   command nothing to call the server with.
  * `SESSION_API_KEY` still works, readable through /proc.
  */
+import { createHash } from "node:crypto"
 import { closeSync, readFileSync, unlinkSync } from "node:fs"
-import { SESSION_KEY_FD_VARIABLE, SESSION_KEY_FILE_VARIABLE } from "../executor/childEnv.ts"
+import {
+  SESSION_KEY_FD_VARIABLE,
+  SESSION_KEY_FILE_VARIABLE,
+  SESSION_KEY_SHA256_VARIABLE
+} from "../executor/childEnv.ts"
 
 const fromDescriptor = (fd: string): string => {
   const descriptor = Number(fd)
@@ -35,4 +44,24 @@ export const readSessionKey = (env: NodeJS.ProcessEnv): string | undefined => {
   const file = env[SESSION_KEY_FILE_VARIABLE]
   if (file !== undefined && file !== "") return fromFile(file)
   return env["SESSION_API_KEY"]
+}
+
+/** The SHA-256 every request's key is compared with (auth.ts). */
+export const keyDigest = (key: string): Buffer => createHash("sha256").update(key).digest()
+
+const SHA256_HEX = /^[0-9a-f]{64}$/
+
+/**
+ * The digest of the session key the server checks requests against: of the key it was handed
+ * (`readSessionKey`), or the one given as such; undefined for none. A malformed digest is refused
+ * (thrown), never taken as "no key".
+ */
+export const readSessionKeyDigest = (env: NodeJS.ProcessEnv): Buffer | undefined => {
+  const given = env[SESSION_KEY_SHA256_VARIABLE]
+  if (given !== undefined && given !== "") {
+    if (!SHA256_HEX.test(given)) throw new Error(`${SESSION_KEY_SHA256_VARIABLE} must be 64 lowercase hex digits`)
+    return Buffer.from(given, "hex")
+  }
+  const key = readSessionKey(env)
+  return key ? keyDigest(key) : undefined
 }

@@ -1,0 +1,164 @@
+/**
+ * KubernetesRuntime's options: the shared vocabulary (services/RuntimeOptions.ts), OpenHands'
+ * KubernetesConfig (namespace, PVC size and class, resources, node selector, tolerations,
+ * privileged, image pull secret, ingress domain and TLS secret) and what a pod adds
+ * (`runtimeClassName`, labels, annotations, how to reach it). Checked before anything is created:
+ * a bad value is an `InvalidOptionsError` naming the field, never a pod the API server refuses
+ * half-way through a start.
+ */
+import { Effect, Schema } from "effect"
+import type { RuntimeSchedules } from "../../client/policies.ts"
+import { checkRuntimeOptions } from "../../runtime/options.ts"
+import { InvalidOptionsError } from "../../schema/errors.ts"
+import { decodeOptions } from "../../schema/issues.ts"
+import type { WhilePaused } from "../../services/Runtime.ts"
+import type { RuntimeOptions } from "../../services/RuntimeOptions.ts"
+
+/**
+ * A `KubeConfig` of `@kubernetes/client-node`, named structurally so that importing
+ * `effect-sandbox/kubernetes` needs neither the package nor its types (it is an optional peer).
+ */
+export interface KubeConfigLike {
+  getCurrentContext(): string
+}
+
+/** A pod toleration, as Kubernetes spells it (OpenHands' `tolerations_yaml`, already parsed). */
+export interface Toleration {
+  readonly key?: string
+  readonly operator?: "Exists" | "Equal"
+  readonly value?: string
+  readonly effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+  readonly tolerationSeconds?: number
+}
+
+/** CPU and memory as Kubernetes quantities (`"500m"`, `"2Gi"`). */
+export interface ResourceQuantities {
+  readonly cpu?: string
+  readonly memory?: string
+}
+
+/** How the owner reaches the server: a pod IP from inside the cluster, or the API server's port-forward. */
+export type ConnectMode = "auto" | "direct" | "portForward"
+
+export interface KubernetesRuntimeOptions extends RuntimeOptions {
+  /** The cluster (default `KubeConfig.loadFromDefault()`: `KUBECONFIG`, ~/.kube/config, or the in-cluster service account). */
+  readonly kubeConfig?: KubeConfigLike
+  /** Default: the kubeconfig context's namespace, else `default`. */
+  readonly namespace?: string
+  /**
+   * The runtime image the cluster pulls (docs/runtimes/kubernetes.md says how to push one). Default
+   * `sandbox.runtimeContainerImage`, else one built on the local Docker engine from `baseImage`
+   * (only clusters that run the local engine's images can use it: Docker Desktop's, the test stand-in).
+   */
+  readonly image?: string
+  /** Base image of a locally built runtime image (default `sandbox.baseContainerImage`). */
+  readonly baseImage?: string
+  /** The sandbox user (default uid 1000 `openhands`, as the Docker runtime; the image has it). */
+  readonly userId?: number
+  readonly username?: string
+  /** The workspace PVC's size (default `2Gi`, as OpenHands) and storage class (default the cluster's). */
+  readonly pvcStorageSize?: string
+  readonly pvcStorageClass?: string
+  /** Default OpenHands': requests cpu 1, memory 1Gi; limits memory 2Gi. */
+  readonly resources?: { readonly requests?: ResourceQuantities; readonly limits?: ResourceQuantities }
+  readonly nodeSelector?: Readonly<Record<string, string>>
+  readonly tolerations?: ReadonlyArray<Toleration>
+  /** Run the container privileged (default false; docs/security.md says what that gives away). */
+  readonly privileged?: boolean
+  /** A docker-registry Secret in the namespace the kubelet pulls the image with. */
+  readonly imagePullSecret?: string
+  /** With it, an ingress `<session>.<ingressDomain>` to the server's service (its URL in `info.urls.ingress`). */
+  readonly ingressDomain?: string
+  /** The TLS Secret of that ingress (the URL is then https). */
+  readonly ingressTlsSecret?: string
+  /** The pod's RuntimeClass: `gvisor`, `kata`, ... (what isolates it beyond a container). */
+  readonly runtimeClassName?: string
+  /** More labels and annotations on everything made (ours win on a clash: they are how it is found). */
+  readonly labels?: Readonly<Record<string, string>>
+  readonly annotations?: Readonly<Record<string, string>>
+  /** Delete the workspace PVC on release too (default false: kept, as OpenHands keeps it). */
+  readonly deleteWorkspace?: boolean
+  /**
+   * `direct`: the pod IP (inside the cluster); `portForward`: the API server's port-forward, through a
+   * listener on 127.0.0.1; `auto` (default): direct when running in a cluster (`KUBERNETES_SERVICE_HOST`).
+   */
+  readonly connect?: ConnectMode
+  /** The owner's Lease name, labelled on everything made (the reaper's proof of ownership). */
+  readonly owner?: string
+  /** Replacements for the HTTP transport's retry and `/alive` wait schedules. */
+  readonly schedules?: RuntimeSchedules
+  /** Calls made while paused: fail at once with `RuntimePausedError` (default), or `"wait"` for `resume`. */
+  readonly whilePaused?: WhilePaused
+}
+
+/** A DNS-1123 label: what names a namespace, and (prefixed) the pod of a session. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+/** A resource quantity: a decimal number with an optional SI or binary suffix. */
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
+/** A label value: at most 63 characters, alphanumeric at both ends. */
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
+
+const dnsLabel = (max: number) => Schema.String.check(Schema.isPattern(DNS_LABEL), Schema.isMaxLength(max))
+const quantity = Schema.String.check(Schema.isPattern(QUANTITY))
+const quantities = Schema.Struct({ cpu: Schema.optionalKey(quantity), memory: Schema.optionalKey(quantity) })
+const labelValue = Schema.String.check(Schema.isPattern(LABEL_VALUE), Schema.isMaxLength(63))
+
+/** Pod names are `effect-sandbox-<session>` plus `-pvc` and the like: 63 characters at most. */
+export const MAX_SESSION_ID = 40
+
+const OptionsSchema = Schema.Struct({
+  namespace: Schema.optionalKey(dnsLabel(63)),
+  sessionId: Schema.optionalKey(dnsLabel(MAX_SESSION_ID)),
+  image: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  userId: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  pvcStorageSize: Schema.optionalKey(quantity),
+  pvcStorageClass: Schema.optionalKey(dnsLabel(253)),
+  resources: Schema.optionalKey(Schema.Struct({
+    requests: Schema.optionalKey(quantities),
+    limits: Schema.optionalKey(quantities)
+  })),
+  nodeSelector: Schema.optionalKey(Schema.Record(Schema.String, labelValue)),
+  tolerations: Schema.optionalKey(Schema.Array(Schema.Struct({
+    key: Schema.optionalKey(Schema.String),
+    operator: Schema.optionalKey(Schema.Literals(["Exists", "Equal"])),
+    value: Schema.optionalKey(Schema.String),
+    effect: Schema.optionalKey(Schema.Literals(["NoSchedule", "PreferNoSchedule", "NoExecute"])),
+    tolerationSeconds: Schema.optionalKey(Schema.Int)
+  }))),
+  imagePullSecret: Schema.optionalKey(dnsLabel(253)),
+  ingressDomain: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/))),
+  ingressTlsSecret: Schema.optionalKey(dnsLabel(253)),
+  runtimeClassName: Schema.optionalKey(dnsLabel(253)),
+  labels: Schema.optionalKey(Schema.Record(Schema.String, labelValue)),
+  connect: Schema.optionalKey(Schema.Literals(["auto", "direct", "portForward"])),
+  owner: Schema.optionalKey(labelValue)
+})
+
+const SUBJECT = "KubernetesRuntime options"
+
+/**
+ * Check the options (the shared ones, then the pod's), failing with one line naming each bad field.
+ * A host `workspace` is refused: a pod's workspace is its PVC.
+ */
+export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(function*(options: KubernetesRuntimeOptions) {
+  yield* checkRuntimeOptions(SUBJECT, options)
+  yield* decodeOptions(OptionsSchema, SUBJECT)(options)
+  if (options.workspace !== undefined) {
+    return yield* new InvalidOptionsError({
+      message: `Invalid ${SUBJECT}: workspace: a pod cannot mount a host directory; its workspace is a PVC`
+    })
+  }
+  if (options.keepWorkspace === true && options.deleteWorkspace === true) {
+    return yield* new InvalidOptionsError({
+      message: `Invalid ${SUBJECT}: deleteWorkspace: contradicts keepWorkspace: true`
+    })
+  }
+})
+
+/** `auto` resolved: direct inside a cluster (the kubelet sets KUBERNETES_SERVICE_HOST in every pod). */
+export const connectMode = (mode: ConnectMode | undefined): "direct" | "portForward" =>
+  mode === "direct" || mode === "portForward"
+    ? mode
+    : process.env["KUBERNETES_SERVICE_HOST"] === undefined
+    ? "portForward"
+    : "direct"

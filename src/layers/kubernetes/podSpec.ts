@@ -1,0 +1,97 @@
+/**
+ * The pod template of a session: the runtime image running the action server (its command line
+ * from server/commandLine.ts, as DockerRuntime's), the workspace PVC at /workspace, the readiness
+ * probe on `/alive`, OpenHands' resources and scheduling options, and a security context that
+ * keeps the sandbox user unprivileged unless `privileged` is asked for. A function of its own so
+ * that a bare pod and an agent-sandbox `Sandbox` (its `podTemplate`) run the very same thing.
+ */
+import type { V1PodTemplateSpec } from "@kubernetes/client-node"
+import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
+import { restrictsToWorkspace } from "../../runtime/options.ts"
+import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
+import { sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
+import type { KubernetesRuntimeOptions } from "./options.ts"
+
+/** The action server's port in the pod (OpenHands' 8080). */
+export const SERVER_PORT = 8080
+export const WORKSPACE = "/workspace"
+const NODE = "/opt/effect-sandbox/bin/node"
+const SERVER = "/opt/effect-sandbox/payload/server.mjs"
+const WORKSPACE_VOLUME = "workspace"
+
+/** What one session's pod is made of beyond the options. */
+export interface PodInput {
+  readonly sessionId: string
+  readonly image: string
+  /** Labels and annotations (labels.ts) the pod carries. */
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations: Readonly<Record<string, string>>
+  /** The workspace PVC's name. */
+  readonly claimName: string
+  /** The SHA-256 (hex) of the session key: all the server needs to check keys (server/sessionKey.ts). */
+  readonly keySha256: string
+  readonly options: KubernetesRuntimeOptions
+  readonly sandbox: SandboxConfig
+}
+
+/** OpenHands' KubernetesConfig defaults: requests cpu 1 and memory 1Gi, a memory limit of 2Gi. */
+const resourcesOf = (options: KubernetesRuntimeOptions) => ({
+  requests: { cpu: "1", memory: "1Gi", ...options.resources?.requests },
+  limits: { memory: "2Gi", ...options.resources?.limits }
+})
+
+/** The pod's metadata and spec (for a bare pod, or a Sandbox's `podTemplate`). */
+export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
+  const { options, sandbox } = input
+  const uid = options.userId ?? 1000
+  const env = sandboxServerEnv(sandbox, options, input.sessionId, {
+    [SESSION_KEY_SHA256_VARIABLE]: input.keySha256,
+    ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
+  })
+  return {
+    metadata: { labels: { ...input.labels }, annotations: { ...input.annotations } },
+    spec: {
+      // OpenHands' Never: a crashed server is a disconnect the owner sees, not a silent restart.
+      restartPolicy: "Never",
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      // A fresh PVC is root's: the group the sandbox user is in may write it.
+      securityContext: { runAsUser: uid, runAsGroup: uid, fsGroup: uid },
+      ...(options.runtimeClassName === undefined ? {} : { runtimeClassName: options.runtimeClassName }),
+      ...(options.nodeSelector === undefined ? {} : { nodeSelector: { ...options.nodeSelector } }),
+      ...(options.tolerations === undefined ? {} : { tolerations: options.tolerations.map((t) => ({ ...t })) }),
+      ...(options.imagePullSecret === undefined ? {} : { imagePullSecrets: [{ name: options.imagePullSecret }] }),
+      containers: [{
+        name: "runtime",
+        image: input.image,
+        command: serverCommand({
+          node: NODE,
+          entry: SERVER,
+          port: SERVER_PORT,
+          workingDir: WORKSPACE,
+          // Reached from outside its network namespace (with the key).
+          host: "0.0.0.0",
+          username: options.username ?? "openhands",
+          userId: uid,
+          tools: options,
+          restrictToWorkspace: restrictsToWorkspace(options)
+        }),
+        workingDir: WORKSPACE,
+        env: Object.entries(env).map(([name, value]) => ({ name, value })),
+        ports: [{ name: "http", containerPort: SERVER_PORT }],
+        resources: resourcesOf(options),
+        securityContext: options.privileged === true
+          ? { privileged: true }
+          : { privileged: false, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+        readinessProbe: {
+          httpGet: { path: "/alive", port: SERVER_PORT },
+          periodSeconds: 1,
+          timeoutSeconds: 5,
+          failureThreshold: 3
+        },
+        volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE }]
+      }],
+      volumes: [{ name: WORKSPACE_VOLUME, persistentVolumeClaim: { claimName: input.claimName } }]
+    }
+  }
+}

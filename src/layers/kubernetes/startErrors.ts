@@ -1,0 +1,105 @@
+/**
+ * Why a pod will not become ready, read from its status as the kubelet and scheduler write it:
+ * an image it cannot pull (ErrImagePull, ImagePullBackOff, InvalidImageName), a container that
+ * will not start (CreateContainerConfigError, CrashLoopBackOff with its last exit), no node that
+ * takes it (Unschedulable, with the scheduler's text), an out-of-memory kill (OOMKilled), or a
+ * pod that ended. The start error's message names that reason, then the pod's events and last
+ * log lines, so the user sees what `kubectl describe pod` would show.
+ */
+import type { CoreV1Event, V1ContainerStateTerminated, V1Pod } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import type { Disconnect } from "../../services/Provisioner.ts"
+import { type Kube, kubeCallOrMissing } from "./client.ts"
+
+/** Waiting reasons a container does not leave by itself. */
+const STUCK = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "ErrImageNeverPull",
+  "CreateContainerConfigError",
+  "CreateContainerError",
+  "CrashLoopBackOff"
+])
+
+const terminatedText = (t: V1ContainerStateTerminated): string =>
+  `exit code ${t.exitCode}${t.reason === undefined ? "" : ` (${t.reason})`}`
+
+/** The container's termination by an out-of-memory kill, now or on its last run. */
+export const oomKill = (pod: V1Pod): V1ContainerStateTerminated | undefined => {
+  const status = pod.status?.containerStatuses?.[0]
+  return [status?.state?.terminated, status?.lastState?.terminated].find((t) => t?.reason === "OOMKilled")
+}
+
+export const isReady = (pod: V1Pod): boolean =>
+  pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true
+
+/** Has the pod stopped for good (restartPolicy Never: a dead container ends it)? */
+export const hasEnded = (pod: V1Pod): boolean =>
+  pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded" ||
+  pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined
+
+/** Why the pod cannot become ready (`Reason: detail`), or undefined while it may still. */
+export const podTrouble = (pod: V1Pod): string | undefined => {
+  const limit = pod.spec?.containers[0]?.resources?.limits?.["memory"]
+  const oom = oomKill(pod)
+  if (oom !== undefined) {
+    return `OOMKilled: the container exceeded its memory limit${limit === undefined ? "" : ` of ${limit}`} (${
+      terminatedText(oom)
+    })`
+  }
+  const unschedulable = pod.status?.conditions?.find((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")
+  if (unschedulable !== undefined) return `Unschedulable: ${unschedulable.message ?? "no node can run the pod"}`
+  const container = pod.status?.containerStatuses?.[0]
+  const waiting = container?.state?.waiting
+  if (waiting?.reason !== undefined && STUCK.has(waiting.reason)) {
+    const last = container?.lastState?.terminated
+    return `${waiting.reason}: ${waiting.message ?? ""}${
+      last === undefined ? "" : ` (last run: ${terminatedText(last)})`
+    }`
+  }
+  const terminated = container?.state?.terminated
+  if (terminated !== undefined) return `the container exited: ${terminatedText(terminated)}`
+  if (pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded") {
+    return `the pod ${pod.status.phase}${pod.status.reason === undefined ? "" : `: ${pod.status.reason}`}${
+      pod.status.message === undefined ? "" : ` (${pod.status.message})`
+    }`
+  }
+  return undefined
+}
+
+const eventLine = (e: CoreV1Event) => `  ${e.type ?? "Normal"} ${e.reason ?? ""}: ${e.message ?? ""}`
+
+/** The pod's events (`kubectl describe`'s list) and its last log lines, for a start error. */
+export const podReport = Effect.fn("podReport")(function*(kube: Kube, name: string) {
+  const events = yield* kubeCallOrMissing(
+    `list the events of pod ${name}`,
+    () => kube.core.listNamespacedEvent({ namespace: kube.namespace, fieldSelector: `involvedObject.name=${name}` })
+  ).pipe(Effect.orElseSucceed(() => undefined))
+  const log = yield* kubeCallOrMissing(
+    `read the log of pod ${name}`,
+    () => kube.core.readNamespacedPodLog({ name, namespace: kube.namespace, tailLines: 20 })
+  ).pipe(Effect.orElseSucceed(() => undefined))
+  const lines = (events?.items ?? []).map(eventLine)
+  return [
+    lines.length === 0 ? "" : `\nIts events:\n${lines.join("\n")}`,
+    log === undefined || log === "" ? "" : `\nIts last log lines:\n${log.trimEnd()}`
+  ].join("")
+})
+
+/** Why a ready pod stopped, for a disconnect (undefined while it runs). */
+export const explainStop = (pod: V1Pod | undefined): Disconnect | undefined => {
+  if (pod === undefined) return { outOfMemory: false, message: "the pod is gone (deleted)" }
+  const oom = oomKill(pod)
+  if (oom !== undefined) {
+    const limit = pod.spec?.containers[0]?.resources?.limits?.["memory"]
+    return {
+      outOfMemory: true,
+      message: `the pod was killed for exceeding its memory limit${
+        limit === undefined ? "" : ` of ${limit}`
+      } (OOMKilled)`
+    }
+  }
+  if (pod.metadata?.deletionTimestamp !== undefined) return { outOfMemory: false, message: "the pod is being deleted" }
+  return hasEnded(pod) ? { outOfMemory: false, message: podTrouble(pod) ?? "the pod stopped" } : undefined
+}

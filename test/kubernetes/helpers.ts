@@ -1,0 +1,72 @@
+/**
+ * Shared set-up of the KubernetesRuntime tests: a stand-in cluster (standin/) for the file, a
+ * KubeConfig loaded from the kubeconfig file it writes (the runtime sees only client-node), the
+ * runtime on the tools image (built on the local engine, which the stand-in "pulls" from), and
+ * the end-of-test check that nothing of a session is left: no object with its labels, no
+ * container or volume of the stand-in.
+ */
+import { assert } from "@effect/vitest"
+import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
+import { toolsImage } from "../docker/infra.ts"
+import { leftovers } from "./standin/docker.ts"
+import { type StandIn, startStandIn } from "./standin/server.ts"
+
+export const namespace = "default"
+
+/** A stand-in for the enclosing `describe`, started before its tests and closed after them. */
+export const useStandIn = (options: { readonly timeoutMs?: number } = {}) => {
+  const cluster = {} as { standIn: StandIn; kubeConfig: KubeConfig; image: string }
+  beforeAll(async () => {
+    cluster.image = toolsImage()
+    cluster.standIn = await startStandIn()
+    const kubeConfig = new KubeConfig()
+    kubeConfig.loadFromFile(cluster.standIn.kubeconfigPath)
+    cluster.kubeConfig = kubeConfig
+  }, options.timeoutMs ?? 120_000)
+  afterAll(() => cluster.standIn?.close())
+  return cluster
+}
+
+/** A KubernetesRuntime layer on the stand-in, on the tools image. */
+export const standInLayer = (
+  cluster: { readonly kubeConfig: KubeConfig; readonly image: string },
+  options: KubernetesRuntimeOptions = {}
+) => KubernetesRuntime.layer({ kubeConfig: cluster.kubeConfig, baseImage: cluster.image, ...options })
+
+const names = (list: { items: ReadonlyArray<{ metadata?: { name?: string } }> }) =>
+  list.items.map((item) => item.metadata?.name)
+
+/** The names of every object carrying the session's labels, by kind (empty lists: nothing left). */
+export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string) =>
+  Effect.promise(async () => {
+    const core = kubeConfig.makeApiClient(CoreV1Api)
+    const networking = kubeConfig.makeApiClient(NetworkingV1Api)
+    const labelSelector = `effect-sandbox.session=${sessionId}`
+    return {
+      pods: names(await core.listNamespacedPod({ namespace, labelSelector })),
+      services: names(await core.listNamespacedService({ namespace, labelSelector })),
+      secrets: names(await core.listNamespacedSecret({ namespace, labelSelector })),
+      ingresses: names(await networking.listNamespacedIngress({ namespace, labelSelector })),
+      claims: names(await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }))
+    }
+  })
+
+/** `sessionObjects` of a session that left nothing. */
+export const noObjects: Readonly<Record<"pods" | "services" | "secrets" | "ingresses" | "claims", Array<string>>> = {
+  pods: [],
+  services: [],
+  secrets: [],
+  ingresses: [],
+  claims: []
+}
+
+/** Assert the stand-in has no container (and, with `volumes`, no volume) left. */
+export const assertEngineClean = (standIn: StandIn, volumes = true) =>
+  Effect.promise(async () => {
+    const left = await leftovers(standIn.instance)
+    assert.deepStrictEqual(left.containers, [], "containers left on the engine")
+    if (volumes) assert.deepStrictEqual(left.volumes, [], "volumes left on the engine")
+  })

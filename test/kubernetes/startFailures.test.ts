@@ -1,0 +1,128 @@
+/**
+ * Pods that never become ready fail the start with a RuntimeStartError naming the pod's own
+ * reason and events, as the stand-in's kubelet and scheduler report them: an image it cannot
+ * pull, a server that exits at once (restartPolicy Never: the pod fails with the exit code and
+ * log), a nodeSelector no node matches, and a memory limit the server cannot start in. Each
+ * failed start leaves nothing behind; a second start of a live session fails without touching it.
+ * Bad options fail before anything is created.
+ */
+import { assert, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import { CmdRunAction, InvalidOptionsError, RuntimeStartError } from "../../src/index.ts"
+import type { KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
+import { buildRuntime } from "../docker/helpers.ts"
+import { describeDocker } from "../docker/infra.ts"
+import { assertEngineClean, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+
+describeDocker("KubernetesRuntime start failures (stand-in)", () => {
+  const cluster = useStandIn()
+
+  /** Start a session with `options` that must fail: its error, once nothing of it is left. */
+  const failedStart = (options: KubernetesRuntimeOptions) =>
+    Effect.gen(function*() {
+      const sessionId = `sf-${randomBytes(4).toString("hex")}`
+      const layer = standInLayer(cluster, { sessionId, deleteWorkspace: true, ...options })
+      const error = yield* Effect.scoped(Layer.build(layer)).pipe(Effect.flip)
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
+      yield* assertEngineClean(cluster.standIn)
+      return { error, pod: `effect-sandbox-${sessionId}` }
+    })
+
+  it.live(
+    "names ErrImagePull and the kubelet's Failed events for an image the cluster cannot pull",
+    () =>
+      Effect.gen(function*() {
+        const { error, pod } = yield* failedStart({ image: "effect-sandbox/no-such-image:1" })
+        assert.instanceOf(error, RuntimeStartError)
+        assert.match(
+          error.message,
+          new RegExp(`^The pod ${pod} did not start: (ErrImagePull|ImagePullBackOff): .*no-such-image`)
+        )
+        assert.include(error.message, `\nIts events:\n`)
+        assert.include(error.message, `Warning Failed: Failed to pull image "effect-sandbox/no-such-image:1"`)
+      }),
+    120_000
+  )
+
+  it.live("names the exit code and log of a server that exits at once", () =>
+    Effect.gen(function*() {
+      // Node refuses to start: a module to preload that does not exist.
+      const { error, pod } = yield* failedStart({ env: { NODE_OPTIONS: "--require /no/such/preload.js" } })
+      assert.instanceOf(error, RuntimeStartError)
+      assert.include(error.message, `The pod ${pod} did not start: the container exited: exit code 1 (Error).`)
+      assert.include(error.message, "Its last log lines:")
+      assert.include(error.message, "Cannot find module '/no/such/preload.js'")
+    }), 120_000)
+
+  it.live(
+    "names Unschedulable and the FailedScheduling event for a nodeSelector no node matches",
+    () =>
+      Effect.gen(function*() {
+        const { error, pod } = yield* failedStart({ nodeSelector: { "disk": "ssd" } })
+        assert.instanceOf(error, RuntimeStartError)
+        assert.match(error.message, new RegExp(`^The pod ${pod} did not start: Unschedulable: 0/1 nodes are available`))
+        assert.match(error.message, /Warning FailedScheduling: 0\/1 nodes are available/)
+      }),
+    120_000
+  )
+
+  it.live("names OOMKilled and the limit when the server cannot start in its memory", () =>
+    Effect.gen(function*() {
+      const { error, pod } = yield* failedStart({ resources: { limits: { memory: "24Mi" } } })
+      assert.instanceOf(error, RuntimeStartError)
+      assert.include(
+        error.message,
+        `The pod ${pod} did not start: OOMKilled: the container exceeded its memory limit of 24Mi (exit code 137 (OOMKilled))`
+      )
+    }), 120_000)
+
+  it.live("refuses a second start of a live session, leaving the first one whole", () =>
+    Effect.gen(function*() {
+      const sessionId = `sf-${randomBytes(4).toString("hex")}`
+      const first = yield* buildRuntime(standInLayer(cluster, { sessionId, deleteWorkspace: true }))
+      const error = yield* Effect.scoped(Layer.build(standInLayer(cluster, { sessionId, deleteWorkspace: true }))).pipe(
+        Effect.flip
+      )
+      assert.instanceOf(error, RuntimeStartError)
+      assert.strictEqual(
+        error.message,
+        `Cannot create Secret effect-sandbox-${sessionId}-key: secrets "effect-sandbox-${sessionId}-key" already exists`
+      )
+      const out = yield* first.rt.run(new CmdRunAction({ command: "echo still-here" }))
+      assert.strictEqual(out.content.trim(), "still-here")
+      const pod = `effect-sandbox-${sessionId}`
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
+        pods: [pod],
+        services: [`${pod}-svc`],
+        secrets: [`${pod}-key`],
+        ingresses: [],
+        claims: [`${pod}-pvc`]
+      })
+      yield* first.release
+      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
+      yield* assertEngineClean(cluster.standIn)
+    }), 120_000)
+
+  it.live(
+    "refuses bad options with an InvalidOptionsError naming the field, creating nothing",
+    () =>
+      Effect.gen(function*() {
+        const cases: ReadonlyArray<[KubernetesRuntimeOptions, string]> = [
+          [{ namespace: "Bad_NS" }, "namespace: "],
+          [{ pvcStorageSize: "lots" }, "pvcStorageSize: "],
+          [{ resources: { limits: { memory: "2 GB" } } }, "resources.limits.memory: "],
+          [{ connect: "tunnel" as "direct" }, "connect: "],
+          [{ sessionId: "UPPER" }, "sessionId: "],
+          [{ workspace: "/tmp" }, "workspace: a pod cannot mount a host directory; its workspace is a PVC"],
+          [{ noChangeTimeoutSeconds: -1 }, "noChangeTimeoutSeconds: "]
+        ]
+        for (const [options, field] of cases) {
+          const { error } = yield* failedStart(options)
+          assert.instanceOf(error, InvalidOptionsError)
+          assert.include(error.message, `Invalid KubernetesRuntime options: ${field}`)
+        }
+      }),
+    60_000
+  )
+})
