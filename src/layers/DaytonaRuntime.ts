@@ -181,8 +181,10 @@ const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: S
       return yield* launchServer(sandbox, argv(options), sessionKey)
     })
     const server = yield* previewLink(sandbox, SERVER_PORT)
-    const apps = yield* Effect.forEach(options.appPorts ?? [], (port) =>
-      previewLink(sandbox, port).pipe(Effect.map((link) => [`app-${port}`, link.url] as const)))
+    const apps = yield* Effect.forEach(
+      options.appPorts ?? [],
+      (port) => previewLink(sandbox, port).pipe(Effect.map((link) => [`app-${port}`, link.url] as const))
+    )
     return {
       id: sessionId,
       baseUrl: server.url,
@@ -207,7 +209,8 @@ const daytonaProvisioner = (options: DaytonaRuntimeOptions) => (sandbox: Sandbox
     yield* checkRuntimeOptions("DaytonaRuntime options", options)
     if (options.workspace !== undefined) {
       return yield* new InvalidOptionsError({
-        message: "Invalid DaytonaRuntime options: workspace: a host directory cannot be mounted into a Daytona sandbox " +
+        message:
+          "Invalid DaytonaRuntime options: workspace: a host directory cannot be mounted into a Daytona sandbox " +
           "(its workspace is /workspace there): upload files with copyTo instead."
       })
     }
@@ -238,7 +241,13 @@ export const DaytonaRuntime = {
   ): Layer.Layer<DaytonaSandboxPool, RuntimeStartError | InvalidOptionsError | Config.ConfigError> => {
     // Pool members get fresh session ids; a fixed one would name one sandbox only.
     const { sessionId: _, warmSandboxes, ...shared } = options
-    return provisionedPoolLayer(DaytonaSandboxPool, warmSandboxes, "Daytona sandbox", shared, daytonaProvisioner(shared))
+    return provisionedPoolLayer(
+      DaytonaSandboxPool,
+      warmSandboxes,
+      "Daytona sandbox",
+      shared,
+      daytonaProvisioner(shared)
+    )
   },
 
   /** A runtime on a sandbox taken from the pool (ready at once when one is warm); the pool refills. */

@@ -40,10 +40,14 @@ export const launchServer = Effect.fn("launchServer")(
     )
     // A session per launch: a resumed or re-attached sandbox may still list an earlier one.
     const session = `effect-sandbox-server-${randomBytes(4).toString("hex")}`
-    yield* daytonaCall(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
+    yield* daytonaCall(
+      `create a toolbox session in sandbox ${sandbox.id}`,
+      () => sandbox.process.createSession(session)
+    )
     const started = yield* daytonaCall(
       `start the action server in sandbox ${sandbox.id}`,
-      () => sandbox.process.executeSessionCommand(session, { command: `exec ${argv.map(quote).join(" ")}`, runAsync: true })
+      () =>
+        sandbox.process.executeSessionCommand(session, { command: `exec ${argv.map(quote).join(" ")}`, runAsync: true })
     )
     return { session, commandId: started.cmdId } satisfies LaunchedServer
   }
@@ -59,14 +63,18 @@ export const serverExited = (sandbox: Sandbox, launched: LaunchedServer) =>
       "follow the action server",
       () => sandbox.process.getSessionCommand(launched.session, launched.commandId)
     ).pipe(
-      Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (command) => typeof command.exitCode === "number" })
+      Effect.repeat({
+        schedule: Schedule.spaced("500 millis"),
+        until: (command) => typeof command.exitCode === "number"
+      })
     )
     const logs = yield* daytonaCall(
       "read the action server's output",
       () => sandbox.process.getSessionCommandLogs(launched.session, launched.commandId)
     )
     return yield* new RuntimeStartError({
-      message: `The action server in Daytona sandbox ${sandbox.id} exited with code ${ended.exitCode} before it answered. ` +
+      message:
+        `The action server in Daytona sandbox ${sandbox.id} exited with code ${ended.exitCode} before it answered. ` +
         `Its output:\n${(logs.output ?? "").trimEnd()}`
     })
   })

@@ -36,8 +36,10 @@ export interface StandInSandbox {
 
 /** An API failure with Daytona's status and message. */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  readonly status: number
+  constructor(status: number, message: string) {
     super(message)
+    this.status = status
   }
 }
 
@@ -59,12 +61,14 @@ const GIB = 1024 ** 3
 
 export class Sandboxes {
   readonly byId = new Map<string, StandInSandbox>()
+  readonly instance: string
+  /** Snapshot name -> local image. */
+  readonly snapshots: Readonly<Record<string, string>>
 
-  constructor(
-    readonly instance: string,
-    /** Snapshot name -> local image. */
-    readonly snapshots: Readonly<Record<string, string>>
-  ) {}
+  constructor(instance: string, snapshots: Readonly<Record<string, string>>) {
+    this.instance = instance
+    this.snapshots = snapshots
+  }
 
   get(idOrName: string): StandInSandbox {
     const found = this.byId.get(idOrName) ?? [...this.byId.values()].find((s) => s.name === idOrName)
@@ -140,7 +144,7 @@ export class Sandboxes {
   /** The address of the container on the bridge, where the preview proxy sends a port's traffic. */
   async address(sandbox: StandInSandbox): Promise<string> {
     const info = await sandbox.container.inspect()
-    return info.NetworkSettings.IPAddress
+    return Object.values(info.NetworkSettings.Networks)[0]?.IPAddress ?? ""
   }
 
   /** Sandboxes (not destroyed) carrying every label of `labels`. */

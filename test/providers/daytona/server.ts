@@ -159,6 +159,10 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
       if (!response.headersSent) fail(response, new ApiError(502, "Bad Gateway: nothing answers on that port"))
       else response.destroy()
     })
+    // A client that hangs up (an interrupted action) hangs up on the server too, as a proxy must.
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy()
+    })
     request.pipe(upstream)
   }
 

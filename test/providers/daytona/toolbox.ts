@@ -91,7 +91,9 @@ export class Toolbox {
     }
     if (method === "POST" && rest === "/process/session") {
       const { sessionId } = await body() as { sessionId: string }
-      if (this.sessions.has(`${sandbox.id}/${sessionId}`)) throw new ApiError(409, `session ${sessionId} already exists`)
+      if (this.sessions.has(`${sandbox.id}/${sessionId}`)) {
+        throw new ApiError(409, `session ${sessionId} already exists`)
+      }
       this.sessions.set(`${sandbox.id}/${sessionId}`, new Map())
       return { status: 201, body: "" }
     }
@@ -123,7 +125,13 @@ export class Toolbox {
       await done
       return {
         status: 200,
-        body: { cmdId: id, exitCode: record.exitCode, output: record.output, stdout: record.stdout, stderr: record.stderr }
+        body: {
+          cmdId: id,
+          exitCode: record.exitCode,
+          output: record.output,
+          stdout: record.stdout,
+          stderr: record.stderr
+        }
       }
     }
     const command = /^\/process\/session\/([^/]+)\/command\/([^/]+)(\/logs)?$/.exec(rest)
