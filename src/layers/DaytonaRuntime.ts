@@ -95,6 +95,11 @@ const checkImage = (sandbox: Sandbox, snapshot: string) =>
           `for f in ${NODE} ${SERVER}; do test -e "$f" || echo "$f"; done; test -w ${WORKSPACE} || echo "writable ${WORKSPACE}"`
         )
     )
+    if (found.exitCode !== 0) {
+      return yield* new RuntimeStartError({
+        message: `Daytona: cannot check sandbox ${sandbox.id} for the action server: ${found.result.trim()}`
+      })
+    }
     const missing = found.result.trim()
     if (missing !== "") {
       return yield* new RuntimeStartError({
