@@ -7,55 +7,70 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { describeDocker } from "../../docker/infra.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
+import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { daytonaLayer, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
 
-const creates = (standIn: DaytonaStandIn) => standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
+const creates = (standIn: DaytonaStandIn) =>
+  standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
 
 /** No sandbox of the stand-in is left undeleted. */
 const assertAllDeleted = (standIn: DaytonaStandIn) =>
-  assert.deepStrictEqual([...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id), [])
+  assert.deepStrictEqual(
+    [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
+    []
+  )
 
 describeDocker("DaytonaRuntime start (stand-in)", () => {
   const standIn = useStandIn({ "stock-debian": baseImage() })
 
-  it.live("creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const before = creates(s).length
-      const { rt, release } = yield* buildRuntime(
-        daytonaLayer(s, { sessionId: "dtn-start-labels", autoStopMinutes: 30, autoDeleteMinutes: 5, appPorts: [8080] })
-      )
-      const body = creates(s)[before]!.body as Record<string, unknown>
-      assert.strictEqual(body["snapshot"], "effect-sandbox-runtime")
-      assert.strictEqual(body["autoStopInterval"], 30)
-      assert.strictEqual(body["autoDeleteInterval"], 5)
-      const labels = body["labels"] as Record<string, string>
-      assert.strictEqual(labels["effect-sandbox.managed"], "true")
-      assert.strictEqual(labels["effect-sandbox.session"], "dtn-start-labels")
-      assert.strictEqual(labels["effect-sandbox.owner.pid"], String(process.pid))
-      assert.match(labels["effect-sandbox.owner.renewed-at"]!, /^\d{4}-\d\d-\d\dT/)
-      const key = labels["effect-sandbox.session-key"]!
-      const env = body["env"] as Record<string, string>
-      assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
-      assert.isFalse(Object.values(env).some((v) => v.includes(key)))
-      // The server read and removed its key file before any command ran; no process environment holds the key.
-      const check = yield* rt.runCommand(
-        `test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
-      )
-      assert.strictEqual(check.content, "file=1\n0")
-      const sandbox = [...s.sandboxes.byId.values()].find((x) => x.labels["effect-sandbox.session"] === "dtn-start-labels")!
-      assert.strictEqual(rt.info.kind, "daytona")
-      assert.strictEqual(rt.info.urls["app-8080"], `${s.apiUrl.replace(/\/api$/, "")}/preview/8080-${sandbox.id}`)
-      // The preview link answers only with its token (which the runtime sends on every request).
-      const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
-      assert.strictEqual(bare.status, 401)
-      yield* release
-      assert.strictEqual(sandbox.state, "destroyed")
-    }), 120_000)
+  it.live(
+    "creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const before = creates(s).length
+        const { rt, release } = yield* buildRuntime(
+          daytonaLayer(s, {
+            sessionId: "dtn-start-labels",
+            autoStopMinutes: 30,
+            autoDeleteMinutes: 5,
+            appPorts: [8080]
+          })
+        )
+        const body = creates(s)[before]!.body as Record<string, unknown>
+        assert.strictEqual(body["snapshot"], "effect-sandbox-runtime")
+        assert.strictEqual(body["autoStopInterval"], 30)
+        assert.strictEqual(body["autoDeleteInterval"], 5)
+        const labels = body["labels"] as Record<string, string>
+        assert.strictEqual(labels["effect-sandbox.managed"], "true")
+        assert.strictEqual(labels["effect-sandbox.session"], "dtn-start-labels")
+        assert.strictEqual(labels["effect-sandbox.owner.pid"], String(process.pid))
+        assert.match(labels["effect-sandbox.owner.renewed-at"]!, /^\d{4}-\d\d-\d\dT/)
+        const key = labels["effect-sandbox.session-key"]!
+        const env = body["env"] as Record<string, string>
+        assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
+        assert.isFalse(Object.values(env).some((v) => v.includes(key)))
+        // The server read and removed its key file before any command ran; no process environment holds the key.
+        const check = yield* rt.runCommand(
+          `test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
+        )
+        assert.strictEqual(check.content, "file=1\n0")
+        const sandbox = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-start-labels"
+        )!
+        assert.strictEqual(rt.info.kind, "daytona")
+        assert.strictEqual(rt.info.urls["app-8080"], `${s.apiUrl.replace(/\/api$/, "")}/preview/8080-${sandbox.id}`)
+        // The preview link answers only with its token (which the runtime sends on every request).
+        const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
+        assert.strictEqual(bare.status, 401)
+        yield* release
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
 
   it.live("a refused API key: Daytona's message and what to check", () =>
     Effect.gen(function*() {
@@ -93,17 +108,21 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
       assertAllDeleted(s)
     }), 120_000)
 
-  it.live("a snapshot without our server names what it lacks, and the sandbox is deleted", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const error = yield* startError(daytonaLayer(s, { snapshot: "stock-debian", username: "root", userId: 0 }))
-      assert.strictEqual(
-        error.message,
-        "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
-          "and no writable /workspace: it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\")."
-      )
-      assertAllDeleted(s)
-    }), 120_000)
+  it.live(
+    "a snapshot without our server names what it lacks, and the sandbox is deleted",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const error = yield* startError(daytonaLayer(s, { snapshot: "stock-debian", username: "root", userId: 0 }))
+        assert.strictEqual(
+          error.message,
+          "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
+            "and no writable /workspace: it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\")."
+        )
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
 
   it.live("a host workspace is refused before anything is created", () =>
     Effect.gen(function*() {
