@@ -9,17 +9,7 @@
  */
 import type { Sandbox } from "@daytonaio/sdk"
 import { Duration, Effect, Schedule } from "effect"
-import { LABEL } from "./labels.ts"
-
-/** How often the owner renews, and after how long without a renewal it counts as gone. */
-export interface HeartbeatOptions {
-  /** Default 30 seconds. */
-  readonly renewEvery?: Duration.Input
-  /** Default 5 minutes: generous, since the reaper compares the owner's clock with its own. */
-  readonly staleAfter?: Duration.Input
-  /** How often the reaper looks for sandboxes of dead owners (default 2 minutes). */
-  readonly reapEvery?: Duration.Input
-}
+import { type HeartbeatOptions, LABEL } from "./labels.ts"
 
 /** The heartbeat labels for now. */
 export const heartbeatLabels = (options: HeartbeatOptions | undefined): Record<string, string> => ({

@@ -3,6 +3,7 @@
  * for people), its owner (host and pid, for people only) and the owner's heartbeat, the time the
  * owner last renewed it (heartbeat.ts). The reaper (reaper.ts) acts on the heartbeat only.
  */
+import type { Duration } from "effect"
 import { hostname } from "node:os"
 
 export const LABEL = {
@@ -26,3 +27,13 @@ export const ownerLabels = (): Record<string, string> => ({
   [LABEL.ownerHost]: hostname(),
   [LABEL.ownerPid]: String(process.pid)
 })
+
+/** The heartbeat's terms (heartbeat.ts), and the reaper's pace. Here, not there: the public options name it without the SDK's types. */
+export interface HeartbeatOptions {
+  /** Default 30 seconds. */
+  readonly renewEvery?: Duration.Input
+  /** Default 5 minutes: generous, since the reaper compares the owner's clock with its own. */
+  readonly staleAfter?: Duration.Input
+  /** How often the reaper looks for sandboxes of dead owners (default 2 minutes). */
+  readonly reapEvery?: Duration.Input
+}

@@ -7,6 +7,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
+import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
@@ -17,6 +18,10 @@ const creates = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
 
 /** No sandbox of the stand-in is left undeleted. */
+/** The start's error, as the typed error it must be. */
+const startFailure = (layer: Parameters<typeof startError>[0]) =>
+  startError(layer).pipe(Effect.map((error) => error as RuntimeStartError | InvalidOptionsError))
+
 const assertAllDeleted = (standIn: DaytonaStandIn) =>
   assert.deepStrictEqual(
     [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
@@ -75,7 +80,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   it.live("a refused API key: Daytona's message and what to check", () =>
     Effect.gen(function*() {
       const s = standIn()
-      const error = yield* startError(daytonaLayer(s, { apiKey: Redacted.make("dtn_wrong") }))
+      const error = yield* startFailure(daytonaLayer(s, { apiKey: Redacted.make("dtn_wrong") }))
       assert.strictEqual(
         error.message,
         "Daytona: cannot create a sandbox: 401 Invalid API key (Daytona refused the API key: check DAYTONA_API_KEY or the `apiKey` option)"
@@ -87,7 +92,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const s = standIn()
       s.failCreates(403, "Total CPU limit exceeded. Maximum allowed: 4")
-      const error = yield* startError(daytonaLayer(s))
+      const error = yield* startFailure(daytonaLayer(s))
       assert.strictEqual(
         error.message,
         "Daytona: cannot create a sandbox: 403 Total CPU limit exceeded. Maximum allowed: 4 " +
@@ -113,7 +118,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const error = yield* startError(daytonaLayer(s, { snapshot: "stock-debian", username: "root", userId: 0 }))
+        const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", username: "root", userId: 0 }))
         assert.strictEqual(
           error.message,
           "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
@@ -128,7 +133,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const s = standIn()
       const before = s.requests.length
-      const error = yield* startError(daytonaLayer(s, { workspace: "/tmp" }))
+      const error = yield* startFailure(daytonaLayer(s, { workspace: "/tmp" }))
       assert.strictEqual(error._tag, "InvalidOptionsError")
       assert.strictEqual(s.requests.length, before)
     }), 60_000)
