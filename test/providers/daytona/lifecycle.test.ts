@@ -58,6 +58,30 @@ describeDocker("DaytonaRuntime lifecycle (stand-in)", () => {
     }), 120_000)
 
   it.live(
+    "attaching to a sandbox Daytona stopped starts it and its server again; the disk kept the files",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const keep = new SandboxConfig({ keepRuntimeAlive: true })
+        const first = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-stopped", sandbox: keep }))
+        yield* first.rt.runCommand("echo on-disk > /workspace/kept.txt; export GONE=1")
+        yield* first.release
+        const sandbox = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-stopped"
+        )!
+        // What auto-stop does: the disk stays, the processes (our server with them) do not.
+        yield* Effect.promise(() => s.sandboxes.stop(sandbox))
+        const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-stopped" }))
+        assert.strictEqual(sandbox.state, "started")
+        const after = yield* second.rt.runCommand("cat /workspace/kept.txt; echo \"[$GONE]\"")
+        assert.strictEqual(after.content, "on-disk\n[]")
+        yield* second.release
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
+
+  it.live(
     "the reaper deletes sandboxes whose owner's heartbeat is stale, not a live owner's",
     () =>
       Effect.gen(function*() {
