@@ -26,6 +26,7 @@ import { heartbeatLabels, startHeartbeat } from "./daytona/heartbeat.ts"
 import { type HeartbeatOptions, LABEL, ownerLabels } from "./daytona/labels.ts"
 import { startReaper } from "./daytona/reaper.ts"
 import { launchServer, serverExited, sessionKeyFileEnv } from "./daytona/server.ts"
+import { runningWorkspace, type ServerFiles, snapshotServer, uploadedServer } from "./daytona/serverFiles.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities } from "./internal/serverTools.ts"
 
@@ -43,6 +44,13 @@ export interface DaytonaRuntimeOptions extends RuntimeOptions {
   readonly target?: string
   /** The snapshot made from the runtime image (default `effect-sandbox-runtime`). */
   readonly snapshot?: string
+  /**
+   * Where the action server comes from: `"snapshot"` (default), the snapshot made from the runtime
+   * image; `"upload"`, uploaded at each start into a snapshot whose image has Node (>= 22.19) on
+   * PATH, the workspace then `~/workspace` (slower to start, and the server's files are the
+   * sandbox user's: docs/runtimes/daytona.md).
+   */
+  readonly server?: "snapshot" | "upload"
   /** The sandbox user, who owns the workspace and runs the server (default `openhands`, uid 1000, as the runtime image). */
   readonly username?: string
   readonly userId?: number
@@ -63,50 +71,22 @@ export interface DaytonaRuntimeOptions extends RuntimeOptions {
 /** The snapshot DaytonaRuntime starts from unless told otherwise (docs/runtimes/daytona.md makes it). */
 export const DEFAULT_SNAPSHOT = "effect-sandbox-runtime"
 
-const WORKSPACE = "/workspace"
 const SERVER_PORT = 3000
-/** The runtime image's Node and server (docs/image-contract.md). */
-const NODE = "/opt/effect-sandbox/bin/node"
-const SERVER = "/opt/effect-sandbox/payload/server.mjs"
 /** The header Daytona's preview proxy reads the token of a private sandbox's link from. */
 const PREVIEW_TOKEN_HEADER = "x-daytona-preview-token"
 
 /** The server's argv in the sandbox (listening on all interfaces: the preview proxy reaches it from outside). */
-const argv = (options: DaytonaRuntimeOptions) =>
+const argv = (options: DaytonaRuntimeOptions, files: ServerFiles) =>
   serverCommand({
-    node: NODE,
-    entry: SERVER,
+    node: files.node,
+    entry: files.entry,
     port: SERVER_PORT,
-    workingDir: WORKSPACE,
+    workingDir: files.workspace,
     host: "0.0.0.0",
     username: options.username ?? "openhands",
     userId: options.userId ?? 1000,
     tools: options,
     restrictToWorkspace: restrictsToWorkspace(options)
-  })
-
-/** Fails, naming what is missing, when the sandbox's image lacks the runtime image's Node or server. */
-const checkImage = (sandbox: Sandbox, snapshot: string) =>
-  Effect.gen(function*() {
-    const found = yield* daytonaCall(
-      `check sandbox ${sandbox.id} for the action server`,
-      () =>
-        sandbox.process.executeCommand(
-          `for f in ${NODE} ${SERVER}; do test -e "$f" || echo "$f"; done; test -w ${WORKSPACE} || echo "writable ${WORKSPACE}"`
-        )
-    )
-    if (found.exitCode !== 0) {
-      return yield* new RuntimeStartError({
-        message: `Daytona: cannot check sandbox ${sandbox.id} for the action server: ${found.result.trim()}`
-      })
-    }
-    const missing = found.result.trim()
-    if (missing !== "") {
-      return yield* new RuntimeStartError({
-        message: `The Daytona snapshot ${snapshot} has no ${missing.split("\n").join(" and no ")}: ` +
-          "it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\")."
-      })
-    }
   })
 
 /** The sandbox of `sessionId`, if one exists (attach). */
@@ -181,10 +161,12 @@ const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: S
       yield* daytonaCall(`start sandbox ${sandbox.id}`, () => sandbox.start())
     }
     if (!config.keepRuntimeAlive) yield* startHeartbeat(sandbox, options.heartbeat)
-    const launched = existing?.state === "paused" || serverRuns ? undefined : yield* Effect.gen(function*() {
-      yield* checkImage(sandbox, options.snapshot ?? DEFAULT_SNAPSHOT)
-      return yield* launchServer(sandbox, argv(options), sessionKey)
-    })
+    const snapshot = options.snapshot ?? DEFAULT_SNAPSHOT
+    // A paused or running server needs nothing; a new or stopped sandbox gets its server started.
+    const files = existing?.state === "paused" || serverRuns
+      ? undefined
+      : yield* (options.server === "upload" ? uploadedServer(sandbox, snapshot) : snapshotServer(sandbox, snapshot))
+    const launched = files === undefined ? undefined : yield* launchServer(sandbox, argv(options, files), sessionKey)
     const server = yield* previewLink(sandbox, SERVER_PORT)
     const apps = yield* Effect.forEach(
       options.appPorts ?? [],
@@ -195,7 +177,7 @@ const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: S
       baseUrl: server.url,
       headers: { [PREVIEW_TOKEN_HEADER]: Redacted.make(server.token) },
       sessionApiKey: Redacted.make(sessionKey),
-      workspace: WORKSPACE,
+      workspace: files?.workspace ?? (yield* runningWorkspace(sandbox, options.server)),
       urls: Object.fromEntries(apps),
       capabilities: toolCapabilities(options, { pause: true }),
       aliveTimeout: "90 seconds",

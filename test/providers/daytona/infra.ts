@@ -11,12 +11,15 @@ import { leftovers } from "./sandboxes.ts"
 import { type DaytonaStandIn, startStandIn } from "./server.ts"
 import { snapshotImage } from "./snapshot.ts"
 
-/** A stand-in for the tests of one file (`current()` in a test), with the snapshot mapped to our image. */
-export const useStandIn = (extraSnapshots: Readonly<Record<string, string>> = {}) => {
+/**
+ * A stand-in for the tests of one file (the function it returns gives it in a test), with our
+ * snapshot mapped to its image, and `extra` snapshots (name -> image, built before the stand-in starts).
+ */
+export const useStandIn = (extra: () => Promise<Readonly<Record<string, string>>> = async () => ({})) => {
   let standIn: DaytonaStandIn | undefined
   beforeAll(async () => {
     const image = await Effect.runPromise(snapshotImage(baseImage()))
-    standIn = await startStandIn({ snapshots: { [DEFAULT_SNAPSHOT]: image, ...extraSnapshots } })
+    standIn = await startStandIn({ snapshots: { [DEFAULT_SNAPSHOT]: image, ...(await extra()) } })
   }, 300_000)
   afterAll(async () => {
     if (standIn === undefined) return

@@ -13,6 +13,7 @@ import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { daytonaLayer, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
+import { stockNodeImage } from "./snapshot.ts"
 
 const creates = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
@@ -29,7 +30,10 @@ const assertAllDeleted = (standIn: DaytonaStandIn) =>
   )
 
 describeDocker("DaytonaRuntime start (stand-in)", () => {
-  const standIn = useStandIn({ "stock-debian": baseImage() })
+  const standIn = useStandIn(async () => ({
+    "stock-debian": baseImage(),
+    "stock-node": await Effect.runPromise(stockNodeImage(baseImage()))
+  }))
 
   it.live(
     "creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment",
@@ -122,12 +126,47 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         assert.strictEqual(
           error.message,
           "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
-            "and no writable /workspace: it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\")."
+            "and no writable /workspace: it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\"), " +
+            "or have a Node on PATH for `server: \"upload\"`."
         )
         assertAllDeleted(s)
       }),
     120_000
   )
+
+  it.live(
+    "server: upload puts the payload into a stock snapshot with Node, and runs it from there",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { rt, release } = yield* buildRuntime(daytonaLayer(s, { snapshot: "stock-node", server: "upload" }))
+        assert.strictEqual(rt.info.workspace, "/home/openhands/workspace")
+        const ran = yield* rt.runCommand(
+          "pwd; test -e /opt/effect-sandbox/payload; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
+        )
+        assert.strictEqual(
+          ran.content,
+          "/home/openhands/workspace\n1\n/home/openhands/.effect-sandbox/payload/server.mjs"
+        )
+        yield* release
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
+
+  it.live("server: upload into a snapshot without Node says what is missing", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(
+        daytonaLayer(s, { snapshot: "stock-debian", server: "upload", username: "root", userId: 0 })
+      )
+      assert.strictEqual(
+        error.message,
+        "The Daytona snapshot stock-debian has no Node on PATH: the uploaded action server needs Node >=22.19 " +
+          "(add it to the snapshot's image, or make the snapshot from the runtime image: docs/runtimes/daytona.md)."
+      )
+      assertAllDeleted(s)
+    }), 120_000)
 
   it.live("a host workspace is refused before anything is created", () =>
     Effect.gen(function*() {
