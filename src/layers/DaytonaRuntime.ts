@@ -146,14 +146,14 @@ const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: S
   Effect.gen(function*() {
     const sessionId = options.sessionId ?? randomUUID()
     const existing = options.sessionId === undefined ? undefined : yield* findSandbox(client, sessionId)
-    const sandbox = existing ?? (yield* createSandbox(
-      client,
-      options,
-      config,
-      sessionId,
-      randomBytes(24).toString("base64url")
-    ))
-    if (!config.keepRuntimeAlive) yield* Effect.addFinalizer(() => deleteSandbox(sandbox))
+    const release = (made: Sandbox) => config.keepRuntimeAlive ? Effect.void : deleteSandbox(made)
+    // Acquired uninterruptibly with its release: a start interrupted mid-create still deletes what Daytona made.
+    const sandbox = existing === undefined
+      ? yield* Effect.acquireRelease(
+        createSandbox(client, options, config, sessionId, randomBytes(24).toString("base64url")),
+        release
+      )
+      : yield* Effect.acquireRelease(Effect.succeed(existing), release)
     const sessionKey = sandbox.labels[LABEL.sessionKey] ?? ""
     const serverRuns = existing !== undefined && existing.state === "started"
     if (existing !== undefined && !serverRuns) {
