@@ -75,6 +75,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         // The preview link answers only with its token (which the runtime sends on every request).
         const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
         assert.strictEqual(bare.status, 401)
+        assert.isFalse(Object.values(rt.info.urls).some((url) => url.includes(sandbox.previewToken)))
         yield* release
         assert.strictEqual(sandbox.state, "destroyed")
       }),
