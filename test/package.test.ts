@@ -115,6 +115,19 @@ console.log(Effect.isEffect(program) && Layer.isLayer(warm) && KubernetesSandbox
 const started = program.pipe(Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))
 console.log(await Effect.runPromise(started))
 `,
+  // Imported and type-checked without @daytonaio/sdk (an optional peer): building a layer is what loads it.
+  "daytona.ts": `import { Effect, Layer } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { DaytonaRuntime, DaytonaSandboxPool, snapshotDockerfile } from "effect-sandbox/daytona"
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo daytona-ok" }))
+}).pipe(Effect.provide(DaytonaRuntime.layer({ apiUrl: "http://127.0.0.1:1/api" })))
+export const warm = DaytonaRuntime.layerWarm().pipe(Layer.provide(DaytonaRuntime.layerPool({ warmSandboxes: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && DaytonaSandboxPool.key)
+console.log(snapshotDockerfile("runtime:tag").split("\\n")[0])
+console.log(await Effect.runPromise(program.pipe(Effect.map((o) => o.content), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -160,8 +173,11 @@ describe("package", () => {
       writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
-      // No dockerode or client-node here: their types must not be needed, and the root and /local must not load them.
-      assert.deepStrictEqual(readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode"), [])
+      // No dockerode, client-node or Daytona SDK here: their types must not be needed, and the root and /local must not load them.
+      assert.deepStrictEqual(
+        readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode" || n === "@daytonaio"),
+        []
+      )
       assert.isFalse(existsSync(join(app, "node_modules", "@kubernetes", "client-node")))
       const tsc = join(root, "node_modules", ".bin", "tsc")
       execFileSync(tsc, ["-p", app], { cwd: app, encoding: "utf8", stdio: "pipe" })
@@ -213,8 +229,15 @@ describe("package", () => {
         const address = process.env["DOCKER_HOST"] ?? "unix:///var/run/docker.sock"
         assert.strictEqual(run("docker.ts"), `effect-sandbox/DockerSandboxPool\n${address}`)
       }
+      // No @daytonaio/sdk installed: the subpath loads, and building a layer says what to install.
+      assert.strictEqual(
+        run("daytona.ts"),
+        "effect-sandbox/DaytonaSandboxPool\nFROM runtime:tag\n" +
+          "DaytonaRuntime needs @daytonaio/sdk, an optional peer dependency: npm install @daytonaio/sdk"
+      )
       const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
       assert.deepStrictEqual(installed.peerDependenciesMeta, {
+        "@daytonaio/sdk": { optional: true },
         dockerode: { optional: true },
         "@kubernetes/client-node": { optional: true }
       })

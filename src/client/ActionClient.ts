@@ -452,3 +452,21 @@ export const waitUntilAlive = (
       })
     )
   )
+
+/**
+ * Run `effect` with an HTTP client that adds `headers` to every request: what a provider's proxy
+ * in front of the server asks for (Daytona's preview token), on the `/alive` wait, the start-up
+ * requests and every action alike. Values stay `Redacted` until the request is made.
+ */
+export const withServerHeaders =
+  (headers: Readonly<Record<string, Redacted.Redacted<string>>> | undefined) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | HttpClient.HttpClient> =>
+    headers === undefined ? effect : Effect.updateService(
+      effect,
+      HttpClient.HttpClient,
+      HttpClient.mapRequest(
+        HttpClientRequest.setHeaders(
+          Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Redacted.value(v)]))
+        )
+      )
+    )

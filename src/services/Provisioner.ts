@@ -32,6 +32,11 @@ export interface ProvisionedSandbox {
   /** Where the client reaches the server (it may take a shorter route than `urls.actionServer`). */
   readonly baseUrl: string
   readonly sessionApiKey: Redacted.Redacted<string>
+  /**
+   * Headers every request to the server carries besides the session key: what the provider's
+   * proxy in front of it asks for (Daytona's preview token). Secret, as the key is.
+   */
+  readonly headers?: Readonly<Record<string, Redacted.Redacted<string>>>
   /** The workspace as the sandbox sees it (`info.workspace`). */
   readonly workspace: string
   /** `info.urls` beyond `actionServer: baseUrl` (which they may replace with what users reach). */

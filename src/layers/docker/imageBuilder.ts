@@ -7,7 +7,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { buildContext, payloadDirectory, readManifest, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
+import { buildContext, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
+import { payloadDirectory, readManifest } from "../internal/payload.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
 import { engineBuild } from "./engineBuild.ts"

@@ -3,58 +3,21 @@
  * runtime API's `/build`): the action server payload and a Node binary under /opt/effect-sandbox
  * over any glibc base, the preflight that checks the base can host the sandbox, and the tag's hash.
  */
-import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, readFileSync, statSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
 import { pack } from "tar-stream"
 import { DEFAULT_PYTHON } from "../../executor/ActionExecutor.ts"
 import { startupEnv } from "../../runtime/options.ts"
-import { RuntimeStartError } from "../../schema/errors.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { PYTHON_VARIABLE, serverToolEnv } from "../../server/commandLine.ts"
 import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"
 import { type ImageRequirements, preflightScript } from "../docker/preflight.ts"
+import type { Manifest } from "./payload.ts"
 import { toolCapabilities } from "./serverTools.ts"
 
 /** Every runtime image carries its own tag under this label (found again when the tag moves on). */
 export const TAG_LABEL = "effect-sandbox.runtime-image"
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const fromSource = import.meta.url.endsWith(".ts")
-
-let payloadBuilt = false
-/**
- * The payload directory. Running from source, it is rebuilt once per process, so
- * images always carry the current code; an installed package ships it built.
- */
-export const payloadDirectory = Effect.suspend(() => {
-  const packageRoot = fromSource ? root : join(root, "..")
-  const dir = join(packageRoot, "payload")
-  if (fromSource && !payloadBuilt) {
-    const result = spawnSync(process.execPath, [join(packageRoot, "scripts", "build-payload.ts")], { encoding: "utf8" })
-    if (result.status !== 0) {
-      return Effect.fail(new RuntimeStartError({ message: `Cannot build the server payload: ${result.stderr}` }))
-    }
-    payloadBuilt = true
-  }
-  return existsSync(join(dir, "manifest.json"))
-    ? Effect.succeed(dir)
-    : Effect.fail(
-      new RuntimeStartError({
-        message:
-          `The server payload is missing at ${dir}: reinstall effect-sandbox (its package ships the payload), or in a checkout run \`npm run build\`.`
-      })
-    )
-})
-
-/** The payload's manifest: its hash (part of the image tag) and its files. */
-export interface Manifest {
-  readonly hash: string
-  readonly files: ReadonlyArray<string>
-}
 
 /** What a runtime image is built for beyond its base: the sandbox's user and what its tools need. */
 export interface ImageContextOptions {
@@ -62,9 +25,6 @@ export interface ImageContextOptions {
   readonly username: string
   readonly requires?: ImageRequirements
 }
-
-export const readManifest = (payload: string): Manifest =>
-  JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8"))
 
 /**
  * The build context (a tar stream): Dockerfile, preflight script, Node binary and payload, `FROM`

@@ -9,7 +9,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, type Context, type Duration, Effect, Exit, Layer, type Redacted, Scope } from "effect"
 import { HttpClient } from "effect/http"
-import { makeActionClient, waitUntilAlive } from "../../client/ActionClient.ts"
+import { makeActionClient, waitUntilAlive, withServerHeaders } from "../../client/ActionClient.ts"
 import type { RuntimeSchedules } from "../../client/policies.ts"
 import { captureDraftEditor } from "../../editor/draftEditor.ts"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
@@ -49,11 +49,13 @@ const readySandbox = <R>(
   Effect.gen(function*() {
     const box = yield* provisioner.provision((s) => status?.set(s) ?? Effect.void)
     if (status !== undefined) yield* status.set("RUNTIME_STARTED")
-    const alive = waitUntilAlive(box.baseUrl, box.aliveTimeout, options.schedules?.waitUntilAlive)
-    yield* box.startFailure === undefined ? alive : Effect.raceFirst(alive, box.startFailure)
-    yield* sendMcpServers(box.baseUrl, box.sessionApiKey, options.mcp?.stdio)
-    const capabilities = yield* serverCapabilities(box.baseUrl, box.sessionApiKey, box.capabilities)
-    return { ...box, capabilities } satisfies ProvisionedSandbox
+    return yield* Effect.gen(function*() {
+      const alive = waitUntilAlive(box.baseUrl, box.aliveTimeout, options.schedules?.waitUntilAlive)
+      yield* box.startFailure === undefined ? alive : Effect.raceFirst(alive, box.startFailure)
+      yield* sendMcpServers(box.baseUrl, box.sessionApiKey, options.mcp?.stdio)
+      const capabilities = yield* serverCapabilities(box.baseUrl, box.sessionApiKey, box.capabilities)
+      return { ...box, capabilities } satisfies ProvisionedSandbox
+    }).pipe(withServerHeaders(box.headers))
   })
 
 /** A sandbox as `runtimeOn` takes it: an attached server may need no key. */
@@ -114,7 +116,7 @@ const runtimeOn = (
       }),
       ...(options.whilePaused === undefined ? {} : { whilePaused: options.whilePaused })
     }, status)
-  })
+  }).pipe(withServerHeaders(box.headers))
 
 /** A sandbox ready for `runtimeOn`, with what its runtime is built with. */
 interface ToHandOver {

@@ -8,13 +8,8 @@ import { Duration, Effect, type Schedule } from "effect"
 import { gzipSync } from "node:zlib"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { ProvisionStatus } from "../../services/Provisioner.ts"
-import {
-  buildContext,
-  type ImageContextOptions,
-  payloadDirectory,
-  readManifest,
-  runtimeImageHash
-} from "../internal/imageContext.ts"
+import { buildContext, type ImageContextOptions, runtimeImageHash } from "../internal/imageContext.ts"
+import { payloadDirectory, readManifest } from "../internal/payload.ts"
 import type { ApiFailure, RuntimeApi } from "./api.ts"
 
 /** Statuses of a build that ended without an image (OpenHands' list). */

@@ -1,0 +1,40 @@
+/**
+ * The Daytona tests' set-up: a stand-in (server.ts) for the file, started before its tests with
+ * the snapshot image built, closed after them; and the DaytonaRuntime layer pointed at it through
+ * the SDK's own `apiUrl` option.
+ */
+import { afterAll, assert, beforeAll } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { DaytonaRuntime, type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "../../../src/daytona.ts"
+import { baseImage } from "../../docker/infra.ts"
+import { leftovers } from "./sandboxes.ts"
+import { type DaytonaStandIn, startStandIn } from "./server.ts"
+import { snapshotImage } from "./snapshot.ts"
+
+/**
+ * A stand-in for the tests of one file (the function it returns gives it in a test), with our
+ * snapshot mapped to its image, and `extra` snapshots (name -> image, built before the stand-in starts).
+ */
+export const useStandIn = (extra: () => Promise<Readonly<Record<string, string>>> = async () => ({})) => {
+  let standIn: DaytonaStandIn | undefined
+  beforeAll(async () => {
+    const image = await Effect.runPromise(snapshotImage(baseImage()))
+    standIn = await startStandIn({ snapshots: { [DEFAULT_SNAPSHOT]: image, ...(await extra()) } })
+  }, 300_000)
+  afterAll(async () => {
+    if (standIn === undefined) return
+    const instance = standIn.instance
+    // Every runtime deleted its sandbox: the stand-in holds no container before close() removes them.
+    const left = await leftovers(instance)
+    await standIn.close()
+    assert.deepStrictEqual(left, [])
+  })
+  return () => {
+    if (standIn === undefined) throw new Error("the Daytona stand-in did not start")
+    return standIn
+  }
+}
+
+/** A DaytonaRuntime on the stand-in (fresh: each build is its own sandbox). */
+export const daytonaLayer = (standIn: DaytonaStandIn, options: DaytonaRuntimeOptions = {}) =>
+  Layer.fresh(DaytonaRuntime.layer({ apiKey: Redacted.make(standIn.apiKey), apiUrl: standIn.apiUrl, ...options }))

@@ -1,0 +1,27 @@
+/**
+ * Opt-in: the conformance suite against Daytona itself, when `DAYTONA_API_KEY` is set (with
+ * `DAYTONA_API_URL` / `DAYTONA_TARGET` if not the cloud's defaults, and `DAYTONA_SNAPSHOT` if the
+ * snapshot made as docs/runtimes/daytona.md says is not named `effect-sandbox-runtime`). Without a
+ * key it is skipped with a message saying so, in CI too: CI has no Daytona account.
+ */
+import { describe } from "@effect/vitest"
+import { DaytonaRuntime } from "../../../src/daytona.ts"
+import { runConformance } from "../../conformance/suite.ts"
+
+const key = process.env["DAYTONA_API_KEY"] ?? ""
+const snapshot = process.env["DAYTONA_SNAPSHOT"]
+
+describe.skipIf(key === "")(
+  key === ""
+    ? "Daytona live (skipped: set DAYTONA_API_KEY, and DAYTONA_SNAPSHOT if not effect-sandbox-runtime, to run it)"
+    : "Daytona live",
+  () => {
+    runConformance({
+      name: "DaytonaRuntime (live)",
+      layer: ({ noChangeTimeoutSeconds }) =>
+        DaytonaRuntime.layer({ noChangeTimeoutSeconds, ...(snapshot === undefined ? {} : { snapshot }) }),
+      containsProcesses: true,
+      capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+    })
+  }
+)

@@ -1,0 +1,220 @@
+/**
+ * The Daytona stand-in: an HTTP server on 127.0.0.1 speaking Daytona's REST API as
+ * `@daytonaio/sdk` 0.218 sends it (the control plane under `/api`, the toolbox under `/toolbox`,
+ * preview links under `/preview`), each sandbox a Docker container (sandboxes.ts). Tests reach it
+ * only through the SDK, with its `apiUrl` option. See README.md.
+ */
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { ApiError, type CreateBody, removeAll, Sandboxes, type StandInSandbox } from "./sandboxes.ts"
+import { Toolbox } from "./toolbox.ts"
+
+/** A request as the stand-in recorded it (for assertions on what the SDK sent). */
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly body: unknown
+}
+
+export interface StandInOptions {
+  /** Snapshot name -> local Docker image. */
+  readonly snapshots: Readonly<Record<string, string>>
+}
+
+export interface DaytonaStandIn {
+  /** The `apiUrl` to give the SDK. */
+  readonly apiUrl: string
+  /** The only API key it accepts. */
+  readonly apiKey: string
+  readonly instance: string
+  readonly requests: Array<RecordedRequest>
+  readonly sandboxes: Sandboxes
+  /** Answer the next `count` creates with `status` and Daytona's `message` (quota, rate limit). */
+  readonly failCreates: (status: number, message: string, count?: number) => void
+  readonly close: () => Promise<void>
+}
+
+const json = (response: ServerResponse, status: number, body: unknown) => {
+  const text = typeof body === "string" ? body : JSON.stringify(body)
+  response.writeHead(status, { "content-type": "application/json" })
+  response.end(text)
+}
+
+/** Daytona's error body (NestJS's): `{ statusCode, message, error }`. */
+const fail = (response: ServerResponse, error: ApiError) =>
+  json(response, error.status, { statusCode: error.status, message: error.message, error: String(error.status) })
+
+const readJson = async (request: IncomingMessage): Promise<unknown> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of request) chunks.push(chunk as Buffer)
+  const text = Buffer.concat(chunks).toString("utf8")
+  return text === "" ? {} : JSON.parse(text)
+}
+
+/** Daytona's `Sandbox` DTO (the fields the SDK reads); the toolbox proxy URL comes from its own endpoint. */
+const dto = (sandbox: StandInSandbox) => ({
+  id: sandbox.id,
+  name: sandbox.name,
+  organizationId: "standin-org",
+  snapshot: sandbox.snapshot,
+  user: sandbox.user,
+  env: sandbox.env,
+  labels: sandbox.labels,
+  public: false,
+  networkBlockAll: false,
+  target: "us",
+  cpu: sandbox.cpu,
+  gpu: 0,
+  memory: sandbox.memory,
+  disk: sandbox.disk,
+  state: sandbox.state,
+  desiredState: sandbox.state,
+  autoStopInterval: sandbox.autoStopInterval,
+  autoArchiveInterval: 10080,
+  autoDeleteInterval: sandbox.autoDeleteInterval,
+  createdAt: sandbox.createdAt,
+  updatedAt: new Date().toISOString()
+})
+
+/** Start a stand-in on a free port of 127.0.0.1; `close()` stops it and removes every container it made. */
+export const startStandIn = async (options: StandInOptions): Promise<DaytonaStandIn> => {
+  const instance = randomBytes(4).toString("hex")
+  const apiKey = `dtn_${randomBytes(16).toString("hex")}`
+  const sandboxes = new Sandboxes(instance, options.snapshots)
+  const toolbox = new Toolbox()
+  const requests: Array<RecordedRequest> = []
+  const faults: Array<{ status: number; message: string }> = []
+  let base = ""
+
+  const control = async (method: string, path: string, url: URL, request: IncomingMessage) => {
+    const body = method === "POST" || method === "PUT" ? await readJson(request) : undefined
+    requests.push({ method, path, body })
+    if (method === "POST" && path === "/sandbox") {
+      const fault = faults.shift()
+      if (fault !== undefined) throw new ApiError(fault.status, fault.message)
+      return { status: 200, body: dto(await sandboxes.create(body as CreateBody)) }
+    }
+    if (method === "GET" && path === "/sandbox") {
+      const labels = JSON.parse(url.searchParams.get("labels") ?? "{}") as Record<string, string>
+      const items = sandboxes.list(labels).map(dto)
+      return { status: 200, body: { items, total: items.length, nextCursor: null } }
+    }
+    const match = /^\/sandbox\/([^/]+)(?:\/(.*))?$/.exec(path)
+    if (match === null) return undefined
+    const sandbox = sandboxes.get(decodeURIComponent(match[1]!))
+    const action = match[2] ?? ""
+    if (method === "GET" && action === "") return { status: 200, body: dto(sandbox) }
+    if (method === "DELETE" && action === "") {
+      await sandboxes.destroy(sandbox)
+      toolbox.forget(sandbox)
+      return { status: 200, body: dto(sandbox) }
+    }
+    if (method === "POST" && (action === "start" || action === "stop" || action === "pause")) {
+      if (action === "start") await sandboxes.start(sandbox)
+      if (action === "pause") await sandboxes.pause(sandbox)
+      if (action === "stop") {
+        await sandboxes.stop(sandbox)
+        toolbox.forget(sandbox)
+      }
+      return { status: 200, body: dto(sandbox) }
+    }
+    if (method === "PUT" && action === "labels") {
+      sandbox.labels = (body as { labels: Record<string, string> }).labels
+      return { status: 200, body: { labels: sandbox.labels } }
+    }
+    if (method === "POST" && action === "last-activity") return { status: 201, body: "" }
+    if (method === "GET" && action === "toolbox-proxy-url") return { status: 200, body: { url: `${base}/toolbox` } }
+    const port = /^ports\/(\d+)\/preview-url$/.exec(action)
+    if (method === "GET" && port !== null) {
+      return {
+        status: 200,
+        body: { sandboxId: sandbox.id, url: `${base}/preview/${port[1]}-${sandbox.id}`, token: sandbox.previewToken }
+      }
+    }
+    return undefined
+  }
+
+  /** The preview proxy: `/preview/{port}-{sandboxId}/...` to the container's port, with the token checked. */
+  const preview = async (request: IncomingMessage, response: ServerResponse, rest: string) => {
+    const match = /^\/preview\/(\d+)-([0-9a-f-]{36})(\/.*)?$/.exec(rest)
+    if (match === null) throw new ApiError(404, "Preview not found")
+    const sandbox = sandboxes.get(match[2]!)
+    if (request.headers["x-daytona-preview-token"] !== sandbox.previewToken) {
+      throw new ApiError(401, "Unauthorized: missing or invalid preview token")
+    }
+    if (sandbox.state !== "started") throw new ApiError(502, `Sandbox ${sandbox.id} is not running`)
+    const host = await sandboxes.address(sandbox)
+    const headers = { ...request.headers }
+    delete headers["x-daytona-preview-token"]
+    const upstream = httpRequest(
+      { host, port: Number(match[1]), method: request.method, path: match[3] ?? "/", headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(response)
+      }
+    )
+    upstream.on("error", () => {
+      if (!response.headersSent) fail(response, new ApiError(502, "Bad Gateway: nothing answers on that port"))
+      else response.destroy()
+    })
+    // A client that hangs up (an interrupted action) hangs up on the server too, as a proxy must.
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy()
+    })
+    request.pipe(upstream)
+  }
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", base)
+    const method = request.method ?? "GET"
+    const handle = async () => {
+      if (url.pathname.startsWith("/preview/")) return preview(request, response, url.pathname + url.search)
+      if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
+      if (url.pathname.startsWith("/api/")) {
+        const answer = await control(method, url.pathname.slice("/api".length), url, request)
+        if (answer === undefined) throw new ApiError(404, `Cannot ${method} ${url.pathname}`)
+        return json(response, answer.status, answer.body)
+      }
+      const tool = /^\/toolbox\/([^/]+)(\/.*)$/.exec(url.pathname)
+      if (tool !== null) {
+        const sandbox = sandboxes.get(tool[1]!)
+        const rest = tool[2]!
+        const body = () =>
+          readJson(request).then((parsed) => {
+            requests.push({ method, path: `/toolbox/{id}${rest}`, body: parsed })
+            return parsed
+          })
+        if (rest === "/files/bulk-upload") requests.push({ method, path: `/toolbox/{id}${rest}`, body: undefined })
+        const answer = await toolbox.handle(sandbox, method, rest, request, body)
+        if (answer !== undefined) return json(response, answer.status, answer.body)
+      }
+      throw new ApiError(404, `Cannot ${method} ${url.pathname}`)
+    }
+    handle().catch((error: unknown) =>
+      fail(response, error instanceof ApiError ? error : new ApiError(500, String((error as Error).message ?? error)))
+    )
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    apiUrl: `${base}/api`,
+    apiKey,
+    instance,
+    requests,
+    sandboxes,
+    failCreates: (status, message, count = 1) => {
+      for (let i = 0; i < count; i++) faults.push({ status, message })
+    },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await removeAll(instance)
+    }
+  }
+}
+
+/** The stand-in as a scoped resource: closed (containers removed) with the scope. */
+export const standIn = (options: StandInOptions) =>
+  Effect.acquireRelease(Effect.promise(() => startStandIn(options)), (s) => Effect.promise(() => s.close()))

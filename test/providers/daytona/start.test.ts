@@ -1,0 +1,180 @@
+/**
+ * DaytonaRuntime's start through the SDK against the stand-in: what it asks Daytona for (the
+ * snapshot, our labels, the auto-stop and auto-delete intervals, as the stand-in recorded the
+ * requests), where the session key goes, the preview token, and the start failures with their
+ * messages (a refused key, the quota, a rate limit retried, a snapshot without our server),
+ * none of which leaves a sandbox behind.
+ */
+import { assert, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { buildRuntime, startError } from "../../docker/helpers.ts"
+import { describeDocker } from "../../docker/infra.ts"
+import { baseImage } from "../../docker/infra.ts"
+import { daytonaLayer, useStandIn } from "./infra.ts"
+import type { DaytonaStandIn } from "./server.ts"
+import { stockNodeImage } from "./snapshot.ts"
+
+const creates = (standIn: DaytonaStandIn) =>
+  standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
+
+/** No sandbox of the stand-in is left undeleted. */
+/** The start's error, as the typed error it must be. */
+const startFailure = (layer: Parameters<typeof startError>[0]) =>
+  startError(layer).pipe(Effect.map((error) => error as RuntimeStartError | InvalidOptionsError))
+
+const assertAllDeleted = (standIn: DaytonaStandIn) =>
+  assert.deepStrictEqual(
+    [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
+    []
+  )
+
+describeDocker("DaytonaRuntime start (stand-in)", () => {
+  const standIn = useStandIn(async () => ({
+    "stock-debian": baseImage(),
+    "stock-node": await Effect.runPromise(stockNodeImage(baseImage()))
+  }))
+
+  it.live(
+    "creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const before = creates(s).length
+        const { rt, release } = yield* buildRuntime(
+          daytonaLayer(s, {
+            sessionId: "dtn-start-labels",
+            autoStopMinutes: 30,
+            autoDeleteMinutes: 5,
+            appPorts: [8080]
+          })
+        )
+        const body = creates(s)[before]!.body as Record<string, unknown>
+        assert.strictEqual(body["snapshot"], "effect-sandbox-runtime")
+        assert.strictEqual(body["autoStopInterval"], 30)
+        assert.strictEqual(body["autoDeleteInterval"], 5)
+        const labels = body["labels"] as Record<string, string>
+        assert.strictEqual(labels["effect-sandbox.managed"], "true")
+        assert.strictEqual(labels["effect-sandbox.session"], "dtn-start-labels")
+        assert.strictEqual(labels["effect-sandbox.owner.pid"], String(process.pid))
+        assert.match(labels["effect-sandbox.owner.renewed-at"]!, /^\d{4}-\d\d-\d\dT/)
+        const key = labels["effect-sandbox.session-key"]!
+        const env = body["env"] as Record<string, string>
+        assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
+        assert.isFalse(Object.values(env).some((v) => v.includes(key)))
+        // The server read and removed its key file before any command ran; no process environment holds the key.
+        const check = yield* rt.runCommand(
+          `test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
+        )
+        assert.strictEqual(check.content, "file=1\n0")
+        const sandbox = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-start-labels"
+        )!
+        assert.strictEqual(rt.info.kind, "daytona")
+        assert.strictEqual(rt.info.urls["app-8080"], `${s.apiUrl.replace(/\/api$/, "")}/preview/8080-${sandbox.id}`)
+        // The preview link answers only with its token (which the runtime sends on every request).
+        const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
+        assert.strictEqual(bare.status, 401)
+        assert.isFalse(Object.values(rt.info.urls).some((url) => url.includes(sandbox.previewToken)))
+        yield* release
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
+
+  it.live("a refused API key: Daytona's message and what to check", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(daytonaLayer(s, { apiKey: Redacted.make("dtn_wrong") }))
+      assert.strictEqual(
+        error.message,
+        "Daytona: cannot create a sandbox: 401 Invalid API key (Daytona refused the API key: check DAYTONA_API_KEY or the `apiKey` option)"
+      )
+      assertAllDeleted(s)
+    }), 60_000)
+
+  it.live("the organisation's quota: Daytona's message, nothing created", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      s.failCreates(403, "Total CPU limit exceeded. Maximum allowed: 4")
+      const error = yield* startFailure(daytonaLayer(s))
+      assert.strictEqual(
+        error.message,
+        "Daytona: cannot create a sandbox: 403 Total CPU limit exceeded. Maximum allowed: 4 " +
+          "(the organisation's quota or permissions refuse it: stop or delete sandboxes, or raise the limits)"
+      )
+      assertAllDeleted(s)
+    }), 60_000)
+
+  it.live("a rate limit is retried with backoff until Daytona accepts", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const before = creates(s).length
+      s.failCreates(429, "ThrottlerException: Too Many Requests", 2)
+      const { rt, release } = yield* buildRuntime(daytonaLayer(s))
+      assert.strictEqual(creates(s).length - before, 3)
+      assert.strictEqual((yield* rt.runCommand("echo after-429")).content, "after-429")
+      yield* release
+      assertAllDeleted(s)
+    }), 120_000)
+
+  it.live(
+    "a snapshot without our server names what it lacks, and the sandbox is deleted",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", username: "root", userId: 0 }))
+        assert.strictEqual(
+          error.message,
+          "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
+            "and no writable /workspace: it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\"), " +
+            "or have a Node on PATH for `server: \"upload\"`."
+        )
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
+
+  it.live(
+    "server: upload puts the payload into a stock snapshot with Node, and runs it from there",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { rt, release } = yield* buildRuntime(daytonaLayer(s, { snapshot: "stock-node", server: "upload" }))
+        assert.strictEqual(rt.info.workspace, "/home/openhands/workspace")
+        const ran = yield* rt.runCommand(
+          "pwd; test -e /opt/effect-sandbox/payload; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
+        )
+        assert.strictEqual(
+          ran.content,
+          "/home/openhands/workspace\n1\n/home/openhands/.effect-sandbox/payload/server.mjs"
+        )
+        yield* release
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
+
+  it.live("server: upload into a snapshot without Node says what is missing", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(
+        daytonaLayer(s, { snapshot: "stock-debian", server: "upload", username: "root", userId: 0 })
+      )
+      assert.strictEqual(
+        error.message,
+        "The Daytona snapshot stock-debian has no Node on PATH: the uploaded action server needs Node >=22.19 " +
+          "(add it to the snapshot's image, or make the snapshot from the runtime image: docs/runtimes/daytona.md)."
+      )
+      assertAllDeleted(s)
+    }), 120_000)
+
+  it.live("a host workspace is refused before anything is created", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const before = s.requests.length
+      const error = yield* startFailure(daytonaLayer(s, { workspace: "/tmp" }))
+      assert.strictEqual(error._tag, "InvalidOptionsError")
+      assert.strictEqual(s.requests.length, before)
+    }), 60_000)
+})
