@@ -6,12 +6,11 @@
  * no buildx needed); the build log goes to the Effect logger.
  */
 import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
-import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, readFileSync, statSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
 import { pack } from "tar-stream"
+import { payloadDirectory, type PayloadManifest, readManifest } from "../../runtime/payload.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
@@ -32,41 +31,8 @@ export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
 /** Every runtime image carries its own tag under this label (found again when the tag moves on). */
 const TAG_LABEL = "effect-sandbox.runtime-image"
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const fromSource = import.meta.url.endsWith(".ts")
-
-let payloadBuilt = false
-/**
- * The payload directory. Running from source, it is rebuilt once per process, so
- * images always carry the current code; an installed package ships it built.
- */
-const payloadDirectory = Effect.suspend(() => {
-  const packageRoot = fromSource ? root : join(root, "..")
-  const dir = join(packageRoot, "payload")
-  if (fromSource && !payloadBuilt) {
-    const result = spawnSync(process.execPath, [join(packageRoot, "scripts", "build-payload.ts")], { encoding: "utf8" })
-    if (result.status !== 0) {
-      return Effect.fail(new RuntimeStartError({ message: `Cannot build the server payload: ${result.stderr}` }))
-    }
-    payloadBuilt = true
-  }
-  return existsSync(join(dir, "manifest.json"))
-    ? Effect.succeed(dir)
-    : Effect.fail(
-      new RuntimeStartError({
-        message:
-          `The server payload is missing at ${dir}: reinstall effect-sandbox (its package ships the payload), or in a checkout run \`npm run build\`.`
-      })
-    )
-})
-
-interface Manifest {
-  readonly hash: string
-  readonly files: ReadonlyArray<string>
-}
-
 /** The build context: Dockerfile, preflight script, Node binary and payload. */
-const buildContext = (baseImageId: string, payload: string, manifest: Manifest, options: ImageOptions, tag: string) => {
+const buildContext = (baseImageId: string, payload: string, manifest: PayloadManifest, options: ImageOptions, tag: string) => {
   const tar = pack()
   const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
   file(
@@ -122,7 +88,7 @@ const ensureRuntimeImage = (
         )
       )
     const payload = yield* payloadDirectory
-    const manifest: Manifest = JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8"))
+    const manifest = readManifest(payload)
     const hash = createHash("sha256")
       .update(JSON.stringify([
         base.Id,
