@@ -340,7 +340,9 @@ const e2bProvisioner = (options: E2BRuntimeOptions) => (sandbox: SandboxConfig) 
     }
     const timeout = Duration.fromInputUnsafe(options.timeout ?? "10 minutes")
     if (Duration.toMillis(timeout) < 3_000) {
-      return yield* new InvalidOptionsError({ message: "E2BRuntime options: timeout must be at least 3 seconds (it is renewed every third of it)." })
+      return yield* new InvalidOptionsError({
+        message: "E2BRuntime options: timeout must be at least 3 seconds (it is renewed every third of it)."
+      })
     }
     const connection: E2BConnection = {
       apiKey: yield* apiKeyOf(options),

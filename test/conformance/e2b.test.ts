@@ -13,7 +13,8 @@ import { runConformance } from "./suite.ts"
 
 describeDocker("e2b (stand-in)", () => {
   let standin: Standin
-  const layer = (noChangeTimeoutSeconds: number) => E2BRuntime.layer(standinOptions(standin, { noChangeTimeoutSeconds }))
+  const layer = (noChangeTimeoutSeconds: number) =>
+    E2BRuntime.layer(standinOptions(standin, { noChangeTimeoutSeconds }))
 
   // The first run builds the runtime image (a minute on a busy machine): here, not in the first case's 30 s.
   beforeAll(async () => {

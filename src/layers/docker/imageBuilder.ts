@@ -32,7 +32,13 @@ export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
 const TAG_LABEL = "effect-sandbox.runtime-image"
 
 /** The build context: Dockerfile, preflight script, Node binary and payload. */
-const buildContext = (baseImageId: string, payload: string, manifest: PayloadManifest, options: ImageOptions, tag: string) => {
+const buildContext = (
+  baseImageId: string,
+  payload: string,
+  manifest: PayloadManifest,
+  options: ImageOptions,
+  tag: string
+) => {
   const tar = pack()
   const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
   file(

@@ -4,8 +4,8 @@
  * E2B's own text, and rate-limited calls (HTTP 429) retried by one named schedule. The SDK's own
  * 429 retry is turned off (`retries: 0`) so that schedule is the only one.
  */
-import { Effect, Redacted, Schedule } from "effect"
 import type { ConnectionOpts, Sandbox } from "e2b"
+import { Effect, Redacted, Schedule } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 
 /** What E2BRuntime takes from the SDK module. */

@@ -25,7 +25,12 @@ export const execIn = async (
   cmd: Array<string>,
   user: string
 ): Promise<{ readonly exitCode: number; readonly output: string }> => {
-  const exec = await docker.getContainer(container).exec({ Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true })
+  const exec = await docker.getContainer(container).exec({
+    Cmd: cmd,
+    User: user,
+    AttachStdout: true,
+    AttachStderr: true
+  })
   const stream = await exec.start({ hijack: true, stdin: false })
   const chunks: Array<Buffer> = []
   const sink = new PassThrough()

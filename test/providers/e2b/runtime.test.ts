@@ -5,17 +5,20 @@
  * keeping memory, attach by session id, the reaper, and nothing left behind.
  */
 import { afterAll, assert, beforeAll, it } from "@effect/vitest"
+import { Sandbox } from "e2b"
 import { Effect, Redacted, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
-import { Sandbox } from "e2b"
 import { E2BRuntime } from "../../../src/e2b.ts"
 import { CmdRunAction, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
-import { API_KEY, runtimeImage, standinOptions, templates } from "./fixture.ts"
 import { docker } from "./docker.ts"
+import { API_KEY, runtimeImage, standinOptions, templates } from "./fixture.ts"
 import { type Standin, startStandin } from "./server.ts"
+
+/** The create calls a stand-in received. */
+const creates = (s: Standin) => s.calls.filter((c) => c.method === "POST" && c.path === "/v2/sandboxes")
 
 describeDocker("E2BRuntime (stand-in)", () => {
   let standin: Standin
@@ -44,8 +47,6 @@ describeDocker("E2BRuntime (stand-in)", () => {
       assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
       return (error as RuntimeStartError).message
     })
-
-  const creates = (s: Standin) => s.calls.filter((c) => c.method === "POST" && c.path === "/v2/sandboxes")
 
   it.live("a bad API key is E2B's 401 text", () =>
     Effect.gen(function*() {
@@ -116,68 +117,84 @@ describeDocker("E2BRuntime (stand-in)", () => {
       assert.deepStrictEqual(yield* Effect.promise(() => limited.containers()), [])
     }), 120_000)
 
-  it.live("create sends the timeout and our metadata; the timeout is renewed while the owner lives", () =>
-    Effect.gen(function*() {
-      const before = standin.calls.length
-      const { rt, release } = yield* buildRuntime(
-        E2BRuntime.layer(standinOptions(standin, { sessionId: "e2b-ttl-test", timeout: "3 seconds" }))
-      )
-      const create = creates(standin).at(-1)!
-      const body = create.body as { timeout: number; templateID: string; metadata: Record<string, string> }
-      assert.strictEqual(body.timeout, 3)
-      assert.strictEqual(body.templateID, "effect-sandbox-runtime")
-      assert.strictEqual(body.metadata["effect-sandbox.session"], "e2b-ttl-test")
-      assert.strictEqual(body.metadata["effect-sandbox.owner.pid"], String(process.pid))
-      assert.strictEqual(rt.info.id, "e2b-ttl-test")
-      // Past the 3 s timeout: alive, because the owner renewed it (every second).
-      yield* Effect.sleep("4500 millis")
-      const obs = yield* rt.runCommand("echo still-here")
-      assert.strictEqual(obs.content.trim(), "still-here")
-      const sandboxId = [...standin.sandboxes.values()].find((s) => s.metadata["effect-sandbox.session"] === "e2b-ttl-test")!
-        .sandboxID
-      const renewals = standin.calls.slice(before).filter((c) => c.path === `/sandboxes/${sandboxId}/timeout`)
-      assert.isAtLeast(renewals.length, 3)
-      assert.deepStrictEqual(renewals[0]!.body, { timeout: 3 })
-      yield* release
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
-    }), 120_000)
+  it.live(
+    "create sends the timeout and our metadata; the timeout is renewed while the owner lives",
+    () =>
+      Effect.gen(function*() {
+        const before = standin.calls.length
+        const { rt, release } = yield* buildRuntime(
+          E2BRuntime.layer(standinOptions(standin, { sessionId: "e2b-ttl-test", timeout: "3 seconds" }))
+        )
+        const create = creates(standin).at(-1)!
+        const body = create.body as { timeout: number; templateID: string; metadata: Record<string, string> }
+        assert.strictEqual(body.timeout, 3)
+        assert.strictEqual(body.templateID, "effect-sandbox-runtime")
+        assert.strictEqual(body.metadata["effect-sandbox.session"], "e2b-ttl-test")
+        assert.strictEqual(body.metadata["effect-sandbox.owner.pid"], String(process.pid))
+        assert.strictEqual(rt.info.id, "e2b-ttl-test")
+        // Past the 3 s timeout: alive, because the owner renewed it (every second).
+        yield* Effect.sleep("4500 millis")
+        const obs = yield* rt.runCommand("echo still-here")
+        assert.strictEqual(obs.content.trim(), "still-here")
+        const sandboxId = [...standin.sandboxes.values()].find((s) =>
+          s.metadata["effect-sandbox.session"] === "e2b-ttl-test"
+        )!
+          .sandboxID
+        const renewals = standin.calls.slice(before).filter((c) => c.path === `/sandboxes/${sandboxId}/timeout`)
+        assert.isAtLeast(renewals.length, 3)
+        assert.deepStrictEqual(renewals[0]!.body, { timeout: 3 })
+        yield* release
+        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      }),
+    120_000
+  )
 
-  it.live("pause freezes the sandbox (docker pause) and resume brings back its shell, memory included", () =>
-    Effect.gen(function*() {
-      const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
-      yield* rt.runCommand("export KEPT_IN_MEMORY=yes")
-      yield* rt.pause
-      const sandbox = [...standin.sandboxes.values()].at(-1)!
-      assert.strictEqual(sandbox.state, "paused")
-      const inspected = yield* Effect.promise(() => docker.getContainer(sandbox.container).inspect())
-      assert.strictEqual(inspected.State.Paused, true)
-      assert.deepStrictEqual(standin.calls.at(-1), {
-        method: "POST",
-        path: `/sandboxes/${sandbox.sandboxID}/pause`,
-        body: { memory: true }
-      })
-      yield* rt.resume
-      const obs = yield* rt.runCommand("echo $KEPT_IN_MEMORY")
-      assert.strictEqual(obs.content.trim(), "yes")
-      yield* release
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
-    }), 120_000)
+  it.live(
+    "pause freezes the sandbox (docker pause) and resume brings back its shell, memory included",
+    () =>
+      Effect.gen(function*() {
+        const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
+        yield* rt.runCommand("export KEPT_IN_MEMORY=yes")
+        yield* rt.pause
+        const sandbox = [...standin.sandboxes.values()].at(-1)!
+        assert.strictEqual(sandbox.state, "paused")
+        const inspected = yield* Effect.promise(() => docker.getContainer(sandbox.container).inspect())
+        assert.strictEqual(inspected.State.Paused, true)
+        assert.deepStrictEqual(standin.calls.at(-1), {
+          method: "POST",
+          path: `/sandboxes/${sandbox.sandboxID}/pause`,
+          body: { memory: true }
+        })
+        yield* rt.resume
+        const obs = yield* rt.runCommand("echo $KEPT_IN_MEMORY")
+        assert.strictEqual(obs.content.trim(), "yes")
+        yield* release
+        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      }),
+    120_000
+  )
 
-  it.live("a kept-alive sandbox is attached to by session id, and removed by the last release", () =>
-    Effect.gen(function*() {
-      const sessionId = `e2b-attach-${process.pid}`
-      const first = yield* buildRuntime(
-        E2BRuntime.layer(standinOptions(standin, { sessionId, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) }))
-      )
-      yield* first.rt.run(new CmdRunAction({ command: "echo kept > /workspace/kept.txt" }))
-      yield* first.release
-      assert.strictEqual((yield* Effect.promise(() => standin.containers())).length, 1)
-      const second = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin, { sessionId })))
-      const obs = yield* second.rt.runCommand("cat /workspace/kept.txt")
-      assert.strictEqual(obs.content.trim(), "kept")
-      yield* second.release
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
-    }), 120_000)
+  it.live(
+    "a kept-alive sandbox is attached to by session id, and removed by the last release",
+    () =>
+      Effect.gen(function*() {
+        const sessionId = `e2b-attach-${process.pid}`
+        const first = yield* buildRuntime(
+          E2BRuntime.layer(
+            standinOptions(standin, { sessionId, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
+          )
+        )
+        yield* first.rt.run(new CmdRunAction({ command: "echo kept > /workspace/kept.txt" }))
+        yield* first.release
+        assert.strictEqual((yield* Effect.promise(() => standin.containers())).length, 1)
+        const second = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin, { sessionId })))
+        const obs = yield* second.rt.runCommand("cat /workspace/kept.txt")
+        assert.strictEqual(obs.content.trim(), "kept")
+        yield* second.release
+        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      }),
+    120_000
+  )
 
   it.live("the reaper kills the sandboxes of an owner of this host that is gone", () =>
     Effect.gen(function*() {

@@ -161,7 +161,9 @@ export class Sandboxes {
 
   get(id: string, response: ServerResponse) {
     const sandbox = this.byId.get(id)
-    return sandbox === undefined ? apiError(response, 404, `sandbox "${id}" not found`) : json(response, 200, this.view(sandbox))
+    return sandbox === undefined
+      ? apiError(response, 404, `sandbox "${id}" not found`)
+      : json(response, 200, this.view(sandbox))
   }
 
   /** Remove a sandbox and its container; false when there is none. */

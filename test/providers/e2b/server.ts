@@ -106,8 +106,9 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       answer.pipe(response)
     })
     upstream.on("error", (error) => {
-      if (!response.headersSent) apiError(response, 502, `The sandbox is running but port is not open: ${error.message}`)
-      else response.destroy()
+      if (!response.headersSent) {
+        apiError(response, 502, `The sandbox is running but port is not open: ${error.message}`)
+      } else response.destroy()
     })
     request.pipe(upstream)
   }
@@ -120,7 +121,9 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     const [, version, collection, id, action] = /^\/(v2\/)?(sandboxes)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(url.pathname)
       ?? []
     if (collection === undefined) return apiError(response, 404, `${url.pathname} is not served by the stand-in`)
-    const route = `${request.method} ${version ?? ""}${id === undefined ? "" : "{id}"}${action === undefined ? "" : `/${action}`}`
+    const route = `${request.method} ${version ?? ""}${id === undefined ? "" : "{id}"}${
+      action === undefined ? "" : `/${action}`
+    }`
     switch (route) {
       case "POST v2/":
         if (refusals > 0 && options.refuseCreate !== undefined) {
