@@ -94,6 +94,19 @@ const engine = Effect.gen(function*() {
 }).pipe(Effect.provide(DockerEngine.layer), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))
 console.log(await Effect.runPromise(engine))
 `,
+  // Imported and type-checked without e2b (an optional peer): building a layer is what loads it.
+  "e2b.ts": `import { Effect, Layer, Redacted } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { E2B_RATE_LIMIT_RETRY, E2BRuntime, E2BSandboxPool } from "effect-sandbox/e2b"
+const layer = E2BRuntime.layer({ apiKey: Redacted.make("e2b_package_test"), rateLimitRetry: E2B_RATE_LIMIT_RETRY })
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo e2b-ok" }))
+}).pipe(Effect.provide(layer))
+export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPool({ warmSandboxes: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && E2BSandboxPool.key)
+console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -139,8 +152,8 @@ describe("package", () => {
       writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
-      // No dockerode here: its types must not be needed, and the root and /local must not load it.
-      assert.deepStrictEqual(readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode"), [])
+      // No dockerode or e2b here: their types must not be needed, and the root and /local must not load them.
+      assert.deepStrictEqual(readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode" || n === "e2b"), [])
       const tsc = join(root, "node_modules", ".bin", "tsc")
       execFileSync(tsc, ["-p", app], { cwd: app, encoding: "utf8", stdio: "pipe" })
       assert.deepStrictEqual(effectCopies(join(app, "node_modules")), [join(app, "node_modules", "effect")])
@@ -177,8 +190,12 @@ describe("package", () => {
         const address = process.env["DOCKER_HOST"] ?? "unix:///var/run/docker.sock"
         assert.strictEqual(run("docker.ts"), `effect-sandbox/DockerSandboxPool\n${address}`)
       }
+      assert.strictEqual(
+        run("e2b.ts"),
+        "effect-sandbox/E2BSandboxPool\nE2BRuntime needs e2b, an optional peer dependency: npm install e2b"
+      )
       const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
-      assert.deepStrictEqual(installed.peerDependenciesMeta, { dockerode: { optional: true } })
+      assert.deepStrictEqual(installed.peerDependenciesMeta, { dockerode: { optional: true }, e2b: { optional: true } })
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }

@@ -23,8 +23,8 @@ import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { METADATA, sandboxMetadata } from "./e2b/metadata.ts"
 import { startReaper } from "./e2b/reaper.ts"
+import { E2B_RATE_LIMIT_RETRY } from "./e2b/rateLimit.ts"
 import {
-  E2B_RATE_LIMIT_RETRY,
   e2bCall,
   type E2BConnection,
   E2BError,

@@ -5,8 +5,9 @@
  * 429 retry is turned off (`retries: 0`) so that schedule is the only one.
  */
 import type { ConnectionOpts, Sandbox } from "e2b"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Redacted, type Schedule } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { E2B_RATE_LIMIT_RETRY } from "./rateLimit.ts"
 
 /** What E2BRuntime takes from the SDK module. */
 export interface E2BSdk {
@@ -54,15 +55,6 @@ const kindOf = (error: unknown): E2BErrorKind => {
     ? "not-found"
     : "other"
 }
-
-/**
- * How rate-limited calls (E2B's 429: creation rate, concurrent sandboxes, API requests) are
- * retried: exponential from 1 s, at most 5 retries (about 31 s in all), then the 429's text.
- */
-export const E2B_RATE_LIMIT_RETRY: Schedule.Schedule<unknown> = Schedule.exponential("1 second").pipe(
-  Schedule.jittered,
-  Schedule.upTo({ times: 5 })
-)
 
 /** One SDK call as an Effect: `E2BError` on failure, 429s retried by `retry` (default `E2B_RATE_LIMIT_RETRY`). */
 export const e2bCall = <A>(
