@@ -22,17 +22,9 @@ import type { Disconnect, ProvisionedSandbox, Provisioner } from "../services/Pr
 import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { METADATA, sandboxMetadata } from "./e2b/metadata.ts"
-import { startReaper } from "./e2b/reaper.ts"
 import { E2B_RATE_LIMIT_RETRY } from "./e2b/rateLimit.ts"
-import {
-  e2bCall,
-  type E2BConnection,
-  E2BError,
-  type E2BSandbox,
-  type E2BSdk,
-  loadE2B,
-  sdkOptions
-} from "./e2b/sdk.ts"
+import { startReaper } from "./e2b/reaper.ts"
+import { e2bCall, type E2BConnection, E2BError, type E2BSandbox, type E2BSdk, loadE2B, sdkOptions } from "./e2b/sdk.ts"
 import { type ServerFiles, serverFiles } from "./e2b/serverFiles.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities } from "./internal/serverTools.ts"

@@ -7,6 +7,7 @@
 import { Effect, type Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { shellQuote } from "../../executor/env.ts"
 import { payloadDirectory, readManifest } from "../../runtime/payload.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { e2bCall, type E2BSandbox } from "./sdk.ts"
@@ -36,10 +37,22 @@ const recentEnough = (version: string) => {
   return major > NODE_MINIMUM[0] || (major === NODE_MINIMUM[0] && minor >= NODE_MINIMUM[1])
 }
 
-/** Upload the payload under `dir` (one multipart request), for the template's Node to run. */
+/**
+ * Upload the payload under `dir` (one multipart request), for the template's Node to run. The
+ * directory is made by root and given to the user first: it is outside the user's home, beside
+ * where the runtime image keeps it.
+ */
 const uploadPayload = (sandbox: E2BSandbox, dir: string, user: string, retry: Schedule.Schedule<unknown>) =>
   Effect.gen(function*() {
     const local = yield* payloadDirectory
+    yield* e2bCall(
+      `create ${dir} for ${user}`,
+      () =>
+        sandbox.commands.run(`mkdir -p ${shellQuote(dir)} && chown ${shellQuote(user)} ${shellQuote(dir)}`, {
+          user: "root"
+        }),
+      retry
+    )
     const entries = readManifest(local).files.map((name) => ({
       path: `${dir}/${name}`,
       data: new Blob([readFileSync(join(local, name))])

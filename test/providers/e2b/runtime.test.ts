@@ -82,6 +82,15 @@ describeDocker("E2BRuntime (stand-in)", () => {
       assert.match(message2, /has no action-server payload .* and uploadPayload is off: make the template/)
     }))
 
+  it.live("a template with Node but no payload gets the payload uploaded and runs it", () =>
+    Effect.gen(function*() {
+      const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin, { template: "node-only" })))
+      const obs = yield* rt.runCommand("ls /opt/effect-sandbox-upload/payload/server.mjs; whoami; pwd")
+      assert.strictEqual(obs.content.trim(), "/opt/effect-sandbox-upload/payload/server.mjs\nuser\n/workspace")
+      yield* release
+      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+    }), 120_000)
+
   it.live("no API key at all is an InvalidOptionsError naming E2B_API_KEY", () =>
     Effect.gen(function*() {
       const saved = process.env["E2B_API_KEY"]
