@@ -110,6 +110,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
         apiError(response, 502, `The sandbox is running but port is not open: ${error.message}`)
       } else response.destroy()
     })
+    // A client that goes away closes the sandbox's connection too (the server stops what the request started).
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy()
+    })
     request.pipe(upstream)
   }
 
