@@ -91,19 +91,23 @@ describeDocker("E2BRuntime (stand-in)", () => {
       assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
     }), 120_000)
 
-  it.live("the session key is in no process environment and no file of the sandbox once the server runs", () =>
-    Effect.gen(function*() {
-      const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
-      const sandbox = [...standin.sandboxes.values()].at(-1)!
-      const key = sandbox.metadata["effect-sandbox.session-key"]!
-      assert.isAtLeast(key.length, 32)
-      const obs = yield* rt.runCommand(
-        `grep -l -F '${key}' /proc/[0-9]*/environ 2>/dev/null | wc -l; ls /tmp | grep -c effect-sandbox-session-key`
-      )
-      assert.strictEqual(obs.content.trim(), "0\n0")
-      yield* release
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
-    }), 120_000)
+  it.live(
+    "the session key is in no process environment and no file of the sandbox once the server runs",
+    () =>
+      Effect.gen(function*() {
+        const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
+        const sandbox = [...standin.sandboxes.values()].at(-1)!
+        const key = sandbox.metadata["effect-sandbox.session-key"]!
+        assert.isAtLeast(key.length, 32)
+        const obs = yield* rt.runCommand(
+          `grep -l -F '${key}' /proc/[0-9]*/environ 2>/dev/null | wc -l; ls /tmp | grep -c effect-sandbox-session-key`
+        )
+        assert.strictEqual(obs.content.trim(), "0\n0")
+        yield* release
+        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      }),
+    120_000
+  )
 
   it.live("no API key at all is an InvalidOptionsError naming E2B_API_KEY", () =>
     Effect.gen(function*() {
