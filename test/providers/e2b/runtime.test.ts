@@ -9,8 +9,8 @@ import { Sandbox } from "e2b"
 import { Effect, Redacted, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
-import { E2BRuntime } from "../../../src/e2b.ts"
-import { CmdRunAction, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
+import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
+import { CmdRunAction, type RuntimeShape, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "./docker.ts"
@@ -19,6 +19,16 @@ import { type Standin, startStandin } from "./server.ts"
 
 /** The create calls a stand-in received. */
 const creates = (s: Standin) => s.calls.filter((c) => c.method === "POST" && c.path === "/v2/sandboxes")
+
+/** Run `use` on a runtime in a fresh sandbox of `on`, then release it: no container of `on` may remain. */
+const inSandbox = <A, E>(on: Standin, options: E2BRuntimeOptions, use: (rt: RuntimeShape) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(on, options)))
+    const result = yield* use(rt)
+    yield* release
+    assert.deepStrictEqual(yield* Effect.promise(() => on.containers()), [])
+    return result
+  })
 
 describeDocker("E2BRuntime (stand-in)", () => {
   let standin: Standin
@@ -84,27 +94,27 @@ describeDocker("E2BRuntime (stand-in)", () => {
 
   it.live("a template with Node but no payload gets the payload uploaded and runs it", () =>
     Effect.gen(function*() {
-      const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin, { template: "node-only" })))
-      const obs = yield* rt.runCommand("ls /opt/effect-sandbox-upload/payload/server.mjs; whoami; pwd")
-      assert.strictEqual(obs.content.trim(), "/opt/effect-sandbox-upload/payload/server.mjs\nuser\n/workspace")
-      yield* release
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      yield* inSandbox(standin, { template: "node-only" }, (rt) =>
+        Effect.gen(function*() {
+          const obs = yield* rt.runCommand("ls /opt/effect-sandbox-upload/payload/server.mjs; whoami; pwd")
+          assert.strictEqual(obs.content.trim(), "/opt/effect-sandbox-upload/payload/server.mjs\nuser\n/workspace")
+        }))
     }), 120_000)
 
   it.live(
     "the session key is in no process environment and no file of the sandbox once the server runs",
     () =>
       Effect.gen(function*() {
-        const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
-        const sandbox = [...standin.sandboxes.values()].at(-1)!
-        const key = sandbox.metadata["effect-sandbox.session-key"]!
-        assert.isAtLeast(key.length, 32)
-        const obs = yield* rt.runCommand(
-          `grep -l -F '${key}' /proc/[0-9]*/environ 2>/dev/null | wc -l; ls /tmp | grep -c effect-sandbox-session-key`
-        )
-        assert.strictEqual(obs.content.trim(), "0\n0")
-        yield* release
-        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+        yield* inSandbox(standin, {}, (rt) =>
+          Effect.gen(function*() {
+            const sandbox = [...standin.sandboxes.values()].at(-1)!
+            const key = sandbox.metadata["effect-sandbox.session-key"]!
+            assert.isAtLeast(key.length, 32)
+            const obs = yield* rt.runCommand(
+              `grep -l -F '${key}' /proc/[0-9]*/environ 2>/dev/null | wc -l; ls /tmp | grep -c effect-sandbox-session-key`
+            )
+            assert.strictEqual(obs.content.trim(), "0\n0")
+          }))
       }),
     120_000
   )
@@ -135,13 +145,11 @@ describeDocker("E2BRuntime (stand-in)", () => {
       )
       assert.strictEqual(creates(limited).length - before, 2)
       // The stand-in refused twice: a third attempt gets a sandbox.
-      const { rt, release } = yield* buildRuntime(
-        E2BRuntime.layer(standinOptions(limited, { rateLimitRetry: Schedule.spaced("10 millis") }))
-      )
-      const obs = yield* rt.runCommand("echo after-429")
-      assert.strictEqual(obs.content.trim(), "after-429")
-      yield* release
-      assert.deepStrictEqual(yield* Effect.promise(() => limited.containers()), [])
+      yield* inSandbox(limited, { rateLimitRetry: Schedule.spaced("10 millis") }, (rt) =>
+        Effect.gen(function*() {
+          const obs = yield* rt.runCommand("echo after-429")
+          assert.strictEqual(obs.content.trim(), "after-429")
+        }))
     }), 120_000)
 
   it.live(
@@ -149,29 +157,27 @@ describeDocker("E2BRuntime (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const before = standin.calls.length
-        const { rt, release } = yield* buildRuntime(
-          E2BRuntime.layer(standinOptions(standin, { sessionId: "e2b-ttl-test", timeout: "3 seconds" }))
-        )
-        const create = creates(standin).at(-1)!
-        const body = create.body as { timeout: number; templateID: string; metadata: Record<string, string> }
-        assert.strictEqual(body.timeout, 3)
-        assert.strictEqual(body.templateID, "effect-sandbox-runtime")
-        assert.strictEqual(body.metadata["effect-sandbox.session"], "e2b-ttl-test")
-        assert.strictEqual(body.metadata["effect-sandbox.owner.pid"], String(process.pid))
-        assert.strictEqual(rt.info.id, "e2b-ttl-test")
-        // Past the 3 s timeout: alive, because the owner renewed it (every second).
-        yield* Effect.sleep("4500 millis")
-        const obs = yield* rt.runCommand("echo still-here")
-        assert.strictEqual(obs.content.trim(), "still-here")
-        const sandboxId = [...standin.sandboxes.values()].find((s) =>
-          s.metadata["effect-sandbox.session"] === "e2b-ttl-test"
-        )!
-          .sandboxID
-        const renewals = standin.calls.slice(before).filter((c) => c.path === `/sandboxes/${sandboxId}/timeout`)
-        assert.isAtLeast(renewals.length, 3)
-        assert.deepStrictEqual(renewals[0]!.body, { timeout: 3 })
-        yield* release
-        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+        yield* inSandbox(standin, { sessionId: "e2b-ttl-test", timeout: "3 seconds" }, (rt) =>
+          Effect.gen(function*() {
+            const create = creates(standin).at(-1)!
+            const body = create.body as { timeout: number; templateID: string; metadata: Record<string, string> }
+            assert.strictEqual(body.timeout, 3)
+            assert.strictEqual(body.templateID, "effect-sandbox-runtime")
+            assert.strictEqual(body.metadata["effect-sandbox.session"], "e2b-ttl-test")
+            assert.strictEqual(body.metadata["effect-sandbox.owner.pid"], String(process.pid))
+            assert.strictEqual(rt.info.id, "e2b-ttl-test")
+            // Past the 3 s timeout: alive, because the owner renewed it (every second).
+            yield* Effect.sleep("4500 millis")
+            const obs = yield* rt.runCommand("echo still-here")
+            assert.strictEqual(obs.content.trim(), "still-here")
+            const sandboxId = [...standin.sandboxes.values()].find((s) =>
+              s.metadata["effect-sandbox.session"] === "e2b-ttl-test"
+            )!
+              .sandboxID
+            const renewals = standin.calls.slice(before).filter((c) => c.path === `/sandboxes/${sandboxId}/timeout`)
+            assert.isAtLeast(renewals.length, 3)
+            assert.deepStrictEqual(renewals[0]!.body, { timeout: 3 })
+          }))
       }),
     120_000
   )
@@ -180,23 +186,23 @@ describeDocker("E2BRuntime (stand-in)", () => {
     "pause freezes the sandbox (docker pause) and resume brings back its shell, memory included",
     () =>
       Effect.gen(function*() {
-        const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
-        yield* rt.runCommand("export KEPT_IN_MEMORY=yes")
-        yield* rt.pause
-        const sandbox = [...standin.sandboxes.values()].at(-1)!
-        assert.strictEqual(sandbox.state, "paused")
-        const inspected = yield* Effect.promise(() => docker.getContainer(sandbox.container).inspect())
-        assert.strictEqual(inspected.State.Paused, true)
-        assert.deepStrictEqual(standin.calls.at(-1), {
-          method: "POST",
-          path: `/sandboxes/${sandbox.sandboxID}/pause`,
-          body: { memory: true }
-        })
-        yield* rt.resume
-        const obs = yield* rt.runCommand("echo $KEPT_IN_MEMORY")
-        assert.strictEqual(obs.content.trim(), "yes")
-        yield* release
-        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+        yield* inSandbox(standin, {}, (rt) =>
+          Effect.gen(function*() {
+            yield* rt.runCommand("export KEPT_IN_MEMORY=yes")
+            yield* rt.pause
+            const sandbox = [...standin.sandboxes.values()].at(-1)!
+            assert.strictEqual(sandbox.state, "paused")
+            const inspected = yield* Effect.promise(() => docker.getContainer(sandbox.container).inspect())
+            assert.strictEqual(inspected.State.Paused, true)
+            assert.deepStrictEqual(standin.calls.at(-1), {
+              method: "POST",
+              path: `/sandboxes/${sandbox.sandboxID}/pause`,
+              body: { memory: true }
+            })
+            yield* rt.resume
+            const obs = yield* rt.runCommand("echo $KEPT_IN_MEMORY")
+            assert.strictEqual(obs.content.trim(), "yes")
+          }))
       }),
     120_000
   )
