@@ -119,6 +119,31 @@ describeDocker("E2BRuntime (stand-in)", () => {
     120_000
   )
 
+  it.live(
+    "info.urls reaches an app port through E2B's port exposure (getHost)",
+    () =>
+      inSandbox(standin, { appPorts: [9000] }, (rt) =>
+        Effect.gen(function*() {
+          const sandbox = [...standin.sandboxes.values()].at(-1)!
+          const url = rt.info.urls["app-9000"]!
+          assert.strictEqual(url, standin.hostUrl(`9000-${sandbox.sandboxID}.e2b.app`))
+          yield* rt.runCommand(
+            `nohup /opt/effect-sandbox/bin/node -e "require('http').createServer((q, s) => s.end('app-ok ' + q.url))` +
+              `.listen(9000, '0.0.0.0')" > /dev/null 2>&1 &`
+          )
+          const body = yield* Effect.promise(async () => {
+            for (let attempt = 0; attempt < 100; attempt++) {
+              const answer = await fetch(`${url}/hello`).catch(() => undefined)
+              if (answer?.status === 200) return answer.text()
+              await new Promise((resolve) => setTimeout(resolve, 100))
+            }
+            return "no answer"
+          })
+          assert.strictEqual(body, "app-ok /hello")
+        })),
+    120_000
+  )
+
   it.live("no API key at all is an InvalidOptionsError naming E2B_API_KEY", () =>
     Effect.gen(function*() {
       const saved = process.env["E2B_API_KEY"]
