@@ -6,11 +6,17 @@
  */
 import { afterAll, assert, beforeAll, it } from "@effect/vitest"
 import { Sandbox } from "e2b"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Option, Redacted, Schedule, Stream } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
 import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
-import { CmdRunAction, type RuntimeShape, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
+import {
+  CmdRunAction,
+  RuntimeDisconnectedError,
+  type RuntimeShape,
+  RuntimeStartError,
+  SandboxConfig
+} from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "./docker.ts"
@@ -140,6 +146,32 @@ describeDocker("E2BRuntime (stand-in)", () => {
             return "no answer"
           })
           assert.strictEqual(body, "app-ok /hello")
+        })),
+    120_000
+  )
+
+  it.live(
+    "a sandbox killed elsewhere shows as a disconnect naming E2B, and nothing more is sent",
+    () =>
+      inSandbox(standin, {}, (rt) =>
+        Effect.gen(function*() {
+          const sandbox = [...standin.sandboxes.values()].at(-1)!
+          // Through the SDK as another client would (its URL options are internal in its types).
+          const elsewhere = { apiKey: API_KEY, apiUrl: standin.url, sandboxUrl: standin.url }
+          yield* Effect.promise(() => Sandbox.kill(sandbox.sandboxID, elsewhere))
+          // The watch looks every 5 s.
+          const status = yield* rt.status.pipe(
+            Stream.takeUntil((s) => s === "ERROR_RUNTIME_DISCONNECTED"),
+            Stream.runLast,
+            Effect.timeout("10 seconds")
+          )
+          assert.deepStrictEqual(status, Option.some("ERROR_RUNTIME_DISCONNECTED"))
+          const error = yield* rt.runCommand("echo never").pipe(Effect.flip)
+          assert.instanceOf(error, RuntimeDisconnectedError)
+          assert.include(
+            error.message,
+            `E2B no longer has sandbox ${sandbox.sandboxID} (killed, or its timeout ran out)`
+          )
         })),
     120_000
   )
