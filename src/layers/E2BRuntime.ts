@@ -299,7 +299,13 @@ const startSandbox = (ctx: E2BContext) =>
         () => ctx.sdk.Sandbox.connect(sandboxId, { ...sdkOptions(ctx.connection), timeoutMs: ctx.timeoutMs }),
         ctx.retry
       ).pipe(Effect.tap(() => Effect.sync(() => paused = false)), Effect.asVoid, asRuntimeError),
-      disconnect: followSandbox(ctx, sandboxId)
+      disconnect: followSandbox(ctx, sandboxId),
+      // Once handed over, the server's output is let go: the SDK's handle would keep all of it in
+      // this process's memory for the sandbox's life. The server runs on (envd does not stop a
+      // process whose client went away); what it prints afterwards is not kept anywhere.
+      ...(handle === undefined ? {} : {
+        handOver: Effect.promise(() => handle.disconnect()).pipe(Effect.as({}))
+      })
     } satisfies ProvisionedSandbox
   }).pipe(Effect.mapError(startError))
 

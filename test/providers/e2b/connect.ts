@@ -53,11 +53,14 @@ const envelope = (flags: number, message: unknown): Buffer => {
 export const openStream = (response: ServerResponse) => {
   response.writeHead(200, { "content-type": "application/connect+json" })
   return {
+    // A client that went away (`disconnect()`) is written nothing more; its process runs on.
     send: (message: unknown) => {
-      if (!response.writableEnded) response.write(envelope(0, message))
+      if (!response.writableEnded && !response.destroyed) response.write(envelope(0, message))
     },
     end: (error?: { readonly code: string; readonly message: string }) => {
-      if (!response.writableEnded) response.end(envelope(2, error === undefined ? {} : { error }))
+      if (!response.writableEnded && !response.destroyed) {
+        response.end(envelope(2, error === undefined ? {} : { error }))
+      }
     }
   }
 }
