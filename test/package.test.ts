@@ -128,6 +128,19 @@ console.log(Effect.isEffect(program) && Layer.isLayer(warm) && DaytonaSandboxPoo
 console.log(snapshotDockerfile("runtime:tag").split("\\n")[0])
 console.log(await Effect.runPromise(program.pipe(Effect.map((o) => o.content), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,
+  // Imported and type-checked without e2b (an optional peer): building a layer is what loads it.
+  "e2b.ts": `import { Effect, Layer, Redacted } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { E2B_RATE_LIMIT_RETRY, E2BRuntime, E2BSandboxPool } from "effect-sandbox/e2b"
+const layer = E2BRuntime.layer({ apiKey: Redacted.make("e2b_package_test"), rateLimitRetry: E2B_RATE_LIMIT_RETRY })
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo e2b-ok" }))
+}).pipe(Effect.provide(layer))
+export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPool({ warmSandboxes: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && E2BSandboxPool.key)
+console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -173,9 +186,9 @@ describe("package", () => {
       writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
-      // No dockerode, client-node or Daytona SDK here: their types must not be needed, and the root and /local must not load them.
+      // No dockerode, client-node, Daytona SDK or e2b here: their types must not be needed, and the root and /local must not load them.
       assert.deepStrictEqual(
-        readdirSync(join(app, "node_modules")).filter((n) => n === "dockerode" || n === "@daytonaio"),
+        readdirSync(join(app, "node_modules")).filter((n) => ["dockerode", "@daytonaio", "e2b"].includes(n)),
         []
       )
       assert.isFalse(existsSync(join(app, "node_modules", "@kubernetes", "client-node")))
@@ -235,11 +248,16 @@ describe("package", () => {
         "effect-sandbox/DaytonaSandboxPool\nFROM runtime:tag\n" +
           "DaytonaRuntime needs @daytonaio/sdk, an optional peer dependency: npm install @daytonaio/sdk"
       )
+      assert.strictEqual(
+        run("e2b.ts"),
+        "effect-sandbox/E2BSandboxPool\nE2BRuntime needs e2b, an optional peer dependency: npm install e2b"
+      )
       const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
       assert.deepStrictEqual(installed.peerDependenciesMeta, {
         "@daytonaio/sdk": { optional: true },
         dockerode: { optional: true },
-        "@kubernetes/client-node": { optional: true }
+        "@kubernetes/client-node": { optional: true },
+        e2b: { optional: true }
       })
     } finally {
       rmSync(scratch, { recursive: true, force: true })

@@ -1,0 +1,103 @@
+/**
+ * What runs the action server in an E2B sandbox: the template's own Node and payload when it was
+ * made from the runtime image (docs/image-contract.md: `/opt/effect-sandbox`), else, when allowed,
+ * the payload uploaded through the SDK's filesystem and run by the template's Node (22.19 or
+ * newer, as the payload needs). A template with neither is a RuntimeStartError naming what it lacks.
+ */
+import { Effect, type Schedule } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { shellQuote } from "../../executor/env.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import { payloadDirectory, readManifest } from "../internal/payload.ts"
+import { e2bCall, type E2BSandbox } from "./sdk.ts"
+
+/** The Node binary and server script the server is started with. */
+export interface ServerFiles {
+  readonly node: string
+  readonly entry: string
+}
+
+/** Where the runtime image, and so a template made from it, carries them. */
+export const TEMPLATE_FILES: ServerFiles = {
+  node: "/opt/effect-sandbox/bin/node",
+  entry: "/opt/effect-sandbox/payload/server.mjs"
+}
+
+/** The oldest Node the payload runs on (scripts/build-payload.ts). */
+const NODE_MINIMUM = [22, 19] as const
+
+/** One line: `template`, `node <path> <version>`, or `none`. */
+const PROBE = `if [ -x ${TEMPLATE_FILES.node} ] && [ -f ${TEMPLATE_FILES.entry} ]; then echo template; ` +
+  `elif command -v node >/dev/null 2>&1; then echo "node $(command -v node) $(node -p process.versions.node)"; ` +
+  `else echo none; fi`
+
+const recentEnough = (version: string) => {
+  const [major = 0, minor = 0] = version.split(".").map(Number)
+  return major > NODE_MINIMUM[0] || (major === NODE_MINIMUM[0] && minor >= NODE_MINIMUM[1])
+}
+
+/**
+ * Upload the payload under `dir` (one multipart request), for the template's Node to run. The
+ * directory is made by root and given to the user first: it is outside the user's home, beside
+ * where the runtime image keeps it.
+ */
+const uploadPayload = (sandbox: E2BSandbox, dir: string, user: string, retry: Schedule.Schedule<unknown>) =>
+  Effect.gen(function*() {
+    const local = yield* payloadDirectory
+    yield* e2bCall(
+      `create ${dir} for ${user}`,
+      () =>
+        sandbox.commands.run(`mkdir -p ${shellQuote(dir)} && chown ${shellQuote(user)} ${shellQuote(dir)}`, {
+          user: "root"
+        }),
+      retry
+    )
+    const entries = readManifest(local).files.map((name) => ({
+      path: `${dir}/${name}`,
+      data: new Blob([readFileSync(join(local, name))])
+    }))
+    yield* e2bCall(`upload the action-server payload to ${dir}`, () => sandbox.files.write(entries, { user }), retry)
+  })
+
+/**
+ * The server's files in `sandbox` (of `template`), uploading the payload to `uploadDir` when the
+ * template lacks it and `upload` allows.
+ */
+export const serverFiles = Effect.fn("E2BRuntime.serverFiles")(function*(input: {
+  readonly sandbox: E2BSandbox
+  readonly template: string
+  readonly user: string
+  readonly upload: boolean
+  readonly uploadDir: string
+  readonly retry: Schedule.Schedule<unknown>
+}) {
+  const { sandbox, template, user } = input
+  const probe = yield* e2bCall(
+    `look for the action server in template ${template}`,
+    () => sandbox.commands.run(PROBE, { user }),
+    input.retry
+  )
+  const [found = "none", node = "", version = ""] = probe.stdout.trim().split(" ")
+  if (found === "template") return TEMPLATE_FILES
+  const lacks = `The E2B template ${template} has no action-server payload (${TEMPLATE_FILES.entry})`
+  const howToMake = "make the template from the runtime image (docs/runtimes/e2b.md, \"Making the template\")"
+  if (!input.upload) {
+    return yield* new RuntimeStartError({ message: `${lacks} and uploadPayload is off: ${howToMake}.` })
+  }
+  if (found === "none") {
+    return yield* new RuntimeStartError({
+      message: `${lacks} and no Node.js on its PATH to run an uploaded one: ${howToMake}, or use a template with ` +
+        `Node ${NODE_MINIMUM.join(".")} or newer.`
+    })
+  }
+  if (!recentEnough(version)) {
+    return yield* new RuntimeStartError({
+      message: `${lacks}, and its Node.js ${version} (${node}) is older than the ${
+        NODE_MINIMUM.join(".")
+      } the payload needs: ${howToMake}, or use a template with a newer Node.`
+    })
+  }
+  yield* uploadPayload(sandbox, input.uploadDir, user, input.retry)
+  return { node, entry: `${input.uploadDir}/server.mjs` }
+})

@@ -1,0 +1,42 @@
+/**
+ * What the E2B stand-in makes on the Docker engine: every sandbox container carries the label
+ * `effect-sandbox.e2b-standin=<instance>`, so `close()` (and a test's leftover check) finds all of
+ * them and nothing else.
+ */
+import Docker from "dockerode"
+import { PassThrough } from "node:stream"
+
+export const docker = new Docker()
+
+export const STANDIN_LABEL = "effect-sandbox.e2b-standin"
+
+/** Ids of the containers of `instance` (of every instance when omitted). */
+export const leftovers = async (instance?: string): Promise<Array<string>> => {
+  const filters = JSON.stringify({ label: [instance === undefined ? STANDIN_LABEL : `${STANDIN_LABEL}=${instance}`] })
+  return (await docker.listContainers({ all: true, filters })).map((c) => c.Id)
+}
+
+/** Remove a container whatever its state (a paused one is unpaused by the engine's forced removal). */
+export const removeContainer = (id: string) => docker.getContainer(id).remove({ force: true, v: true }).catch(() => {})
+
+/** Run `cmd` in a container as `user`, to its end: its exit code and output (stdout and stderr together). */
+export const execIn = async (
+  container: string,
+  cmd: Array<string>,
+  user: string
+): Promise<{ readonly exitCode: number; readonly output: string }> => {
+  const exec = await docker.getContainer(container).exec({
+    Cmd: cmd,
+    User: user,
+    AttachStdout: true,
+    AttachStderr: true
+  })
+  const stream = await exec.start({ hijack: true, stdin: false })
+  const chunks: Array<Buffer> = []
+  const sink = new PassThrough()
+  sink.on("data", (chunk: Buffer) => chunks.push(chunk))
+  docker.modem.demuxStream(stream, sink, sink)
+  await new Promise((resolve) => stream.on("end", resolve))
+  const info = await exec.inspect()
+  return { exitCode: info.ExitCode ?? -1, output: Buffer.concat(chunks).toString("utf8") }
+}

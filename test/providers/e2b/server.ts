@@ -1,0 +1,188 @@
+/**
+ * The E2B stand-in: one HTTP server on 127.0.0.1 that is E2B's API (`apiUrl`), envd
+ * (`sandboxUrl`: the SDK sends `E2b-Sandbox-Id`/`E2b-Sandbox-Port` with every envd call, as it does
+ * to E2B's own `sandbox.<domain>` proxy) and the sandboxes' port traffic. Machines here resolve no
+ * wildcard names, so `<port>-<sandboxId>.<domain>` (the SDK's `getHost(port)`) is reached at
+ * `hostUrl(host)` = `<url>/.hosts/<host>`, and proxied to that port of the sandbox's container.
+ * See README.md.
+ */
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { readBody, requestMessage, unaryError } from "./connect.ts"
+import { leftovers, removeContainer } from "./docker.ts"
+import { readFile, writeFiles } from "./files.ts"
+import { listProcesses, signalProcess, startProcess } from "./process.ts"
+import { apiError, type NewSandbox, type Sandbox, Sandboxes, type StandinTemplate } from "./sandboxes.ts"
+
+export interface StandinOptions {
+  /** Template id → what a sandbox of it runs. */
+  readonly templates: Readonly<Record<string, StandinTemplate>>
+  /** The one API key accepted (`X-API-Key`). */
+  readonly apiKey: string
+  /** Answer `POST /v2/sandboxes` with this status and message instead (quota, rate limit). */
+  readonly refuseCreate?: { readonly status: number; readonly message: string; readonly times: number }
+}
+
+/** A control-plane call as the SDK sent it. */
+export interface RecordedCall {
+  readonly method: string
+  readonly path: string
+  readonly body: unknown
+}
+
+export interface Standin {
+  readonly url: string
+  readonly instance: string
+  /** Every control-plane call received, in order. */
+  readonly calls: ReadonlyArray<RecordedCall>
+  /** The URL that reaches `getHost(port)`'s host. */
+  readonly hostUrl: (host: string) => string
+  readonly sandboxes: ReadonlyMap<string, Sandbox>
+  /** Ids of the containers this instance made that still exist. */
+  readonly containers: () => Promise<Array<string>>
+  readonly close: () => Promise<void>
+}
+
+const INVALID_KEY = "Invalid API key, please visit https://e2b.dev/docs/api-key for more information."
+
+/** The user envd runs a call as: `Authorization: Basic base64("<user>:")`, else the template's default. */
+const userOf = (request: IncomingMessage, sandbox: Sandbox, url: URL) => {
+  const named = url.searchParams.get("username")
+  if (named !== null && named !== "") return named
+  const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? "")?.[1]
+  const user = basic === undefined ? "" : Buffer.from(basic, "base64").toString("utf8").replace(/:$/, "")
+  return user !== "" ? user : (sandbox.template.user ?? "user")
+}
+
+export const startStandin = async (options: StandinOptions): Promise<Standin> => {
+  const instance = randomBytes(4).toString("hex")
+  const sandboxes = new Sandboxes(instance, options.templates)
+  const calls: Array<RecordedCall> = []
+  let refusals = options.refuseCreate?.times ?? 0
+
+  const envd = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const sandbox = sandboxes.byId.get(String(request.headers["e2b-sandbox-id"]))
+    if (sandbox === undefined || sandbox.state !== "running") {
+      return unaryError(response, "unavailable", "sandbox is not running")
+    }
+    if (url.pathname === "/health") return response.writeHead(204).end()
+    if (request.headers["x-access-token"] !== sandbox.envdAccessToken) {
+      return unaryError(response, "unauthenticated", "invalid access token")
+    }
+    const user = userOf(request, sandbox, url)
+    if (url.pathname === "/files" && request.method === "POST") {
+      return writeFiles(sandbox.container, user, request, url, response)
+    }
+    if (url.pathname === "/files" && request.method === "GET") return readFile(sandbox.container, url, response)
+    const host = { container: sandbox.container, processes: sandbox.processes }
+    const message = requestMessage(request, await readBody(request)) as never
+    switch (url.pathname) {
+      case "/process.Process/Start":
+        return startProcess(host, user, message, request, response)
+      case "/process.Process/List":
+        return listProcesses(host, response)
+      case "/process.Process/SendSignal":
+        return signalProcess(host, message, response)
+    }
+    unaryError(response, "unimplemented" as never, `${url.pathname} is not served by the stand-in`)
+  }
+
+  /** `/.hosts/<port>-<sandboxId>.<domain>/<path>` to that port of the sandbox's container. */
+  const traffic = (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const [, host = "", ...rest] = url.pathname.slice(1).split("/")
+    const match = /^(\d+)-([^.]+)\./.exec(host)
+    const sandbox = match === null ? undefined : sandboxes.byId.get(match[2]!)
+    if (match === null || sandbox === undefined) return apiError(response, 502, `The sandbox of ${host} was not found`)
+    const upstream = httpRequest({
+      host: sandbox.ip,
+      port: Number(match[1]),
+      method: request.method,
+      path: `/${rest.join("/")}${url.search}`,
+      headers: { ...request.headers, host }
+    }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(response)
+    })
+    upstream.on("error", (error) => {
+      if (!response.headersSent) {
+        apiError(response, 502, `The sandbox is running but port is not open: ${error.message}`)
+      } else response.destroy()
+    })
+    // A client that goes away closes the sandbox's connection too (the server stops what the request started).
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy()
+    })
+    request.pipe(upstream)
+  }
+
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const raw = await readBody(request)
+    const body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"))
+    calls.push({ method: request.method ?? "", path: url.pathname + url.search, body })
+    if (request.headers["x-api-key"] !== options.apiKey) return apiError(response, 401, INVALID_KEY)
+    const [, version, collection, id, action] = /^\/(v2\/)?(sandboxes)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(url.pathname)
+      ?? []
+    if (collection === undefined) return apiError(response, 404, `${url.pathname} is not served by the stand-in`)
+    const route = `${request.method} ${version ?? ""}${id === undefined ? "" : "{id}"}${
+      action === undefined ? "" : `/${action}`
+    }`
+    switch (route) {
+      case "POST v2/":
+        if (refusals > 0 && options.refuseCreate !== undefined) {
+          refusals--
+          return apiError(response, options.refuseCreate.status, options.refuseCreate.message)
+        }
+        return sandboxes.create(body as NewSandbox, response)
+      case "GET v2/":
+        return sandboxes.list(url.searchParams, response)
+      case "GET {id}":
+        return sandboxes.get(id!, response)
+      case "DELETE {id}":
+        return (await sandboxes.kill(id!))
+          ? response.writeHead(204).end()
+          : apiError(response, 404, `sandbox "${id}" not found`)
+      case "POST {id}/timeout":
+        return sandboxes.setTimeout(id!, body, response)
+      case "POST {id}/pause":
+        return sandboxes.pause(id!, response)
+      case "POST v2/{id}/connect":
+        return sandboxes.connect(id!, body, response)
+    }
+    apiError(response, 404, `${request.method} ${url.pathname} is not served by the stand-in`)
+  }
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://standin")
+    const handled = url.pathname.startsWith("/.hosts/")
+      ? Promise.resolve(traffic(request, response, url))
+      : request.headers["e2b-sandbox-id"] !== undefined
+      ? envd(request, response, url)
+      : api(request, response, url)
+    handled.catch((error: unknown) => {
+      if (!response.headersSent) apiError(response, 500, String(error))
+      else response.destroy()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    url,
+    instance,
+    calls,
+    hostUrl: (host) => `${url}/.hosts/${host}`,
+    sandboxes: sandboxes.byId,
+    containers: () => leftovers(instance),
+    close: async () => {
+      for (const sandbox of sandboxes.byId.values()) clearTimeout(sandbox.timer)
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      await Promise.all((await leftovers(instance)).map(removeContainer))
+    }
+  }
+}
+
+/** The stand-in as a scoped resource: closed (every container removed) with the scope. */
+export const standin = (options: StandinOptions) =>
+  Effect.acquireRelease(Effect.promise(() => startStandin(options)), (s) => Effect.promise(() => s.close()))
