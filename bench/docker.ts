@@ -17,7 +17,7 @@ type Record = (name: string, sample: Sample, baseline: string, base: Sample, not
 const docker = new Docker()
 
 /** create + start + first 200 of a bare HTTP container, then remove it; returns ms to the 200. */
-const bareContainer = async (image: string): Promise<number> => {
+export const bareContainer = async (image: string): Promise<number> => {
   const started = performance.now()
   const container = await docker.createContainer({
     Image: image,
