@@ -77,14 +77,15 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
         Effect.gen(function*() {
           const secret = "Zt5Qm8-Np2Wx7-Rk4Lb9"
           yield* rt.addEnvVars({ SPLIT_TOKEN: Redacted.make(secret) })
-          // The first half, then no output for longer than the no-change timeout (1 s), then the rest.
+          // The first half, then no output for longer than the no-change timeout (1 s), then the rest;
+          // the continuation blocks until the command ends (a second no-change timeout could come first).
           const first = yield* cmd(
             rt,
             "printf 'key=%s' \"${SPLIT_TOKEN:0:10}\"; sleep 2; printf '%s done\\n' \"${SPLIT_TOKEN:10}\""
           )
           assert.strictEqual(first.exitCode, -1)
           assert.strictEqual(first.content, "key=")
-          const rest = yield* cmd(rt, "", { timeout: 10 })
+          const rest = yield* cmd(rt, "", { timeout: 10, blocking: true })
           assert.strictEqual(rest.content, "<redacted> done")
           assert.strictEqual(rest.exitCode, 0)
           for (const shown of [JSON.stringify(first), JSON.stringify(rest)]) {
