@@ -8,7 +8,8 @@
 import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { buildContext, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
-import { payloadDirectory, readManifest } from "../internal/payload.ts"
+import { type Manifest, payloadDirectory, readManifest } from "../internal/payload.ts"
+import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
 import { engineBuild } from "./engineBuild.ts"
@@ -46,14 +47,30 @@ const ensureRuntimeImage = (
     const payload = yield* payloadDirectory
     const manifest = readManifest(payload)
     const tag = `${RUNTIME_IMAGE_REPOSITORY}:${runtimeImageHash(base.Id, manifest, options)}`
-    const exists = yield* Effect.promise(() =>
+    const exists = Effect.promise(() =>
       docker.getImage(tag).inspect().then(() => true, () => false)
     )
-    if (exists && options.forceRebuild !== true) return tag
+    if ((yield* exists) && options.forceRebuild !== true) return tag
+    return yield* withBuildLock(tag)(Effect.gen(function*() {
+      // Built by another process while this one waited for the lock.
+      if ((yield* exists) && options.forceRebuild !== true) return tag
+      return yield* buildImage(base.Id, payload, manifest, options, tag, onBuildStart)
+    }))
+  })
 
+/** Build `tag` (holding its build lock), then remove what an earlier build of it left. */
+const buildImage = (
+  baseId: string,
+  payload: string,
+  manifest: Manifest,
+  options: ImageOptions,
+  tag: string,
+  onBuildStart: Effect.Effect<void>
+) =>
+  Effect.gen(function*() {
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
-    yield* engineBuild(buildContext(base.Id, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, tag)
+    yield* engineBuild(buildContext(baseId, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, tag)
       .pipe(
         Effect.catchTag("BuildFailed", ({ error, log }) => {
           const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))
@@ -73,10 +90,10 @@ const ensureRuntimeImage = (
   })
 
 /**
- * Two builds of one tag at once (two processes starting their first runtime on a fresh engine)
- * both finish, and the later one takes the tag: the earlier image stays behind, untagged but
- * still labelled with the tag. Such images are removed after each build; one a container still
- * runs on is refused by the engine and left for a later build to remove.
+ * A forced rebuild (or a build of the tag from another machine sharing the engine) takes the tag
+ * from the earlier image, which stays behind untagged but still labelled with the tag. Such images
+ * are removed after each build; one a container still runs on is refused by the engine and left
+ * for a later build to remove. Builds of one machine never race for a tag (buildLock.ts).
  */
 const removeSupersededBuilds = Effect.fn("ImageBuilder.removeSupersededBuilds")(function*(tag: string) {
   const docker = yield* dockerClient
