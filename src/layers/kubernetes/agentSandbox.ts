@@ -23,7 +23,7 @@ import { Duration, Effect, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
 import { podTrouble } from "./startErrors.ts"
-import { type ObjectKind, watchState } from "./watchState.ts"
+import { type ObjectKind, POD, watchState } from "./watchState.ts"
 
 export const SANDBOX: ObjectKind = { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", plural: "sandboxes" }
 export const SANDBOX_CLAIM: ObjectKind = {
@@ -31,7 +31,6 @@ export const SANDBOX_CLAIM: ObjectKind = {
   kind: "SandboxClaim",
   plural: "sandboxclaims"
 }
-const POD: ObjectKind = { apiVersion: "v1", kind: "Pod", plural: "pods" }
 
 interface SandboxObject extends KubernetesObject {
   readonly spec?: { readonly replicas?: number; readonly volumeClaimTemplates?: ReadonlyArray<V1PersistentVolumeClaim> }
