@@ -96,7 +96,7 @@ const reachPod = Effect.fn("reachPod")(function*(
 
 /**
  * Start a session's objects and pod, in the current scope, until the pod is Ready. Each carries
- * `owner` (the layer's Lease labels: the reaper removes them once the owner is proven dead) unless
+ * the `owner` labels (the layer's Lease's: the reaper removes them once the owner is proven dead) unless
  * the session is kept alive: it outlives its owner on purpose, so nothing may reap it.
  */
 const startSession = (
