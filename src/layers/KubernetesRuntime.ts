@@ -7,6 +7,8 @@
  * reaches the server through a listener on 127.0.0.1 that carries each connection to the pod IP
  * (inside the cluster) or through the API server's port-forward (outside it). Pause deletes the
  * pod and keeps the PVC; resume makes it again: files survive, processes and shell state do not.
+ * Each layer (or pool) holds an owner Lease its objects are labelled with, and runs the reaper
+ * that removes the objects of owners whose Lease went stale (kubernetes/owner.ts).
  */
 import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
@@ -17,7 +19,7 @@ import type { Runtime } from "../services/Runtime.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities } from "./internal/serverTools.ts"
 import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "./kubernetes/client.ts"
-import { type ResourceNames, resourceNames, sessionLabels } from "./kubernetes/labels.ts"
+import { DELETE_WORKSPACE_LABEL, type ResourceNames, resourceNames, sessionLabels } from "./kubernetes/labels.ts"
 import { type Dialer, localEndpoint, podIpDialer, portForwardDialer } from "./kubernetes/localEndpoint.ts"
 import {
   ingressHost,
@@ -29,6 +31,7 @@ import {
   workspaceClaim
 } from "./kubernetes/manifests.ts"
 import { checkKubernetesOptions, connectMode, type KubernetesRuntimeOptions } from "./kubernetes/options.ts"
+import { acquireOwnership } from "./kubernetes/owner.ts"
 import { podTemplate, SERVER_PORT, WORKSPACE } from "./kubernetes/podSpec.ts"
 import { podStopped, waitUntilReady } from "./kubernetes/podWatch.ts"
 import { runtimeImage } from "./kubernetes/runtimeImage.ts"
@@ -91,10 +94,15 @@ const reachPod = Effect.fn("reachPod")(function*(
   }
 })
 
-/** Start a session's objects and pod, in the current scope, until the pod is Ready. */
+/**
+ * Start a session's objects and pod, in the current scope, until the pod is Ready. Each carries
+ * the `owner` labels (the layer's Lease's: the reaper removes them once the owner is proven dead) unless
+ * the session is kept alive: it outlives its owner on purpose, so nothing may reap it.
+ */
 const startSession = (
   kube: Kube,
   options: KubernetesRuntimeOptions,
+  owner: Readonly<Record<string, string>>,
   sandbox: SandboxConfig,
   onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) =>
@@ -102,7 +110,7 @@ const startSession = (
     const sessionId = options.sessionId ?? randomUUID()
     const names = resourceNames(sessionId)
     const kept = sandbox.keepRuntimeAlive
-    const labels = sessionLabels({ sessionId, owner: options.owner, extra: options.labels })
+    const labels = sessionLabels({ sessionId, owner: kept ? undefined : owner, extra: options.labels })
     const meta = (name: string): Meta => ({ name, labels, annotations: options.annotations ?? {} })
     const image = yield* runtimeImage(options, sandbox, onStatus)
     const key = randomBytes(24).toString("base64url")
@@ -125,7 +133,12 @@ const startSession = (
       () => core.deleteNamespacedSecret({ name: names.keySecret, namespace }),
       kept
     )
-    yield* ensureClaim(kube, workspaceClaim(meta(names.pvc), options), options.deleteWorkspace === true && !kept)
+    const deleteWorkspace = options.deleteWorkspace === true && !kept
+    // Labelled so that the reaper deletes it too when the owner dies before its release.
+    const claimMeta = deleteWorkspace
+      ? { ...meta(names.pvc), labels: { ...labels, [DELETE_WORKSPACE_LABEL]: "true" } }
+      : meta(names.pvc)
+    yield* ensureClaim(kube, workspaceClaim(claimMeta, options), deleteWorkspace)
     yield* createPod(kube, names.pod, template)
     yield* deletePodOnRelease(kube, names.pod, kept)
     yield* createReleased(
@@ -176,14 +189,19 @@ const startSession = (
     } satisfies ProvisionedSandbox
   })
 
-/** The Kubernetes provisioner for one layer or pool: options checked and the cluster connected first. */
+/**
+ * The Kubernetes provisioner for one layer or pool: options checked and the cluster connected
+ * first, then the owner's Lease (acquired before any session, so released after all of them) and
+ * the reaper of dead owners' objects.
+ */
 const kubernetesProvisioner = (options: KubernetesRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkKubernetesOptions(options)
     const kube = yield* makeKube(options)
+    const lease = yield* acquireOwnership(kube, options.ownerLease)
     return {
       kind: "kubernetes",
-      provision: (onStatus) => startSession(kube, options, sandbox, onStatus)
+      provision: (onStatus) => startSession(kube, options, lease.labels, sandbox, onStatus)
     } satisfies Provisioner
   })
 

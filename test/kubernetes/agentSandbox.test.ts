@@ -148,7 +148,7 @@ describeCluster("agent-sandbox mode", () => {
           assert.strictEqual(pullError!._tag, "RuntimeStartError")
           assert.match(
             pullError!.message,
-            /^Sandbox default\/nopull is Ready=False DependenciesNotReady: Pod exists with phase: Pending; pod container server is (ErrImagePull|ImagePullBackOff): .*effect-sandbox\/no-such-image:1/
+            /^Sandbox default\/nopull is Ready=False DependenciesNotReady: Pod exists with phase: Pending; pod nopull: (ErrImagePull|ImagePullBackOff): .*effect-sandbox\/no-such-image:1/
           )
           // Running but never ready (nothing listens where the probe looks): the timeout names the last state.
           const unready = servingTemplate("never")
@@ -161,7 +161,7 @@ describeCluster("agent-sandbox mode", () => {
           )
           assert.match(
             crashError!.message,
-            /^Sandbox default\/crash is Ready=False DependenciesNotReady: .*; pod container server is CrashLoopBackOff: .* \(last exit 3, Error\)$/
+            /^Sandbox default\/crash is Ready=False DependenciesNotReady: .*; pod crash: (the container exited: exit code 3 \(Error\)|CrashLoopBackOff: .* \(last run: exit code 3 \(Error\)\))$/
           )
         })
       ),

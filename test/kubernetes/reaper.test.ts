@@ -19,40 +19,16 @@ import {
   type V1ObjectMeta
 } from "@kubernetes/client-node"
 import { Effect, Fiber } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
 import { createSandbox, waitReady } from "../../src/layers/kubernetes/agentSandbox.ts"
 import { reapOrphans, startKubeReaper } from "../../src/layers/kubernetes/reaper.ts"
 import { describeCluster, eventually, namespace, onStandIn, podImage, podNames, servingTemplate } from "./lifecycle.ts"
+import { killed, ownerProcess } from "./ownerProcess.ts"
 
-const NODE = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "node")
-
-/** An owner process (fixtures/leaseOwner.ts) until READY: its Lease's name; SIGKILLed with the scope at the latest. */
+/** An owner process (fixtures/leaseOwner.ts) until READY: its Lease's name. */
 const owner = (kubeconfigPath: string, terms: object) =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly child: ChildProcess; readonly lease: string }, Error>((resume) => {
-      const script = join(import.meta.dirname, "fixtures", "leaseOwner.ts")
-      const child = spawn(NODE, [script, kubeconfigPath, namespace, podImage(), JSON.stringify(terms)], {
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let output = ""
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString()
-        const ready = /READY (\S+)/.exec(output)
-        if (ready !== null) resume(Effect.succeed({ child, lease: ready[1]! }))
-      }
-      child.stdout!.on("data", onData)
-      child.stderr!.on("data", onData)
-      child.on("exit", (code) => resume(Effect.fail(new Error(`owner exited (${code}) before READY:\n${output}`))))
-    }).pipe(Effect.timeout("30 seconds")),
-    ({ child }) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
+  ownerProcess("leaseOwner.ts", [kubeconfigPath, namespace, podImage(), JSON.stringify(terms)], "30 seconds").pipe(
+    Effect.map(({ child, ready }) => ({ child, lease: ready }))
   )
-
-const killed = (child: ChildProcess) =>
-  Effect.callback<void>((resume) => {
-    child.once("exit", () => resume(Effect.void))
-    child.kill("SIGKILL")
-  })
 
 /** A pod or PVC made by the test itself, deleted with the scope (whatever the reaper left). */
 const made = (kc: KubeConfig, kind: "pod" | "pvc", metadata: V1ObjectMeta) => {

@@ -22,7 +22,8 @@ import {
 import { Duration, Effect, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
-import { type ObjectKind, watchState } from "./watchState.ts"
+import { podTrouble } from "./startErrors.ts"
+import { type ObjectKind, POD, watchState } from "./watchState.ts"
 
 export const SANDBOX: ObjectKind = { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", plural: "sandboxes" }
 export const SANDBOX_CLAIM: ObjectKind = {
@@ -30,7 +31,6 @@ export const SANDBOX_CLAIM: ObjectKind = {
   kind: "SandboxClaim",
   plural: "sandboxclaims"
 }
-const POD: ObjectKind = { apiVersion: "v1", kind: "Pod", plural: "pods" }
 
 interface SandboxObject extends KubernetesObject {
   readonly spec?: { readonly replicas?: number; readonly volumeClaimTemplates?: ReadonlyArray<V1PersistentVolumeClaim> }
@@ -107,33 +107,6 @@ export const detect = Effect.fn("detectAgentSandbox")(function*(kc: KubeConfig) 
   return { sandboxes: serves(SANDBOX), claims: serves(SANDBOX_CLAIM) } satisfies AgentSandboxSupport
 })
 
-/** Pod states that will not become ready by waiting: the kubelet only backs off from them. */
-const HOPELESS = new Set([
-  "ErrImagePull",
-  "ImagePullBackOff",
-  "InvalidImageName",
-  "CrashLoopBackOff",
-  "CreateContainerError",
-  "RunContainerError"
-])
-
-/** Why the pod cannot become ready, in the kubelet's words; undefined while it may still. */
-const podFailure = (pod: V1Pod | undefined): string | undefined => {
-  const status = pod?.status
-  if (status === undefined) return undefined
-  if (status.phase === "Failed") return `pod failed: ${status.reason ?? "Failed"}: ${status.message ?? ""}`
-  const unscheduled = status.conditions?.find((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")
-  if (unscheduled !== undefined) return `pod is Unschedulable: ${unscheduled.message ?? ""}`
-  for (const container of status.containerStatuses ?? []) {
-    const waiting = container.state?.waiting
-    if (waiting?.reason === undefined || !HOPELESS.has(waiting.reason)) continue
-    const last = container.lastState?.terminated
-    const exited = last === undefined ? "" : ` (last exit ${last.exitCode}${last.reason ? `, ${last.reason}` : ""})`
-    return `pod container ${container.name} is ${waiting.reason}: ${waiting.message ?? ""}${exited}`
-  }
-  return undefined
-}
-
 const readyCondition = (sandbox: SandboxObject | undefined) =>
   sandbox?.status?.conditions?.find((condition) => condition.type === "Ready")
 
@@ -157,8 +130,11 @@ const verdict = (ref: SandboxRef, sandbox: SandboxObject | undefined, pod: V1Pod
     return { _tag: "Ready", endpoint: { podName: ref.name, podIP, serviceFQDN: sandbox?.status?.serviceFQDN } }
   }
   if (readyCondition(sandbox)?.reason === "SandboxExpired") return { _tag: "Failed", why }
-  const failure = podFailure(pod)
-  return failure === undefined ? { _tag: "Waiting", why } : { _tag: "Failed", why: `${why}; ${failure}` }
+  // The bare-pod runtime's reading of a pod that will not start (startErrors.ts): one text for both modes.
+  const trouble = pod === undefined ? undefined : podTrouble(pod)
+  return trouble === undefined
+    ? { _tag: "Waiting", why }
+    : { _tag: "Failed", why: `${why}; pod ${ref.name}: ${trouble}` }
 }
 
 /**

@@ -3,9 +3,11 @@
  * rejects with an `ApiException` whose body is the apiserver's `Status` JSON: its
  * `message` ("sandboxes.agents.x-k8s.io \"x\" not found") is what a person needs,
  * and its code tells a missing object (404, often fine when removing) from a
- * refusal. Everything the lifecycle modules send goes through `kubeCall`.
+ * refusal. Every request the runtime sends goes through `kubeCall` (client.ts
+ * words its failures as start errors). The `ApiException` is recognised by its
+ * shape, not its class: this module loads without client-node (an optional peer).
  */
-import { ApiException, type KubernetesObject, type KubernetesObjectApi } from "@kubernetes/client-node"
+import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node"
 import { Data, Effect } from "effect"
 
 /** A request to the Kubernetes API failed; `status` is the HTTP code when the server answered. */
@@ -16,17 +18,21 @@ export class KubeApiError extends Data.TaggedError("KubeApiError")<{
 
 /** The apiserver's own message from a `Status` body, else the body or the error's text. */
 const detail = (error: unknown): { readonly status: number | undefined; readonly text: string } => {
-  if (error instanceof ApiException) {
-    const body = String(error.body ?? "")
+  const apiError = error as { readonly code?: unknown; readonly body?: unknown } | null
+  if (typeof apiError?.code === "number" && "body" in apiError) {
+    const body = String(apiError.body ?? "")
     try {
       const status = JSON.parse(body) as { readonly message?: string }
-      return { status: error.code, text: status.message ?? body }
+      return { status: apiError.code, text: status.message ?? body }
     } catch {
-      return { status: error.code, text: body === "" ? `HTTP ${error.code}` : body }
+      return { status: apiError.code, text: body === "" ? `HTTP ${apiError.code}` : body }
     }
   }
   const code = (error as { readonly statusCode?: unknown } | null)?.statusCode
-  return { status: typeof code === "number" ? code : undefined, text: String(error) }
+  return {
+    status: typeof code === "number" ? code : undefined,
+    text: error instanceof Error ? error.message : String(error)
+  }
 }
 
 /** Run one client-node request; `what` names it in the error ("create lease x"). */

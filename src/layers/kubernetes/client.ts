@@ -2,11 +2,12 @@
  * The cluster as the runtime talks to it: `@kubernetes/client-node` loaded when a layer is built
  * (an optional peer dependency: importing `effect-sandbox/kubernetes` does not load it), its
  * KubeConfig, the namespace, and the API clients. `kubeCall` turns a failed call into a
- * `RuntimeStartError` carrying the API server's own Status message.
+ * `RuntimeStartError` carrying the API server's own Status message (read by apiCall.ts).
  */
 import type * as K8s from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { type KubeApiError, kubeCall as apiCall, kubeCallUnlessGone } from "./apiCall.ts"
 import type { KubeConfigLike } from "./options.ts"
 
 /** What every Kubernetes module works with. */
@@ -18,40 +19,16 @@ export interface Kube {
   readonly networking: K8s.NetworkingV1Api
 }
 
-/** The HTTP status of a failed client-node call (undefined for a network error). */
-export const statusCode = (error: unknown): number | undefined =>
-  typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : undefined
+/** A failed request as a start error: what was attempted and what the API server said. */
+const startError = (error: KubeApiError) => new RuntimeStartError({ message: `Cannot ${error.message}` })
 
-/** The API server's message in a failed call's Status body, else the error's own. */
-const messageOf = (error: unknown): string => {
-  const body = (error as { body?: unknown }).body
-  if (typeof body === "string") {
-    try {
-      const status = JSON.parse(body) as { message?: unknown }
-      if (typeof status.message === "string") return status.message
-    } catch {
-      // Not a Status object: the error's own message says more.
-    }
-  }
-  return error instanceof Error ? error.message : String(error)
-}
-
-/** A client-node call as an Effect; a failure names what was attempted and what the API server said. */
+/** A client-node call as an Effect (apiCall.ts); a failure is a RuntimeStartError. */
 export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, RuntimeStartError> =>
-  Effect.tryPromise({
-    try: call,
-    catch: (error) => new RuntimeStartError({ message: `Cannot ${what}: ${messageOf(error)}` })
-  })
+  apiCall(what, call).pipe(Effect.mapError(startError))
 
 /** Like `kubeCall`, with a 404 as `undefined` (for reads of what may be gone, deletes of what may be). */
 export const kubeCallOrMissing = <A>(what: string, call: () => Promise<A>) =>
-  Effect.tryPromise({ try: call, catch: (error) => error }).pipe(
-    Effect.catch((error) =>
-      statusCode(error) === 404
-        ? Effect.succeed(undefined)
-        : Effect.fail(new RuntimeStartError({ message: `Cannot ${what}: ${messageOf(error)}` }))
-    )
-  )
+  kubeCallUnlessGone(what, call).pipe(Effect.mapError(startError))
 
 /**
  * Load client-node and connect: the given KubeConfig, else `loadFromDefault()`; the namespace given,

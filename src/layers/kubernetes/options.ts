@@ -6,13 +6,14 @@
  * a bad value is an `InvalidOptionsError` naming the field, never a pod the API server refuses
  * half-way through a start.
  */
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import type { RuntimeSchedules } from "../../client/policies.ts"
 import { checkRuntimeOptions } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
 import type { WhilePaused } from "../../services/Runtime.ts"
 import type { RuntimeOptions } from "../../services/RuntimeOptions.ts"
+import type { KubeOwnershipOptions } from "./owner.ts"
 
 /**
  * A `KubeConfig` of `@kubernetes/client-node`, named structurally so that importing
@@ -83,8 +84,12 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
    * listener on 127.0.0.1; `auto` (default): direct when running in a cluster (`KUBERNETES_SERVICE_HOST`).
    */
   readonly connect?: ConnectMode
-  /** The owner's Lease name, labelled on everything made (the reaper's proof of ownership). */
-  readonly owner?: string
+  /**
+   * The owner's heartbeat Lease (every object made is labelled with its name) and the reaper that
+   * removes the objects of owners whose Lease went stale: `renewEvery` (10 s), `staleAfter` (60 s),
+   * `reapEvery` (30 s), `clockSkew` (10 s), `missingLeaseGrace` (20 s). docs/runtimes/kubernetes.md.
+   */
+  readonly ownerLease?: KubeOwnershipOptions
   /** Replacements for the HTTP transport's retry and `/alive` wait schedules. */
   readonly schedules?: RuntimeSchedules
   /** Calls made while paused: fail at once with `RuntimePausedError` (default), or `"wait"` for `resume`. */
@@ -130,11 +135,31 @@ const OptionsSchema = Schema.Struct({
   ingressTlsSecret: Schema.optionalKey(dnsLabel(253)),
   runtimeClassName: Schema.optionalKey(dnsLabel(253)),
   labels: Schema.optionalKey(Schema.Record(Schema.String, labelValue)),
-  connect: Schema.optionalKey(Schema.Literals(["auto", "direct", "portForward"])),
-  owner: Schema.optionalKey(labelValue)
+  connect: Schema.optionalKey(Schema.Literals(["auto", "direct", "portForward"]))
 })
 
 const SUBJECT = "KubernetesRuntime options"
+
+/** Each duration of `ownerLease` readable, and a renewal well inside the term (else the lease lapses between beats). */
+const checkLeaseTerms = Effect.fn("checkLeaseTerms")(function*(terms: KubeOwnershipOptions) {
+  const read = (field: keyof KubeOwnershipOptions) => {
+    const input = terms[field]
+    if (input === undefined) return Effect.succeed(undefined)
+    return Option.match(Duration.fromInput(input), {
+      onNone: () =>
+        Effect.fail(new InvalidOptionsError({ message: `Invalid ${SUBJECT}: ownerLease.${field}: not a duration` })),
+      onSome: Effect.succeed
+    })
+  }
+  const renewEvery = yield* read("renewEvery")
+  const staleAfter = yield* read("staleAfter")
+  yield* Effect.forEach(["reapEvery", "clockSkew", "missingLeaseGrace"] as const, read)
+  if (renewEvery !== undefined && staleAfter !== undefined && Duration.isGreaterThanOrEqualTo(renewEvery, staleAfter)) {
+    return yield* new InvalidOptionsError({
+      message: `Invalid ${SUBJECT}: ownerLease.renewEvery: must be shorter than staleAfter`
+    })
+  }
+})
 
 /**
  * Check the options (the shared ones, then the pod's), failing with one line naming each bad field.
@@ -148,6 +173,7 @@ export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(functi
       message: `Invalid ${SUBJECT}: workspace: a pod cannot mount a host directory; its workspace is a PVC`
     })
   }
+  yield* checkLeaseTerms(options.ownerLease ?? {})
   if (options.keepWorkspace === true && options.deleteWorkspace === true) {
     return yield* new InvalidOptionsError({
       message: `Invalid ${SUBJECT}: deleteWorkspace: contradicts keepWorkspace: true`

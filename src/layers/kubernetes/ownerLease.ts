@@ -32,13 +32,8 @@ import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
+import { MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
 
-/** On every object a runtime manages (and on its owner's Lease): what the reaper may look at. */
-export const MANAGED_LABEL = "effect-sandbox.managed"
-/** On every owned object: the name of its owner's Lease. Kept-alive objects carry none and are never reaped. */
-export const OWNER_LABEL = "effect-sandbox.owner"
-/** On a PVC the reaper may delete with its owner's sandbox (workspaces are kept by default). */
-export const DELETE_WORKSPACE_LABEL = "effect-sandbox.delete-workspace"
 /** On the Lease: its renewal period, so the reaper knows how long a live owner takes to renew. */
 export const RENEW_EVERY_ANNOTATION = "effect-sandbox.renew-every-ms"
 

@@ -1,59 +1,42 @@
 /**
- * Following one pod through a client-node `Watch` (no polling: OpenHands polls every 2 s): each
- * change is judged as it arrives, until the judge returns a verdict. A watch the API server ends
- * (its timeout) is opened again; one that fails fails the effect. Interrupting aborts it.
+ * Following one pod by a watch (no polling: OpenHands polls every 2 s): its state, then each
+ * change, is judged as it arrives, until the judge returns a verdict. A watch the API server ends
+ * is listed and opened again (watchState.ts); one that fails fails the effect. Interrupting aborts it.
  */
 import type { V1Pod } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { Kube } from "./client.ts"
 import { hasEnded, isReady, podReport, podTrouble } from "./startErrors.ts"
 
-/** A verdict on a change (`ADDED`, `MODIFIED`, `DELETED`) of the pod, or undefined to keep watching. */
-export type Judge<A> = (type: string, pod: V1Pod) => A | undefined
+/** A verdict on the pod's state (undefined: it does not exist), or undefined to keep watching. */
+export type Judge<A> = (pod: V1Pod | undefined) => A | undefined
 
-/** Watch the pod `name` (from `resourceVersion`: the changes after it) until `judge` gives a verdict. */
-export const watchPod = <A>(
-  kube: Kube,
-  name: string,
-  judge: Judge<A>,
-  resourceVersion?: string
-): Effect.Effect<A, RuntimeStartError> =>
-  Effect.callback<A, RuntimeStartError>((resume) => {
-    let controller: AbortController | undefined
-    let done = false
-    const finish = (result: Effect.Effect<A, RuntimeStartError>) => {
-      if (done) return
-      done = true
-      controller?.abort()
-      resume(result)
-    }
-    const open = (): void => {
-      new kube.k8s.Watch(kube.config).watch(
-        `/api/v1/namespaces/${kube.namespace}/pods`,
-        { fieldSelector: `metadata.name=${name}`, ...(resourceVersion === undefined ? {} : { resourceVersion }) },
-        (type, pod: V1Pod) => {
-          const verdict = done ? undefined : judge(type, pod)
-          if (verdict !== undefined) finish(Effect.succeed(verdict))
-        },
-        (error: unknown) => {
-          if (done) return
-          // Ended by the API server (its watch timeout) without an error: watch on.
-          if (error === null || error === undefined) return open()
-          finish(Effect.fail(new RuntimeStartError({ message: `Watching pod ${name} failed: ${String(error)}` })))
-        }
-      ).then((c) => {
-        controller = c
-        if (done) c.abort()
-      }, (error: unknown) =>
-        finish(Effect.fail(new RuntimeStartError({ message: `Cannot watch pod ${name}: ${String(error)}` }))))
-    }
-    open()
-    return Effect.sync(() => {
-      done = true
-      controller?.abort()
-    })
-  })
+/**
+ * Follow the pod `name` (its state now, then after every change: watchState.ts, loaded with
+ * client-node when first used) until `judge` gives a verdict.
+ */
+export const watchPod = <A>(kube: Kube, name: string, judge: Judge<A>): Effect.Effect<A, RuntimeStartError> =>
+  Effect.promise(() => import("./watchState.ts")).pipe(
+    Effect.flatMap(({ POD, watchState }) =>
+      watchState<V1Pod>(kube.config, POD, kube.namespace, name).pipe(
+        Stream.map(judge),
+        Stream.filter((verdict): verdict is A => verdict !== undefined),
+        Stream.runHead
+      )
+    ),
+    Effect.flatMap((verdict) =>
+      Option.match(verdict, {
+        onNone: () => Effect.fail(new RuntimeStartError({ message: `Watching pod ${name} ended` })),
+        onSome: Effect.succeed
+      })
+    ),
+    Effect.mapError((error) =>
+      error._tag === "RuntimeStartError"
+        ? error
+        : new RuntimeStartError({ message: `Watching pod ${name} failed: ${error.message}` })
+    )
+  )
 
 type Readiness = { readonly ready: V1Pod } | { readonly trouble: string }
 
@@ -62,8 +45,8 @@ type Readiness = { readonly ready: V1Pod } | { readonly trouble: string }
  * `RuntimeStartError` naming its reason, events and log (startErrors.ts).
  */
 export const waitUntilReady = Effect.fn("waitUntilReady")(function*(kube: Kube, name: string) {
-  const outcome = yield* watchPod<Readiness>(kube, name, (type, pod) => {
-    if (type === "DELETED") return { trouble: "the pod was deleted" }
+  const outcome = yield* watchPod<Readiness>(kube, name, (pod) => {
+    if (pod === undefined) return { trouble: "the pod was deleted" }
     if (pod.status?.phase === "Running" && isReady(pod)) return { ready: pod }
     const trouble = podTrouble(pod)
     return trouble === undefined ? undefined : { trouble }
@@ -78,7 +61,7 @@ export const waitUntilReady = Effect.fn("waitUntilReady")(function*(kube: Kube, 
  * false (pause deletes it on purpose, and resume makes a new one of the same name).
  */
 export const podStopped = (kube: Kube, name: string, expected: () => boolean): Effect.Effect<void> =>
-  watchPod(kube, name, (type, pod) => !expected() && (type === "DELETED" || hasEnded(pod)) ? true : undefined).pipe(
+  watchPod(kube, name, (pod) => !expected() && (pod === undefined || hasEnded(pod)) ? true : undefined).pipe(
     Effect.asVoid,
     // A watch that cannot be opened again is a lost sight of the pod: reported as a stop.
     Effect.ignore

@@ -27,7 +27,8 @@ import {
 import { Duration, Effect, Schedule } from "effect"
 import { detect, SANDBOX, SANDBOX_CLAIM } from "./agentSandbox.ts"
 import { kubeCall, kubeCallUnlessGone, listObjects } from "./apiCall.ts"
-import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL, RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
+import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
+import { RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
 
 export interface KubeReaperOptions {
   /** How often a live runtime's reaper runs (default 30 s). */

@@ -72,7 +72,7 @@ export const createPod = (kube: Kube, name: string, template: V1PodTemplateSpec)
 
 /**
  * Delete the pod and wait until it is gone (its container stopped, its PVC free for the next
- * pod), watching from the deletion's own resourceVersion so a quick deletion is not missed.
+ * pod); the watch starts from a list, so a quick deletion is not missed.
  */
 export const deletePod = Effect.fn("deletePod")(function*(kube: Kube, name: string) {
   const marked = yield* kubeCallOrMissing(
@@ -80,7 +80,7 @@ export const deletePod = Effect.fn("deletePod")(function*(kube: Kube, name: stri
     () => kube.core.deleteNamespacedPod({ name, namespace: kube.namespace, gracePeriodSeconds: 5 })
   )
   if (marked === undefined) return
-  yield* watchPod(kube, name, (type) => type === "DELETED" ? true : undefined, marked.metadata?.resourceVersion).pipe(
+  yield* watchPod(kube, name, (pod) => pod === undefined ? true : undefined).pipe(
     Effect.timeout(DELETE_WAIT),
     Effect.ignore
   )

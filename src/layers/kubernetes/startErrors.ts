@@ -19,6 +19,7 @@ const STUCK = new Set([
   "ErrImageNeverPull",
   "CreateContainerConfigError",
   "CreateContainerError",
+  "RunContainerError",
   "CrashLoopBackOff"
 ])
 

@@ -18,6 +18,9 @@ export interface ObjectKind {
   readonly plural: string
 }
 
+/** Pods: what both the bare-pod runtime and a Sandbox's readiness follow. */
+export const POD: ObjectKind = { apiVersion: "v1", kind: "Pod", plural: "pods" }
+
 /** `/api/v1/namespaces/ns/pods`, `/apis/agents.x-k8s.io/v1alpha1/namespaces/ns/sandboxes`. */
 const collectionPath = (kind: ObjectKind, namespace: string) =>
   `/${kind.apiVersion.includes("/") ? "apis" : "api"}/${kind.apiVersion}/namespaces/${namespace}/${kind.plural}`
