@@ -13,6 +13,7 @@ import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { processAlive } from "../../runtime/processAlive.ts"
 
 /** How long a lock may lack its pid file (its maker between mkdir and write) before it counts as abandoned. */
 const PID_GRACE_MS = 10_000
@@ -21,20 +22,11 @@ const PID_GRACE_MS = 10_000
 export const lockDir = (tag: string) =>
   join(tmpdir(), `effect-sandbox-build-${createHash("sha256").update(tag).digest("hex").slice(0, 16)}`)
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 /** True when the lock at `dir` was left by a builder that is gone. */
 const abandoned = (dir: string) => {
   try {
     const pid = Number(readFileSync(join(dir, "pid"), "utf8"))
-    return !alive(pid)
+    return !processAlive(pid)
   } catch {
     try {
       return Date.now() - statSync(dir).mtimeMs > PID_GRACE_MS

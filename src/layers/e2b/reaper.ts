@@ -7,18 +7,9 @@
  */
 import { type Duration, Effect, Schedule, type Schedule as ScheduleType } from "effect"
 import { hostname } from "node:os"
+import { processAlive } from "../../runtime/processAlive.ts"
 import { METADATA } from "./metadata.ts"
 import { e2bCall, type E2BConnection, type E2BSdk, sdkOptions } from "./sdk.ts"
-
-/** A process of this host is alive (signal 0: EPERM means it exists under another user). */
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /** One pass: kill every managed sandbox whose owner on this host is gone. The ids killed. */
 export const reapOrphans = Effect.fn("E2BRuntime.reapOrphans")(function*(
@@ -35,7 +26,7 @@ export const reapOrphans = Effect.fn("E2BRuntime.reapOrphans")(function*(
     const page = yield* e2bCall("list the sandboxes of this host", () => paginator.nextItems(), retry)
     for (const listed of page) {
       const pid = Number(listed.metadata[METADATA.ownerPid])
-      if (listed.metadata[METADATA.keepAlive] === "true" || !Number.isInteger(pid) || alive(pid)) continue
+      if (listed.metadata[METADATA.keepAlive] === "true" || !Number.isInteger(pid) || processAlive(pid)) continue
       yield* e2bCall(
         `kill the orphaned sandbox ${listed.sandboxId}`,
         () => sdk.Sandbox.kill(listed.sandboxId, sdkOptions(connection)),
