@@ -193,7 +193,13 @@ describe("package", () => {
       )
       assert.isFalse(existsSync(join(app, "node_modules", "@kubernetes", "client-node")))
       const tsc = join(root, "node_modules", ".bin", "tsc")
-      execFileSync(tsc, ["-p", app], { cwd: app, encoding: "utf8", stdio: "pipe" })
+      try {
+        execFileSync(tsc, ["-p", app], { cwd: app, encoding: "utf8", stdio: "pipe" })
+      } catch (error) {
+        // tsc prints its diagnostics on stdout; without them a failure here says nothing.
+        const { stdout } = error as { readonly stdout: string }
+        assert.fail(`the consumer project does not type-check:\n${stdout}`)
+      }
       assert.deepStrictEqual(effectCopies(join(app, "node_modules")), [join(app, "node_modules", "effect")])
 
       const run = (file: string, args: ReadonlyArray<string> = []) =>

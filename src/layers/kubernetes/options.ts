@@ -13,7 +13,7 @@ import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
 import type { WhilePaused } from "../../services/Runtime.ts"
 import type { RuntimeOptions } from "../../services/RuntimeOptions.ts"
-import type { KubeOwnershipOptions } from "./owner.ts"
+import type { KubeOwnershipOptions } from "./ownershipOptions.ts"
 
 /**
  * A `KubeConfig` of `@kubernetes/client-node`, named structurally so that importing

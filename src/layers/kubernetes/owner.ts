@@ -7,11 +7,7 @@
 import { Effect } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { Kube } from "./client.ts"
-import type { KubeOwnerLeaseOptions } from "./ownerLease.ts"
-import type { KubeReaperOptions } from "./reaper.ts"
-
-/** The lease's terms and the reaper's pace (defaults: renew 10 s, stale 60 s, reap 30 s). */
-export type KubeOwnershipOptions = KubeOwnerLeaseOptions & KubeReaperOptions
+import type { KubeOwnershipOptions } from "./ownershipOptions.ts"
 
 /** Hold the owner's Lease and run the reaper for as long as the scope lives; the Lease's labels go on every object. */
 export const acquireOwnership = Effect.fn("acquireOwnership")(function*(

@@ -33,22 +33,13 @@ import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
 import { MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
+import type { KubeOwnerLeaseOptions } from "./ownershipOptions.ts"
 
 /** On the Lease: its renewal period, so the reaper knows how long a live owner takes to renew. */
 export const RENEW_EVERY_ANNOTATION = "effect-sandbox.renew-every-ms"
 
 /** Owner leases are named `effect-sandbox-owner-<random>`. */
 export const LEASE_NAME_PREFIX = "effect-sandbox-owner-"
-
-export interface KubeOwnerLeaseOptions {
-  /** How often the owner renews its Lease (default 10 s). */
-  readonly renewEvery?: Duration.Input | undefined
-  /**
-   * How long without renewal proves the owner gone (default 60 s), written as the Lease's
-   * `leaseDurationSeconds` (whole seconds, rounded up) and used as the sandboxes' expiry.
-   */
-  readonly staleAfter?: Duration.Input | undefined
-}
 
 /** An agent-sandbox object whose `shutdownTime` the heartbeat keeps in the future. */
 export interface Expiring {

@@ -29,15 +29,7 @@ import { detect, SANDBOX, SANDBOX_CLAIM } from "./agentSandbox.ts"
 import { kubeCall, kubeCallUnlessGone, listObjects } from "./apiCall.ts"
 import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
 import { RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
-
-export interface KubeReaperOptions {
-  /** How often a live runtime's reaper runs (default 30 s). */
-  readonly reapEvery?: Duration.Input | undefined
-  /** How far an owner's clock may lag the API server's before its renewals look late (default 10 s). */
-  readonly clockSkew?: Duration.Input | undefined
-  /** How long a Lease must stay missing before its objects are reaped (default 20 s: two default renewals). */
-  readonly missingLeaseGrace?: Duration.Input | undefined
-}
+import type { KubeReaperOptions } from "./ownershipOptions.ts"
 
 interface ReapedKind {
   readonly apiVersion: string
