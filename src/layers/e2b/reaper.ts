@@ -7,8 +7,7 @@
  */
 import { type Duration, Effect, Schedule, type Schedule as ScheduleType } from "effect"
 import { hostname } from "node:os"
-import { processAlive } from "../../runtime/processAlive.ts"
-import { METADATA } from "./metadata.ts"
+import { deadOwner, METADATA } from "../internal/ownerMetadata.ts"
 import { e2bCall, type E2BConnection, type E2BSdk, sdkOptions } from "./sdk.ts"
 
 /** One pass: kill every managed sandbox whose owner on this host is gone. The ids killed. */
@@ -25,8 +24,8 @@ export const reapOrphans = Effect.fn("E2BRuntime.reapOrphans")(function*(
   while (paginator.hasNext) {
     const page = yield* e2bCall("list the sandboxes of this host", () => paginator.nextItems(), retry)
     for (const listed of page) {
-      const pid = Number(listed.metadata[METADATA.ownerPid])
-      if (listed.metadata[METADATA.keepAlive] === "true" || !Number.isInteger(pid) || processAlive(pid)) continue
+      const pid = deadOwner(listed.metadata)
+      if (pid === undefined) continue
       yield* e2bCall(
         `kill the orphaned sandbox ${listed.sandboxId}`,
         () => sdk.Sandbox.kill(listed.sandboxId, sdkOptions(connection)),

@@ -10,32 +10,8 @@ import { join } from "node:path"
 import { shellQuote } from "../../executor/env.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { payloadDirectory, readManifest } from "../internal/payload.ts"
+import { IMAGE_FILES, NODE_MINIMUM, parseProbe, PROBE, recentEnough } from "../internal/serverProbe.ts"
 import { e2bCall, type E2BSandbox } from "./sdk.ts"
-
-/** The Node binary and server script the server is started with. */
-export interface ServerFiles {
-  readonly node: string
-  readonly entry: string
-}
-
-/** Where the runtime image, and so a template made from it, carries them. */
-export const TEMPLATE_FILES: ServerFiles = {
-  node: "/opt/effect-sandbox/bin/node",
-  entry: "/opt/effect-sandbox/payload/server.mjs"
-}
-
-/** The oldest Node the payload runs on (scripts/build-payload.ts). */
-const NODE_MINIMUM = [22, 19] as const
-
-/** One line: `template`, `node <path> <version>`, or `none`. */
-const PROBE = `if [ -x ${TEMPLATE_FILES.node} ] && [ -f ${TEMPLATE_FILES.entry} ]; then echo template; ` +
-  `elif command -v node >/dev/null 2>&1; then echo "node $(command -v node) $(node -p process.versions.node)"; ` +
-  `else echo none; fi`
-
-const recentEnough = (version: string) => {
-  const [major = 0, minor = 0] = version.split(".").map(Number)
-  return major > NODE_MINIMUM[0] || (major === NODE_MINIMUM[0] && minor >= NODE_MINIMUM[1])
-}
 
 /**
  * Upload the payload under `dir` (one multipart request), for the template's Node to run. The
@@ -78,19 +54,20 @@ export const serverFiles = Effect.fn("E2BRuntime.serverFiles")(function*(input: 
     () => sandbox.commands.run(PROBE, { user }),
     input.retry
   )
-  const [found = "none", node = "", version = ""] = probe.stdout.trim().split(" ")
-  if (found === "template") return TEMPLATE_FILES
-  const lacks = `The E2B template ${template} has no action-server payload (${TEMPLATE_FILES.entry})`
+  const probed = parseProbe(probe.stdout)
+  if (probed.found === "image") return IMAGE_FILES
+  const lacks = `The E2B template ${template} has no action-server payload (${IMAGE_FILES.entry})`
   const howToMake = "make the template from the runtime image (docs/runtimes/e2b.md, \"Making the template\")"
   if (!input.upload) {
     return yield* new RuntimeStartError({ message: `${lacks} and uploadPayload is off: ${howToMake}.` })
   }
-  if (found === "none") {
+  if (probed.found === "none") {
     return yield* new RuntimeStartError({
       message: `${lacks} and no Node.js on its PATH to run an uploaded one: ${howToMake}, or use a template with ` +
         `Node ${NODE_MINIMUM.join(".")} or newer.`
     })
   }
+  const { node, version } = probed
   if (!recentEnough(version)) {
     return yield* new RuntimeStartError({
       message: `${lacks}, and its Node.js ${version} (${node}) is older than the ${

@@ -5,10 +5,11 @@
  * container paused (memory kept, processes frozen), destroyed = removed. Labels, env and the
  * preview token live here, as Daytona keeps them in its database, not in the container.
  */
-import Docker from "dockerode"
+import type Docker from "dockerode"
 import { randomBytes, randomUUID } from "node:crypto"
+import { ApiError, docker, labelledContainers, removeLabelled } from "../standin.ts"
 
-export const docker = new Docker()
+export { ApiError, docker }
 
 export const STANDIN_LABEL = "effect-sandbox.daytona-standin"
 
@@ -32,15 +33,6 @@ export interface StandInSandbox {
   readonly container: Docker.Container
   /** The preview links' token (`x-daytona-preview-token`). */
   readonly previewToken: string
-}
-
-/** An API failure with Daytona's status and message. */
-export class ApiError extends Error {
-  readonly status: number
-  constructor(status: number, message: string) {
-    super(message)
-    this.status = status
-  }
 }
 
 /** The create body the SDK sends (`CreateSandbox`), as far as the stand-in reads it. */
@@ -156,12 +148,7 @@ export class Sandboxes {
 }
 
 /** Ids of the containers of `instance` (of every instance when omitted), running or not. */
-export const leftovers = async (instance?: string): Promise<Array<string>> => {
-  const filters = JSON.stringify({ label: [instance === undefined ? STANDIN_LABEL : `${STANDIN_LABEL}=${instance}`] })
-  return (await docker.listContainers({ all: true, filters })).map((c) => c.Id)
-}
+export const leftovers = (instance?: string) => labelledContainers(STANDIN_LABEL, instance)
 
 /** Remove every container of `instance`. */
-export const removeAll = async (instance: string): Promise<void> => {
-  for (const id of await leftovers(instance)) await docker.getContainer(id).remove({ force: true, v: true })
-}
+export const removeAll = (instance: string) => removeLabelled(STANDIN_LABEL, instance)

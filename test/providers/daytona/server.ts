@@ -6,8 +6,9 @@
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { json, proxyTo, readJson } from "../standin.ts"
 import { ApiError, type CreateBody, removeAll, Sandboxes, type StandInSandbox } from "./sandboxes.ts"
 import { Toolbox } from "./toolbox.ts"
 
@@ -36,22 +37,9 @@ export interface DaytonaStandIn {
   readonly close: () => Promise<void>
 }
 
-const json = (response: ServerResponse, status: number, body: unknown) => {
-  const text = typeof body === "string" ? body : JSON.stringify(body)
-  response.writeHead(status, { "content-type": "application/json" })
-  response.end(text)
-}
-
 /** Daytona's error body (NestJS's): `{ statusCode, message, error }`. */
 const fail = (response: ServerResponse, error: ApiError) =>
   json(response, error.status, { statusCode: error.status, message: error.message, error: String(error.status) })
-
-const readJson = async (request: IncomingMessage): Promise<unknown> => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of request) chunks.push(chunk as Buffer)
-  const text = Buffer.concat(chunks).toString("utf8")
-  return text === "" ? {} : JSON.parse(text)
-}
 
 /** Daytona's `Sandbox` DTO (the fields the SDK reads); the toolbox proxy URL comes from its own endpoint. */
 const dto = (sandbox: StandInSandbox) => ({
@@ -146,24 +134,12 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     }
     if (sandbox.state !== "started") throw new ApiError(502, `Sandbox ${sandbox.id} is not running`)
     const host = await sandboxes.address(sandbox)
-    const headers = { ...request.headers }
-    delete headers["x-daytona-preview-token"]
-    const upstream = httpRequest(
-      { host, port: Number(match[1]), method: request.method, path: match[3] ?? "/", headers },
-      (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(response)
-      }
+    proxyTo(
+      request,
+      response,
+      { host, port: Number(match[1]), path: match[3] ?? "/", dropHeader: "x-daytona-preview-token" },
+      () => fail(response, new ApiError(502, "Bad Gateway: nothing answers on that port"))
     )
-    upstream.on("error", () => {
-      if (!response.headersSent) fail(response, new ApiError(502, "Bad Gateway: nothing answers on that port"))
-      else response.destroy()
-    })
-    // A client that hangs up (an interrupted action) hangs up on the server too, as a proxy must.
-    response.on("close", () => {
-      if (!response.writableFinished) upstream.destroy()
-    })
-    request.pipe(upstream)
   }
 
   const server = createServer((request, response) => {

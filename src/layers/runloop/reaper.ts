@@ -1,0 +1,43 @@
+/**
+ * Shuts down the devboxes of owners that died on this host. A dead owner's devbox also goes on
+ * Runloop's side once its idle timeout passes without the owner's keep-alive (launch.ts), but it
+ * holds the account's quota until then, and a suspended one has no idle clock at all; so the
+ * reaper shuts down both kinds as soon as it sees the owner's process gone. Only owners on this
+ * host are judged (a pid means nothing elsewhere), and devboxes kept alive on release are left.
+ */
+import type { Runloop } from "@runloop/api-client"
+import { type Duration, Effect, Schedule } from "effect"
+import { hostname } from "node:os"
+import { deadOwner, METADATA } from "../internal/ownerMetadata.ts"
+import { managedDevboxes } from "./devboxes.ts"
+import { runloopCall } from "./errors.ts"
+
+/** One pass: shut down every devbox of ours whose owner on this host is gone. The ids shut down. */
+export const reapOrphans = Effect.fn("RunloopRuntime.reapOrphans")(function*(api: Runloop) {
+  const ours = yield* managedDevboxes(api, { [METADATA.ownerHost]: hostname() })
+  const orphans = ours.filter((devbox) => deadOwner(devbox.metadata) !== undefined)
+  yield* Effect.forEach(
+    orphans,
+    (devbox) =>
+      runloopCall(`shut down the orphaned devbox ${devbox.id}`, () => api.devboxes.shutdown(devbox.id)).pipe(
+        Effect.tap(() =>
+          Effect.logInfo(
+            `RunloopRuntime: shut down devbox ${devbox.id}, whose owner (pid ${
+              devbox.metadata[METADATA.ownerPid]
+            }) is gone`
+          )
+        )
+      ),
+    { concurrency: 4, discard: true }
+  )
+  return orphans.map((devbox) => devbox.id)
+})
+
+/** Reap at once, then every `every`, in the current scope (failures are logged, never fatal). */
+export const startReaper = (api: Runloop, every: Duration.Input) =>
+  reapOrphans(api).pipe(
+    Effect.catch((error) => Effect.logWarning(`RunloopRuntime reaper: ${error.message}`)),
+    Effect.repeat(Schedule.spaced(every)),
+    Effect.forkScoped,
+    Effect.asVoid
+  )

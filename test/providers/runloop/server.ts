@@ -1,0 +1,263 @@
+/**
+ * The Runloop stand-in: Runloop's REST API as `@runloop/api-client` 1.32 sends it, over HTTP/2
+ * without TLS (the SDK's default transport on Node is `node:http2`, which speaks h2c with prior
+ * knowledge to an `http://` base URL), each devbox a Docker container (devboxes.ts); and the
+ * devboxes' tunnels, an HTTP/1.1 server of its own (what the action client speaks). Tests reach
+ * the API only through the SDK, with its `baseURL` option. See README.md.
+ */
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session
+} from "node:http2"
+import type { AddressInfo } from "node:net"
+import { json, proxyTo, readJson } from "../standin.ts"
+import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
+
+/** A request as the stand-in recorded it (for assertions on what the SDK sent). */
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly body: unknown
+  /** The HTTP version it came over ("2.0": the SDK's HTTP/2 transport). */
+  readonly httpVersion: string
+}
+
+export interface StandInOptions {
+  /** Blueprint name -> local Docker image. */
+  readonly blueprints: Readonly<Record<string, string>>
+  /** How long `wait_for_status` holds before its 408 (Runloop: about 30 s; tests shorten it). */
+  readonly holdMs?: number
+}
+
+export interface RunloopStandIn {
+  /** The `baseURL` to give the SDK (`baseUrl` of RunloopRuntime). */
+  readonly baseUrl: string
+  /** The only API key it accepts. */
+  readonly apiKey: string
+  readonly instance: string
+  readonly requests: Array<RecordedRequest>
+  readonly devboxes: Devboxes
+  /** RunloopRuntime's `tunnelUrl`: a tunnel port's URL on the stand-in's tunnel server. */
+  readonly tunnelUrl: (port: number, tunnelKey: string) => string
+  /** Answer the next `count` creates with `status` and Runloop's `message` (quota, rate limit). */
+  readonly failCreates: (status: number, message: string, count?: number) => void
+  readonly close: () => Promise<void>
+}
+
+type Answer = { readonly status: number; readonly body: unknown }
+
+/** Runloop's `DevboxView` (the fields the SDK and RunloopRuntime read). */
+const view = (devbox: Devbox) => ({
+  id: devbox.id,
+  name: devbox.name,
+  status: devbox.status,
+  blueprint_id: `bpt_${devbox.blueprint}`,
+  capabilities: [],
+  create_time_ms: devbox.createTimeMs,
+  end_time_ms: devbox.status === "shutdown" ? devbox.transitions.at(-1)?.transition_time_ms ?? null : null,
+  launch_parameters: devbox.launchParameters,
+  metadata: devbox.metadata,
+  state_transitions: devbox.transitions,
+  tunnel: devbox.tunnel,
+  ...(devbox.status === "shutdown" ? { shutdown_reason: "api_shutdown" } : {})
+})
+
+/** Runloop's `DevboxAsyncExecutionDetailView`. */
+const executionView = (execution: Execution) => ({
+  devbox_id: execution.devboxId,
+  execution_id: execution.id,
+  status: execution.status,
+  exit_status: execution.exitStatus,
+  stdout: execution.stdout,
+  stderr: execution.stderr
+})
+
+/** Start a stand-in on free ports of 127.0.0.1; `close()` stops it and removes every container it made. */
+export const startStandIn = async (options: StandInOptions): Promise<RunloopStandIn> => {
+  const instance = randomBytes(4).toString("hex")
+  const apiKey = `ak_${randomBytes(16).toString("hex")}`
+  const holdMs = options.holdMs ?? 30_000
+  const devboxes = new Devboxes(instance, options.blueprints)
+  const requests: Array<RecordedRequest> = []
+  const faults: Array<{ status: number; message: string }> = []
+
+  /** `POST .../wait_for_status`: the state once it is one of `statuses`, else 408 after the hold. */
+  const holdUntil = async <A>(check: () => A | undefined): Promise<Answer> => {
+    const value = await devboxes.waitFor(check, holdMs)
+    return value === undefined
+      ? { status: 408, body: { message: "Timed out waiting for the requested status" } }
+      : { status: 200, body: value }
+  }
+
+  const executionOf = (devbox: Devbox, id: string) => {
+    const execution = devboxes.executions.get(id)
+    if (execution === undefined || execution.devboxId !== devbox.id) {
+      throw new ApiError(404, `Execution ${id} not found`)
+    }
+    return execution
+  }
+
+  const devboxAction = async (
+    method: string,
+    devbox: Devbox,
+    action: string,
+    body: Record<string, unknown>
+  ): Promise<Answer | undefined> => {
+    const ok = (value: unknown): Answer => ({ status: 200, body: value })
+    switch (`${method} ${action}`) {
+      case "GET ":
+        return ok(view(devbox))
+      case "POST wait_for_status": {
+        const statuses = body["statuses"] as Array<string>
+        return holdUntil(() => statuses.includes(devbox.status) ? view(devbox) : undefined)
+      }
+      case "POST shutdown":
+        await devboxes.shutdown(devbox)
+        return ok(view(devbox))
+      case "POST suspend":
+        await devboxes.suspend(devbox)
+        return ok(view(devbox))
+      case "POST resume":
+        await devboxes.resume(devbox)
+        return ok(view(devbox))
+      case "POST keep_alive":
+        devbox.keepAlives++
+        return ok({})
+      case "POST enable_tunnel":
+        devbox.tunnel ??= newTunnel(
+          (body["auth_mode"] as "open" | "authenticated" | undefined) ?? "open",
+          (body["http_keep_alive"] as boolean | undefined) ?? true
+        )
+        return ok(devbox.tunnel)
+      case "POST write_file_contents":
+        await devboxes.writeFile(devbox, String(body["file_path"]), String(body["contents"]))
+        return ok({ devbox_id: devbox.id, exit_status: 0, stdout: "", stderr: "" })
+      case "POST execute_async":
+        return ok(executionView(await devboxes.execute(devbox, String(body["command"]))))
+      case "POST execute": {
+        // Waits up to `optimistic_timeout` (Runloop: at most 25 s), then answers "running" without killing it.
+        const execution = await devboxes.execute(devbox, String(body["command"]), String(body["command_id"]))
+        const waitMs = Math.min(Number(body["optimistic_timeout"] ?? 25), 25) * 1000
+        await Promise.race([execution.done, new Promise((resolve) => setTimeout(resolve, waitMs))])
+        return ok(executionView(execution))
+      }
+    }
+    const execution = /^executions\/([^/]+)(\/wait_for_status)?$/.exec(action)
+    if (execution !== null) {
+      const found = executionOf(devbox, execution[1]!)
+      if (method === "GET" && execution[2] === undefined) return ok(executionView(found))
+      if (method === "POST" && execution[2] !== undefined) {
+        const statuses = body["statuses"] as Array<string>
+        return holdUntil(() => statuses.includes(found.status) ? executionView(found) : undefined)
+      }
+    }
+    return undefined
+  }
+
+  const api = async (method: string, url: URL, body: Record<string, unknown>): Promise<Answer | undefined> => {
+    const path = url.pathname
+    if (method === "POST" && path === "/v1/devboxes") {
+      const fault = faults.shift()
+      if (fault !== undefined) throw new ApiError(fault.status, fault.message)
+      return { status: 200, body: view(devboxes.create(body as CreateBody)) }
+    }
+    if (method === "GET" && path === "/v1/devboxes") {
+      const all = devboxes.list(url.searchParams.get("status"))
+      const after = url.searchParams.get("starting_after")
+      const from = after === null ? 0 : all.findIndex((d) => d.id === after) + 1
+      const limit = Number(url.searchParams.get("limit") ?? 20)
+      const page = all.slice(from, from + limit)
+      return {
+        status: 200,
+        body: { devboxes: page.map(view), has_more: from + limit < all.length, total_count: all.length }
+      }
+    }
+    const match = /^\/v1\/devboxes\/([^/]+)(?:\/(.*))?$/.exec(path)
+    if (match === null) return undefined
+    return devboxAction(method, devboxes.get(match[1]!), match[2] ?? "", body)
+  }
+
+  const sessions = new Set<Http2Session>()
+  const server = createHttp2Server()
+  server.on("session", (session) => {
+    sessions.add(session)
+    session.on("close", () => sessions.delete(session))
+  })
+  server.on("request", (request: Http2ServerRequest, response: Http2ServerResponse) => {
+    const url = new URL(request.url, "http://standin")
+    const method = request.method
+    const handle = async () => {
+      const body = method === "POST" ? (await readJson(request)) as Record<string, unknown> : {}
+      requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion })
+      if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
+      const answer = await api(method, url, body)
+      if (answer === undefined) throw new ApiError(404, `${method} ${url.pathname} is not served by the stand-in`)
+      json(response, answer.status, answer.body)
+    }
+    handle().catch((error: unknown) => {
+      const failure = error instanceof ApiError ? error : new ApiError(500, String((error as Error).message ?? error))
+      if (!response.headersSent && !response.destroyed) json(response, failure.status, { message: failure.message })
+    })
+  })
+
+  /** The tunnels: `/{port}-{tunnelKey}/...` to that port of the devbox's container, the token checked. */
+  const tunnels = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+    const handle = async () => {
+      const match = /^\/(\d+)-([0-9a-f]+)(\/.*)?$/.exec(request.url ?? "/")
+      const devbox = match === null ? undefined : devboxes.byTunnelKey(match[2]!)
+      if (match === null || devbox === undefined) throw new ApiError(404, "Tunnel not found")
+      const token = devbox.tunnel?.auth_token
+      if (
+        token !== null && token !== undefined && request.headers["x-runloop-tunnel-authorization"] !== `Bearer ${token}`
+      ) {
+        throw new ApiError(401, "Tunnel authorization required")
+      }
+      const host = await devboxes.address(devbox).catch(() => {
+        throw new ApiError(502, `Devbox ${devbox.id} is ${devbox.status}`)
+      })
+      proxyTo(
+        request,
+        response,
+        { host, port: Number(match[1]), path: match[3] ?? "/", dropHeader: "x-runloop-tunnel-authorization" },
+        () => json(response, 502, { message: "Bad Gateway: nothing answers on that port" })
+      )
+    }
+    handle().catch((error: unknown) => {
+      const failure = error instanceof ApiError ? error : new ApiError(500, String(error))
+      json(response, failure.status, { message: failure.message })
+    })
+  })
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  await new Promise<void>((resolve) => tunnels.listen(0, "127.0.0.1", resolve))
+  const tunnelBase = `http://127.0.0.1:${(tunnels.address() as AddressInfo).port}`
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    apiKey,
+    instance,
+    requests,
+    devboxes,
+    tunnelUrl: (port, key) => `${tunnelBase}/${port}-${key}`,
+    failCreates: (status, message, count = 1) => {
+      for (let i = 0; i < count; i++) faults.push({ status, message })
+    },
+    close: async () => {
+      for (const session of sessions) session.destroy()
+      tunnels.closeAllConnections()
+      await Promise.all([
+        new Promise<void>((resolve) => server.close(() => resolve())),
+        new Promise<void>((resolve) => tunnels.close(() => resolve()))
+      ])
+      await removeAll(instance)
+    }
+  }
+}
+
+/** The stand-in as a scoped resource: closed (containers removed) with the scope. */
+export const standIn = (options: StandInOptions) =>
+  Effect.acquireRelease(Effect.promise(() => startStandIn(options)), (s) => Effect.promise(() => s.close()))
