@@ -141,6 +141,20 @@ export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPo
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && E2BSandboxPool.key)
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,
+  // Imported and type-checked without @runloop/api-client (an optional peer): building a layer is what loads it.
+  "runloop.ts": `import { Effect, Layer, Redacted } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { blueprintDockerfile, RunloopDevboxPool, RunloopRuntime } from "effect-sandbox/runloop"
+const layer = RunloopRuntime.layer({ apiKey: Redacted.make("ak_package_test"), resources: { size: "SMALL" } })
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo runloop-ok" }))
+}).pipe(Effect.provide(layer))
+export const warm = RunloopRuntime.layerWarm().pipe(Layer.provide(RunloopRuntime.layerPool({ warmDevboxes: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && RunloopDevboxPool.key)
+console.log(blueprintDockerfile("runtime:tag").split("\\n")[0])
+console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -188,7 +202,9 @@ describe("package", () => {
 
       // No dockerode, client-node, Daytona SDK or e2b here: their types must not be needed, and the root and /local must not load them.
       assert.deepStrictEqual(
-        readdirSync(join(app, "node_modules")).filter((n) => ["dockerode", "@daytonaio", "e2b"].includes(n)),
+        readdirSync(join(app, "node_modules")).filter((n) =>
+          ["dockerode", "@daytonaio", "e2b", "@runloop"].includes(n)
+        ),
         []
       )
       assert.isFalse(existsSync(join(app, "node_modules", "@kubernetes", "client-node")))
@@ -258,12 +274,18 @@ describe("package", () => {
         run("e2b.ts"),
         "effect-sandbox/E2BSandboxPool\nE2BRuntime needs e2b, an optional peer dependency: npm install e2b"
       )
+      assert.strictEqual(
+        run("runloop.ts"),
+        "effect-sandbox/RunloopDevboxPool\nFROM runtime:tag\n" +
+          "RunloopRuntime needs @runloop/api-client, an optional peer dependency: npm install @runloop/api-client"
+      )
       const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
       assert.deepStrictEqual(installed.peerDependenciesMeta, {
         "@daytonaio/sdk": { optional: true },
         dockerode: { optional: true },
         "@kubernetes/client-node": { optional: true },
-        e2b: { optional: true }
+        e2b: { optional: true },
+        "@runloop/api-client": { optional: true }
       })
     } finally {
       rmSync(scratch, { recursive: true, force: true })

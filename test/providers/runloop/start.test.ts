@@ -1,0 +1,197 @@
+/**
+ * RunloopRuntime's start through the SDK against the stand-in: what it asks Runloop for (the
+ * blueprint, our metadata, the idle policy and keep-alive, the authenticated tunnel, the devbox
+ * user and size, as the stand-in recorded the requests, over HTTP/2), where the session key goes,
+ * the tunnel's token, and the start failures with their messages (a refused key, the quota, a
+ * rate limit retried by us alone, a blueprint without our server or Node, bad options), none of
+ * which leaves a devbox behind.
+ */
+import { assert, it } from "@effect/vitest"
+import { Effect, Redacted, Schedule } from "effect"
+import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { buildRuntime, startError } from "../../docker/helpers.ts"
+import { describeDocker } from "../../docker/infra.ts"
+import { docker } from "../standin.ts"
+import { runloopLayer, useStandIn } from "./fixture.ts"
+import type { RunloopStandIn } from "./server.ts"
+
+const creates = (standIn: RunloopStandIn) =>
+  standIn.requests.filter((r) => r.method === "POST" && r.path === "/v1/devboxes")
+
+/** The start's error, as the typed error it must be. */
+const startFailure = (layer: Parameters<typeof startError>[0]) =>
+  startError(layer).pipe(Effect.map((error) => error as RuntimeStartError | InvalidOptionsError))
+
+/** Every devbox the stand-in made is shut down. */
+const assertAllShutDown = (standIn: RunloopStandIn) =>
+  assert.deepStrictEqual(
+    [...standIn.devboxes.byId.values()].filter((d) => d.status !== "shutdown").map((d) => d.id),
+    []
+  )
+
+describeDocker("RunloopRuntime start (stand-in)", () => {
+  const standIn = useStandIn()
+
+  it.live(
+    "creates from the blueprint with our metadata, idle policy, tunnel and size; the key never sits in the environment",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const before = creates(s).length
+        const { rt, release } = yield* buildRuntime(
+          runloopLayer(s, {
+            sessionId: "rl-start",
+            idleTimeout: "15 minutes",
+            resources: { cpu: 2, memoryGiB: 4, diskGiB: 8 },
+            appPorts: [8080]
+          })
+        )
+        const request = creates(s)[before]!
+        // The SDK's own transport: HTTP/2 (h2c to an http:// base URL).
+        assert.strictEqual(request.httpVersion, "2.0")
+        const body = request.body as Record<string, any>
+        assert.strictEqual(body["blueprint_name"], "effect-sandbox-runtime")
+        assert.deepStrictEqual(body["tunnel"], { auth_mode: "authenticated", http_keep_alive: true })
+        assert.deepStrictEqual(body["launch_parameters"], {
+          resource_size_request: "CUSTOM_SIZE",
+          custom_cpu_cores: 2,
+          custom_gb_memory: 4,
+          custom_disk_size: 8,
+          keep_alive_time_seconds: 900,
+          lifecycle: { after_idle: { idle_time_seconds: 900, on_idle: "shutdown" } },
+          user_parameters: { username: "user", uid: 1000 }
+        })
+        const metadata = body["metadata"] as Record<string, string>
+        assert.strictEqual(metadata["effect-sandbox.managed"], "true")
+        assert.strictEqual(metadata["effect-sandbox.session"], "rl-start")
+        assert.strictEqual(metadata["effect-sandbox.owner.pid"], String(process.pid))
+        assert.strictEqual(metadata["effect-sandbox.keep-alive"], "false")
+        const key = metadata["effect-sandbox.session-key"]!
+        const env = body["environment_variables"] as Record<string, string>
+        assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
+        assert.isFalse(Object.values(env).some((v) => v.includes(key)))
+        // The server read and removed its key file before any command ran; no process environment holds the key.
+        const check = yield* rt.runCommand(
+          `whoami; test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
+        )
+        assert.strictEqual(check.content, "user\nfile=1\n0")
+        const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-start")!
+        const container = yield* Effect.promise(() => devbox.container!.inspect())
+        assert.strictEqual(container.HostConfig.NanoCpus, 2e9)
+        assert.strictEqual(rt.info.kind, "runloop")
+        assert.strictEqual(rt.info.urls["actionServer"], s.tunnelUrl(8000, devbox.tunnel!.tunnel_key))
+        assert.strictEqual(rt.info.urls["app-8080"], s.tunnelUrl(8080, devbox.tunnel!.tunnel_key))
+        // The tunnel answers only with its token (which the runtime sends on every request, never in a URL).
+        const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
+        assert.strictEqual(bare.status, 401)
+        assert.isFalse(Object.values(rt.info.urls).some((url) => url.includes(devbox.tunnel!.auth_token!)))
+        yield* release
+        assert.strictEqual(devbox.status, "shutdown")
+        const gone = yield* Effect.promise(() =>
+          docker.getContainer(container.Id).inspect().then(() => false, () => true)
+        )
+        assert.isTrue(gone)
+      }),
+    120_000
+  )
+
+  it.live("a refused API key: Runloop's message and what to check", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(runloopLayer(s, { apiKey: Redacted.make("ak_wrong") }))
+      assert.strictEqual(
+        error.message,
+        "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 401 Invalid API key " +
+          "(Runloop refused the API key: check RUNLOOP_API_KEY or the `apiKey` option)"
+      )
+      assertAllShutDown(s)
+    }), 60_000)
+
+  it.live("the account's quota: Runloop's message, nothing created", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const devboxes = s.devboxes.byId.size
+      s.failCreates(403, "Maximum number of running devboxes (10) reached")
+      const error = yield* startFailure(runloopLayer(s))
+      assert.strictEqual(
+        error.message,
+        "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 403 Maximum number of running " +
+          "devboxes (10) reached (the account's quota or plan refuses it: shut down devboxes or raise the limits)"
+      )
+      assert.strictEqual(s.devboxes.byId.size, devboxes)
+    }), 60_000)
+
+  it.live("a rate limit is retried with backoff until Runloop accepts", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const before = creates(s).length
+      s.failCreates(429, "Too many requests", 2)
+      const { rt, release } = yield* buildRuntime(runloopLayer(s))
+      assert.strictEqual(creates(s).length - before, 3)
+      assert.strictEqual((yield* rt.runCommand("echo after-429")).content, "after-429")
+      yield* release
+      assertAllShutDown(s)
+    }), 120_000)
+
+  it.live(
+    "our retry is the only one: with the SDK's own off, a lasting 429 costs exactly 1 + our retries",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const before = creates(s).length
+        // Three refusals: the SDK's own retry (5 by default) would swallow them and the start would succeed.
+        s.failCreates(429, "Too many requests", 3)
+        const error = yield* startFailure(runloopLayer(s, { rateLimitRetry: Schedule.recurs(2) }))
+        assert.strictEqual(creates(s).length - before, 3)
+        assert.strictEqual(
+          error.message,
+          "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 429 Too many requests " +
+            "(Runloop's rate limit: still refused after retrying with backoff)"
+        )
+        assertAllShutDown(s)
+      }),
+    60_000
+  )
+
+  it.live(
+    "a blueprint without our server or Node names what it lacks, and the devbox is shut down",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const error = yield* startFailure(runloopLayer(s, { blueprint: "base" }))
+        assert.strictEqual(
+          error.message,
+          "The Runloop blueprint base has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and no " +
+            "Node.js on its PATH: make the blueprint from the runtime image (docs/runtimes/runloop.md, \"Making the blueprint\")."
+        )
+        assertAllShutDown(s)
+      }),
+    120_000
+  )
+
+  it.live("bad options are refused before anything is sent", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const before = s.requests.length
+      const resources = yield* startFailure(runloopLayer(s, { resources: { cpu: 3, memoryGiB: 4 } }))
+      assert.strictEqual(resources._tag, "InvalidOptionsError")
+      assert.strictEqual(
+        resources.message,
+        "Invalid RunloopRuntime options: resources.cpu: 3: Runloop takes 0.5, 1, or an even number up to 16."
+      )
+      const ratio = yield* startFailure(runloopLayer(s, { resources: { cpu: 2, memoryGiB: 32 } }))
+      assert.strictEqual(
+        ratio.message,
+        "Invalid RunloopRuntime options: resources: 2 CPU with 32 GiB: Runloop wants 2 to 8 GiB per CPU."
+      )
+      const idle = yield* startFailure(runloopLayer(s, { idleTimeout: "3 days" }))
+      assert.strictEqual(
+        idle.message,
+        "Invalid RunloopRuntime options: idleTimeout: 259200 s: from 1 minute (the owner renews it every third of it) " +
+          "to 48 hours (Runloop's longest keep-alive)."
+      )
+      const workspace = yield* startFailure(runloopLayer(s, { workspace: "/tmp" } as never))
+      assert.strictEqual(workspace._tag, "InvalidOptionsError")
+      assert.strictEqual(s.requests.length, before)
+    }), 60_000)
+})
