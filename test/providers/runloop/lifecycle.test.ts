@@ -33,6 +33,15 @@ const devboxWith = (s: RunloopStandIn, metadata: Record<string, string>) =>
     return devbox
   })
 
+/** The metadata a RunloopRuntime of this host with `pid` writes (plus `extra`). */
+const owner = (pid: string, extra: Record<string, string> = {}) => ({
+  "effect-sandbox.managed": "true",
+  "effect-sandbox.owner.host": hostname(),
+  "effect-sandbox.owner.pid": pid,
+  "effect-sandbox.keep-alive": "false",
+  ...extra
+})
+
 describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
   const standIn = useStandIn({ holdMs: 2_000 })
 
@@ -111,13 +120,6 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const owner = (pid: string, extra: Record<string, string> = {}) => ({
-          "effect-sandbox.managed": "true",
-          "effect-sandbox.owner.host": hostname(),
-          "effect-sandbox.owner.pid": pid,
-          "effect-sandbox.keep-alive": "false",
-          ...extra
-        })
         const dead = deadPid()
         const orphan = yield* devboxWith(s, owner(dead))
         const suspendedOrphan = yield* devboxWith(s, owner(dead))

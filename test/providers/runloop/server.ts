@@ -51,6 +51,8 @@ export interface RunloopStandIn {
 
 type Answer = { readonly status: number; readonly body: unknown }
 
+const ok = (value: unknown): Answer => ({ status: 200, body: value })
+
 /** Runloop's `DevboxView` (the fields the SDK and RunloopRuntime read). */
 const view = (devbox: Devbox) => ({
   id: devbox.id,
@@ -108,7 +110,6 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     action: string,
     body: Record<string, unknown>
   ): Promise<Answer | undefined> => {
-    const ok = (value: unknown): Answer => ({ status: 200, body: value })
     switch (`${method} ${action}`) {
       case "GET ":
         return ok(view(devbox))
