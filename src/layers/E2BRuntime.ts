@@ -25,6 +25,7 @@ import { E2B_RATE_LIMIT_RETRY } from "./e2b/rateLimit.ts"
 import { startReaper } from "./e2b/reaper.ts"
 import { e2bCall, type E2BConnection, E2BError, type E2BSandbox, type E2BSdk, loadE2B, sdkOptions } from "./e2b/sdk.ts"
 import { serverFiles } from "./e2b/serverFiles.ts"
+import { pollDisconnect } from "./internal/disconnectPoll.ts"
 import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import type { ServerFiles } from "./internal/serverProbe.ts"
@@ -221,18 +222,15 @@ const sandboxGone = (ctx: E2BContext, sandboxId: string) =>
   )
 
 /** The disconnect watch: E2B no longer has the sandbox (killed elsewhere, or its timeout ran out). */
-const followSandbox = (ctx: E2BContext, sandboxId: string): NonNullable<ProvisionedSandbox["disconnect"]> => {
+const followSandbox = (ctx: E2BContext, sandboxId: string) => {
   const gone: Disconnect = {
     outOfMemory: false,
     message: `E2B no longer has sandbox ${sandboxId} (killed, or its timeout ran out)`
   }
-  return {
-    stopped: sandboxGone(ctx, sandboxId).pipe(
-      Effect.repeat({ schedule: Schedule.spaced(GONE_CHECK_EVERY), until: (isGone) => isGone }),
-      Effect.asVoid
-    ),
-    explain: sandboxGone(ctx, sandboxId).pipe(Effect.map((isGone) => isGone ? gone : undefined))
-  }
+  return pollDisconnect(
+    sandboxGone(ctx, sandboxId).pipe(Effect.map((isGone) => isGone ? gone : undefined)),
+    GONE_CHECK_EVERY
+  )
 }
 
 /**

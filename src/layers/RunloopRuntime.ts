@@ -19,9 +19,10 @@ import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtim
 import { InvalidOptionsError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
-import type { ProvisionedSandbox, Provisioner } from "../services/Provisioner.ts"
+import type { Disconnect, ProvisionedSandbox, Provisioner } from "../services/Provisioner.ts"
 import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
+import { pollDisconnect } from "./internal/disconnectPoll.ts"
 import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import type { ServerFiles } from "./internal/serverProbe.ts"
@@ -75,6 +76,8 @@ export const DEFAULT_BLUEPRINT = "effect-sandbox-runtime"
 const SERVER_PORT = 8000
 /** The header Runloop's tunnel reads an authenticated tunnel's token from. */
 const TUNNEL_AUTH_HEADER = "x-runloop-tunnel-authorization"
+/** How often a running devbox is checked for having gone (shut down, failed). */
+const GONE_CHECK_EVERY = "5 seconds"
 /** How long a devbox may take to boot or resume, and to suspend. */
 const BOOT_TIMEOUT_MS = 5 * 60_000
 
@@ -162,6 +165,28 @@ const tunnelOf = (ctx: RunloopContext, devbox: Runloop.DevboxView) =>
     )
 
 /**
+ * The disconnect watch: Runloop shut the devbox down (its idle policy, someone else) or it failed
+ * (out of memory, out of disk), with Runloop's reason. A failed look-up is not taken for an answer.
+ */
+const followDevbox = (ctx: RunloopContext, devboxId: string) =>
+  pollDisconnect(
+    runloopCall(`look up devbox ${devboxId}`, () => ctx.client.api.devboxes.retrieve(devboxId), ctx.retry).pipe(
+      Effect.map((devbox): Disconnect | undefined =>
+        devbox.status === "shutdown" || devbox.status === "failure"
+          ? {
+            outOfMemory: devbox.failure_reason === "out_of_memory",
+            message: `Runloop devbox ${devboxId} is ${devbox.status} (${
+              devbox.failure_reason ?? devbox.shutdown_reason ?? "no reason given"
+            })`
+          }
+          : undefined
+      ),
+      Effect.catch(() => Effect.succeed(undefined))
+    ),
+    GONE_CHECK_EVERY
+  )
+
+/**
  * Start the server of a devbox that runs without one (new, or resumed: memory is not kept).
  * Returns what follows its exit.
  */
@@ -221,6 +246,7 @@ const startDevbox = (ctx: RunloopContext) =>
       capabilities: toolCapabilities(ctx.options, { pause: true }),
       aliveTimeout: "90 seconds",
       ...(launched === undefined ? {} : { startFailure: serverExited(api, launched) }),
+      disconnect: followDevbox(ctx, devbox.id),
       pause: Effect.gen(function*() {
         yield* runloopCall(`suspend devbox ${devbox.id}`, () => api.devboxes.suspend(devbox.id), ctx.retry)
         yield* runloopCall(

@@ -3,13 +3,14 @@
  * suspend and resume (the disk is kept, memory is not: files survive, the shell's variables do
  * not, and the server is started again), a kept-alive devbox is attached to again by its session
  * id (running, or suspended and resumed), and the reaper shuts down the devboxes of owners that
- * died on this host while leaving live owners', kept-alive ones and others' alone.
+ * died on this host while leaving live owners', kept-alive ones and others' alone; a devbox shut
+ * down under a runtime shows as disconnected.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect, Option, Schedule, Stream } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
-import { SandboxConfig } from "../../../src/index.ts"
+import { RuntimeDisconnectedError, SandboxConfig } from "../../../src/index.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import type { Devbox } from "./devboxes.ts"
@@ -74,6 +75,29 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
         assert.strictEqual(devbox.status, "shutdown")
       }),
     180_000
+  )
+
+  it.live(
+    "a devbox shut down under the runtime shows as disconnected, with Runloop's reason",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { rt, release } = yield* buildRuntime(runloopLayer(s, { sessionId: "rl-gone" }))
+        const devbox = devboxOf(s, "rl-gone")
+        yield* Effect.promise(() => s.devboxes.shutdown(devbox))
+        // The watch looks every 5 s.
+        const status = yield* rt.status.pipe(
+          Stream.takeUntil((state) => state === "ERROR_RUNTIME_DISCONNECTED"),
+          Stream.runLast,
+          Effect.timeout("15 seconds")
+        )
+        assert.deepStrictEqual(status, Option.some("ERROR_RUNTIME_DISCONNECTED"))
+        const error = yield* rt.runCommand("echo never").pipe(Effect.flip)
+        assert.instanceOf(error, RuntimeDisconnectedError)
+        assert.include(error.message, `Runloop devbox ${devbox.id} is shutdown (api_shutdown)`)
+        yield* release
+      }),
+    120_000
   )
 
   it.live("a kept-alive devbox outlives its runtime and is attached to by session id", () =>
