@@ -9,10 +9,11 @@
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
 import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { RunloopRuntime } from "../../../src/runloop.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "../standin.ts"
-import { runloopLayer, useStandIn } from "./fixture.ts"
+import { runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
 import type { RunloopStandIn } from "./server.ts"
 
 const creates = (standIn: RunloopStandIn) =>
@@ -103,6 +104,39 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         error.message,
         "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 401 Invalid API key " +
           "(Runloop refused the API key: check RUNLOOP_API_KEY or the `apiKey` option)"
+      )
+      assertAllShutDown(s)
+    }), 60_000)
+
+  it.live(
+    "no API key at all is an InvalidOptionsError naming RUNLOOP_API_KEY, and nothing is sent",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const before = s.requests.length
+        const saved = process.env["RUNLOOP_API_KEY"]
+        delete process.env["RUNLOOP_API_KEY"]
+        const { apiKey: _, ...rest } = standInOptions(s)
+        const error = yield* startFailure(RunloopRuntime.layer(rest)).pipe(
+          Effect.ensuring(Effect.sync(() => saved === undefined || (process.env["RUNLOOP_API_KEY"] = saved)))
+        )
+        assert.strictEqual(error._tag, "InvalidOptionsError")
+        assert.strictEqual(
+          error.message,
+          "RunloopRuntime options: no apiKey given and RUNLOOP_API_KEY is not set (a Runloop API key, ak_...)."
+        )
+        assert.strictEqual(s.requests.length, before)
+      }),
+    60_000
+  )
+
+  it.live("an unknown blueprint: Runloop's 404 text", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(runloopLayer(s, { blueprint: "no-such-blueprint" }))
+      assert.strictEqual(
+        error.message,
+        "Runloop: cannot create a devbox from blueprint no-such-blueprint: 404 Blueprint with name no-such-blueprint not found"
       )
       assertAllShutDown(s)
     }), 60_000)
