@@ -283,7 +283,8 @@ const runloopProvisioner = (options: RunloopRuntimeOptions) => (sandbox: Sandbox
     // Checked now, so bad options fail before anything is created or any key is needed.
     yield* launchParameters({ resources: options.resources, idleTimeout, username: "user", userId: 1000 })
     const client = yield* runloopClient({ apiKey: options.apiKey, baseUrl: options.baseUrl })
-    yield* startReaper(client.api, options.reapEvery ?? "60 seconds")
+    const retry = options.rateLimitRetry ?? RUNLOOP_RATE_LIMIT_RETRY
+    yield* startReaper(client.api, retry, options.reapEvery ?? "60 seconds")
     const ctx: RunloopContext = {
       client,
       options,
@@ -292,7 +293,7 @@ const runloopProvisioner = (options: RunloopRuntimeOptions) => (sandbox: Sandbox
       username: options.username ?? "user",
       userId: options.userId ?? 1000,
       idleTimeout,
-      retry: options.rateLimitRetry ?? RUNLOOP_RATE_LIMIT_RETRY
+      retry
     }
     return { kind: "runloop", provision: () => startDevbox(ctx) } satisfies Provisioner
   })

@@ -6,20 +6,23 @@
  * host are judged (a pid means nothing elsewhere), and devboxes kept alive on release are left.
  */
 import type { Runloop } from "@runloop/api-client"
-import { type Duration, Effect, Schedule } from "effect"
+import { type Duration, Effect, Schedule, type Schedule as ScheduleType } from "effect"
 import { hostname } from "node:os"
 import { deadOwner, METADATA } from "../internal/ownerMetadata.ts"
 import { managedDevboxes } from "./devboxes.ts"
 import { runloopCall } from "./errors.ts"
 
 /** One pass: shut down every devbox of ours whose owner on this host is gone. The ids shut down. */
-export const reapOrphans = Effect.fn("RunloopRuntime.reapOrphans")(function*(api: Runloop) {
-  const ours = yield* managedDevboxes(api, { [METADATA.ownerHost]: hostname() })
+export const reapOrphans = Effect.fn("RunloopRuntime.reapOrphans")(function*(
+  api: Runloop,
+  retry: ScheduleType.Schedule<unknown>
+) {
+  const ours = yield* managedDevboxes(api, { [METADATA.ownerHost]: hostname() }, retry)
   const orphans = ours.filter((devbox) => deadOwner(devbox.metadata) !== undefined)
   yield* Effect.forEach(
     orphans,
     (devbox) =>
-      runloopCall(`shut down the orphaned devbox ${devbox.id}`, () => api.devboxes.shutdown(devbox.id)).pipe(
+      runloopCall(`shut down the orphaned devbox ${devbox.id}`, () => api.devboxes.shutdown(devbox.id), retry).pipe(
         Effect.tap(() =>
           Effect.logInfo(
             `RunloopRuntime: shut down devbox ${devbox.id}, whose owner (pid ${
@@ -34,8 +37,8 @@ export const reapOrphans = Effect.fn("RunloopRuntime.reapOrphans")(function*(api
 })
 
 /** Reap at once, then every `every`, in the current scope (failures are logged, never fatal). */
-export const startReaper = (api: Runloop, every: Duration.Input) =>
-  reapOrphans(api).pipe(
+export const startReaper = (api: Runloop, retry: ScheduleType.Schedule<unknown>, every: Duration.Input) =>
+  reapOrphans(api, retry).pipe(
     Effect.catch((error) => Effect.logWarning(`RunloopRuntime reaper: ${error.message}`)),
     Effect.repeat(Schedule.spaced(every)),
     Effect.forkScoped,
