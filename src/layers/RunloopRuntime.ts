@@ -25,14 +25,21 @@ import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { pollDisconnect } from "./internal/disconnectPoll.ts"
 import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import type { ServerFiles } from "./internal/serverProbe.ts"
 import { toolCapabilities } from "./internal/serverTools.ts"
 import { type RunloopClient, runloopClient } from "./runloop/client.ts"
 import { managedDevboxes } from "./runloop/devboxes.ts"
 import { RUNLOOP_RATE_LIMIT_RETRY, runloopCall } from "./runloop/errors.ts"
 import { launchParameters, type RunloopResources } from "./runloop/launch.ts"
 import { startReaper } from "./runloop/reaper.ts"
-import { blueprintServer, launchServer, serverExited, sessionKeyFileEnv, WORKSPACE } from "./runloop/server.ts"
+import {
+  blueprintServer,
+  type DevboxServer,
+  launchServer,
+  runningWorkspace,
+  serverExited,
+  sessionKeyFileEnv,
+  WORKSPACE
+} from "./runloop/server.ts"
 
 /**
  * The shared options (services/RuntimeOptions.ts) and Runloop's own. `workspace` (a directory on
@@ -48,6 +55,12 @@ export interface RunloopRuntimeOptions extends Omit<RuntimeOptions, "workspace" 
   /** The devbox user, who owns the workspace and runs the server (default Runloop's `user`, uid 1000). */
   readonly username?: string
   readonly userId?: number
+  /**
+   * When the blueprint lacks the payload but has a Node (22.19+) on its PATH, upload the payload
+   * at each start and run it with that Node, the workspace then `~/workspace` (default true;
+   * false: such a blueprint is a start error).
+   */
+  readonly uploadPayload?: boolean
   /** A named size or custom CPU, memory and disk (default: the blueprint's, else Runloop's). */
   readonly resources?: RunloopResources
   /**
@@ -94,12 +107,12 @@ interface RunloopContext {
 }
 
 /** The server's argv in the devbox (all interfaces: the tunnel reaches it from outside the VM). */
-const argv = (ctx: RunloopContext, files: ServerFiles) =>
+const argv = (ctx: RunloopContext, server: DevboxServer) =>
   serverCommand({
-    node: files.node,
-    entry: files.entry,
+    node: server.node,
+    entry: server.entry,
     port: SERVER_PORT,
-    workingDir: WORKSPACE,
+    workingDir: server.workspace,
     host: "0.0.0.0",
     username: ctx.username,
     userId: ctx.userId,
@@ -192,8 +205,14 @@ const followDevbox = (ctx: RunloopContext, devboxId: string) =>
  */
 const startServer = (ctx: RunloopContext, devboxId: string, sessionKey: string) =>
   Effect.gen(function*() {
-    const files = yield* blueprintServer(ctx.client.api, devboxId, ctx.blueprint)
-    return yield* launchServer(ctx.client.api, devboxId, argv(ctx, files), sessionKey)
+    const server = yield* blueprintServer(ctx.client.api, devboxId, ctx.blueprint, ctx.options.uploadPayload ?? true)
+    const launched = yield* launchServer(
+      ctx.client.api,
+      devboxId,
+      { argv: argv(ctx, server), workspace: server.workspace },
+      sessionKey
+    )
+    return { launched, workspace: server.workspace }
   })
 
 /**
@@ -219,7 +238,7 @@ const startDevbox = (ctx: RunloopContext) =>
     }
     const devbox = yield* awaitRunning(ctx, made.id)
     // A running devbox found by its session has its server; a new or resumed one gets it started.
-    const launched = existing?.status === "running" ? undefined : yield* startServer(ctx, devbox.id, sessionKey)
+    const started = existing?.status === "running" ? undefined : yield* startServer(ctx, devbox.id, sessionKey)
 
     // The idle policy shuts the devbox down unless the owner shows activity: every third of it,
     // while running (a suspended devbox has no idle clock).
@@ -241,11 +260,11 @@ const startDevbox = (ctx: RunloopContext) =>
         ? {}
         : { headers: { [TUNNEL_AUTH_HEADER]: Redacted.make(`Bearer ${tunnel.auth_token}`) } }),
       sessionApiKey: Redacted.make(sessionKey),
-      workspace: WORKSPACE,
+      workspace: started?.workspace ?? (yield* runningWorkspace(api, devbox.id)),
       urls: Object.fromEntries((ctx.options.appPorts ?? []).map((p) => [`app-${p}`, tunnelUrl(p, tunnel.tunnel_key)])),
       capabilities: toolCapabilities(ctx.options, { pause: true }),
       aliveTimeout: "90 seconds",
-      ...(launched === undefined ? {} : { startFailure: serverExited(api, launched) }),
+      ...(started === undefined ? {} : { startFailure: serverExited(api, started.launched) }),
       disconnect: followDevbox(ctx, devbox.id),
       pause: Effect.gen(function*() {
         yield* runloopCall(`suspend devbox ${devbox.id}`, () => api.devboxes.suspend(devbox.id), ctx.retry)

@@ -1,6 +1,7 @@
 /**
  * The action server in a devbox: found (the blueprint made from the runtime image carries it:
- * probed, so a wrong blueprint fails naming what it lacks), then started through Runloop's
+ * probed, so a wrong blueprint fails naming what it lacks; a blueprint with only a Node gets the
+ * payload uploaded: upload.ts), then started through Runloop's
  * command API. The session key is written as a file the server reads and removes before it runs
  * anything (server/sessionKey.ts: never in an environment a sandboxed command can read, unlike a
  * devbox variable or a launch command's), then the server runs as an asynchronous execution,
@@ -15,8 +16,16 @@ import { randomBytes } from "node:crypto"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { shellQuote } from "../../executor/env.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { IMAGE_FILES, parseProbe, PROBE, type ServerFiles } from "../internal/serverProbe.ts"
+import {
+  IMAGE_FILES,
+  NODE_MINIMUM,
+  parseProbe,
+  PROBE,
+  recentEnough,
+  type ServerFiles
+} from "../internal/serverProbe.ts"
 import { runloopCall } from "./errors.ts"
+import { uploadPayload } from "./upload.ts"
 
 /** The devbox's workspace (the blueprint's Dockerfile makes it the user's: blueprint.ts). */
 export const WORKSPACE = "/workspace"
@@ -42,14 +51,22 @@ const inDevbox = (api: Runloop, devboxId: string, what: string, command: string)
     return (done.stdout ?? "").trim()
   })
 
-/** The blueprint's server files, or a failure naming what it lacks. */
+/** What the server runs with: its Node and script, and the workspace. */
+export interface DevboxServer extends ServerFiles {
+  readonly workspace: string
+}
+
+/**
+ * The blueprint's server files (the runtime image's), or, when it lacks them, has a Node recent
+ * enough and `upload` allows, the payload uploaded (upload.ts); else a failure naming what it lacks.
+ */
 export const blueprintServer = Effect.fn("RunloopRuntime.blueprintServer")(
-  function*(api: Runloop, devboxId: string, blueprint: string) {
-    const [probe = "", workspace = ""] = (yield* inDevbox(
+  function*(api: Runloop, devboxId: string, blueprint: string, upload: boolean) {
+    const [probe = "", workspace = "", home = ""] = (yield* inDevbox(
       api,
       devboxId,
       "look for the action server",
-      `${PROBE}; test -w ${WORKSPACE} && echo writable || echo read-only`
+      `${PROBE}; test -w ${WORKSPACE} && echo writable || echo read-only; echo "$HOME"`
     )).split("\n")
     const probed = parseProbe(probe)
     const lacks = `The Runloop blueprint ${blueprint} has no action-server payload (${IMAGE_FILES.entry})`
@@ -58,9 +75,22 @@ export const blueprintServer = Effect.fn("RunloopRuntime.blueprintServer")(
       return yield* new RuntimeStartError({ message: `${lacks} and no Node.js on its PATH: ${howToMake}.` })
     }
     if (probed.found === "node") {
-      return yield* new RuntimeStartError({
-        message: `${lacks}, only Node.js ${probed.version} (${probed.node}), and RunloopRuntime does not upload ` +
-          `the payload: ${howToMake}.`
+      if (!upload) {
+        return yield* new RuntimeStartError({ message: `${lacks} and uploadPayload is off: ${howToMake}.` })
+      }
+      if (!recentEnough(probed.version)) {
+        return yield* new RuntimeStartError({
+          message: `${lacks}, and its Node.js ${probed.version} (${probed.node}) is older than the ${
+            NODE_MINIMUM.join(".")
+          } the payload needs: ${howToMake}, or use a blueprint with a newer Node.`
+        })
+      }
+      return yield* uploadPayload({
+        api,
+        devboxId,
+        home,
+        node: probed.node,
+        run: (what, command) => inDevbox(api, devboxId, what, command)
       })
     }
     if (workspace !== "writable") {
@@ -68,9 +98,18 @@ export const blueprintServer = Effect.fn("RunloopRuntime.blueprintServer")(
         message: `The Runloop blueprint ${blueprint} has no ${WORKSPACE} its user can write: ${howToMake}.`
       })
     }
-    return IMAGE_FILES satisfies ServerFiles
+    return { ...IMAGE_FILES, workspace: WORKSPACE } satisfies DevboxServer
   }
 )
+
+/** The workspace of a devbox whose server already runs (attach): `/workspace`, or the uploaded server's. */
+export const runningWorkspace = (api: Runloop, devboxId: string) =>
+  inDevbox(
+    api,
+    devboxId,
+    "find the workspace",
+    `if [ -f ${IMAGE_FILES.entry} ]; then echo ${WORKSPACE}; else echo "$HOME/workspace"; fi`
+  )
 
 /** What was started: the execution the server runs as. */
 export interface LaunchedServer {
@@ -80,7 +119,12 @@ export interface LaunchedServer {
 
 /** Write the key, then start `argv` in the background (`exec`: the server is the execution's process). */
 export const launchServer = Effect.fn("RunloopRuntime.launchServer")(
-  function*(api: Runloop, devboxId: string, argv: ReadonlyArray<string>, sessionKey: string) {
+  function*(
+    api: Runloop,
+    devboxId: string,
+    server: { readonly argv: ReadonlyArray<string>; readonly workspace: string },
+    sessionKey: string
+  ) {
     yield* runloopCall(
       `write the session key into devbox ${devboxId}`,
       () => api.devboxes.writeFileContents(devboxId, { file_path: KEY_FILE, contents: sessionKey })
@@ -89,7 +133,7 @@ export const launchServer = Effect.fn("RunloopRuntime.launchServer")(
       `start the action server in devbox ${devboxId}`,
       () =>
         api.devboxes.executeAsync(devboxId, {
-          command: `cd ${WORKSPACE} && exec ${argv.map(shellQuote).join(" ")}`,
+          command: `cd ${shellQuote(server.workspace)} && exec ${server.argv.map(shellQuote).join(" ")}`,
           // A shell of its own per launch: a resumed devbox may still know an earlier one.
           shell_name: `effect-sandbox-server-${randomBytes(4).toString("hex")}`
         })

@@ -61,6 +61,8 @@ export interface Devbox {
   readonly launchParameters: NonNullable<CreateBody["launch_parameters"]>
   readonly createTimeMs: number
   readonly uid: number
+  /** The devbox user's home, where `upload_file` paths start. */
+  readonly home: string
   status: Status
   tunnel: Tunnel | null
   container: Docker.Container | undefined
@@ -152,6 +154,7 @@ export class Devboxes {
       launchParameters: launch,
       createTimeMs: Date.now(),
       uid: launch.user_parameters?.uid ?? 1000,
+      home: `/home/${launch.user_parameters?.username ?? "user"}`,
       status: "provisioning",
       tunnel: body.tunnel === undefined
         ? null
@@ -251,10 +254,10 @@ export class Devboxes {
   }
 
   /** Write a file as the devbox user (a tar with the user's uid, put into the running container). */
-  async writeFile(devbox: Devbox, path: string, contents: string): Promise<void> {
+  async writeFile(devbox: Devbox, path: string, contents: string | Buffer, mode = 0o600): Promise<void> {
     const container = this.running(devbox, "write a file")
     const tar = pack()
-    tar.entry({ name: posix.basename(path), mode: 0o600, uid: devbox.uid, gid: devbox.uid }, contents)
+    tar.entry({ name: posix.basename(path), mode, uid: devbox.uid, gid: devbox.uid }, contents)
     tar.finalize()
     await container.putArchive(tar as unknown as NodeJS.ReadableStream, { path: posix.dirname(path) })
   }

@@ -1,6 +1,6 @@
 /**
- * The Runloop tests' set-up: the blueprint image (the runtime image for Runloop's user `user`,
- * uid 1000, the same one the E2B tests build, with `blueprintDockerfile` on top), a stand-in per
+ * The Runloop tests' set-up: the blueprint images (the runtime image for Runloop's user `user`,
+ * uid 1000, the same one the E2B tests build, with `blueprintDockerfile` on top; stock ones), a stand-in per
  * test file started before its tests and checked empty after them, and RunloopRuntime pointed at
  * it through the SDK's own `baseURL` and the stand-in's tunnels.
  */
@@ -15,7 +15,7 @@ import {
   type RunloopRuntimeOptions
 } from "../../../src/runloop.ts"
 import { baseImage } from "../../docker/infra.ts"
-import { runtimeImage } from "../e2b/fixture.ts"
+import { nodeOnlyImage, runtimeImage } from "../e2b/fixture.ts"
 import { leftovers } from "./devboxes.ts"
 import { type RunloopStandIn, type StandInOptions, startStandIn } from "./server.ts"
 
@@ -29,11 +29,18 @@ const builtImage = (dockerfile: string) => {
   return tag
 }
 
-/** The blueprints: ours, and `base` (the base image alone: no payload, no Node). */
-export const blueprints = async (): Promise<Record<string, string>> => ({
-  [DEFAULT_BLUEPRINT]: builtImage(blueprintDockerfile(await runtimeImage())),
-  base: baseImage()
-})
+/**
+ * The blueprints: ours, `node-only` (Node on the PATH, no payload: the E2B tests' image, for the
+ * upload fallback) and `base` (the base image alone: no payload, no Node).
+ */
+export const blueprints = async (): Promise<Record<string, string>> => {
+  const runtime = await runtimeImage()
+  return {
+    [DEFAULT_BLUEPRINT]: builtImage(blueprintDockerfile(runtime)),
+    "node-only": nodeOnlyImage(runtime),
+    base: baseImage()
+  }
+}
 
 /** A stand-in for the tests of one file (the function it returns gives it in a test). */
 export const useStandIn = (options: Omit<StandInOptions, "blueprints"> = {}) => {

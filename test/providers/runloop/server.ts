@@ -15,6 +15,8 @@ import {
   type Http2Session
 } from "node:http2"
 import type { AddressInfo } from "node:net"
+import { posix } from "node:path"
+import { Readable } from "node:stream"
 import { json, proxyTo, readJson } from "../standin.ts"
 import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
 
@@ -52,6 +54,21 @@ export interface RunloopStandIn {
 type Answer = { readonly status: number; readonly body: unknown }
 
 const ok = (value: unknown): Answer => ({ status: 200, body: value })
+
+/** `upload_file`'s multipart form (`path`, `file`), parsed by the platform's own `Request`. */
+const readUpload = async (request: Http2ServerRequest): Promise<Record<string, unknown>> => {
+  const headers = Object.entries(request.headers).filter((entry): entry is [string, string] =>
+    !entry[0].startsWith(":") && typeof entry[1] === "string"
+  )
+  const form = await new Request("http://standin/", {
+    method: "POST",
+    headers,
+    body: Readable.toWeb(request as unknown as Readable) as ReadableStream,
+    duplex: "half"
+  } as RequestInit).formData()
+  const file = form.get("file") as File
+  return { path: form.get("path"), file: Buffer.from(await file.arrayBuffer()) }
+}
 
 /** Runloop's `DevboxView` (the fields the SDK and RunloopRuntime read). */
 const view = (devbox: Devbox) => ({
@@ -135,6 +152,12 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
           (body["http_keep_alive"] as boolean | undefined) ?? true
         )
         return ok(devbox.tunnel)
+      case "POST upload_file": {
+        // Relative to the user's home, into a directory that exists (Runloop writes the file, not its parents).
+        const upload = body as unknown as { path: string; file: Buffer }
+        await devboxes.writeFile(devbox, posix.resolve(devbox.home, upload.path), upload.file, 0o644)
+        return ok({})
+      }
       case "POST write_file_contents":
         await devboxes.writeFile(devbox, String(body["file_path"]), String(body["contents"]))
         return ok({ devbox_id: devbox.id, exit_status: 0, stdout: "", stderr: "" })
@@ -193,7 +216,12 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     const url = new URL(request.url, "http://standin")
     const method = request.method
     const handle = async () => {
-      const body = method === "POST" ? (await readJson(request)) as Record<string, unknown> : {}
+      const multipart = String(request.headers["content-type"] ?? "").startsWith("multipart/form-data")
+      const body = method !== "POST"
+        ? {}
+        : multipart
+        ? await readUpload(request)
+        : (await readJson(request)) as Record<string, unknown>
       requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion })
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
       const answer = await api(method, url, body)

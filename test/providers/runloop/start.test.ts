@@ -4,11 +4,14 @@
  * user and size, as the stand-in recorded the requests, over HTTP/2), where the session key goes,
  * the tunnel's token, and the start failures with their messages (a refused key, the quota, a
  * rate limit retried by us alone, a blueprint without our server or Node, bad options), none of
- * which leaves a devbox behind.
+ * which leaves a devbox behind; and the payload uploaded into a blueprint that has only a Node.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { payloadDirectory } from "../../../src/layers/internal/payload.ts"
 import { RunloopRuntime } from "../../../src/runloop.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
@@ -202,6 +205,41 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
       }),
     120_000
   )
+
+  it.live(
+    "a blueprint with Node but no payload gets the payload uploaded and runs it, in ~/workspace",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { rt, release } = yield* buildRuntime(runloopLayer(s, { blueprint: "node-only", sessionId: "rl-upload" }))
+        assert.strictEqual(rt.info.workspace, "/home/user/workspace")
+        const ran = yield* rt.runCommand(
+          "pwd; test -e /opt/effect-sandbox; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
+        )
+        assert.strictEqual(ran.content, "/home/user/workspace\n1\n/home/user/.effect-sandbox/payload/server.mjs")
+        const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-upload")!
+        const uploads = s.requests.filter((r) => r.path === `/v1/devboxes/${devbox.id}/upload_file`)
+        const manifest = JSON.parse(readFileSync(join(yield* payloadDirectory, "manifest.json"), "utf8")) as {
+          files: Array<string>
+        }
+        assert.strictEqual(uploads.length, manifest.files.length)
+        yield* release
+        assertAllShutDown(s)
+      }),
+    180_000
+  )
+
+  it.live("uploadPayload: false refuses a blueprint without the payload", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(runloopLayer(s, { blueprint: "node-only", uploadPayload: false }))
+      assert.strictEqual(
+        error.message,
+        "The Runloop blueprint node-only has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and " +
+          "uploadPayload is off: make the blueprint from the runtime image (docs/runtimes/runloop.md, \"Making the blueprint\")."
+      )
+      assertAllShutDown(s)
+    }), 120_000)
 
   it.live("bad options are refused before anything is sent", () =>
     Effect.gen(function*() {
