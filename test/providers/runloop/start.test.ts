@@ -47,7 +47,8 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
             sessionId: "rl-start",
             idleTimeout: "15 minutes",
             resources: { cpu: 2, memoryGiB: 4, diskGiB: 8 },
-            appPorts: [8080]
+            appPorts: [8080],
+            env: { RL_FROM_OPTIONS: "set on create" }
           })
         )
         const request = creates(s)[before]!
@@ -73,12 +74,13 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         const key = metadata["effect-sandbox.session-key"]!
         const env = body["environment_variables"] as Record<string, string>
         assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
+        assert.strictEqual(env["RL_FROM_OPTIONS"], "set on create")
         assert.isFalse(Object.values(env).some((v) => v.includes(key)))
         // The server read and removed its key file before any command ran; no process environment holds the key.
         const check = yield* rt.runCommand(
-          `whoami; test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
+          `whoami; echo "$RL_FROM_OPTIONS"; test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
         )
-        assert.strictEqual(check.content, "user\nfile=1\n0")
+        assert.strictEqual(check.content, "user\nset on create\nfile=1\n0")
         const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-start")!
         const container = yield* Effect.promise(() => devbox.container!.inspect())
         assert.strictEqual(container.HostConfig.NanoCpus, 2e9)
