@@ -2,8 +2,8 @@
  * RunloopRuntime: the action server in a Runloop devbox (a microVM), driven through the official
  * SDK (`@runloop/api-client`), reached through the devbox's authenticated tunnel.
  *
- * The devbox is created from a blueprint made from our runtime image (docs/runtimes/runloop.md),
- * with our metadata (session, owner, key: internal/ownerMetadata.ts), the server's environment,
+ * The devbox is created from a blueprint made from our runtime image (docs/runtimes/runloop.md;
+ * a blueprint with only a Node gets the payload uploaded: runloop/upload.ts), with our metadata (session, owner, key: internal/ownerMetadata.ts), the server's environment,
  * its size, and an idle policy that shuts it down on Runloop's side once its owner stops sending
  * keep-alives (runloop/launch.ts); the reaper of any later runtime on the host shuts down a dead
  * owner's devboxes sooner (runloop/reaper.ts). The server is started through the command API with
