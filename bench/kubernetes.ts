@@ -7,10 +7,9 @@
  */
 import { KubeConfig } from "@kubernetes/client-node"
 import { spawnSync } from "node:child_process"
-import { join } from "node:path"
 import { KubernetesRuntime } from "../src/kubernetes.ts"
 import { startStandIn } from "../test/kubernetes/standin/server.ts"
-import { bareContainer } from "./docker.ts"
+import { bareContainer, benchBaseImage } from "./docker.ts"
 import { timeStarts } from "./startup.ts"
 import { type Sample, timeRuns } from "./stats.ts"
 
@@ -21,8 +20,7 @@ export const kubernetesRows = async (record: Record) => {
     console.log("(Kubernetes rows skipped: the stand-in runs pods on Docker and no engine answers `docker info`)")
     return
   }
-  const base = spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout
-    .trim().split("\n").at(-1)!
+  const base = benchBaseImage()
   const cluster = await startStandIn()
   try {
     const kubeConfig = new KubeConfig()

@@ -15,6 +15,7 @@ import { cyclesRows } from "./cycles.ts"
 import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
 import { interruptRows } from "./interrupt.ts"
+import { kubernetesRows } from "./kubernetes.ts"
 import { ownerKillRows } from "./ownerKill.ts"
 import { processRows } from "./processes.ts"
 import { resourceRows } from "./resources.ts"
@@ -31,10 +32,11 @@ const GROUPS: ReadonlyArray<{
   { name: "resources", share: 0.08, run: resourceRows },
   { name: "escapes", share: 0.08, run: escapeRows },
   { name: "owner-kill", share: 0.24, run: ownerKillRows },
-  { name: "cycles", share: 0.29, run: cyclesRows },
+  { name: "cycles", share: 0.17, run: cyclesRows },
   { name: "interrupt", share: 0.1, run: interruptRows },
   { name: "secrets", share: 0.03, run: secretRows },
-  { name: "processes", share: 0.03, run: processRows }
+  { name: "processes", share: 0.03, run: processRows },
+  { name: "kubernetes", share: 0.12, run: kubernetesRows }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {
