@@ -59,6 +59,17 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
         assert.strictEqual(first.content.trim(), "written")
         assert.strictEqual(first.exitCode, 0)
         assert.deepStrictEqual(yield* agentObjects(cluster.kubeConfig, sessionId), { sandboxes: [name], claims: [] })
+        // Expiring on the cluster's side one lease term (60 s) ahead, pushed on by the owner's heartbeat.
+        const made: { spec: { shutdownTime: string; shutdownPolicy: string } } = yield* Effect.promise(() =>
+          cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+            ...sandboxes,
+            plural: "sandboxes",
+            name
+          })
+        )
+        assert.strictEqual(made.spec.shutdownPolicy, "Delete")
+        const ahead = Date.parse(made.spec.shutdownTime) - Date.now()
+        assert.isTrue(ahead > 0 && ahead <= 60_000, `shutdownTime ${made.spec.shutdownTime} is not within a term ahead`)
         // The pod is the Sandbox's (named after it), labelled as a session's; the workspace its volumeClaimTemplate's.
         assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
           ...noObjects,
