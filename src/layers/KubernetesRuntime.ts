@@ -7,8 +7,12 @@
  * reaches the server through a listener on 127.0.0.1 that carries each connection to the pod IP
  * (inside the cluster) or through the API server's port-forward (outside it). Pause deletes the
  * pod and keeps the PVC; resume makes it again: files survive, processes and shell state do not.
- * Each layer (or pool) holds an owner Lease its objects are labelled with, and runs the reaper
- * that removes the objects of owners whose Lease went stale (kubernetes/owner.ts).
+ * In agentSandbox mode (`mode`, or `auto` on a cluster serving the CRDs) the same pod template
+ * runs in an agent-sandbox `Sandbox`, or in one claimed on `warmPoolTemplate`
+ * (kubernetes/sandboxSession.ts): pause is `replicas: 0`, and the cluster expires it when the
+ * owner's heartbeat stops. Each layer (or pool) holds an owner Lease its objects are labelled
+ * with, and runs the reaper that removes the objects of owners whose Lease went stale
+ * (kubernetes/owner.ts).
  */
 import type { V1PodTemplateSpec } from "@kubernetes/client-node"
 import { type Config, Context, Effect, Layer, Redacted } from "effect"
