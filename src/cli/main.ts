@@ -9,7 +9,6 @@ import { Argument, Command, Flag } from "effect/cli"
 import { CliRuntime } from "../layers/CliRuntime.ts"
 import { DockerRuntime } from "../layers/DockerRuntime.ts"
 import { LocalRuntime } from "../layers/LocalRuntime.ts"
-import { CmdRunAction } from "../schema/Action.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
@@ -90,13 +89,12 @@ const run = Command.make(
   Effect.fn(function*(options) {
     const obs = yield* Effect.gen(function*() {
       const rt = yield* Runtime
-      return yield* rt.runCommand(
-        new CmdRunAction({
-          command: options.command.join(" "),
-          blocking: true,
-          ...(Option.isSome(options.timeout) ? { timeout: options.timeout.value } : {})
-        })
-      )
+      // A plain object: a bad --timeout is runCommand's InvalidOptionsError (one line), not a throw.
+      return yield* rt.runCommand({
+        command: options.command.join(" "),
+        blocking: true,
+        ...(Option.isSome(options.timeout) ? { timeout: options.timeout.value } : {})
+      })
     }).pipe(Effect.provide(runtimeLayer(options)))
     if (obs.content !== "") yield* Console.log(obs.content)
     if (obs._tag === "CmdOutputObservation") {

@@ -5,6 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
 
@@ -28,6 +30,18 @@ describe("effect-sandbox run", () => {
     assert.strictEqual(result.stderr, "effect-sandbox: --image applies to --runtime docker only, not --runtime cli.\n")
     assert.strictEqual(result.stdout, "")
     assert.strictEqual(result.status, 1)
+  }, 60_000)
+
+  it("refuses --timeout 0 in one line, running nothing", () => {
+    const never = join(tmpdir(), `effect-sandbox-never-${process.pid}`)
+    const result = cli(["run", "--timeout", "0", "--", `touch ${never}`])
+    assert.strictEqual(
+      result.stderr,
+      "effect-sandbox: Invalid CmdRunAction: timeout: Expected a value greater than 0\n"
+    )
+    assert.strictEqual(result.stdout, "")
+    assert.strictEqual(result.status, 1)
+    assert.isFalse(existsSync(never))
   }, 60_000)
 
   it("names the runtimes it knows when given another", () => {
