@@ -27,7 +27,10 @@ describe("effect-sandbox run", () => {
 
   it("refuses --image without --runtime docker in one line, running nothing", () => {
     const result = cli(["run", "--image", "debian:12", "--", "touch /tmp/never"])
-    assert.strictEqual(result.stderr, "effect-sandbox: --image applies to --runtime docker only, not --runtime cli.\n")
+    assert.strictEqual(
+      result.stderr,
+      "effect-sandbox: --image applies to --runtime docker or kubernetes only, not --runtime cli.\n"
+    )
     assert.strictEqual(result.stdout, "")
     assert.strictEqual(result.status, 1)
   }, 60_000)
@@ -47,7 +50,7 @@ describe("effect-sandbox run", () => {
   it("names the runtimes it knows when given another", () => {
     const result = cli(["run", "--runtime", "kvm", "--", "true"])
     assert.notStrictEqual(result.status, 0)
-    assert.include(result.stdout + result.stderr, "cli, local, docker")
+    assert.include(result.stdout + result.stderr, "cli, local, docker, kubernetes, e2b, daytona")
   }, 60_000)
 })
 
