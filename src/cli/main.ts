@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `effect-sandbox` command: run a command, or an interactive shell session,
- * on a runtime (`--runtime cli`, in this process; `local`; `docker`; `kubernetes`; `e2b`; `daytona`).
+ * on a runtime (`--runtime cli`, in this process; `local`; `docker`; `kubernetes`; `e2b`; `daytona`;
+ * `remote`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Logger, Option } from "effect"
@@ -17,13 +18,20 @@ const runtimeFlags = {
   runtime: Flag.Literals("runtime", CLI_RUNTIMES).pipe(
     Flag.withDescription(
       "cli: in this process; local: an action server child process over HTTP; docker: a container;"
-        + " kubernetes: a pod (KUBECONFIG); e2b, daytona: a cloud sandbox (E2B_API_KEY, DAYTONA_API_KEY)"
+        + " kubernetes: a pod (KUBECONFIG); e2b, daytona: a cloud sandbox (E2B_API_KEY, DAYTONA_API_KEY);"
+        + " remote: a sandbox of a runtime API (--api-url)"
     ),
     Flag.withDefault("cli")
   ),
   image: Flag.String("image").pipe(
     Flag.withDescription(
-      "Base image of --runtime docker or kubernetes (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default)"
+      "Base image of --runtime docker, kubernetes or remote (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default)"
+    ),
+    Flag.optional
+  ),
+  apiUrl: Flag.String("api-url").pipe(
+    Flag.withDescription(
+      "The runtime API of --runtime remote (default http://localhost:8000); its key: SANDBOX_API_KEY"
     ),
     Flag.optional
   ),

@@ -29,7 +29,7 @@ describe("effect-sandbox run", () => {
     const result = cli(["run", "--image", "debian:12", "--", "touch /tmp/never"])
     assert.strictEqual(
       result.stderr,
-      "effect-sandbox: --image applies to --runtime docker or kubernetes only, not --runtime cli.\n"
+      "effect-sandbox: --image applies to --runtime docker, kubernetes, remote only, not --runtime cli.\n"
     )
     assert.strictEqual(result.stdout, "")
     assert.strictEqual(result.status, 1)
@@ -50,7 +50,7 @@ describe("effect-sandbox run", () => {
   it("names the runtimes it knows when given another", () => {
     const result = cli(["run", "--runtime", "kvm", "--", "true"])
     assert.notStrictEqual(result.status, 0)
-    assert.include(result.stdout + result.stderr, "cli, local, docker, kubernetes, e2b, daytona")
+    assert.include(result.stdout + result.stderr, "cli, local, docker, kubernetes, e2b, daytona, remote")
   }, 60_000)
 })
 
