@@ -57,7 +57,8 @@ export const cliRuntimeLayer = (options: CliRuntimeOptions): Layer.Layer<Runtime
     case "docker":
       return DockerRuntime.layer({ ...common, ...image })
     case "kubernetes":
-      return KubernetesRuntime.layer({ ...common, ...image })
+      // The session's PVC goes with it, as the other runtimes' temporary workspace does.
+      return KubernetesRuntime.layer({ ...common, ...image, deleteWorkspace: true })
     case "e2b":
       return E2BRuntime.layer(common)
     case "daytona":

@@ -1,34 +1,19 @@
 /**
  * `effect-sandbox run --runtime daytona`: the real CLI (from source, a child process) on the
  * Daytona stand-in, reached through the variables DaytonaRuntime reads (`DAYTONA_API_KEY`,
- * `DAYTONA_API_URL`). The CLI runs asynchronously: the stand-in answers from this process.
+ * `DAYTONA_API_URL`).
  */
 import { assert, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
-import { join } from "node:path"
+import { runCli } from "../../cli/cliProcess.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { useStandIn } from "./infra.ts"
-
-const CLI = join(import.meta.dirname, "..", "..", "..", "src", "cli", "main.ts")
-
-/** The CLI run to its end: its stdout, stderr and exit code. */
-const cli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
-  new Promise<{ stdout: string; stderr: string; status: number | null }>((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env, timeout: 240_000 },
-      (error, stdout, stderr) =>
-        resolve({ stdout, stderr, status: error === null ? 0 : typeof error.code === "number" ? error.code : null })
-    )
-  })
 
 describeDocker("effect-sandbox run --runtime daytona (stand-in)", () => {
   const standIn = useStandIn()
 
   it("runs the command in a sandbox, exits with its code, and the sandbox is deleted when the CLI exits", async () => {
     const { apiKey, apiUrl, sandboxes } = standIn()
-    const result = await cli(["run", "--runtime", "daytona", "--", "echo \"hi from $PWD\"; exit 3"], {
+    const result = await runCli(["run", "--runtime", "daytona", "--", "echo \"hi from $PWD\"; exit 3"], {
       ...process.env,
       DAYTONA_API_KEY: apiKey,
       DAYTONA_API_URL: apiUrl
@@ -43,7 +28,7 @@ describeDocker("effect-sandbox run --runtime daytona (stand-in)", () => {
   it("refuses --workspace in one line, creating nothing", async () => {
     const { apiKey, apiUrl, sandboxes } = standIn()
     const before = sandboxes.byId.size
-    const result = await cli(["run", "--runtime", "daytona", "--workspace", "/tmp", "--", "true"], {
+    const result = await runCli(["run", "--runtime", "daytona", "--workspace", "/tmp", "--", "true"], {
       ...process.env,
       DAYTONA_API_KEY: apiKey,
       DAYTONA_API_URL: apiUrl
