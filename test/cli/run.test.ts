@@ -25,7 +25,7 @@ describe("effect-sandbox run", () => {
     assert.strictEqual(result.status, 3)
   }, 60_000)
 
-  it("refuses --image without --runtime docker in one line, running nothing", () => {
+  it("refuses --image on a runtime that builds no image (cli), in one line, running nothing", () => {
     const result = cli(["run", "--image", "debian:12", "--", "touch /tmp/never"])
     assert.strictEqual(
       result.stderr,
