@@ -5,36 +5,26 @@
  * `effect-sandbox-runtime`. The tools cases are skipped (the base image has none of them), and
  * pause with them: Modal cannot freeze a sandbox.
  */
-import { afterAll, assert, beforeAll } from "@effect/vitest"
+import { beforeAll } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { ModalRuntime } from "../../src/modal.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { standinOptions, startModalStandin } from "../providers/modal/fixture.ts"
-import type { Standin } from "../providers/modal/server.ts"
+import { standinOptions, useModalStandin } from "../providers/modal/fixture.ts"
 import { runConformance } from "./suite.ts"
 
 describeDocker("modal (stand-in)", () => {
-  let standin: Standin
+  // Closed after the suite, which must have left no sandbox (container) behind.
+  const standin = useModalStandin()
   const layer = (noChangeTimeoutSeconds: number) =>
-    ModalRuntime.layer(standinOptions(standin, { noChangeTimeoutSeconds }))
+    ModalRuntime.layer(standinOptions(standin(), { noChangeTimeoutSeconds }))
 
-  // The first run builds the runtime image (a minute on a busy machine): here, not in the first case's 30 s.
-  beforeAll(async () => {
-    standin = await startModalStandin()
-    await Effect.runPromise(Effect.scoped(Layer.build(layer(10))))
-  }, 300_000)
+  // The first start pays for the payload's first load: here, not in the first case's 30 s.
+  beforeAll(() => Effect.runPromise(Effect.scoped(Layer.build(layer(10)))), 300_000)
 
   runConformance({
     name: "ModalRuntime (stand-in, runtime image)",
     layer: ({ noChangeTimeoutSeconds }) => layer(noChangeTimeoutSeconds),
     containsProcesses: true,
     capabilities: { pause: false, ipython: false, browser: false, mcp: false }
-  })
-
-  afterAll(async () => {
-    // Every conformance test released its runtime: no sandbox (container) of the stand-in may remain.
-    const left = await standin.containers()
-    await standin.close()
-    assert.deepStrictEqual(left, [])
   })
 })

@@ -1,9 +1,10 @@
 /**
  * What the Modal tests share: the stand-in's published images (ours: the runtime image the E2B
  * tests build, found by its tag when they built it already; `base`: the base image alone, without
- * the payload or a Node), the token pair it accepts, and ModalRuntime options pointing the real SDK
- * at a stand-in.
+ * the payload or a Node), the token pair it accepts, one stand-in per test file (closed after its
+ * tests, which must have left no container), and ModalRuntime options pointing the real SDK at it.
  */
+import { afterAll, assert, beforeAll } from "@effect/vitest"
 import { Redacted } from "effect"
 import type { ModalRuntimeOptions } from "../../../src/modal.ts"
 import { baseImage } from "../../docker/infra.ts"
@@ -28,3 +29,25 @@ export const standinOptions = (standin: Standin, options: ModalRuntimeOptions = 
   serverUrl: standin.url,
   ...options
 })
+
+/**
+ * A stand-in for the tests of one file, started before them (building the runtime image the first
+ * time) and closed after them, failing the file if a container of it was left: the function it
+ * returns gives it in a test.
+ */
+export const useModalStandin = (): () => Standin => {
+  let standin: Standin | undefined
+  beforeAll(async () => {
+    standin = await startModalStandin()
+  }, 300_000)
+  afterAll(async () => {
+    if (standin === undefined) return
+    const left = await standin.containers()
+    await standin.close()
+    assert.deepStrictEqual(left, [])
+  })
+  return () => {
+    if (standin === undefined) throw new Error("the Modal stand-in did not start")
+    return standin
+  }
+}

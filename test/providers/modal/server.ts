@@ -210,9 +210,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       }
     },
     SandboxTagsGetV2: async (request) => ({ tags: tagList(sandboxOf(request.sandboxId).tags) }),
-    // A sandbox's whole output (what the SDK's `logs.tail` asks of the last minutes), its last `limit` lines.
+    // A sandbox's whole output (what the SDK's `logs.tail` asks of the last minutes, naming its task), its last `limit` lines.
     AppFetchLogs: async (request) => {
-      const sandbox = sandboxOf(request.sandboxId)
+      const sandbox = [...sandboxes.byId.values()].find((s) => s.taskId === request.taskId)
+      if (sandbox === undefined) throw new Refusal(grpc.status.NOT_FOUND, `Task ${request.taskId} not found`)
       const streams = request.source === 1
         ? ["stdout"] as const
         : request.source === 2
