@@ -61,9 +61,9 @@ export interface ModalRuntimeOptions extends Omit<RuntimeOptions, "workspace" | 
    * sandbox kept alive on release has none (it outlives its owner: only `timeout` ends it).
    */
   readonly idleTimeout?: Duration.Input
-  /** CPU cores requested (fractions allowed; default Modal's, 0.125). */
+  /** CPU cores requested (fractions allowed; default Modal's). */
   readonly cpu?: number
-  /** Memory requested, in MiB (default Modal's, 128). */
+  /** Memory requested, in MiB (default Modal's). */
   readonly memoryMiB?: number
   /** Extra ports reported in `info.urls` as `app-<port>` (each through an encrypted tunnel of its own). */
   readonly appPorts?: ReadonlyArray<number>
