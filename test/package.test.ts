@@ -281,7 +281,8 @@ describe("package", () => {
         "@daytonaio/sdk": { optional: true },
         dockerode: { optional: true },
         "@kubernetes/client-node": { optional: true },
-        e2b: { optional: true }
+        e2b: { optional: true },
+        modal: { optional: true }
       })
     } finally {
       rmSync(scratch, { recursive: true, force: true })
