@@ -1,5 +1,6 @@
 /**
- * ModalRuntime's sandbox through the real `modal` SDK against the stand-in: what the create call
+ * ModalRuntime's sandbox through the real `modal` SDK against the stand-in: the docs' recipe for the
+ * image (built from a registry reference, published), what the create call
  * carried (timeouts, resources, ports, tags, the key's digest and never the key), the tunnels
  * (`info.urls` over TLS), the owner's heartbeat keeping an idle timeout at bay, a sandbox ended
  * elsewhere shown as a disconnect, attach by session id, and the reaper of dead owners' sandboxes.
@@ -14,6 +15,7 @@ import { RuntimeDisconnectedError, SandboxConfig } from "../../../src/index.ts"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
+import { runtimeImage } from "../e2b/fixture.ts"
 import { docker } from "./docker.ts"
 import { standinOptions, TOKEN_ID, TOKEN_SECRET, useModalStandin } from "./fixture.ts"
 import { STATUS } from "./sandboxes.ts"
@@ -114,6 +116,25 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
           return "no answer"
         })
         assert.strictEqual(body, "app-ok /hello")
+        yield* release
+        yield* noContainers
+      }),
+    120_000
+  )
+
+  it.live(
+    "the docs' recipe (a registry image built by Modal, then published) makes an image ModalRuntime starts from",
+    () =>
+      Effect.gen(function*() {
+        const reference = yield* Effect.promise(() => runtimeImage())
+        yield* Effect.promise(async () => {
+          const client = modalClient()
+          const app = await client.apps.fromName("effect-sandbox", { createIfMissing: true })
+          const built = await client.images.fromRegistry(reference).build(app)
+          await built.publish("recipe-runtime")
+        })
+        const { rt, release } = yield* buildRuntime(layer({ image: "recipe-runtime" }))
+        assert.strictEqual((yield* rt.runCommand("echo from-recipe")).content.trim(), "from-recipe")
         yield* release
         yield* noContainers
       }),

@@ -96,6 +96,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   const sandboxes = new Sandboxes(instance, certificate)
   const calls: Array<RecordedCall> = []
   const apps = new Map<string, string>()
+  /** Published name with its tag (`name:latest` when given untagged) → image on the engine. */
+  const published = new Map(
+    Object.entries(options.images).map(([name, image]) => [name.includes(":") ? name : `${name}:latest`, image])
+  )
   /** Image id → image on the engine. */
   const images = new Map<string, string>()
   const imageId = (engineImage: string) => {
@@ -128,7 +132,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       metadata: { name: request.deploymentName || "main", settings: { imageBuilderVersion: BUILDER_VERSION } }
     }),
     ImageGetByTag: async (request) => {
-      const engineImage = options.images[request.tag] ?? options.images[String(request.tag).replace(/:latest$/, "")]
+      const engineImage = published.get(request.tag)
       if (engineImage === undefined) {
         throw new Refusal(grpc.status.NOT_FOUND, `Could not find published image '${request.tag}'`)
       }
@@ -149,6 +153,12 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
           ? { status: 1 }
           : { status: 2, exception: `pull access denied for ${from}: repository does not exist` }
       }
+    },
+    ImagePublish: async (request) => {
+      const engineImage = images.get(request.imageId)
+      if (engineImage === undefined) throw new Refusal(grpc.status.NOT_FOUND, `Image ${request.imageId} not found`)
+      published.set(request.tag, engineImage)
+      return { imageId: request.imageId }
     },
     SandboxCreateV2: async (request) => {
       if (refusals.times > 0) {
