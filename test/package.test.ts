@@ -141,6 +141,20 @@ export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPo
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && E2BSandboxPool.key)
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,
+  // Imported and type-checked without modal (an optional peer): building a layer is what loads it.
+  "modal.ts": `import { Effect, Layer, Redacted } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { MODAL_RATE_LIMIT_RETRY, ModalRuntime, ModalSandboxPool } from "effect-sandbox/modal"
+const token = { tokenId: Redacted.make("ak-package"), tokenSecret: Redacted.make("as-package") }
+const layer = ModalRuntime.layer({ ...token, rateLimitRetry: MODAL_RATE_LIMIT_RETRY })
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo modal-ok" }))
+}).pipe(Effect.provide(layer))
+export const warm = ModalRuntime.layerWarm().pipe(Layer.provide(ModalRuntime.layerPool({ ...token, warmSandboxes: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && ModalSandboxPool.key)
+console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -186,9 +200,9 @@ describe("package", () => {
       writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
-      // No dockerode, client-node, Daytona SDK or e2b here: their types must not be needed, and the root and /local must not load them.
+      // No dockerode, client-node, Daytona SDK, e2b or modal here: their types must not be needed, and the root and /local must not load them.
       assert.deepStrictEqual(
-        readdirSync(join(app, "node_modules")).filter((n) => ["dockerode", "@daytonaio", "e2b"].includes(n)),
+        readdirSync(join(app, "node_modules")).filter((n) => ["dockerode", "@daytonaio", "e2b", "modal"].includes(n)),
         []
       )
       assert.isFalse(existsSync(join(app, "node_modules", "@kubernetes", "client-node")))
@@ -258,12 +272,17 @@ describe("package", () => {
         run("e2b.ts"),
         "effect-sandbox/E2BSandboxPool\nE2BRuntime needs e2b, an optional peer dependency: npm install e2b"
       )
+      assert.strictEqual(
+        run("modal.ts"),
+        "effect-sandbox/ModalSandboxPool\nModalRuntime needs modal, an optional peer dependency: npm install modal@^0.11"
+      )
       const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-sandbox", "package.json"), "utf8"))
       assert.deepStrictEqual(installed.peerDependenciesMeta, {
         "@daytonaio/sdk": { optional: true },
         dockerode: { optional: true },
         "@kubernetes/client-node": { optional: true },
-        e2b: { optional: true }
+        e2b: { optional: true },
+        modal: { optional: true }
       })
     } finally {
       rmSync(scratch, { recursive: true, force: true })
