@@ -9,16 +9,16 @@
  */
 import { Effect, type Layer, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
-import { join } from "node:path"
 import { DaytonaRuntime, DEFAULT_SNAPSHOT } from "../src/daytona.ts"
-import { DockerEngine, ImageBuilder } from "../src/docker.ts"
 import { E2BRuntime } from "../src/e2b.ts"
+import { ModalRuntime } from "../src/modal.ts"
 import type { Runtime } from "../src/index.ts"
 import { startStandIn as startDaytona } from "../test/providers/daytona/server.ts"
 import { snapshotImage } from "../test/providers/daytona/snapshot.ts"
-import { API_KEY as E2B_KEY, standinOptions, templates as e2bTemplates } from "../test/providers/e2b/fixture.ts"
+import { API_KEY as E2B_KEY, runtimeImage, standinOptions, templates as e2bTemplates } from "../test/providers/e2b/fixture.ts"
 import { startStandin as startE2B } from "../test/providers/e2b/server.ts"
-import { bareContainer } from "./docker.ts"
+import { standinOptions as modalOptions, startModalStandin } from "../test/providers/modal/fixture.ts"
+import { bareContainer, benchBaseImage } from "./docker.ts"
 import { timeStarts } from "./startup.ts"
 import { type Sample, timeRuns } from "./stats.ts"
 
@@ -45,17 +45,8 @@ const providerRow = async (record: Record, name: string, provider: OnStandIn) =>
   }
 }
 
-/** The base image (scripts/base-image.sh builds it once and prints its tag last). */
-const baseImage = (): string =>
-  spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout
-    .trim().split("\n").at(-1)!
-
 const e2b = async (): Promise<OnStandIn> => {
-  const image = await Effect.runPromise(
-    Effect.gen(function*() {
-      return yield* (yield* ImageBuilder).ensure({ baseImage: baseImage(), userId: 1000, username: "user" })
-    }).pipe(Effect.provide(ImageBuilder.layer), Effect.provide(DockerEngine.layer))
-  )
+  const image = await runtimeImage()
   const standin = await startE2B({ apiKey: E2B_KEY, templates: e2bTemplates(image) })
   return {
     image,
@@ -65,12 +56,21 @@ const e2b = async (): Promise<OnStandIn> => {
 }
 
 const daytona = async (): Promise<OnStandIn> => {
-  const image = await Effect.runPromise(snapshotImage(baseImage()))
+  const image = await Effect.runPromise(snapshotImage(benchBaseImage()))
   const standIn = await startDaytona({ snapshots: { [DEFAULT_SNAPSHOT]: image } })
   return {
     image,
     layer: () => DaytonaRuntime.layer({ apiKey: Redacted.make(standIn.apiKey), apiUrl: standIn.apiUrl }),
     close: () => standIn.close()
+  }
+}
+
+const modal = async (): Promise<OnStandIn> => {
+  const standin = await startModalStandin()
+  return {
+    image: await runtimeImage(),
+    layer: () => ModalRuntime.layer(modalOptions(standin)),
+    close: () => standin.close()
   }
 }
 
@@ -81,4 +81,5 @@ export const providerRows = async (record: Record) => {
   }
   await providerRow(record, "E2BRuntime", await e2b())
   await providerRow(record, "DaytonaRuntime", await daytona())
+  await providerRow(record, "ModalRuntime", await modal())
 }
