@@ -33,6 +33,7 @@ import {
   type SessionStatus
 } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
+import { sessionStart } from "./sessionStart.ts"
 
 export interface DockerSandboxesOptions {
   /** `SANDBOX_*`: the base image our runtime image is built from, volumes, GPUs, raw create options. */
@@ -274,32 +275,11 @@ export const dockerSandboxes = (
       const stop = (sandbox: Sandbox) =>
         Effect.flatMap(containerOf(sandbox), ({ container }) => removeContainer(container))
 
-      const start = (request: StartRequest) =>
-        starting.withPermits(1)(Effect.gen(function*() {
-          const existing = yield* bySession(request.session_id)
-          // The session's sandbox, as it is: a client that lost its answer gets the same one again.
-          if (existing?.status === "running") return existing
-          if (existing?.status === "paused") {
-            yield* resume(existing)
-            return { ...existing, status: "running" } satisfies Sandbox
-          }
-          if (existing !== undefined) yield* stop(existing)
-          if (options.maxSandboxes !== undefined) {
-            const live = (yield* list).filter((s) => s.status !== "stopped").length
-            if (live >= options.maxSandboxes) {
-              return yield* new ApiError({
-                status: 429,
-                detail: `Too many sandboxes: ${live} of at most ${options.maxSandboxes} are running or paused; ` +
-                  "stop one or try again later"
-              })
-            }
-          }
-          return yield* create(request)
-        }))
+      const start = sessionStart({ bySession, list, resume, stop, create, maxSandboxes: options.maxSandboxes })
 
       return Sandboxes.of({
         kind: "docker",
-        start,
+        start: (request) => starting.withPermits(1)(start(request)),
         bySession,
         byRuntime,
         list,
