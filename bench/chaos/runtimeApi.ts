@@ -1,6 +1,6 @@
 /**
  * Group runtime-api: `effect-sandbox-runtime-api` in proxy mode, run as its own process
- * (test/remote/apiServer.ts), with two sandboxes A and B whose servers record every request they
+ * (scripts/runtimeApiProcess.ts), with two sandboxes A and B whose servers record every request they
  * receive. Hostile requests at the API (bad keys, bad bodies, huge bodies, path tricks) must get no
  * 5xx and change no sandbox; requests at B's path without B's key in `X-Session-API-Key` must never
  * reach B; and no sandbox may ever see the operator's `X-API-Key` (docs/security.md, "The runtime
@@ -9,15 +9,14 @@
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { request } from "node:http"
-import {
-  call,
-  newSessionId,
-  PREFIX,
-  removeLeftovers,
-  startApiServer,
-  type Started
-} from "../../test/remote/apiServer.ts"
+import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
+import { baseImage } from "./ownerKill.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+
+/** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
+const PREFIX = "chaos-rapi"
+
+const newSessionId = () => `chaos-${randomBytes(5).toString("hex")}`
 
 /** A sandbox's server: records each request (path and headers) as one JSON line, answers 200. */
 const RECORDER = "const fs = require('fs'); require('http').createServer((q, r) => { " +
@@ -118,7 +117,10 @@ const strangerRequests = (key: string, a: Started, b: Started, marker: string): 
 
 export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const key = randomBytes(16).toString("hex")
-  const server = await startApiServer(["--proxy"], key)
+  const server = await startApiServer(["--proxy", "--container-name-prefix", PREFIX], {
+    EFFECT_SANDBOX_API_KEY: key,
+    SANDBOX_BASE_CONTAINER_IMAGE: baseImage()
+  })
   const started: Array<Started> = []
   const sessionB = newSessionId()
   try {
@@ -198,6 +200,6 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
       await call(server.base, "POST", "/stop", { key, body: { runtime_id: s.runtime_id } }).catch(() => undefined)
     }
     await server.kill()
-    removeLeftovers()
+    removeContainersNamed(PREFIX)
   }
 }

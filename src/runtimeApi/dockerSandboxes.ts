@@ -6,7 +6,7 @@
  * sandboxes outlive it and a restarted API server finds every one of them.
  */
 import type Docker from "dockerode"
-import { Effect, Layer, Redacted, Semaphore } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { dockerClient } from "../layers/docker/client.ts"
 import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
@@ -33,7 +33,7 @@ import {
   type SessionStatus
 } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
-import { sessionStart } from "./sessionStart.ts"
+import { withSessionStart } from "./sessionStart.ts"
 
 export interface DockerSandboxesOptions {
   /** `SANDBOX_*`: the base image our runtime image is built from, volumes, GPUs, raw create options. */
@@ -125,8 +125,6 @@ export const dockerSandboxes = (
       const engine = yield* DockerEngine
       const prefix = options.containerNamePrefix ?? "effect-sandbox-api"
       const engineCpus = yield* Effect.promise(() => docker.info().then((i) => Number(i.NCPU), () => Infinity))
-      // One start at a time: the count of running sandboxes and the create that adds one must not interleave.
-      const starting = yield* Semaphore.make(1)
 
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {
@@ -177,7 +175,7 @@ export const dockerSandboxes = (
       const imageExists = (image: string) =>
         Effect.promise(() => docker.getImage(image).inspect().then(() => true, () => false))
 
-      /** Create and start the container of a new sandbox; a failure leaves no container. */
+      /** Create and start the container of a new sandbox (its runtime id); a failure leaves no container. */
       const create = Effect.fn("runtimeApi.create")(function*(request: StartRequest) {
         const image = request.image ?? (yield* defaultImage)
         if (!(yield* imageExists(image))) {
@@ -242,11 +240,7 @@ export const dockerSandboxes = (
             (container) => ours ? putSessionKey(container, key, SANDBOX_UID) : Effect.void
           ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
         ).pipe(Effect.provideService(DockerEngine, engine), Effect.mapError(internal))
-        const sandbox = yield* byRuntime(runtimeId)
-        if (sandbox === undefined) {
-          return yield* new ApiError({ status: 500, detail: `The container of ${runtimeId} vanished as it started` })
-        }
-        return sandbox
+        return runtimeId
       })
 
       const pause = (sandbox: Sandbox) =>
@@ -275,18 +269,13 @@ export const dockerSandboxes = (
       const stop = (sandbox: Sandbox) =>
         Effect.flatMap(containerOf(sandbox), ({ container }) => removeContainer(container))
 
-      const start = sessionStart({ bySession, list, resume, stop, create, maxSandboxes: options.maxSandboxes })
+      const podState = (sandbox: Sandbox) =>
+        Effect.flatMap(containerOf(sandbox), ({ info }) => podStateOf(info, sandboxOf(info)))
 
-      return Sandboxes.of({
-        kind: "docker",
-        start: (request) => starting.withPermits(1)(start(request)),
-        bySession,
-        byRuntime,
-        list,
-        podState: (sandbox) => Effect.flatMap(containerOf(sandbox), ({ info }) => podStateOf(info, sandboxOf(info))),
-        pause,
-        resume,
-        stop
-      })
+      return yield* withSessionStart(
+        { kind: "docker", bySession, byRuntime, list, podState, pause, resume, stop },
+        create,
+        options.maxSandboxes
+      )
     })
   )

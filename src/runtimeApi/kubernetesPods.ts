@@ -9,8 +9,8 @@
  * so that the service and the proxy can reach them.
  */
 import type { V1EnvVar, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
-import type { KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
 import { KEY_FIELD } from "../layers/kubernetes/manifests.ts"
+import type { KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
 import { podTemplate, SERVER_PORT } from "../layers/kubernetes/podSpec.ts"
 import { hasEnded, isReady, podTrouble } from "../layers/kubernetes/startErrors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -96,6 +96,12 @@ export const podStateOf = (pod: V1Pod | undefined, paused: boolean): PodState =>
   if (pod.metadata?.deletionTimestamp !== undefined) {
     return { podStatus: "failed", restartCount, restartReasons: ["the pod is being deleted"] }
   }
-  if (pod.status?.phase === "Running") return { podStatus: isReady(pod) ? "ready" : "running", restartCount, restartReasons: [] }
-  return { podStatus: pod.status?.phase === "Pending" || pod.status?.phase === undefined ? "pending" : "unknown", restartCount, restartReasons: [] }
+  if (pod.status?.phase === "Running") {
+    return { podStatus: isReady(pod) ? "ready" : "running", restartCount, restartReasons: [] }
+  }
+  return {
+    podStatus: pod.status?.phase === "Pending" || pod.status?.phase === undefined ? "pending" : "unknown",
+    restartCount,
+    restartReasons: []
+  }
 }

@@ -14,7 +14,7 @@
  * no owner Lease: they outlive the API server on purpose (the idle sweep and `/stop` end them).
  */
 import type { V1Pod, V1PodTemplateSpec, V1Secret } from "@kubernetes/client-node"
-import { Effect, Layer, Redacted, Semaphore } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { LABEL } from "../layers/docker/labels.ts"
 import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../layers/kubernetes/client.ts"
@@ -26,11 +26,7 @@ import {
   sessionLabels
 } from "../layers/kubernetes/labels.ts"
 import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../layers/kubernetes/manifests.ts"
-import {
-  checkKubernetesOptions,
-  connectMode,
-  type KubernetesRuntimeOptions
-} from "../layers/kubernetes/options.ts"
+import { checkKubernetesOptions, connectMode, type KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
 import { runtimeImage } from "../layers/kubernetes/runtimeImage.ts"
 import { createPod, deletePod } from "../layers/kubernetes/sessionObjects.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -39,7 +35,7 @@ import { podStateOf, sandboxPod, sessionStatusOf } from "./kubernetesPods.ts"
 import { podEndpoints } from "./podEndpoints.ts"
 import { type Sandbox, SANDBOX_APP_PORTS, Sandboxes } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
-import { sessionStart } from "./sessionStart.ts"
+import { withSessionStart } from "./sessionStart.ts"
 
 export interface KubernetesSandboxesOptions {
   /** `SANDBOX_*`: the base image of the default runtime image, its startup variables. */
@@ -106,7 +102,6 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
       const deleteWorkspace = options.kubernetes.deleteWorkspace === true
       const endpoints = yield* podEndpoints(kube, connectMode(options.kubernetes.connect))
       const mergePatch = kube.k8s.setHeaderOptions("Content-Type", kube.k8s.PatchStrategy.MergePatch)
-      const starting = yield* Semaphore.make(1)
       const ours = `${LABEL.runtimeApi}=${prefix}`
 
       const secretsWith = (selector: string) =>
@@ -135,8 +130,10 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
             : undefined
           const workHosts = reachable
             ? Object.fromEntries(
-              yield* Effect.forEach(SANDBOX_APP_PORTS, (port) =>
-                Effect.map(endpoints.url(names, port), (url) => [url, port] as const))
+              yield* Effect.forEach(
+                SANDBOX_APP_PORTS,
+                (port) => Effect.map(endpoints.url(names, port), (url) => [url, port] as const)
+              )
             )
             : {}
           return {
@@ -277,12 +274,17 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
           stringData: { ...secret.stringData, [TEMPLATE_FIELD]: JSON.stringify(template) }
         }
         const claim = workspaceClaim(
-          deleteWorkspace ? { ...meta(names.pvc), labels: { ...labels, [DELETE_WORKSPACE_LABEL]: "true" } } : meta(names.pvc),
+          deleteWorkspace
+            ? { ...meta(names.pvc), labels: { ...labels, [DELETE_WORKSPACE_LABEL]: "true" } }
+            : meta(names.pvc),
           options.kubernetes
         )
         const service = serverService(meta(names.service), labels)
         yield* Effect.gen(function*() {
-          yield* kubeCall(`create Secret ${names.keySecret}`, () => core.createNamespacedSecret({ namespace, body: anchor }))
+          yield* kubeCall(
+            `create Secret ${names.keySecret}`,
+            () => core.createNamespacedSecret({ namespace, body: anchor })
+          )
           yield* kubeCall(
             `create PVC ${names.pvc}`,
             () => core.createNamespacedPersistentVolumeClaim({ namespace, body: claim })
@@ -308,11 +310,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
           // A fresh PVC, nobody's workspace yet: removed with the rest.
           Effect.onError(() => Effect.ignore(removeObjects(names, true)))
         )
-        const sandbox = yield* byRuntime(runtimeId)
-        if (sandbox === undefined) {
-          return yield* new ApiError({ status: 500, detail: `The Secret of ${runtimeId} vanished as it started` })
-        }
-        return sandbox
+        return runtimeId
       })
 
       const pause = (sandbox: Sandbox) =>
@@ -344,23 +342,17 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
 
       const stop = (sandbox: Sandbox) => removeObjects(resourceNames(sandbox.runtimeId), deleteWorkspace)
 
-      const start = sessionStart({ bySession, list, resume, stop, create, maxSandboxes: options.maxSandboxes })
+      const podState = (sandbox: Sandbox) =>
+        Effect.gen(function*() {
+          const { names, secret } = yield* secretOf(sandbox)
+          const pod = yield* podOf(names)
+          return podStateOf(pod, secret.metadata?.annotations?.[ANNOTATION.paused] === "true")
+        })
 
-      return Sandboxes.of({
-        kind: "kubernetes",
-        start: (request) => starting.withPermits(1)(start(request)),
-        bySession,
-        byRuntime,
-        list,
-        podState: (sandbox) =>
-          Effect.gen(function*() {
-            const { names, secret } = yield* secretOf(sandbox)
-            const pod = yield* podOf(names)
-            return podStateOf(pod, secret.metadata?.annotations?.[ANNOTATION.paused] === "true")
-          }),
-        pause,
-        resume,
-        stop
-      })
+      return yield* withSessionStart(
+        { kind: "kubernetes", bySession, byRuntime, list, podState, pause, resume, stop },
+        create,
+        options.maxSandboxes
+      )
     })
   )

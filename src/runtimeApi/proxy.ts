@@ -1,15 +1,17 @@
 /**
  * Proxy mode: `/<runtime_id>/<path>` is forwarded to that sandbox's action server, so clients need
  * to reach only the API server's port (OpenHands' path mode, spec §14). The request must carry the
- * sandbox's own session key, checked here against that sandbox's label before anything is
- * forwarded: a key of one sandbox never opens another's path. The API key (`X-API-Key`) and
+ * sandbox's own session key, checked here against that sandbox's record before anything is
+ * forwarded: a key of one sandbox never opens another's path. The action server's open paths
+ * (`/alive`, `/server_info`: what clients wait on before they use the key) pass without one, as
+ * they would reach the server directly. The API key (`X-API-Key`) and
  * hop-by-hop headers are not forwarded; bodies stream both ways (NDJSON streams pass through as
  * they are written).
  */
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { IncomingMessage } from "node:http"
-import { keyMatcher, sessionKeyHeader } from "../server/auth.ts"
+import { keyMatcher, OPEN_PATHS, sessionKeyHeader } from "../server/auth.ts"
 import { detail } from "../server/responses.ts"
 import { Activity } from "./activity.ts"
 import { Sandboxes } from "./sandboxes.ts"
@@ -36,7 +38,8 @@ export const proxyRequest = Effect.fn("runtimeApi.proxy")(function*(runtimeId: s
   const sandboxes = yield* Sandboxes
   const sandbox = yield* sandboxes.byRuntime(runtimeId)
   if (sandbox === undefined) return detail(404, `Runtime ${runtimeId} not found`)
-  if (!keyMatcher(sandbox.sessionApiKey)(sessionKeyHeader(request.headers))) {
+  const open = OPEN_PATHS.has(target.split("?")[0]!)
+  if (!open && !keyMatcher(sandbox.sessionApiKey)(sessionKeyHeader(request.headers))) {
     return detail(403, "Invalid Session API Key")
   }
   // 503 for a paused runtime: OpenHands' client resumes it (keep-alive) and tries again.
