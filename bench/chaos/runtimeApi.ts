@@ -18,10 +18,14 @@ const PREFIX = "chaos-rapi"
 
 const newSessionId = () => `chaos-${randomBytes(5).toString("hex")}`
 
-/** A sandbox's server: records each request (path and headers) as one JSON line, answers 200. */
-const RECORDER = "const fs = require('fs'); require('http').createServer((q, r) => { " +
-  "fs.appendFileSync('/tmp/seen.log', JSON.stringify({ path: q.url, headers: q.headers }) + '\\n'); " +
-  "r.end('{}') }).listen(60000)"
+/**
+ * A sandbox's server, on the action server's port and the first app port (`work-1` in proxy
+ * mode): records each request (port, path and headers) as one JSON line, answers 200.
+ */
+const RECORDER =
+  "const fs = require('fs'); for (const port of [60000, 12000]) require('http').createServer((q, r) => { " +
+  "fs.appendFileSync('/tmp/seen.log', JSON.stringify({ port, path: q.url, headers: q.headers }) + '\\n'); " +
+  "r.end('{}') }).listen(port)"
 
 interface Raw {
   readonly method: string
@@ -50,7 +54,7 @@ const containerStates = () =>
     .sort().join("\n")
 
 /** What sandbox `sid`'s recorder has seen, one parsed line per request. */
-const seenBy = (sid: string): ReadonlyArray<{ path: string; headers: Record<string, string> }> =>
+const seenBy = (sid: string): ReadonlyArray<{ port: number; path: string; headers: Record<string, string> }> =>
   docker("exec", `${PREFIX}-${sid}`, "cat", "/tmp/seen.log").split("\n").filter((l) => l).map((l) => JSON.parse(l))
 
 /** A `/start` body for a session nobody started. */
@@ -100,8 +104,9 @@ const hostileRequests = (key: string, a: Started, b: Started): ReadonlyArray<Raw
 }
 
 /**
- * Requests at B's path without B's key where the proxy reads it (`X-Session-API-Key`, or
- * `Authorization: Bearer`, which it accepts too): B must never see them.
+ * Requests at B's paths (its action server, and its first app port through `work-1`) without B's
+ * key where the proxy reads it (`X-Session-API-Key`, or `Authorization: Bearer`, which it
+ * accepts too): B must never see them.
  */
 const strangerRequests = (key: string, a: Started, b: Started, marker: string): ReadonlyArray<Raw> =>
   [
@@ -113,7 +118,13 @@ const strangerRequests = (key: string, a: Started, b: Started, marker: string): 
     { Cookie: `session_api_key=${b.session_api_key}` },
     { Authorization: `Basic ${b.session_api_key}` },
     { "X-Session-API-Key": b.session_api_key.toUpperCase() }
-  ].map((headers) => ({ method: "GET", path: `/${b.runtime_id}/${marker}`, headers }))
+  ].flatMap((headers) =>
+    [`/${b.runtime_id}/${marker}`, `/${b.runtime_id}/work-1/${marker}`].map((path) => ({
+      method: "GET",
+      path,
+      headers
+    }))
+  )
 
 export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const key = randomBytes(16).toString("hex")
@@ -175,9 +186,17 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
       path: `/${b.runtime_id}/own`,
       headers: { "X-Session-API-Key": b.session_api_key, "X-API-Key": key }
     })
+    // And B's app port through work-1: reached, without B's key.
+    const ownAppStatus = await send(server.base, {
+      method: "GET",
+      path: `/${b.runtime_id}/work-1/own-app`,
+      headers: { "X-Session-API-Key": b.session_api_key, "X-API-Key": key }
+    })
     const seen = seenBy(sessionB)
     const reached = seen.filter((r) => r.path.includes(marker)).length
     const apiKeySeen = seen.filter((r) => "x-api-key" in r.headers || JSON.stringify(r).includes(key)).length
+    const appSeen = seen.filter((r) => r.port === 12000)
+    const sessionKeySeenByApp = appSeen.filter((r) => JSON.stringify(r.headers).includes(b.session_api_key)).length
     return [
       atLeast(`runtime-api: hostile requests sent`, sent, "requests", quick ? hostile.length : 200),
       atMost(`runtime-api: 5xx answers to hostile requests (of ${sent})`, serverErrors, "answers", 0),
@@ -193,7 +212,19 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
         "requests",
         1
       ),
-      atMost(`runtime-api: requests in which a sandbox saw X-API-Key (of ${seen.length})`, apiKeySeen, "requests", 0)
+      atLeast(
+        "runtime-api: B's own key reaches B's app port through work-1",
+        ownAppStatus === 200 && appSeen.some((r) => r.path === "/own-app") ? 1 : 0,
+        "requests",
+        1
+      ),
+      atMost(`runtime-api: requests in which a sandbox saw X-API-Key (of ${seen.length})`, apiKeySeen, "requests", 0),
+      atMost(
+        `runtime-api: requests in which an app port saw the session key (of ${appSeen.length})`,
+        sessionKeySeenByApp,
+        "requests",
+        0
+      )
     ]
   } finally {
     for (const s of started) {
