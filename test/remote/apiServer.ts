@@ -16,8 +16,12 @@ import { baseImage, containersWithLabel } from "../docker/infra.ts"
 
 export { type Answer, type ApiServer, call, type Started } from "../../scripts/runtimeApiProcess.ts"
 
-/** Every container these tests make is named `<PREFIX>-<session>`: a failed run is cleaned up by name. */
-export const PREFIX = "rapi-test"
+/**
+ * Every container a test file makes is named `<PREFIX>-<session>`: a failed run is cleaned up by
+ * name. One prefix per file (this module is loaded once per test file): the files of a group run
+ * side by side, and one file's clean-up must not remove another's running sandboxes.
+ */
+export const PREFIX = `rapi-test-${randomBytes(3).toString("hex")}`
 
 /** A session id unique to one test. */
 export const newSessionId = () => `rapi-${randomBytes(5).toString("hex")}`
