@@ -78,6 +78,10 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
     )
   })
 
+/** The entries that are set (options are optional keys, never `undefined` values). */
+const defined = <A extends Record<string, unknown>>(record: A) =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
+
 /** The sandboxes of `--provisioner`. */
 const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
   const limits = {
@@ -89,8 +93,6 @@ const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
   if (args.provisioner === "docker") {
     return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix })
   }
-  const defined = <A extends Record<string, unknown>>(record: A) =>
-    Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
   return kubernetesSandboxes({
     ...limits,
     labelPrefix: args.containerNamePrefix,
