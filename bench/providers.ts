@@ -11,11 +11,16 @@ import { Effect, type Layer, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import { DaytonaRuntime, DEFAULT_SNAPSHOT } from "../src/daytona.ts"
 import { E2BRuntime } from "../src/e2b.ts"
-import { ModalRuntime } from "../src/modal.ts"
 import type { Runtime } from "../src/index.ts"
+import { ModalRuntime } from "../src/modal.ts"
 import { startStandIn as startDaytona } from "../test/providers/daytona/server.ts"
 import { snapshotImage } from "../test/providers/daytona/snapshot.ts"
-import { API_KEY as E2B_KEY, runtimeImage, standinOptions, templates as e2bTemplates } from "../test/providers/e2b/fixture.ts"
+import {
+  API_KEY as E2B_KEY,
+  runtimeImage,
+  standinOptions,
+  templates as e2bTemplates
+} from "../test/providers/e2b/fixture.ts"
 import { startStandin as startE2B } from "../test/providers/e2b/server.ts"
 import { standinOptions as modalOptions, startModalStandin } from "../test/providers/modal/fixture.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
