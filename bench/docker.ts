@@ -47,13 +47,17 @@ const cgroupMemoryMb = async (id: string): Promise<number> => {
   return (stats.memory_stats.usage - (stats.memory_stats.stats?.["cache"] ?? 0)) / 2 ** 20
 }
 
+/** The base image the runtime image is built from in benches (scripts/base-image.sh prints it last). */
+export const benchBaseImage = (): string =>
+  spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout
+    .trim().split("\n").at(-1)!
+
 export const dockerRows = async (record: Record, echoInProcess: Sample) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
     console.log("(Docker rows skipped: no engine answers `docker info`)")
     return
   }
-  const base = spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout
-    .trim().split("\n").at(-1)!
+  const base = benchBaseImage()
   const layer = () => DockerRuntime.layer({ baseImage: base })
 
   // One start builds (or finds) the runtime image; the rows measure the cached case.

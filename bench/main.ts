@@ -2,7 +2,7 @@
  * `npm run bench`: each row is measured beside its baseline in this process and
  * printed with the ratio, p50/p95 and memory; results go to bench/results.json.
  * `npm run bench -- mcp ipython` runs only those groups (echo, local, docker, kubernetes,
- * remote, browser, ipython, output, mcp) and replaces only their rows in results.json.
+ * remote, providers, browser, ipython, output, mcp) and replaces only their rows in results.json.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
@@ -16,6 +16,7 @@ import { dockerRows } from "./docker.ts"
 import { ipythonRows } from "./ipython.ts"
 import { kubernetesRows } from "./kubernetes.ts"
 import { mcpRows } from "./mcp.ts"
+import { providerRows } from "./providers.ts"
 import { remoteRows } from "./remote.ts"
 import { timeStarts } from "./startup.ts"
 import { measureMemory, type Sample, timeRuns } from "./stats.ts"
@@ -35,7 +36,18 @@ const RUNS = 300
 /** Untimed calls first, so both sides (and the server's JIT) reach their steady state. */
 const WARMUP = 200
 const rows: Array<Row> = []
-const GROUPS = ["echo", "local", "docker", "kubernetes", "remote", "ipython", "browser", "output", "mcp"] as const
+const GROUPS = [
+  "echo",
+  "local",
+  "docker",
+  "kubernetes",
+  "remote",
+  "providers",
+  "ipython",
+  "browser",
+  "output",
+  "mcp"
+] as const
 const only = process.argv.slice(2)
 const unknownGroup = only.find((g) => !(GROUPS as ReadonlyArray<string>).includes(g))
 if (unknownGroup !== undefined) throw new Error(`unknown bench group "${unknownGroup}"; groups: ${GROUPS.join(", ")}`)
@@ -142,6 +154,7 @@ const main = async () => {
     if (wanted("docker")) await dockerRows(record, viaRuntime)
     if (wanted("kubernetes")) await kubernetesRows(record)
     if (wanted("remote")) await remoteRows(record)
+    if (wanted("providers")) await providerRows(record)
     if (wanted("ipython")) await ipythonRows(record)
     if (wanted("browser")) await browserRows(record)
     if (wanted("mcp")) await mcpRows(record, payloadEntry())

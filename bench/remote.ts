@@ -8,15 +8,18 @@ import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { join } from "node:path"
+import { removeContainersNamed, startApiServer } from "../scripts/runtimeApiProcess.ts"
 import { DockerRuntime } from "../src/docker.ts"
 import { Runtime } from "../src/index.ts"
 import { RemoteRuntime } from "../src/remote.ts"
-import { startApiServer } from "../test/remote/apiServer.ts"
 import { percentiles, type Sample } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
 const CONCURRENT = 20
+
+/** The API server's container name prefix here: what is left after a failed run is removed by it. */
+const PREFIX = "bench-rapi"
 
 /** Start `CONCURRENT` runtimes of `layer` at once; each one's ms to READY, then all released. */
 const startTogether = async (layer: () => Layer.Layer<Runtime, unknown>) => {
@@ -38,7 +41,10 @@ export const remoteRows = async (record: Record) => {
   const base = spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout
     .trim().split("\n").at(-1)!
   const key = randomBytes(16).toString("hex")
-  const server = await startApiServer([], key)
+  const server = await startApiServer(["--container-name-prefix", PREFIX], {
+    EFFECT_SANDBOX_API_KEY: key,
+    SANDBOX_BASE_CONTAINER_IMAGE: base
+  })
   try {
     const remote = () =>
       RemoteRuntime.layer({
@@ -60,5 +66,6 @@ export const remoteRows = async (record: Record) => {
     )
   } finally {
     await server.kill()
+    removeContainersNamed(PREFIX)
   }
 }

@@ -8,6 +8,7 @@
 export type {
   ConnectMode,
   KubeConfigLike,
+  KubernetesMode,
   KubernetesRuntimeOptions,
   ResourceQuantities,
   Toleration

@@ -141,6 +141,20 @@ export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPo
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && E2BSandboxPool.key)
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,
+  // Imported and type-checked without modal (an optional peer): building a layer is what loads it.
+  "modal.ts": `import { Effect, Layer, Redacted } from "effect"
+import { CmdRunAction, Runtime } from "effect-sandbox"
+import { MODAL_RATE_LIMIT_RETRY, ModalRuntime, ModalSandboxPool } from "effect-sandbox/modal"
+const token = { tokenId: Redacted.make("ak-package"), tokenSecret: Redacted.make("as-package") }
+const layer = ModalRuntime.layer({ ...token, rateLimitRetry: MODAL_RATE_LIMIT_RETRY })
+export const program = Effect.gen(function*() {
+  const rt = yield* Runtime
+  return yield* rt.run(new CmdRunAction({ command: "echo modal-ok" }))
+}).pipe(Effect.provide(layer))
+export const warm = ModalRuntime.layerWarm().pipe(Layer.provide(ModalRuntime.layerPool({ ...token, warmSandboxes: 1 })))
+console.log(Effect.isEffect(program) && Layer.isLayer(warm) && ModalSandboxPool.key)
+console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
+`,
   // Imported and type-checked without @runloop/api-client (an optional peer): building a layer is what loads it.
   "runloop.ts": `import { Effect, Layer, Redacted } from "effect"
 import { CmdRunAction, Runtime } from "effect-sandbox"
@@ -200,10 +214,10 @@ describe("package", () => {
       writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
-      // No dockerode, client-node, Daytona SDK or e2b here: their types must not be needed, and the root and /local must not load them.
+      // No dockerode, client-node, Daytona SDK, e2b, modal or Runloop SDK here: their types must not be needed, and the root and /local must not load them.
       assert.deepStrictEqual(
         readdirSync(join(app, "node_modules")).filter((n) =>
-          ["dockerode", "@daytonaio", "e2b", "@runloop"].includes(n)
+          ["dockerode", "@daytonaio", "e2b", "modal", "@runloop"].includes(n)
         ),
         []
       )
@@ -275,6 +289,10 @@ describe("package", () => {
         "effect-sandbox/E2BSandboxPool\nE2BRuntime needs e2b, an optional peer dependency: npm install e2b"
       )
       assert.strictEqual(
+        run("modal.ts"),
+        "effect-sandbox/ModalSandboxPool\nModalRuntime needs modal, an optional peer dependency: npm install modal@^0.11"
+      )
+      assert.strictEqual(
         run("runloop.ts"),
         "effect-sandbox/RunloopDevboxPool\nFROM runtime:tag\n" +
           "RunloopRuntime needs @runloop/api-client, an optional peer dependency: npm install @runloop/api-client"
@@ -285,6 +303,7 @@ describe("package", () => {
         dockerode: { optional: true },
         "@kubernetes/client-node": { optional: true },
         e2b: { optional: true },
+        modal: { optional: true },
         "@runloop/api-client": { optional: true }
       })
     } finally {

@@ -15,10 +15,12 @@ import { cyclesRows } from "./cycles.ts"
 import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
 import { interruptRows } from "./interrupt.ts"
+import { kubernetesRows } from "./kubernetes.ts"
 import { ownerKillRows } from "./ownerKill.ts"
 import { processRows } from "./processes.ts"
 import { resourceRows } from "./resources.ts"
 import { broken, Budget, type GroupContext, type Row } from "./rows.ts"
+import { runtimeApiRows } from "./runtimeApi.ts"
 import { secretRows } from "./secrets.ts"
 
 /** Each group's share of the budget (they sum to 1). */
@@ -30,11 +32,13 @@ const GROUPS: ReadonlyArray<{
   { name: "fuzz", share: 0.15, run: fuzzRows },
   { name: "resources", share: 0.08, run: resourceRows },
   { name: "escapes", share: 0.08, run: escapeRows },
-  { name: "owner-kill", share: 0.24, run: ownerKillRows },
-  { name: "cycles", share: 0.29, run: cyclesRows },
+  { name: "owner-kill", share: 0.21, run: ownerKillRows },
+  { name: "cycles", share: 0.14, run: cyclesRows },
   { name: "interrupt", share: 0.1, run: interruptRows },
   { name: "secrets", share: 0.03, run: secretRows },
-  { name: "processes", share: 0.03, run: processRows }
+  { name: "processes", share: 0.03, run: processRows },
+  { name: "kubernetes", share: 0.12, run: kubernetesRows },
+  { name: "runtime-api", share: 0.06, run: runtimeApiRows }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {

@@ -1,32 +1,37 @@
 #!/usr/bin/env node
 /**
  * The `effect-sandbox` command: run a command, or an interactive shell session,
- * on a runtime (`--runtime cli`, in this process; `local`; `docker`).
+ * on a runtime (`--runtime cli`, in this process; `local`; `docker`; `kubernetes`; `e2b`; `daytona`;
+ * `remote`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Layer, Logger, Option } from "effect"
+import { Console, Effect, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { CliRuntime } from "../layers/CliRuntime.ts"
-import { DockerRuntime } from "../layers/DockerRuntime.ts"
-import { LocalRuntime } from "../layers/LocalRuntime.ts"
-import { CmdRunAction } from "../schema/Action.ts"
-import { InvalidOptionsError } from "../schema/errors.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
 import { Runtime } from "../services/Runtime.ts"
 import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
+import { CLI_RUNTIMES, cliRuntimeLayer } from "./runtimeLayer.ts"
 import { EXIT_HINT, shellSession } from "./shellSession.ts"
 
 const runtimeFlags = {
-  runtime: Flag.Literals("runtime", ["cli", "local", "docker"]).pipe(
+  runtime: Flag.Literals("runtime", CLI_RUNTIMES).pipe(
     Flag.withDescription(
-      "cli: in this process; local: an action server child process over HTTP; docker: a container"
+      "cli: in this process; local: an action server child process over HTTP; docker: a container;"
+        + " kubernetes: a pod (KUBECONFIG); e2b, daytona: a cloud sandbox (E2B_API_KEY, DAYTONA_API_KEY);"
+        + " remote: a sandbox of a runtime API (--api-url)"
     ),
     Flag.withDefault("cli")
   ),
   image: Flag.String("image").pipe(
     Flag.withDescription(
-      "Base image of --runtime docker (default: SANDBOX_BASE_CONTAINER_IMAGE, else DockerRuntime's default)"
+      "Base image of --runtime docker, kubernetes or remote (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default)"
+    ),
+    Flag.optional
+  ),
+  apiUrl: Flag.String("api-url").pipe(
+    Flag.withDescription(
+      "The runtime API of --runtime remote (default http://localhost:8000); its key: SANDBOX_API_KEY"
     ),
     Flag.optional
   ),
@@ -38,30 +43,6 @@ const runtimeFlags = {
     Flag.withDescription("Seconds without output before a command returns partial output"),
     Flag.withDefault(10)
   )
-}
-
-const runtimeLayer = (options: {
-  readonly runtime: "cli" | "local" | "docker"
-  readonly image: Option.Option<string>
-  readonly workspace: Option.Option<string>
-  readonly noChangeTimeout: number
-}) => {
-  const common = {
-    noChangeTimeoutSeconds: options.noChangeTimeout,
-    ...(Option.isSome(options.workspace) ? { workspace: options.workspace.value } : {})
-  }
-  if (options.runtime === "docker") {
-    // Without --image, DockerRuntime takes SandboxConfig's (SANDBOX_BASE_CONTAINER_IMAGE or its default).
-    return DockerRuntime.layer({
-      ...common,
-      ...Option.match(options.image, { onNone: () => ({}), onSome: (baseImage) => ({ baseImage }) })
-    })
-  }
-  if (Option.isSome(options.image)) {
-    const message = `--image applies to --runtime docker only, not --runtime ${options.runtime}.`
-    return Layer.effect(Runtime, Effect.fail(new InvalidOptionsError({ message })))
-  }
-  return options.runtime === "local" ? LocalRuntime.layer(common) : CliRuntime.layer(common)
 }
 
 /**
@@ -90,14 +71,13 @@ const run = Command.make(
   Effect.fn(function*(options) {
     const obs = yield* Effect.gen(function*() {
       const rt = yield* Runtime
-      return yield* rt.runCommand(
-        new CmdRunAction({
-          command: options.command.join(" "),
-          blocking: true,
-          ...(Option.isSome(options.timeout) ? { timeout: options.timeout.value } : {})
-        })
-      )
-    }).pipe(Effect.provide(runtimeLayer(options)))
+      // A plain object: a bad --timeout is runCommand's InvalidOptionsError (one line), not a throw.
+      return yield* rt.runCommand({
+        command: options.command.join(" "),
+        blocking: true,
+        ...(Option.isSome(options.timeout) ? { timeout: options.timeout.value } : {})
+      })
+    }).pipe(Effect.provide(cliRuntimeLayer(options)))
     if (obs.content !== "") yield* Console.log(obs.content)
     if (obs._tag === "CmdOutputObservation") {
       if (obs.exitCode === -1) yield* Console.error(obs.metadata.suffix.trim())
@@ -117,7 +97,7 @@ const shell = Command.make(
           `comes; while a command runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}`
       )
       yield* shellSession(rt)
-    }).pipe(Effect.scoped, Effect.provide(runtimeLayer(options)), forUsers)
+    }).pipe(Effect.scoped, Effect.provide(cliRuntimeLayer(options)), forUsers)
 ).pipe(Command.withDescription("An interactive session on one persistent sandbox shell, its output streamed"))
 
 const serveCommand = Command.make(

@@ -7,20 +7,24 @@
  * reaches the server through a listener on 127.0.0.1 that carries each connection to the pod IP
  * (inside the cluster) or through the API server's port-forward (outside it). Pause deletes the
  * pod and keeps the PVC; resume makes it again: files survive, processes and shell state do not.
- * Each layer (or pool) holds an owner Lease its objects are labelled with, and runs the reaper
- * that removes the objects of owners whose Lease went stale (kubernetes/owner.ts).
+ * In agentSandbox mode (`mode`, or `auto` on a cluster serving the CRDs) the same pod template
+ * runs in an agent-sandbox `Sandbox`, or in one claimed on `warmPoolTemplate`
+ * (kubernetes/sandboxSession.ts): pause is `replicas: 0`, and the cluster expires it when the
+ * owner's heartbeat stops. Each layer (or pool) holds an owner Lease its objects are labelled
+ * with, and runs the reaper that removes the objects of owners whose Lease went stale
+ * (kubernetes/owner.ts).
  */
+import type { V1PodTemplateSpec } from "@kubernetes/client-node"
 import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
-import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import type { ProvisionedSandbox, Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities } from "./internal/serverTools.ts"
-import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "./kubernetes/client.ts"
-import { DELETE_WORKSPACE_LABEL, type ResourceNames, resourceNames, sessionLabels } from "./kubernetes/labels.ts"
-import { type Dialer, localEndpoint, podIpDialer, portForwardDialer } from "./kubernetes/localEndpoint.ts"
+import { type Kube, kubeCall, makeKube } from "./kubernetes/client.ts"
+import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "./kubernetes/labels.ts"
 import {
   ingressHost,
   KEY_FIELD,
@@ -30,79 +34,49 @@ import {
   serverService,
   workspaceClaim
 } from "./kubernetes/manifests.ts"
-import { checkKubernetesOptions, connectMode, type KubernetesRuntimeOptions } from "./kubernetes/options.ts"
+import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "./kubernetes/options.ts"
 import { acquireOwnership } from "./kubernetes/owner.ts"
-import { podTemplate, SERVER_PORT, WORKSPACE } from "./kubernetes/podSpec.ts"
-import { podStopped, waitUntilReady } from "./kubernetes/podWatch.ts"
+import type { KubeOwnerLease } from "./kubernetes/ownerLease.ts"
+import { podTemplate, SERVER_PORT, WORKSPACE, WORKSPACE_VOLUME } from "./kubernetes/podSpec.ts"
+import { waitUntilReady } from "./kubernetes/podWatch.ts"
+import { type PodLifecycle, reachPod } from "./kubernetes/reach.ts"
 import { runtimeImage } from "./kubernetes/runtimeImage.ts"
 import { createPod, createReleased, deletePod, deletePodOnRelease, ensureClaim } from "./kubernetes/sessionObjects.ts"
-import { explainStop } from "./kubernetes/startErrors.ts"
 
-/** The pod of the moment: its IP (undefined while paused), and whether its absence is on purpose. */
-interface PodState {
-  ip: string | undefined
-  paused: boolean
+/** How the bare-pod mode waits for its pod, and pauses it: delete it, then make it again from `template`. */
+const barePodLifecycle = (kube: Kube, name: string, template: V1PodTemplateSpec): PodLifecycle => {
+  const ready = waitUntilReady(kube, name).pipe(Effect.map((pod) => pod.status?.podIP))
+  return { ready, pause: deletePod(kube, name), resume: createPod(kube, name, template).pipe(Effect.andThen(ready)) }
 }
 
-/** The dialer of the connection mode: pod IP, or the API server's port-forward. */
-const dialerFor = (kube: Kube, options: KubernetesRuntimeOptions, names: ResourceNames, state: PodState): Dialer =>
-  connectMode(options.connect) === "direct"
-    ? podIpDialer(() => state.ip, SERVER_PORT)
-    : portForwardDialer(new kube.k8s.PortForward(kube.config), kube.namespace, () => names.pod, SERVER_PORT)
-
-/**
- * The running pod of a session, reachable: the local endpoint, pause/resume (delete and recreate
- * the pod from `template`; undefined when attached: a pod someone else made is not ours to delete),
- * and the disconnect watch.
- */
-const reachPod = Effect.fn("reachPod")(function*(
+/** The pod mode's own objects: the workspace PVC (kept unless `deleteWorkspace`) and the pod, deleted on release. */
+const barePod = Effect.fn("barePod")(function*(
   kube: Kube,
   options: KubernetesRuntimeOptions,
-  names: ResourceNames,
-  recreate: (() => Effect.Effect<unknown, RuntimeStartError>) | undefined
+  input: { readonly name: string; readonly template: V1PodTemplateSpec; readonly workspace: Meta },
+  deleteWorkspace: boolean,
+  kept: boolean
 ) {
-  const ready = yield* waitUntilReady(kube, names.pod)
-  const state: PodState = { ip: ready.status?.podIP, paused: false }
-  const baseUrl = yield* localEndpoint(dialerFor(kube, options, names, state))
-  const readPod = kubeCallOrMissing(
-    `read pod ${names.pod}`,
-    () => kube.core.readNamespacedPod({ name: names.pod, namespace: kube.namespace })
-  )
-  return {
-    baseUrl,
-    podIp: state.ip,
-    ...(recreate === undefined ? {} : {
-      pause: Effect.gen(function*() {
-        state.paused = true
-        state.ip = undefined
-        yield* deletePod(kube, names.pod)
-      }),
-      resume: Effect.gen(function*() {
-        yield* recreate()
-        const pod = yield* waitUntilReady(kube, names.pod)
-        state.ip = pod.status?.podIP
-        state.paused = false
-      })
-    }),
-    disconnect: {
-      stopped: podStopped(kube, names.pod, () => state.paused),
-      explain: readPod.pipe(
-        Effect.map(explainStop),
-        Effect.orElseSucceed(() => ({ outOfMemory: false, message: "the pod cannot be read" }))
-      )
-    }
-  }
+  yield* ensureClaim(kube, workspaceClaim(input.workspace, options), deleteWorkspace)
+  yield* createPod(kube, input.name, input.template)
+  yield* deletePodOnRelease(kube, input.name, kept)
+  return { podName: input.name, lifecycle: barePodLifecycle(kube, input.name, input.template) }
 })
 
+/** agentSandbox mode's module (loaded only in that mode: it imports client-node), or undefined for bare pods. */
+type SandboxMode = typeof import("./kubernetes/sandboxSession.ts") | undefined
+
 /**
- * Start a session's objects and pod, in the current scope, until the pod is Ready. Each carries
- * the `owner` labels (the layer's Lease's: the reaper removes them once the owner is proven dead) unless
- * the session is kept alive: it outlives its owner on purpose, so nothing may reap it.
+ * Start a session's objects and pod, in the current scope, until the pod is Ready: a bare pod, a
+ * Sandbox of its own, or one claimed from `warmPoolTemplate`. Each object carries the owner
+ * labels (the layer's Lease's: the reaper removes them once the owner is proven dead) unless the
+ * session is kept alive: it outlives its owner on purpose, so nothing may reap or expire it.
  */
 const startSession = (
   kube: Kube,
   options: KubernetesRuntimeOptions,
-  owner: Readonly<Record<string, string>>,
+  lease: KubeOwnerLease,
+  sandboxes: SandboxMode,
   sandbox: SandboxConfig,
   onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) =>
@@ -110,20 +84,11 @@ const startSession = (
     const sessionId = options.sessionId ?? randomUUID()
     const names = resourceNames(sessionId)
     const kept = sandbox.keepRuntimeAlive
-    const labels = sessionLabels({ sessionId, owner: kept ? undefined : owner, extra: options.labels })
+    const owner = kept ? undefined : lease
+    const labels = sessionLabels({ sessionId, owner: owner?.labels, extra: options.labels })
     const meta = (name: string): Meta => ({ name, labels, annotations: options.annotations ?? {} })
-    const image = yield* runtimeImage(options, sandbox, onStatus)
     const key = randomBytes(24).toString("base64url")
-    const template = podTemplate({
-      sessionId,
-      image,
-      labels,
-      annotations: options.annotations ?? {},
-      claimName: names.pvc,
-      keySha256: createHash("sha256").update(key).digest("hex"),
-      options,
-      sandbox
-    })
+    const keySha256 = createHash("sha256").update(key).digest("hex")
     const { core, networking, namespace } = kube
     // The key Secret first: it exists as long as a session of this id does, so a second start of a
     // live session fails here, before it could touch that session's PVC.
@@ -135,18 +100,59 @@ const startSession = (
     )
     const deleteWorkspace = options.deleteWorkspace === true && !kept
     // Labelled so that the reaper deletes it too when the owner dies before its release.
-    const claimMeta = deleteWorkspace
+    const workspace = deleteWorkspace
       ? { ...meta(names.pvc), labels: { ...labels, [DELETE_WORKSPACE_LABEL]: "true" } }
       : meta(names.pvc)
-    yield* ensureClaim(kube, workspaceClaim(claimMeta, options), deleteWorkspace)
-    yield* createPod(kube, names.pod, template)
-    yield* deletePodOnRelease(kube, names.pod, kept)
-    yield* createReleased(
-      `service ${names.service}`,
-      () => core.createNamespacedService({ namespace, body: serverService(meta(names.service), labels) }),
-      () => core.deleteNamespacedService({ name: names.service, namespace }),
-      kept
-    )
+    const claimed = sandboxes !== undefined && options.warmPoolTemplate !== undefined
+    const podOf = (claimName: string | undefined) =>
+      Effect.map(runtimeImage(options, sandbox, onStatus), (image) =>
+        podTemplate({
+          sessionId,
+          image,
+          labels,
+          annotations: options.annotations ?? {},
+          claimName,
+          keySha256,
+          options,
+          sandbox
+        }))
+    const started = sandboxes === undefined
+      ? yield* barePod(
+        kube,
+        options,
+        { name: names.pod, template: yield* podOf(names.pvc), workspace },
+        deleteWorkspace,
+        kept
+      )
+      : claimed
+      ? yield* sandboxes.claimedSandbox({
+        kube,
+        name: names.pod,
+        labels,
+        templateName: options.warmPoolTemplate!,
+        warmPool: options.warmPool,
+        keySha256,
+        deleteWorkspace,
+        lease: owner
+      })
+      : yield* sandboxes.ownSandbox({
+        kube,
+        name: names.pod,
+        labels,
+        podTemplate: yield* podOf(undefined),
+        workspace: workspaceClaim(workspace, options),
+        deleteWorkspace,
+        lease: owner
+      })
+    // A claimed Sandbox's pod carries the template's labels, not ours: no service of ours can select it.
+    if (!claimed) {
+      yield* createReleased(
+        `service ${names.service}`,
+        () => core.createNamespacedService({ namespace, body: serverService(meta(names.service), labels) }),
+        () => core.deleteNamespacedService({ name: names.service, namespace }),
+        kept
+      )
+    }
     const host = options.ingressDomain === undefined ? undefined : ingressHost(sessionId, options.ingressDomain)
     if (host !== undefined) {
       yield* createReleased(
@@ -160,14 +166,14 @@ const startSession = (
         kept
       )
     }
-    const reached = yield* reachPod(kube, options, names, () => createPod(kube, names.pod, template))
+    const reached = yield* reachPod(kube, options, started.podName, started.lifecycle)
     return {
       id: sessionId,
       baseUrl: reached.baseUrl,
       sessionApiKey: Redacted.make(key),
       workspace: WORKSPACE,
       urls: {
-        service: `http://${names.service}.${namespace}.svc:${SERVER_PORT}`,
+        ...(claimed ? {} : { service: `http://${names.service}.${namespace}.svc:${SERVER_PORT}` }),
         ...(host === undefined
           ? {}
           : { ingress: `${options.ingressTlsSecret === undefined ? "http" : "https"}://${host}` })
@@ -179,7 +185,9 @@ const startSession = (
         Effect.flatMap((why) =>
           Effect.fail(
             new RuntimeStartError({
-              message: `The pod ${names.pod} stopped before its action server answered: ${why?.message ?? "unknown"}`
+              message: `The pod ${started.podName} stopped before its action server answered: ${
+                why?.message ?? "unknown"
+              }`
             })
           )
         )
@@ -188,6 +196,13 @@ const startSession = (
       disconnect: reached.disconnect
     } satisfies ProvisionedSandbox
   })
+
+/** agentSandbox mode's module when this layer uses it (`mode`, discovery: sandboxSession.ts), else undefined. */
+const sandboxMode = Effect.fn("sandboxMode")(function*(kube: Kube, options: KubernetesRuntimeOptions) {
+  if ((options.mode ?? "pod") === "pod" && options.warmPoolTemplate === undefined) return undefined
+  const module = yield* Effect.promise(() => import("./kubernetes/sandboxSession.ts"))
+  return (yield* module.usesSandboxes(kube, options)) ? module : undefined
+})
 
 /**
  * The Kubernetes provisioner for one layer or pool: options checked and the cluster connected
@@ -198,11 +213,46 @@ const kubernetesProvisioner = (options: KubernetesRuntimeOptions) => (sandbox: S
   Effect.gen(function*() {
     yield* checkKubernetesOptions(options)
     const kube = yield* makeKube(options)
+    const sandboxes = yield* sandboxMode(kube, options)
     const lease = yield* acquireOwnership(kube, options.ownerLease)
     return {
       kind: "kubernetes",
-      provision: (onStatus) => startSession(kube, options, lease.labels, sandbox, onStatus)
+      provision: (onStatus) => startSession(kube, options, lease, sandboxes, sandbox, onStatus)
     } satisfies Provisioner
+  })
+
+/**
+ * The `SandboxTemplate` (extensions.agents.x-k8s.io/v1alpha1) named `name` whose Sandboxes run the
+ * server `options` describe, for the cluster operator to apply and `warmPoolTemplate` to name: the
+ * pod mode's pod template, its workspace a volumeClaimTemplate. Its pod holds the digest of a key
+ * nobody has, so a Sandbox made from it serves no one until a claim's env gives it a session's.
+ */
+const sandboxTemplate = (name: string, options: KubernetesRuntimeOptions = {}) =>
+  Effect.gen(function*() {
+    yield* checkKubernetesOptions({ ...options, sessionId: name })
+    const sandbox = yield* sandboxConfigOr(options.sandbox)
+    const image = yield* runtimeImage(options, sandbox, () => Effect.void)
+    const labels = { ...options.labels }
+    const annotations = { ...options.annotations }
+    const template = podTemplate({
+      sessionId: name,
+      image,
+      labels,
+      annotations,
+      claimName: undefined,
+      keySha256: undefined,
+      options,
+      sandbox
+    })
+    return {
+      apiVersion: "extensions.agents.x-k8s.io/v1alpha1",
+      kind: "SandboxTemplate",
+      metadata: { name, labels, annotations },
+      spec: {
+        podTemplate: template,
+        volumeClaimTemplates: [workspaceClaim({ name: WORKSPACE_VOLUME, labels, annotations }, options)]
+      }
+    }
   })
 
 /** What `attach` needs: the session, the cluster, how to reach it, and the tools it was started with. */
@@ -231,7 +281,8 @@ const attachProvisioner = (options: KubernetesAttachOptions) => (_sandbox: Sandb
           if (encoded === undefined) {
             return yield* new RuntimeStartError({ message: `Secret ${names.keySecret} holds no ${KEY_FIELD}` })
           }
-          const reached = yield* reachPod(kube, options, names, undefined)
+          const ready = waitUntilReady(kube, names.pod).pipe(Effect.map((pod) => pod.status?.podIP))
+          const reached = yield* reachPod(kube, options, names.pod, { ready })
           return {
             id: options.sessionId,
             baseUrl: reached.baseUrl,
@@ -273,6 +324,9 @@ export const KubernetesRuntime = {
 
   /** A runtime on a pod taken from the pool (ready at once when one is warm); the pool refills. */
   layerWarm: (): Layer.Layer<Runtime, never, KubernetesSandboxPool> => warmLayer(KubernetesSandboxPool, Effect.succeed),
+
+  /** The SandboxTemplate for `warmPoolTemplate` (the operator applies it): the runtime's pod, locked until claimed. */
+  sandboxTemplate,
 
   /** A runtime on the running pod of session `sessionId` (kept alive by its starter); release leaves it running. */
   attach: (options: KubernetesAttachOptions): Layer.Layer<Runtime, LayerError> =>

@@ -3,12 +3,27 @@
  *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL]
  *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
  *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
+ *   with `--provisioner kubernetes`: [--namespace NS] [--kube-connect direct|port-forward]
+ *   [--pvc-storage-size Q] [--pvc-storage-class C] [--delete-workspace]
+ * (the cluster from `KUBECONFIG`, ~/.kube/config or the pod's service account).
  * The API key and the sandbox configuration come from the environment (main.ts), never argv,
  * where any local user could read them in `ps`.
  */
 
-/** The provisioners the API can run sandboxes on (Kubernetes is the next one). */
-export const PROVISIONERS = ["docker"] as const
+/** The provisioners the API can run sandboxes on. */
+export const PROVISIONERS = ["docker", "kubernetes"] as const
+
+/** How the API server reaches the pods (`--kube-connect`); default: direct inside a cluster. */
+const KUBE_CONNECT = { direct: "direct", "port-forward": "portForward" } as const
+
+/** The options only the Kubernetes provisioner takes. */
+const KUBERNETES_OPTIONS = [
+  "--namespace",
+  "--kube-connect",
+  "--pvc-storage-size",
+  "--pvc-storage-class",
+  "--delete-workspace"
+] as const
 
 /** The options taking one value (beside the numeric ones). */
 const VALUE_OPTIONS: ReadonlySet<string> = new Set([
@@ -17,7 +32,11 @@ const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "--provisioner",
   "--public-url",
   "--container-name-prefix",
-  "--registry-prefix"
+  "--registry-prefix",
+  "--namespace",
+  "--kube-connect",
+  "--pvc-storage-size",
+  "--pvc-storage-class"
 ])
 
 export interface RuntimeApiArgs {
@@ -34,12 +53,20 @@ export interface RuntimeApiArgs {
   readonly containerNamePrefix: string | undefined
   /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */
   readonly registryPrefix: string
+  /** `--provisioner kubernetes`'s (checked by checkKubernetesOptions as the backend starts). */
+  readonly namespace: string | undefined
+  readonly kubeConnect: "direct" | "portForward" | undefined
+  readonly pvcStorageSize: string | undefined
+  readonly pvcStorageClass: string | undefined
+  readonly deleteWorkspace: boolean
 }
 
 export const RUNTIME_API_USAGE =
-  "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker] [--proxy] [--public-url URL] " +
-  "[--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] [--memory-mb N] " +
-  "[--container-name-prefix PREFIX] [--registry-prefix PREFIX]"
+  "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker|kubernetes] [--proxy] " +
+  "[--public-url URL] [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] " +
+  "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] " +
+  "[--namespace NS] [--kube-connect direct|port-forward] [--pvc-storage-size QUANTITY] " +
+  "[--pvc-storage-class CLASS] [--delete-workspace]"
 
 export type ParsedRuntimeApiArgs =
   | { readonly _tag: "Ok"; readonly args: RuntimeApiArgs }
@@ -70,7 +97,12 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     cpus: undefined,
     memoryMb: undefined,
     containerNamePrefix: undefined,
-    registryPrefix: "effect-sandbox"
+    registryPrefix: "effect-sandbox",
+    namespace: undefined,
+    kubeConnect: undefined,
+    pvcStorageSize: undefined,
+    pvcStorageClass: undefined,
+    deleteWorkspace: false
   }
   /** Numeric options: where each goes and whether it must be an integer. */
   const numeric = {
@@ -85,6 +117,10 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     const value = argv[i + 1]
     if (arg === "--proxy") {
       args.proxy = true
+      continue
+    }
+    if (arg === "--delete-workspace") {
+      args.deleteWorkspace = true
       continue
     }
     if (!(arg in numeric) && !VALUE_OPTIONS.has(arg)) return error(`unrecognized argument: ${arg}`)
@@ -125,9 +161,27 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
       case "--registry-prefix":
         args.registryPrefix = value
         break
+      case "--namespace":
+        args.namespace = value
+        break
+      case "--kube-connect": {
+        if (!(value in KUBE_CONNECT)) return error(`--kube-connect is direct or port-forward, got ${value}`)
+        args.kubeConnect = KUBE_CONNECT[value as keyof typeof KUBE_CONNECT]
+        break
+      }
+      case "--pvc-storage-size":
+        args.pvcStorageSize = value
+        break
+      case "--pvc-storage-class":
+        args.pvcStorageClass = value
+        break
       default:
         return error(`unrecognized argument: ${arg}`)
     }
+  }
+  if (args.provisioner !== "kubernetes") {
+    const given = KUBERNETES_OPTIONS.find((option) => argv.includes(option))
+    if (given !== undefined) return error(`${given} is an option of --provisioner kubernetes`)
   }
   if (
     args.idlePauseAfterSeconds !== undefined && args.idleStopAfterSeconds !== undefined &&

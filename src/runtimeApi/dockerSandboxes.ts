@@ -6,7 +6,7 @@
  * sandboxes outlive it and a restarted API server finds every one of them.
  */
 import type Docker from "dockerode"
-import { Effect, Layer, Redacted, Semaphore } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { dockerClient } from "../layers/docker/client.ts"
 import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
@@ -33,6 +33,7 @@ import {
   type SessionStatus
 } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
+import { withSessionStart } from "./sessionStart.ts"
 
 export interface DockerSandboxesOptions {
   /** `SANDBOX_*`: the base image our runtime image is built from, volumes, GPUs, raw create options. */
@@ -124,8 +125,6 @@ export const dockerSandboxes = (
       const engine = yield* DockerEngine
       const prefix = options.containerNamePrefix ?? "effect-sandbox-api"
       const engineCpus = yield* Effect.promise(() => docker.info().then((i) => Number(i.NCPU), () => Infinity))
-      // One start at a time: the count of running sandboxes and the create that adds one must not interleave.
-      const starting = yield* Semaphore.make(1)
 
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {
@@ -176,7 +175,7 @@ export const dockerSandboxes = (
       const imageExists = (image: string) =>
         Effect.promise(() => docker.getImage(image).inspect().then(() => true, () => false))
 
-      /** Create and start the container of a new sandbox; a failure leaves no container. */
+      /** Create and start the container of a new sandbox (its runtime id); a failure leaves no container. */
       const create = Effect.fn("runtimeApi.create")(function*(request: StartRequest) {
         const image = request.image ?? (yield* defaultImage)
         if (!(yield* imageExists(image))) {
@@ -241,11 +240,7 @@ export const dockerSandboxes = (
             (container) => ours ? putSessionKey(container, key, SANDBOX_UID) : Effect.void
           ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
         ).pipe(Effect.provideService(DockerEngine, engine), Effect.mapError(internal))
-        const sandbox = yield* byRuntime(runtimeId)
-        if (sandbox === undefined) {
-          return yield* new ApiError({ status: 500, detail: `The container of ${runtimeId} vanished as it started` })
-        }
-        return sandbox
+        return runtimeId
       })
 
       const pause = (sandbox: Sandbox) =>
@@ -274,39 +269,13 @@ export const dockerSandboxes = (
       const stop = (sandbox: Sandbox) =>
         Effect.flatMap(containerOf(sandbox), ({ container }) => removeContainer(container))
 
-      const start = (request: StartRequest) =>
-        starting.withPermits(1)(Effect.gen(function*() {
-          const existing = yield* bySession(request.session_id)
-          // The session's sandbox, as it is: a client that lost its answer gets the same one again.
-          if (existing?.status === "running") return existing
-          if (existing?.status === "paused") {
-            yield* resume(existing)
-            return { ...existing, status: "running" } satisfies Sandbox
-          }
-          if (existing !== undefined) yield* stop(existing)
-          if (options.maxSandboxes !== undefined) {
-            const live = (yield* list).filter((s) => s.status !== "stopped").length
-            if (live >= options.maxSandboxes) {
-              return yield* new ApiError({
-                status: 429,
-                detail: `Too many sandboxes: ${live} of at most ${options.maxSandboxes} are running or paused; ` +
-                  "stop one or try again later"
-              })
-            }
-          }
-          return yield* create(request)
-        }))
+      const podState = (sandbox: Sandbox) =>
+        Effect.flatMap(containerOf(sandbox), ({ info }) => podStateOf(info, sandboxOf(info)))
 
-      return Sandboxes.of({
-        kind: "docker",
-        start,
-        bySession,
-        byRuntime,
-        list,
-        podState: (sandbox) => Effect.flatMap(containerOf(sandbox), ({ info }) => podStateOf(info, sandboxOf(info))),
-        pause,
-        resume,
-        stop
-      })
+      return yield* withSessionStart(
+        { kind: "docker", bySession, byRuntime, list, podState, pause, resume, stop },
+        create,
+        options.maxSandboxes
+      )
     })
   )

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * `effect-sandbox-runtime-api`: OpenHands' remote runtime API (spec §14) on this Docker host
- * (argv.ts for the options). The API key is `EFFECT_SANDBOX_API_KEY` and the sandboxes' settings
+ * `effect-sandbox-runtime-api`: OpenHands' remote runtime API (spec §14) on this Docker host or
+ * a Kubernetes cluster (argv.ts for the options). The API key is `EFFECT_SANDBOX_API_KEY` and the sandboxes' settings
  * are `SANDBOX_*` (SandboxConfig). It listens on 127.0.0.1 unless told otherwise, and refuses any
  * other host without a key. Once listening it prints one line on stdout:
  *   effect-sandbox-runtime-api listening {"host":"127.0.0.1","port":8000}
@@ -11,11 +11,14 @@ import { Duration, Effect, Layer, Redacted } from "effect"
 import { HttpServer } from "effect/http"
 import { DockerEngine } from "../layers/docker/engine.ts"
 import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
+import { connectMode } from "../layers/kubernetes/options.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { isLoopback } from "../server/exposure.ts"
 import { parseRuntimeApiArgs, type RuntimeApiArgs } from "./argv.ts"
 import { dockerImages } from "./dockerImages.ts"
 import { dockerSandboxes } from "./dockerSandboxes.ts"
+import { kubernetesSandboxes } from "./kubernetesSandboxes.ts"
 import * as RuntimeApi from "./RuntimeApi.ts"
 
 export const RUNTIME_API_LISTENING = "effect-sandbox-runtime-api listening "
@@ -58,19 +61,52 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
       idlePauseAfter: seconds(args.idlePauseAfterSeconds),
       idleStopAfter: seconds(args.idleStopAfterSeconds)
     })
-    const backend = dockerSandboxes({
-      sandbox,
-      maxSandboxes: args.maxSandboxes,
-      cpus: args.cpus,
-      memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024,
-      containerNamePrefix: args.containerNamePrefix
-    }).pipe(
+    if (args.provisioner === "kubernetes" && connectMode(args.kubeConnect) === "portForward" && !args.proxy) {
+      return yield* refuse(
+        "--provisioner kubernetes outside a cluster reaches pods through port-forwards of this process only: " +
+          "add --proxy, so that clients reach them through this server."
+      )
+    }
+    const backend = backendOf(args, sandbox).pipe(
       Layer.merge(dockerImages(args.registryPrefix)),
       Layer.provide(ImageBuilder.layer),
       Layer.provideMerge(DockerEngine.layer)
     )
-    return yield* Layer.launch(announce.pipe(Layer.provideMerge(api), Layer.provide(backend)))
+    return yield* Layer.launch(announce.pipe(Layer.provideMerge(api), Layer.provide(backend))).pipe(
+      // The backend's options and cluster are checked as it starts: a bad one is a usage error too.
+      Effect.catchTags({ InvalidOptionsError: (e) => refuse(e.message), RuntimeStartError: (e) => refuse(e.message) })
+    )
   })
+
+/** The entries that are set (options are optional keys, never `undefined` values). */
+const defined = <A extends Record<string, unknown>>(record: A) =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
+
+/** The sandboxes of `--provisioner`. */
+const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
+  const limits = {
+    sandbox,
+    maxSandboxes: args.maxSandboxes,
+    cpus: args.cpus,
+    memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024
+  }
+  if (args.provisioner === "docker") {
+    return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix })
+  }
+  return kubernetesSandboxes({
+    ...limits,
+    labelPrefix: args.containerNamePrefix,
+    kubernetes: {
+      ...defined({
+        namespace: args.namespace,
+        connect: args.kubeConnect,
+        pvcStorageSize: args.pvcStorageSize,
+        pvcStorageClass: args.pvcStorageClass
+      }),
+      deleteWorkspace: args.deleteWorkspace
+    }
+  })
+}
 
 const parsed = parseRuntimeApiArgs(process.argv.slice(2))
 if (parsed._tag === "Error") {

@@ -9,7 +9,8 @@ import { Activity } from "./activity.ts"
 import { answerError, decodeBody, decodeParams, json } from "./decode.ts"
 import { ApiError } from "./errors.ts"
 import { API_ENDPOINTS } from "./paths.ts"
-import { type Sandbox, Sandboxes, type SessionStatus } from "./sandboxes.ts"
+import { workHostPath } from "./proxy.ts"
+import { type Sandbox, SANDBOX_APP_PORTS, Sandboxes, type SessionStatus } from "./sandboxes.ts"
 import { RuntimeId, RuntimeRequest, SessionId, StartRequest } from "./schemas.ts"
 
 export interface RouteOptions {
@@ -39,6 +40,18 @@ export const lifecycleRoutes = (options: RouteOptions) =>
     /** Where clients reach the runtime's action server: through us (proxy mode) or its published port. */
     const urlOf = (sandbox: Sandbox) => options.proxy ? `${base}/${sandbox.runtimeId}` : sandbox.serverUrl
 
+    /** `work_hosts`: the app ports through us (`<url>/work-<n>`, proxy mode) or as published. */
+    const workHostsOf = (sandbox: Sandbox) =>
+      options.proxy
+        ? Object.fromEntries(
+          SANDBOX_APP_PORTS.flatMap((port, index) =>
+            Object.values(sandbox.workHosts).includes(port)
+              ? [[`${base}/${sandbox.runtimeId}${workHostPath(index)}`, port]]
+              : []
+          )
+        )
+        : sandbox.workHosts
+
     /** What `/start` and `/sessions/{sid}` answer (with the key: these are how a client gets it). */
     const described = (sandbox: Sandbox) => ({
       session_id: sandbox.sessionId,
@@ -46,7 +59,7 @@ export const lifecycleRoutes = (options: RouteOptions) =>
       status: sandbox.status,
       ...(sandbox.status === "stopped" ? {} : {
         url: urlOf(sandbox),
-        work_hosts: sandbox.workHosts,
+        work_hosts: workHostsOf(sandbox),
         session_api_key: Redacted.value(sandbox.sessionApiKey)
       })
     })

@@ -5,7 +5,7 @@
  */
 import { Config, ConfigProvider, Effect, Option, Schema } from "effect"
 import { withDefault } from "./fields.ts"
-import { formatIssue } from "./issues.ts"
+import { formatIssue, namingBadFields } from "./issues.ts"
 
 const NullableString = Schema.NullOr(Schema.String)
 /** Seconds: a zero or negative timeout would fail every action (or wait forever), so it is refused up front. */
@@ -43,32 +43,34 @@ const isVolumesSpec = Schema.makeFilter<string>((spec) =>
  * (remote runtime, platform, lint, VS Code port, ...) are left out rather than accepted and
  * silently ignored (docs/design-notes.md).
  */
-export class SandboxConfig extends Schema.Class<SandboxConfig>("SandboxConfig")({
-  /** Docker: the container outlives its layer (attached to again by session id). */
-  keepRuntimeAlive: withDefault(Schema.Boolean, false),
-  /** Docker: the image the runtime image is built from. */
-  baseContainerImage: withDefault(Schema.String, "nikolaik/python-nodejs:python3.12-nodejs22"),
-  /** Docker: a ready runtime image, used as is (no build). */
-  runtimeContainerImage: withDefault(NullableString, null),
-  /** Every runtime: default hard timeout of an action, in seconds. */
-  timeout: withDefault(Seconds, 120),
-  /** Docker: the container on the host's network. */
-  useHostNetwork: withDefault(Schema.Boolean, false),
-  /** Docker: networks the container joins besides its own. */
-  additionalNetworks: withDefault(Schema.Array(Schema.String), []),
-  /** Docker: rebuild the runtime image even when one with its tag exists. */
-  forceRebuildRuntime: withDefault(Schema.Boolean, false),
-  /** Every runtime: variables the shells (and kernel, MCP servers, browser) start with; the `env` option wins. */
-  runtimeStartupEnvVars: withDefault(Schema.Record(Schema.String, Schema.String), {}),
-  /** Docker: GPUs for the container (all of them, or `cudaVisibleDevices`). */
-  enableGpu: withDefault(Schema.Boolean, false),
-  /** Docker: raw container create options, merged last. */
-  dockerRuntimeKwargs: withDefault(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)), null),
-  /** Docker: `host:container[:ro|rw],...` mounts. */
-  volumes: withDefault(Schema.NullOr(Schema.String.check(isVolumesSpec)), null),
-  /** Docker: the GPUs given (and `CUDA_VISIBLE_DEVICES` in the container). */
-  cudaVisibleDevices: withDefault(NullableString, null)
-}) {}
+export class SandboxConfig extends namingBadFields(
+  Schema.Class<SandboxConfig>("SandboxConfig")({
+    /** Docker: the container outlives its layer (attached to again by session id). */
+    keepRuntimeAlive: withDefault(Schema.Boolean, false),
+    /** Docker: the image the runtime image is built from. */
+    baseContainerImage: withDefault(Schema.String, "nikolaik/python-nodejs:python3.12-nodejs22"),
+    /** Docker: a ready runtime image, used as is (no build). */
+    runtimeContainerImage: withDefault(NullableString, null),
+    /** Every runtime: default hard timeout of an action, in seconds. */
+    timeout: withDefault(Seconds, 120),
+    /** Docker: the container on the host's network. */
+    useHostNetwork: withDefault(Schema.Boolean, false),
+    /** Docker: networks the container joins besides its own. */
+    additionalNetworks: withDefault(Schema.Array(Schema.String), []),
+    /** Docker: rebuild the runtime image even when one with its tag exists. */
+    forceRebuildRuntime: withDefault(Schema.Boolean, false),
+    /** Every runtime: variables the shells (and kernel, MCP servers, browser) start with; the `env` option wins. */
+    runtimeStartupEnvVars: withDefault(Schema.Record(Schema.String, Schema.String), {}),
+    /** Docker: GPUs for the container (all of them, or `cudaVisibleDevices`). */
+    enableGpu: withDefault(Schema.Boolean, false),
+    /** Docker: raw container create options, merged last. */
+    dockerRuntimeKwargs: withDefault(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)), null),
+    /** Docker: `host:container[:ro|rw],...` mounts. */
+    volumes: withDefault(Schema.NullOr(Schema.String.check(isVolumesSpec)), null),
+    /** Docker: the GPUs given (and `CUDA_VISIBLE_DEVICES` in the container). */
+    cudaVisibleDevices: withDefault(NullableString, null)
+  })
+) {}
 
 /** How an environment variable's text becomes a field value. */
 type EnvKind = "string" | "number" | "boolean" | "json"

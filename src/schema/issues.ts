@@ -31,3 +31,27 @@ export const decodeOptions = <S extends Schema.Top & { readonly DecodingServices
   Schema.decodeUnknownEffect(schema)(input, { errors: "all" }).pipe(
     Effect.mapError((error) => invalidOptions(subject, error.issue))
   )
+
+/** Anything a schema class extends: its constructor and the name Effect gave it. */
+type SchemaClass = (abstract new(...args: Array<any>) => object) & { readonly identifier: string }
+
+/**
+ * `Base` whose constructor throws an `InvalidOptionsError` naming each bad field
+ * (`Invalid CmdRunAction: timeout: Expected a value greater than 0`) instead of Effect's generic
+ * `Error("Schema validation failed")`, which names none: `new CmdRunAction({ ... })` and
+ * `new SandboxConfig({ ... })` are how users write actions and options by hand. Decoding is
+ * unchanged (it does not run the checks in the constructor).
+ */
+export const namingBadFields = <C extends SchemaClass>(Base: C): C => {
+  abstract class NamingBadFields extends Base {
+    constructor(...args: Array<any>) {
+      try {
+        super(...args)
+      } catch (error) {
+        const issue = error instanceof Error ? error.cause : undefined
+        throw SchemaIssue.isIssue(issue) ? invalidOptions(Base.identifier, issue) : error
+      }
+    }
+  }
+  return NamingBadFields
+}

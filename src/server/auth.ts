@@ -19,7 +19,8 @@ import { detail } from "./responses.ts"
 import { ENDPOINTS } from "./routes/paths.ts"
 import { keyDigest } from "./sessionKey.ts"
 
-const OPEN_PATHS: ReadonlySet<string> = new Set([ENDPOINTS.alive[1], ENDPOINTS.serverInfo[1]])
+/** The paths open without a key (liveness for probes and waits); the runtime API's proxy opens the same. */
+export const OPEN_PATHS: ReadonlySet<string> = new Set([ENDPOINTS.alive[1], ENDPOINTS.serverInfo[1]])
 
 const bearer = (header: string | undefined) => header?.startsWith("Bearer ") ? header.slice(7) : undefined
 

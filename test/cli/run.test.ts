@@ -5,6 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
 
@@ -23,17 +25,32 @@ describe("effect-sandbox run", () => {
     assert.strictEqual(result.status, 3)
   }, 60_000)
 
-  it("refuses --image without --runtime docker in one line, running nothing", () => {
+  it("refuses --image on a runtime that builds no image (cli), in one line, running nothing", () => {
     const result = cli(["run", "--image", "debian:12", "--", "touch /tmp/never"])
-    assert.strictEqual(result.stderr, "effect-sandbox: --image applies to --runtime docker only, not --runtime cli.\n")
+    assert.strictEqual(
+      result.stderr,
+      "effect-sandbox: --image applies to --runtime docker, kubernetes, remote only, not --runtime cli.\n"
+    )
     assert.strictEqual(result.stdout, "")
     assert.strictEqual(result.status, 1)
+  }, 60_000)
+
+  it("refuses --timeout 0 in one line, running nothing", () => {
+    const never = join(tmpdir(), `effect-sandbox-never-${process.pid}`)
+    const result = cli(["run", "--timeout", "0", "--", `touch ${never}`])
+    assert.strictEqual(
+      result.stderr,
+      "effect-sandbox: Invalid CmdRunAction: timeout: Expected a value greater than 0\n"
+    )
+    assert.strictEqual(result.stdout, "")
+    assert.strictEqual(result.status, 1)
+    assert.isFalse(existsSync(never))
   }, 60_000)
 
   it("names the runtimes it knows when given another", () => {
     const result = cli(["run", "--runtime", "kvm", "--", "true"])
     assert.notStrictEqual(result.status, 0)
-    assert.include(result.stdout + result.stderr, "cli, local, docker")
+    assert.include(result.stdout + result.stderr, "cli, local, docker, kubernetes, e2b, daytona, remote")
   }, 60_000)
 })
 

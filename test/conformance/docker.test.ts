@@ -31,6 +31,7 @@ describeDocker("docker (tools image)", () => {
     name: "DockerRuntime (tools image: jupyter, agent_skills, browser, MCP)",
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     containsProcesses: true,
+    givenSandboxConfig: true,
     capabilities: { pause: true, ipython: true, browser: true, mcp: true }
   })
 

@@ -1,12 +1,12 @@
 /** Environment variables (with secrets) and copying files in and out. */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { ConfigProvider, Effect, Redacted } from "effect"
 import { unzipSync } from "fflate"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { CmdRunAction, InvalidEnvVarError, TransferError } from "../../src/index.ts"
-import { withRuntime } from "./helpers.ts"
+import { CmdOutputObservation, CmdRunAction, InvalidEnvVarError, TransferError } from "../../src/index.ts"
+import { TIMEOUT_TEMPLATE, withRuntime } from "./helpers.ts"
 import { cmd } from "./shell.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -14,6 +14,10 @@ const hostDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "conformance-host-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
+
+/** This process's environment as a ConfigProvider record (the layers read other settings from it too). */
+const processEnv = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined))
 
 /** A shell command printing `n` times the character `c`. */
 const fill = (n: number, c: string) => `head -c ${n} /dev/zero | tr '\\0' ${c}`
@@ -28,6 +32,29 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           const staticShell = yield* rt.runCommand(new CmdRunAction({ command: "echo \"$GREETING\"", isStatic: true }))
           assert.strictEqual(staticShell.content, "hello 'quoted' $world")
         })))
+
+    it.live.skipIf(target.givenSandboxConfig === true)(
+      "SANDBOX_* variables from the ConfigProvider reach it: the default timeout, the startup variables",
+      () =>
+        withRuntime(target, (rt) =>
+          Effect.gen(function*() {
+            // Its own timeout: the 2 s default is for the next command, and a loaded machine is slow.
+            const echoed = yield* rt.runCommand(
+              new CmdRunAction({ command: "echo \"$FROM_SANDBOX_VARS\"", timeout: 60 })
+            )
+            assert.strictEqual(echoed.content, "startup value")
+            const timedOut = yield* rt.runCommand(new CmdRunAction({ command: "sleep 4", blocking: true }))
+            assert.instanceOf(timedOut, CmdOutputObservation, timedOut.content)
+            assert.strictEqual(
+              timedOut.metadata.suffix,
+              `\n[The command timed out after 2.0 seconds. ${TIMEOUT_TEMPLATE}]`
+            )
+          })).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({
+            ...processEnv(),
+            SANDBOX_TIMEOUT: "2",
+            SANDBOX_RUNTIME_STARTUP_ENV_VARS: JSON.stringify({ FROM_SANDBOX_VARS: "startup value" })
+          }))))
+    )
 
     it.live("Redacted values are usable but masked in every observation", () =>
       withRuntime(target, (rt) =>

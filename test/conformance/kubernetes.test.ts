@@ -20,10 +20,16 @@ import { runConformance } from "./suite.ts"
 // browser cases past the suite's 30 s.
 vi.setConfig({ testTimeout: 60_000 })
 
-describeDocker("kubernetes (stand-in, tools image)", () => {
+/**
+ * `EFFECT_SANDBOX_K8S_MODE=agentSandbox` runs the suite on agent-sandbox Sandboxes instead of bare
+ * pods: by hand, as CI's time allows one mode here (agentSandboxRuntime.test.ts covers the other).
+ */
+const mode = process.env["EFFECT_SANDBOX_K8S_MODE"] === "agentSandbox" ? "agentSandbox" : "pod"
+
+describeDocker(`kubernetes (stand-in, tools image, ${mode} mode)`, () => {
   const cluster = useStandIn()
   const withTools = (noChangeTimeoutSeconds: number) =>
-    standInLayer(cluster, { noChangeTimeoutSeconds, ipython: true, browser: true, deleteWorkspace: true })
+    standInLayer(cluster, { noChangeTimeoutSeconds, ipython: true, browser: true, deleteWorkspace: true, mode })
 
   // The first start builds the runtime image (a minute on a busy machine): here, not in the first case's 30 s.
   beforeAll(() => Effect.runPromise(Effect.scoped(Layer.build(withTools(10)))), 300_000)

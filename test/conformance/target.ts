@@ -16,6 +16,11 @@ export interface ConformanceTarget {
   readonly capabilities: RuntimeCapabilities
   /** Every process of a session dies with it whatever it does (a container); else that takes host cgroups. */
   readonly containsProcesses?: boolean
+  /**
+   * The layer is given a `SandboxConfig` (`sandbox`), so `SANDBOX_*` variables do not reach it: the
+   * case that sets them skips (every other target runs it).
+   */
+  readonly givenSandboxConfig?: boolean
 }
 
 /** `describe` title of a tool's cases, saying why they skip when the target lacks the tool. */

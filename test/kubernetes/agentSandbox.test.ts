@@ -6,7 +6,7 @@
  * with its reason; and nothing left once the scopes close.
  */
 import { assert, it } from "@effect/vitest"
-import { CustomObjectsApi } from "@kubernetes/client-node"
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import {
   claimSandbox,
@@ -19,11 +19,13 @@ import {
 import {
   describeCluster,
   eventually,
+  extensionObject,
   kubeConfigOf,
   namespace,
   onStandIn,
   podNames,
-  servingTemplate
+  servingTemplate,
+  warmPoolReady
 } from "./lifecycle.ts"
 import { standIn } from "./standin/server.ts"
 
@@ -80,32 +82,15 @@ describeCluster("agent-sandbox mode", () => {
     () =>
       onStandIn((kc) =>
         Effect.gen(function*() {
-          const custom = kc.makeApiClient(CustomObjectsApi)
-          const extensions = { group: "extensions.agents.x-k8s.io", version: "v1alpha1", namespace }
-          const created = (plural: string, body: object) =>
-            Effect.acquireRelease(
-              Effect.promise(() => custom.createNamespacedCustomObject({ ...extensions, plural, body })),
-              (made: { metadata: { name: string } }) =>
-                Effect.promise(() =>
-                  custom.deleteNamespacedCustomObject({ ...extensions, plural, name: made.metadata.name })
-                )
-            )
-          yield* created("sandboxtemplates", {
+          yield* extensionObject(kc, "sandboxtemplates", {
             metadata: { name: "tpl" },
             spec: { podTemplate: servingTemplate("warm") }
           })
-          yield* created("sandboxwarmpools", {
+          yield* extensionObject(kc, "sandboxwarmpools", {
             metadata: { name: "pool" },
             spec: { replicas: 1, sandboxTemplateRef: { name: "tpl" } }
           })
-          const warm = yield* eventually(async () => {
-            const pool = await custom.getNamespacedCustomObject({
-              ...extensions,
-              plural: "sandboxwarmpools",
-              name: "pool"
-            })
-            return (pool as { status?: { readyReplicas?: number } }).status?.readyReplicas === 1
-          }, 60_000)
+          const warm = yield* warmPoolReady(kc, "pool", 60_000)
           assert.isTrue(warm, "the warm pool never had a ready Sandbox")
           const [pooled] = yield* pods(kc)
 
@@ -154,6 +139,12 @@ describeCluster("agent-sandbox mode", () => {
           const unready = servingTemplate("never")
           unready.spec!.containers[0]!.command = ["sleep", "300"]
           const slow = yield* createSandbox(kc, { name: "unready", namespace, labels: {}, podTemplate: unready })
+          // Its container started first (a loaded machine takes seconds): the 2 s below are not-ready time only.
+          const running = yield* eventually(async () =>
+            (await kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: "unready", namespace }).catch(() => undefined))
+              ?.status?.phase ===
+              "Running", 60_000)
+          assert.isTrue(running, "the unready pod never ran")
           const timedOut = yield* Effect.flip(waitReady(kc, slow, { timeout: "2 seconds" }))
           assert.strictEqual(
             timedOut.message,

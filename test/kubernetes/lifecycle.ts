@@ -5,7 +5,7 @@
  * serving a file over HTTP, and waiting for a state no single watch shows.
  */
 import { assert } from "@effect/vitest"
-import { CoreV1Api, KubeConfig, type V1PodTemplateSpec } from "@kubernetes/client-node"
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1PodTemplateSpec } from "@kubernetes/client-node"
 import { Effect, type Scope } from "effect"
 import { beforeAll } from "vitest"
 import { describeDocker, toolsImage } from "../docker/infra.ts"
@@ -65,6 +65,32 @@ export const eventually = (check: () => Promise<boolean>, ms = 20_000) =>
     }
     return false
   })
+
+const EXTENSIONS = { group: "extensions.agents.x-k8s.io", version: "v1alpha1", namespace }
+
+/** An agent-sandbox extension object (`sandboxtemplates`, `sandboxwarmpools`) made, deleted when the scope closes. */
+export const extensionObject = (
+  kc: KubeConfig,
+  plural: string,
+  body: { readonly metadata: { readonly name: string }; readonly spec: object }
+) => {
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  return Effect.acquireRelease(
+    Effect.promise(() => custom.createNamespacedCustomObject({ ...EXTENSIONS, plural, body })),
+    () => Effect.promise(() => custom.deleteNamespacedCustomObject({ ...EXTENSIONS, plural, name: body.metadata.name }))
+  )
+}
+
+/** Whether the SandboxWarmPool `name` had one ready Sandbox within `ms`. */
+export const warmPoolReady = (kc: KubeConfig, name: string, ms: number) =>
+  eventually(async () => {
+    const pool = await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      ...EXTENSIONS,
+      plural: "sandboxwarmpools",
+      name
+    })
+    return (pool as { status?: { readyReplicas?: number } }).status?.readyReplicas === 1
+  }, ms)
 
 /** Names of the pods in the namespace. */
 export const podNames = async (kc: KubeConfig) =>

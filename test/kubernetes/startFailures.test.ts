@@ -115,7 +115,15 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
           [{ connect: "tunnel" as "direct" }, "connect: "],
           [{ sessionId: "UPPER" }, "sessionId: "],
           [{ workspace: "/tmp" }, "workspace: a pod cannot mount a host directory; its workspace is a PVC"],
-          [{ noChangeTimeoutSeconds: -1 }, "noChangeTimeoutSeconds: "]
+          [{ noChangeTimeoutSeconds: -1 }, "noChangeTimeoutSeconds: "],
+          [{ labels: { "a b": "x" } }, `labels: "a b" is not a key Kubernetes takes`],
+          [
+            { labels: { "effect-sandbox.owner": "x" } },
+            `labels: "effect-sandbox.owner": the effect-sandbox. prefix is the runtime's own`
+          ],
+          [{ mode: "sandbox" as "pod" }, "mode: "],
+          [{ warmPool: "pool" }, "warmPool: needs warmPoolTemplate"],
+          [{ mode: "pod", warmPoolTemplate: "tpl" }, "warmPoolTemplate: a SandboxClaim needs mode agentSandbox or auto"]
         ]
         for (const [options, field] of cases) {
           const { error } = yield* failedStart(options)

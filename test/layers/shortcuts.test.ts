@@ -13,6 +13,7 @@ import {
   FileEditAction,
   FileEditObservation,
   FileReadObservation,
+  InvalidOptionsError,
   Runtime,
   TestRuntime
 } from "../../src/index.ts"
@@ -87,13 +88,9 @@ describe("Runtime shortcuts", () => {
       assert.deepStrictEqual(yield* control.actions, [])
     }).pipe(Effect.provide(TestRuntime.layer({ strict: true }))))
 
-  it("new with a bad field throws one generic line; the shortcuts' typed error names the field", () => {
-    assert.throws(() => new CmdRunAction({ command: "make", timeout: 0 }), /^Schema validation failed$/)
-  })
-
   it("FileEditAction.command is a literal union", () => {
     // @ts-expect-error: not one of OHEditor's commands
-    assert.throws(() => new FileEditAction({ path: "a.txt", command: "delete" }), "Schema validation failed")
+    assert.throws(() => new FileEditAction({ path: "a.txt", command: "delete" }), InvalidOptionsError)
     assert.strictEqual(new FileEditAction({ path: "a.txt", command: "undo_edit" }).command, "undo_edit")
   })
 })

@@ -52,6 +52,29 @@ describe("effect-sandbox-runtime-api command line", () => {
     assert.strictEqual(result.stderr, `--max-sandboxes needs a positive integer, got 0\n${RUNTIME_API_USAGE}\n`)
   }, 60_000)
 
+  it("refuses --provisioner kubernetes with a bad namespace, no cluster, or port-forwards without --proxy", () => {
+    const badNamespace = runMain(["--port", "0", "--provisioner", "kubernetes", "--namespace", "Team_A", "--proxy"])
+    assert.strictEqual(badNamespace.status, 2)
+    assert.match(badNamespace.stderr, /^Invalid KubernetesRuntime options: namespace/)
+    const noCluster = runMain(["--port", "0", "--provisioner", "kubernetes", "--proxy"], {
+      KUBECONFIG: join(import.meta.dirname, "no-such-kubeconfig")
+    })
+    assert.strictEqual(noCluster.status, 2)
+    assert.strictEqual(
+      noCluster.stderr,
+      `Cannot load the kubeconfig: ENOENT: no such file or directory, open '${
+        join(import.meta.dirname, "no-such-kubeconfig")
+      }'\n`
+    )
+    const noProxy = runMain(["--port", "0", "--provisioner", "kubernetes", "--kube-connect", "port-forward"])
+    assert.strictEqual(noProxy.status, 2)
+    assert.strictEqual(
+      noProxy.stderr,
+      "--provisioner kubernetes outside a cluster reaches pods through port-forwards of this process only: " +
+        "add --proxy, so that clients reach them through this server.\n"
+    )
+  }, 60_000)
+
   it("parses every option, and names what is wrong", () => {
     assert.deepStrictEqual(
       parseRuntimeApiArgs([
@@ -93,11 +116,42 @@ describe("effect-sandbox-runtime-api command line", () => {
           cpus: 0.5,
           memoryMb: 1024,
           containerNamePrefix: "team-a",
-          registryPrefix: "registry.local/team-a"
+          registryPrefix: "registry.local/team-a",
+          namespace: undefined,
+          kubeConnect: undefined,
+          pvcStorageSize: undefined,
+          pvcStorageClass: undefined,
+          deleteWorkspace: false
         }
       }
     )
-    assert.strictEqual(refused(["--provisioner", "kubernetes"]), "unknown provisioner kubernetes (known: docker)")
+    const kubernetes = parseRuntimeApiArgs([
+      "--provisioner",
+      "kubernetes",
+      "--namespace",
+      "sandboxes",
+      "--kube-connect",
+      "port-forward",
+      "--pvc-storage-size",
+      "5Gi",
+      "--pvc-storage-class",
+      "fast",
+      "--delete-workspace"
+    ])
+    assert.deepInclude(kubernetes._tag === "Ok" ? kubernetes.args : {}, {
+      provisioner: "kubernetes",
+      namespace: "sandboxes",
+      kubeConnect: "portForward",
+      pvcStorageSize: "5Gi",
+      pvcStorageClass: "fast",
+      deleteWorkspace: true
+    })
+    assert.strictEqual(refused(["--provisioner", "nomad"]), "unknown provisioner nomad (known: docker, kubernetes)")
+    assert.strictEqual(refused(["--namespace", "x"]), "--namespace is an option of --provisioner kubernetes")
+    assert.strictEqual(
+      refused(["--provisioner", "kubernetes", "--kube-connect", "ingress"]),
+      "--kube-connect is direct or port-forward, got ingress"
+    )
     assert.strictEqual(refused(["--port", "70000"]), "invalid port: 70000")
     assert.strictEqual(refused(["--public-url", "ftp://x"]), "--public-url needs an http(s) URL, got ftp://x")
     assert.strictEqual(refused(["--memory-mb", "1.5"]), "--memory-mb needs a positive integer, got 1.5")

@@ -6,26 +6,22 @@
  * stopped: no container of the session is left.
  */
 import { afterEach, assert, it } from "@effect/vitest"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { RemoteRuntime, type RemoteRuntimeOptions } from "../../src/remote.ts"
 import { dockerCli } from "../docker/helpers.ts"
-import { baseImage, describeDocker } from "../docker/infra.ts"
-import { type ApiServer, newSessionId, removeLeftovers, sessionContainers, startApiServer } from "./apiServer.ts"
+import { describeDocker } from "../docker/infra.ts"
+import {
+  type ApiServer,
+  apiServerLayer,
+  newSessionId,
+  removeLeftovers,
+  sessionContainers,
+  startApiServer
+} from "./apiServer.ts"
 import { echo } from "./helpers.ts"
 
 const KEY = randomBytes(16).toString("hex")
 const servers: Array<ApiServer> = []
-
-const layer = (base: string, sessionId: string, more: Partial<RemoteRuntimeOptions> = {}) =>
-  RemoteRuntime.layer({
-    apiUrl: base,
-    apiKey: Redacted.make(KEY),
-    sessionId,
-    baseImage: baseImage(),
-    schedules: { podStatus: Schedule.spaced("250 millis"), buildStatus: Schedule.spaced("500 millis") },
-    ...more
-  })
 
 /** The session's containers' states (`docker inspect`'s Status), sorted. */
 const states = (sessionId: string) =>
@@ -45,7 +41,9 @@ describeDocker("RemoteRuntime against effect-sandbox-runtime-api", () => {
         servers.push(server)
         const sid = newSessionId()
 
-        const first = yield* echo.pipe(Effect.provide(layer(server.base, sid, { keepRuntimeAlive: true })))
+        const first = yield* echo.pipe(
+          Effect.provide(apiServerLayer(server.base, KEY, sid, { keepRuntimeAlive: true }))
+        )
         assert.deepStrictEqual({ content: first.content, exitCode: first.exitCode }, {
           content: "remote-42",
           exitCode: 0
@@ -53,7 +51,7 @@ describeDocker("RemoteRuntime against effect-sandbox-runtime-api", () => {
         assert.strictEqual(first.info.kind, "remote")
         assert.deepStrictEqual(states(sid), ["paused"])
 
-        const second = yield* echo.pipe(Effect.provide(layer(server.base, sid)))
+        const second = yield* echo.pipe(Effect.provide(apiServerLayer(server.base, KEY, sid)))
         assert.strictEqual(second.content, "remote-42")
         assert.strictEqual(second.info.urls["actionServer"], first.info.urls["actionServer"])
         for (let attempt = 0; attempt < 40 && states(sid).length > 0; attempt++) yield* Effect.sleep("250 millis")

@@ -1,15 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { parseVolumes } from "../../src/layers/docker/volumes.ts"
-import { CmdRunAction } from "../../src/schema/Action.ts"
+import * as Action from "../../src/schema/Action.ts"
+import { InvalidOptionsError } from "../../src/schema/errors.ts"
 import { decodeOptions, invalidOptions } from "../../src/schema/issues.ts"
 import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
 
-/** Built as effects: `makeEffect` keeps the issue in the error channel (`new` throws, naming no field). */
+/** Built as effects: `makeEffect` keeps the issue in the error channel (`new` throws it). */
 const config = (input: ConstructorParameters<typeof SandboxConfig>[0]) =>
   Effect.mapError(SandboxConfig.makeEffect(input), (issue) => invalidOptions("SandboxConfig", issue))
-const command = (input: ConstructorParameters<typeof CmdRunAction>[0]) =>
-  Effect.mapError(CmdRunAction.makeEffect(input), (issue) => invalidOptions("CmdRunAction", issue))
+const command = (input: ConstructorParameters<typeof Action.CmdRunAction>[0]) =>
+  Effect.mapError(Action.CmdRunAction.makeEffect(input), (issue) => invalidOptions("CmdRunAction", issue))
 
 /** The one-line message of an `InvalidOptionsError` (the test fails on success or another error). */
 const messageOf = <A, E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<A, E>) =>
@@ -19,6 +20,18 @@ const messageOf = <A, E extends { readonly _tag: string; readonly message: strin
     return error.message
   }))
 
+/** What `make` throws: an `InvalidOptionsError`'s one line (the test fails on no throw or another error). */
+const thrownBy = (make: () => unknown): string => {
+  try {
+    make()
+  } catch (error) {
+    assert.instanceOf(error, InvalidOptionsError)
+    assert.notInclude(error.message, "\n")
+    return error.message
+  }
+  return assert.fail("no error thrown")
+}
+
 describe("bad options are one-line typed errors", () => {
   it.effect("SandboxConfig({ timeout: -1 })", () =>
     Effect.gen(function*() {
@@ -26,7 +39,6 @@ describe("bad options are one-line typed errors", () => {
         yield* messageOf(config({ timeout: -1 })),
         "Invalid SandboxConfig: timeout: Expected a value greater than 0"
       )
-      assert.throws(() => new SandboxConfig({ timeout: -1 }))
     }))
 
   it.effect("CmdRunAction({ timeout: 0 })", () =>
@@ -66,4 +78,42 @@ describe("bad options are one-line typed errors", () => {
           + " volumes: Expected host:container[:ro|rw] entries separated by commas"
       )
     }))
+
+  it("new of an action or SandboxConfig throws the same InvalidOptionsError, naming the field", () => {
+    const expected = "Expected a value greater than 0"
+    assert.strictEqual(
+      thrownBy(() => new Action.CmdRunAction({ command: "ls", timeout: 0 })),
+      `Invalid CmdRunAction: timeout: ${expected}`
+    )
+    assert.strictEqual(
+      thrownBy(() => new SandboxConfig({ timeout: -1 })),
+      `Invalid SandboxConfig: timeout: ${expected}`
+    )
+    assert.strictEqual(
+      thrownBy(() => new SandboxConfig({ volumes: "/data" })),
+      "Invalid SandboxConfig: volumes: Expected host:container[:ro|rw] entries separated by commas"
+    )
+    const actions = [
+      () => new Action.IPythonRunCellAction({ code: "1", timeout: 0 }),
+      () => new Action.FileReadAction({ path: "a", timeout: 0 }),
+      () => new Action.FileWriteAction({ path: "a", content: "", timeout: 0 }),
+      () => new Action.FileEditAction({ path: "a", command: "view", timeout: 0 }),
+      () => new Action.BrowseURLAction({ url: "about:blank", timeout: 0 }),
+      () => new Action.BrowseInteractiveAction({ browserActions: "noop()", timeout: 0 }),
+      () => new Action.McpCallAction({ name: "tool", timeout: 0 })
+    ]
+    assert.deepStrictEqual(actions.map(thrownBy), [
+      `Invalid IPythonRunCellAction: timeout: ${expected}`,
+      `Invalid FileReadAction: timeout: ${expected}`,
+      `Invalid FileWriteAction: timeout: ${expected}`,
+      `Invalid FileEditAction: timeout: ${expected}`,
+      `Invalid BrowseURLAction: timeout: ${expected}`,
+      `Invalid BrowseInteractiveAction: timeout: ${expected}`,
+      `Invalid McpCallAction: timeout: ${expected}`
+    ])
+    // A good one is built as before, and is still the class decoding gives.
+    const good = new Action.FileWriteAction({ path: "a", content: "x", start: 2, timeout: 5 })
+    assert.instanceOf(good, Action.FileWriteAction)
+    assert.deepStrictEqual([good._tag, good.start, good.end, good.timeout], ["FileWriteAction", 2, -1, 5])
+  })
 })

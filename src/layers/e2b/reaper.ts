@@ -6,8 +6,7 @@
  * elsewhere), and sandboxes kept alive on release are left alone.
  */
 import { type Duration, Effect, Schedule, type Schedule as ScheduleType } from "effect"
-import { hostname } from "node:os"
-import { deadOwner, METADATA } from "../internal/ownerMetadata.ts"
+import { METADATA, ownedHere, ownerGone } from "../internal/ownerMetadata.ts"
 import { e2bCall, type E2BConnection, type E2BSdk, sdkOptions } from "./sdk.ts"
 
 /** One pass: kill every managed sandbox whose owner on this host is gone. The ids killed. */
@@ -18,20 +17,23 @@ export const reapOrphans = Effect.fn("E2BRuntime.reapOrphans")(function*(
 ) {
   const paginator = sdk.Sandbox.list({
     ...sdkOptions(connection),
-    query: { metadata: { [METADATA.managed]: "true", [METADATA.ownerHost]: hostname() } }
+    query: { metadata: ownedHere() }
   })
   const killed: Array<string> = []
   while (paginator.hasNext) {
     const page = yield* e2bCall("list the sandboxes of this host", () => paginator.nextItems(), retry)
     for (const listed of page) {
-      const pid = deadOwner(listed.metadata)
-      if (pid === undefined) continue
+      if (!ownerGone(listed.metadata)) continue
       yield* e2bCall(
         `kill the orphaned sandbox ${listed.sandboxId}`,
         () => sdk.Sandbox.kill(listed.sandboxId, sdkOptions(connection)),
         retry
       )
-      yield* Effect.logInfo(`E2BRuntime: killed sandbox ${listed.sandboxId}, whose owner (pid ${pid}) is gone`)
+      yield* Effect.logInfo(
+        `E2BRuntime: killed sandbox ${listed.sandboxId}, whose owner (pid ${
+          listed.metadata[METADATA.ownerPid]
+        }) is gone`
+      )
       killed.push(listed.sandboxId)
     }
   }

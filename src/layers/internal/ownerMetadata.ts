@@ -1,9 +1,8 @@
 /**
- * What the cloud runtimes whose provider keeps string metadata on a sandbox (E2B's metadata,
- * Runloop's devbox metadata) write there at create: our marker, the session, the owner (host and
- * pid, for the reaper) and the session key, for attaching by session id. Anyone holding the
- * account's API key can read metadata, and can run commands in the sandbox anyway
- * (docs/security.md).
+ * What a cloud runtime whose provider keeps free-form key/value pairs on a sandbox (E2B's
+ * metadata, Modal's tags) writes there: our marker, the session, the owner (host and pid, for the
+ * reaper) and the session key, for attaching by session id. Anyone holding the account's
+ * credentials can read them, and can run commands in the sandbox anyway (docs/security.md).
  */
 import { hostname } from "node:os"
 import { processAlive } from "../../runtime/processAlive.ts"
@@ -32,15 +31,17 @@ export const sandboxMetadata = (input: {
   [METADATA.sessionKey]: input.sessionKey
 })
 
+/** What a reaper lists: our sandboxes whose owner ran on this host (a pid means nothing elsewhere). */
+export const ownedHere = (): Record<string, string> => ({
+  [METADATA.managed]: "true",
+  [METADATA.ownerHost]: hostname()
+})
+
 /**
- * The pid of the sandbox's owner when that owner ran on this host and is gone (the reaper's
- * test); undefined for anything else: not ours, kept alive, another host's (a pid means nothing
- * elsewhere), or an owner still running.
+ * Whether a sandbox listed with `ownedHere` is an orphan: not kept alive, and its owner's process
+ * gone. Unreadable pids are not judged.
  */
-export const deadOwner = (metadata: Readonly<Record<string, string>>): number | undefined => {
+export const ownerGone = (metadata: Readonly<Record<string, string>>): boolean => {
   const pid = Number(metadata[METADATA.ownerPid])
-  const ours = metadata[METADATA.managed] === "true" && metadata[METADATA.ownerHost] === hostname()
-  return ours && metadata[METADATA.keepAlive] !== "true" && Number.isInteger(pid) && !processAlive(pid)
-    ? pid
-    : undefined
+  return metadata[METADATA.keepAlive] !== "true" && Number.isInteger(pid) && !processAlive(pid)
 }

@@ -79,6 +79,8 @@ export interface CreateSandboxOptions {
   readonly shutdownTime?: string | undefined
   /** A headless Service for a stable DNS name. */
   readonly service?: boolean | undefined
+  /** Leave it when the scope closes (a session kept alive for a later attach). */
+  readonly keep?: boolean | undefined
 }
 
 export interface ClaimSandboxOptions {
@@ -92,6 +94,8 @@ export interface ClaimSandboxOptions {
   readonly shutdownTime?: string | undefined
   /** How long to wait for the claim to be bound to a Sandbox (default 2 minutes). */
   readonly timeout?: Duration.Input | undefined
+  /** Leave it when the scope closes (a session kept alive for a later attach). */
+  readonly keep?: boolean | undefined
 }
 
 const startError = (message: string) => new RuntimeStartError({ message })
@@ -195,7 +199,17 @@ export const remove = Effect.fn("removeSandbox")(function*(kc: KubeConfig, ref: 
   yield* waitPodGone(kc, ref, "2 minutes")
 })
 
-/** Create a Sandbox, removed when the scope closes. Returns once created; `waitReady` waits for its pod. */
+/** Create with `create`; unless `keep`, `remove` the made object when the scope closes (its failure logged). */
+const made = <A>(
+  create: Effect.Effect<A, RuntimeStartError>,
+  removal: () => Effect.Effect<void, RuntimeStartError>,
+  keep: boolean | undefined
+) =>
+  keep === true
+    ? create
+    : Effect.acquireRelease(create, () => removal().pipe(Effect.catch((error) => Effect.logWarning(error.message))))
+
+/** Create a Sandbox, removed when the scope closes (unless `keep`). Returns once created; `waitReady` waits for its pod. */
 export const createSandbox = Effect.fn("createSandbox")(function*(kc: KubeConfig, options: CreateSandboxOptions) {
   const api = KubernetesObjectApi.makeApiClient(kc)
   const ref: SandboxRef = { namespace: options.namespace, name: options.name }
@@ -211,18 +225,19 @@ export const createSandbox = Effect.fn("createSandbox")(function*(kc: KubeConfig
       ...(options.service === undefined ? {} : { service: options.service })
     }
   }
-  yield* Effect.acquireRelease(
+  yield* made(
     kubeCall(`create Sandbox ${options.namespace}/${options.name}`, () => api.create(body)).pipe(
       Effect.mapError((error) => startError(error.message))
     ),
-    () => remove(kc, ref).pipe(Effect.catch((error) => Effect.logWarning(error.message)))
+    () => remove(kc, ref),
+    options.keep
   )
   return ref
 })
 
 /**
  * Claim a Sandbox from a template (a ready one from its warm pool when there is one), released
- * with the scope. Returns once the claim names its Sandbox; `waitReady` waits for its pod.
+ * with the scope (unless `keep`). Returns once the claim names its Sandbox; `waitReady` waits for its pod.
  */
 export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, options: ClaimSandboxOptions) {
   const api = KubernetesObjectApi.makeApiClient(kc)
@@ -243,11 +258,12 @@ export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, 
     }
   }
   const released = { ref: { namespace, name, claim: name } as SandboxRef }
-  yield* Effect.acquireRelease(
+  yield* made(
     kubeCall(`create SandboxClaim ${namespace}/${name}`, () => api.create(body)).pipe(
       Effect.mapError((error) => startError(error.message))
     ),
-    () => remove(kc, released.ref).pipe(Effect.catch((error) => Effect.logWarning(error.message)))
+    () => remove(kc, released.ref),
+    options.keep
   )
   const timeout = options.timeout ?? "2 minutes"
   const bound = yield* watchState<ClaimObject>(kc, SANDBOX_CLAIM, namespace, name).pipe(

@@ -41,6 +41,12 @@ export interface ResourceQuantities {
 /** How the owner reaches the server: a pod IP from inside the cluster, or the API server's port-forward. */
 export type ConnectMode = "auto" | "direct" | "portForward"
 
+/**
+ * What a session is made as: a bare pod, an agent-sandbox `Sandbox` (or `SandboxClaim` with
+ * `warmPoolTemplate`), or `auto`: a Sandbox when API discovery shows the agent-sandbox CRDs, else a pod.
+ */
+export type KubernetesMode = "pod" | "agentSandbox" | "auto"
+
 export interface KubernetesRuntimeOptions extends RuntimeOptions {
   /** The cluster (default `KubeConfig.loadFromDefault()`: `KUBECONFIG`, ~/.kube/config, or the in-cluster service account). */
   readonly kubeConfig?: KubeConfigLike
@@ -85,6 +91,24 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
    */
   readonly connect?: ConnectMode
   /**
+   * `pod` (default: what every cluster runs), `agentSandbox` (a `Sandbox` of the agent-sandbox CRDs:
+   * the cluster expires it when its owner stops renewing, pause is `replicas: 0`), or `auto` (a
+   * Sandbox when the cluster serves the CRDs, else a pod). docs/runtimes/kubernetes.md.
+   */
+  readonly mode?: KubernetesMode
+  /**
+   * agentSandbox mode through a `SandboxClaim` on this `SandboxTemplate` (the cluster operator's,
+   * running the runtime image: `KubernetesRuntime.sandboxTemplate` writes one). The session key's
+   * digest reaches the pod through the claim's `env`, so the claim must make its Sandbox anew.
+   */
+  readonly warmPoolTemplate?: string
+  /**
+   * The claim's `warmpool`: `none` (default) makes a Sandbox from the template with the key's digest;
+   * a pool's name or `default` may hand over a warm pod started before the session key existed,
+   * which cannot check it: such a claim is refused with a RuntimeStartError (docs say why).
+   */
+  readonly warmPool?: string
+  /**
    * The owner's heartbeat Lease (every object made is labelled with its name) and the reaper that
    * removes the objects of owners whose Lease went stale: `renewEvery` (10 s), `staleAfter` (60 s),
    * `reapEvery` (30 s), `clockSkew` (10 s), `missingLeaseGrace` (20 s). docs/runtimes/kubernetes.md.
@@ -102,6 +126,39 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
 /** A label value: at most 63 characters, alphanumeric at both ends. */
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
+
+/**
+ * A label or annotation key: an optional DNS-subdomain prefix and `/`, then a name of at most 63
+ * characters, alphanumeric at both ends. Our own prefix is refused: those labels are how the
+ * runtime and the reaper find objects, and a user's `effect-sandbox.owner` on a kept-alive session
+ * would hand it to a reaper.
+ */
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
+const OWN_PREFIX = "effect-sandbox."
+
+const refuse = (message: string) => Effect.fail(new InvalidOptionsError({ message: `Invalid ${SUBJECT}: ${message}` }))
+
+/** Each key of `labels` and `annotations` well-formed and not ours (Schema.Record does not check keys). */
+const checkMetadataKeys = Effect.fn("checkMetadataKeys")(function*(options: KubernetesRuntimeOptions) {
+  for (const field of ["labels", "annotations"] as const) {
+    for (const key of Object.keys(options[field] ?? {})) {
+      if (!QUALIFIED_NAME.test(key)) {
+        yield* refuse(
+          `${field}: ${
+            JSON.stringify(key)
+          } is not a key Kubernetes takes ([prefix/]name, name at most 63 characters, alphanumeric at both ends)`
+        )
+      }
+      if (key.startsWith(OWN_PREFIX)) {
+        yield* refuse(
+          `${field}: ${
+            JSON.stringify(key)
+          }: the ${OWN_PREFIX} prefix is the runtime's own (how sessions and owners are found)`
+        )
+      }
+    }
+  }
+})
 
 const dnsLabel = (max: number) => Schema.String.check(Schema.isPattern(DNS_LABEL), Schema.isMaxLength(max))
 const quantity = Schema.String.check(Schema.isPattern(QUANTITY))
@@ -135,7 +192,10 @@ const OptionsSchema = Schema.Struct({
   ingressTlsSecret: Schema.optionalKey(dnsLabel(253)),
   runtimeClassName: Schema.optionalKey(dnsLabel(253)),
   labels: Schema.optionalKey(Schema.Record(Schema.String, labelValue)),
-  connect: Schema.optionalKey(Schema.Literals(["auto", "direct", "portForward"]))
+  connect: Schema.optionalKey(Schema.Literals(["auto", "direct", "portForward"])),
+  mode: Schema.optionalKey(Schema.Literals(["pod", "agentSandbox", "auto"])),
+  warmPoolTemplate: Schema.optionalKey(dnsLabel(253)),
+  warmPool: Schema.optionalKey(dnsLabel(253))
 })
 
 const SUBJECT = "KubernetesRuntime options"
@@ -162,6 +222,21 @@ const checkLeaseTerms = Effect.fn("checkLeaseTerms")(function*(terms: KubeOwners
 })
 
 /**
+ * A claim's Sandbox comes from the operator's template: it is always agent-sandbox, and what the
+ * runtime would add to a pod of its own (an ingress to its service) has nothing to point at.
+ */
+const checkClaimOptions = Effect.fn("checkClaimOptions")(function*(options: KubernetesRuntimeOptions) {
+  if (options.warmPoolTemplate === undefined) {
+    if (options.warmPool !== undefined) yield* refuse("warmPool: needs warmPoolTemplate (the template it pools)")
+    return
+  }
+  if (options.mode === "pod") yield* refuse("warmPoolTemplate: a SandboxClaim needs mode agentSandbox or auto, not pod")
+  if (options.ingressDomain !== undefined) {
+    yield* refuse("ingressDomain: not with warmPoolTemplate (a claimed Sandbox has no service of the runtime's)")
+  }
+})
+
+/**
  * Check the options (the shared ones, then the pod's), failing with one line naming each bad field.
  * A host `workspace` is refused: a pod's workspace is its PVC.
  */
@@ -174,6 +249,8 @@ export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(functi
     })
   }
   yield* checkLeaseTerms(options.ownerLease ?? {})
+  yield* checkClaimOptions(options)
+  yield* checkMetadataKeys(options)
   if (options.keepWorkspace === true && options.deleteWorkspace === true) {
     return yield* new InvalidOptionsError({
       message: `Invalid ${SUBJECT}: deleteWorkspace: contradicts keepWorkspace: true`

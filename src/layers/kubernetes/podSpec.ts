@@ -6,6 +6,7 @@
  * that a bare pod and an agent-sandbox `Sandbox` (its `podTemplate`) run the very same thing.
  */
 import type { V1PodTemplateSpec } from "@kubernetes/client-node"
+import { createHash, randomBytes } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
@@ -17,7 +18,8 @@ export const SERVER_PORT = 8080
 export const WORKSPACE = "/workspace"
 const NODE = "/opt/effect-sandbox/bin/node"
 const SERVER = "/opt/effect-sandbox/payload/server.mjs"
-const WORKSPACE_VOLUME = "workspace"
+/** The workspace volume's name; a Sandbox's volumeClaimTemplate of this name makes its PVC `workspace-<sandbox>`. */
+export const WORKSPACE_VOLUME = "workspace"
 
 /** What one session's pod is made of beyond the options. */
 export interface PodInput {
@@ -26,13 +28,22 @@ export interface PodInput {
   /** Labels and annotations (labels.ts) the pod carries. */
   readonly labels: Readonly<Record<string, string>>
   readonly annotations: Readonly<Record<string, string>>
-  /** The workspace PVC's name. */
-  readonly claimName: string
-  /** The SHA-256 (hex) of the session key: all the server needs to check keys (server/sessionKey.ts). */
-  readonly keySha256: string
+  /** The workspace PVC's name; undefined when a Sandbox's `volumeClaimTemplates` adds the volume. */
+  readonly claimName: string | undefined
+  /**
+   * The SHA-256 (hex) of the session key: all the server needs to check keys (server/sessionKey.ts).
+   * Undefined for a SandboxTemplate's pod, whose session key does not exist yet: `lockedDigest`.
+   */
+  readonly keySha256: string | undefined
   readonly options: KubernetesRuntimeOptions
   readonly sandbox: SandboxConfig
 }
+
+/**
+ * The digest of a key nobody has (random, thrown away): a template's pod never serves an open
+ * server. A claim appends the session's own digest to the env, and the last entry of a name wins.
+ */
+const lockedDigest = () => createHash("sha256").update(randomBytes(32)).digest("hex")
 
 /** OpenHands' KubernetesConfig defaults: requests cpu 1 and memory 1Gi, a memory limit of 2Gi. */
 const resourcesOf = (options: KubernetesRuntimeOptions) => ({
@@ -45,7 +56,7 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
   const { options, sandbox } = input
   const uid = options.userId ?? 1000
   const env = sandboxServerEnv(sandbox, options, input.sessionId, {
-    [SESSION_KEY_SHA256_VARIABLE]: input.keySha256,
+    [SESSION_KEY_SHA256_VARIABLE]: input.keySha256 ?? lockedDigest(),
     ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
   })
   return {
@@ -91,7 +102,9 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
         },
         volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE }]
       }],
-      volumes: [{ name: WORKSPACE_VOLUME, persistentVolumeClaim: { claimName: input.claimName } }]
+      ...(input.claimName === undefined
+        ? {}
+        : { volumes: [{ name: WORKSPACE_VOLUME, persistentVolumeClaim: { claimName: input.claimName } }] })
     }
   }
 }

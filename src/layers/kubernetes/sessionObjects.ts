@@ -14,7 +14,7 @@ import { watchPod } from "./podWatch.ts"
 const DELETE_WAIT = "60 seconds"
 
 /** Run `release` when the scope closes, unless the objects are kept; its failure is logged, never raised. */
-const onRelease = (kept: boolean, what: string, release: Effect.Effect<unknown, unknown>) =>
+export const onRelease = (kept: boolean, what: string, release: Effect.Effect<unknown, unknown>) =>
   kept ? Effect.void : Effect.addFinalizer(() =>
     release.pipe(
       Effect.catchCause((cause) => Effect.logWarning(`KubernetesRuntime: cannot ${what}`, cause))

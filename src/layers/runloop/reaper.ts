@@ -7,8 +7,7 @@
  */
 import type { Runloop } from "@runloop/api-client"
 import { type Duration, Effect, Schedule, type Schedule as ScheduleType } from "effect"
-import { hostname } from "node:os"
-import { deadOwner, METADATA } from "../internal/ownerMetadata.ts"
+import { METADATA, ownedHere, ownerGone } from "../internal/ownerMetadata.ts"
 import { managedDevboxes } from "./devboxes.ts"
 import { runloopCall } from "./errors.ts"
 
@@ -17,8 +16,8 @@ export const reapOrphans = Effect.fn("RunloopRuntime.reapOrphans")(function*(
   api: Runloop,
   retry: ScheduleType.Schedule<unknown>
 ) {
-  const ours = yield* managedDevboxes(api, { [METADATA.ownerHost]: hostname() }, retry)
-  const orphans = ours.filter((devbox) => deadOwner(devbox.metadata) !== undefined)
+  const ours = yield* managedDevboxes(api, ownedHere(), retry)
+  const orphans = ours.filter((devbox) => ownerGone(devbox.metadata))
   yield* Effect.forEach(
     orphans,
     (devbox) =>

@@ -29,23 +29,29 @@ export const unsupportedEnv = (env: V1EnvVar): string | undefined => {
   } only`
 }
 
-/** `NAME=value` for each variable of the pod's container, or ContainerConfigError. */
-export const resolveEnv = (store: Store, pod: KObject): Array<string> =>
-  ((pod.spec.containers[0] as V1Container).env ?? []).map((env) => {
-    const ref = env.valueFrom?.secretKeyRef
-    if (ref !== undefined) {
-      const name = ref.name ?? ""
-      const secret = store.find(Secrets, pod.metadata.namespace, name)
-      if (secret === undefined) throw new ContainerConfigError(`secret "${name}" not found`)
-      const value = (secret["data"] as Record<string, string> | undefined)?.[ref.key]
-      if (value === undefined) {
-        throw new ContainerConfigError(`couldn't find key ${ref.key} in Secret ${pod.metadata.namespace}/${name}`)
+/**
+ * `NAME=value` for each variable of the pod's container, or ContainerConfigError. A name given
+ * twice takes its last value, as the kubelet resolves it (a claim's `env` appended to a template's).
+ */
+export const resolveEnv = (store: Store, pod: KObject): Array<string> => {
+  const all = (pod.spec.containers[0] as V1Container).env ?? []
+  return all.filter((variable, index) => !all.slice(index + 1).some((later) => later.name === variable.name))
+    .map((env) => {
+      const ref = env.valueFrom?.secretKeyRef
+      if (ref !== undefined) {
+        const name = ref.name ?? ""
+        const secret = store.find(Secrets, pod.metadata.namespace, name)
+        if (secret === undefined) throw new ContainerConfigError(`secret "${name}" not found`)
+        const value = (secret["data"] as Record<string, string> | undefined)?.[ref.key]
+        if (value === undefined) {
+          throw new ContainerConfigError(`couldn't find key ${ref.key} in Secret ${pod.metadata.namespace}/${name}`)
+        }
+        return `${env.name}=${Buffer.from(value, "base64").toString("utf8")}`
       }
-      return `${env.name}=${Buffer.from(value, "base64").toString("utf8")}`
-    }
-    const field = env.valueFrom?.fieldRef?.fieldPath
-    return `${env.name}=${field === undefined ? env.value ?? "" : FIELDS[field]!(pod) ?? ""}`
-  })
+      const field = env.valueFrom?.fieldRef?.fieldPath
+      return `${env.name}=${field === undefined ? env.value ?? "" : FIELDS[field]!(pod) ?? ""}`
+    })
+}
 
 /** Docker options for the pod's and container's security context (user, capabilities, no-new-privileges, read-only root). */
 export const securityOptions = (spec: V1PodSpec, container: V1Container) => {

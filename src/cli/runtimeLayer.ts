@@ -1,0 +1,73 @@
+/**
+ * The runtime `effect-sandbox run` and `shell` work on (`--runtime`). Each is built with the
+ * shared options the flags give; how it reaches its provider (a kubeconfig, an API key and URL)
+ * comes from the environment variables its layer already reads (`KUBECONFIG`, `E2B_API_KEY`,
+ * `DAYTONA_API_KEY`, `SANDBOX_API_KEY`, ...), so the CLI adds no second way to set them; the one
+ * flag of its own is `--api-url`, the runtime API of `--runtime remote`, which RemoteRuntime takes
+ * as an option only. An option a runtime has no use for is refused in one line by that runtime (a
+ * `--workspace` for a cloud sandbox) or here (`--image` where the image is the provider's template
+ * or snapshot, `--api-url` off `remote`).
+ */
+import { Effect, Layer, Option } from "effect"
+import { CliRuntime } from "../layers/CliRuntime.ts"
+import { DaytonaRuntime } from "../layers/DaytonaRuntime.ts"
+import { DockerRuntime } from "../layers/DockerRuntime.ts"
+import { E2BRuntime } from "../layers/E2BRuntime.ts"
+import { KubernetesRuntime } from "../layers/KubernetesRuntime.ts"
+import { LocalRuntime } from "../layers/LocalRuntime.ts"
+import { RemoteRuntime } from "../layers/RemoteRuntime.ts"
+import { InvalidOptionsError } from "../schema/errors.ts"
+import { Runtime } from "../services/Runtime.ts"
+
+/** The `--runtime` values, in the order `--help` lists them. */
+export const CLI_RUNTIMES = ["cli", "local", "docker", "kubernetes", "e2b", "daytona", "remote"] as const
+
+export type CliRuntimeName = (typeof CLI_RUNTIMES)[number]
+
+/** The runtimes whose `--image` is the base image of the runtime image they build. */
+const TAKES_IMAGE: ReadonlyArray<CliRuntimeName> = ["docker", "kubernetes", "remote"]
+
+export interface CliRuntimeOptions {
+  readonly runtime: CliRuntimeName
+  readonly image: Option.Option<string>
+  readonly apiUrl: Option.Option<string>
+  readonly workspace: Option.Option<string>
+  readonly noChangeTimeout: number
+}
+
+/** The layer of `--runtime`, or one failing with the one-line reason it cannot be built so. */
+export const cliRuntimeLayer = (options: CliRuntimeOptions): Layer.Layer<Runtime, { readonly message: string }> => {
+  const refused = Option.isSome(options.image) && !TAKES_IMAGE.includes(options.runtime)
+    ? `--image applies to --runtime ${TAKES_IMAGE.join(", ")} only, not --runtime ${options.runtime}.`
+    : Option.isSome(options.apiUrl) && options.runtime !== "remote"
+    ? `--api-url applies to --runtime remote only, not --runtime ${options.runtime}.`
+    : undefined
+  if (refused !== undefined) return Layer.effect(Runtime, Effect.fail(new InvalidOptionsError({ message: refused })))
+  const common = {
+    noChangeTimeoutSeconds: options.noChangeTimeout,
+    ...Option.match(options.workspace, { onNone: () => ({}), onSome: (workspace) => ({ workspace }) })
+  }
+  // Without --image, the base image is SandboxConfig's (SANDBOX_BASE_CONTAINER_IMAGE or its default).
+  const image = Option.match(options.image, { onNone: () => ({}), onSome: (baseImage) => ({ baseImage }) })
+  switch (options.runtime) {
+    case "cli":
+      return CliRuntime.layer(common)
+    case "local":
+      return LocalRuntime.layer(common)
+    case "docker":
+      return DockerRuntime.layer({ ...common, ...image })
+    case "kubernetes":
+      // The session's PVC goes with it, as the other runtimes' temporary workspace does.
+      return KubernetesRuntime.layer({ ...common, ...image, deleteWorkspace: true })
+    case "e2b":
+      return E2BRuntime.layer(common)
+    case "daytona":
+      return DaytonaRuntime.layer(common)
+    case "remote":
+      return RemoteRuntime.layer({
+        ...common,
+        ...image,
+        ...Option.match(options.apiUrl, { onNone: () => ({}), onSome: (apiUrl) => ({ apiUrl }) })
+      })
+  }
+}

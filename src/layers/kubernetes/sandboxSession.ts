@@ -1,0 +1,172 @@
+/**
+ * A session in agentSandbox mode: the pod comes from an agent-sandbox `Sandbox` (agentSandbox.ts)
+ * instead of being made bare. Either a Sandbox of the session's own, from the very pod template
+ * the pod mode runs, its workspace a `volumeClaimTemplates` PVC; or, with `warmPoolTemplate`, a
+ * `SandboxClaim` on the operator's SandboxTemplate, the session key's digest in the claim's `env`.
+ * Either way the owner's heartbeat keeps its `shutdownTime` ahead (ownerLease.ts), so the cluster
+ * removes it when the owner dies; pause is `replicas: 0`, resume `replicas: 1`.
+ *
+ * A warm pool's pod was started before the session key existed: its server checks another digest
+ * (a SandboxTemplate's pod holds a key nobody has: podSpec.ts), and nothing a cluster offers
+ * changes a running container's environment. So a claim's pod is used only when its env carries
+ * the session's digest; a warm one is refused (docs/runtimes/kubernetes.md, "agent-sandbox mode").
+ * Loaded by KubernetesRuntime only in this mode: it imports client-node.
+ */
+import type { V1PersistentVolumeClaim, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
+import {
+  claimSandbox,
+  createSandbox,
+  detect,
+  resume as resumeSandbox,
+  type SandboxRef,
+  suspend,
+  waitReady
+} from "./agentSandbox.ts"
+import { type Kube, kubeCall, kubeCallOrMissing } from "./client.ts"
+import type { KubernetesRuntimeOptions } from "./options.ts"
+import type { KubeOwnerLease } from "./ownerLease.ts"
+import { WORKSPACE_VOLUME } from "./podSpec.ts"
+import type { PodLifecycle } from "./reach.ts"
+import { onRelease } from "./sessionObjects.ts"
+
+/**
+ * Does this layer make Sandboxes? `pod` never; `agentSandbox` (and any `warmPoolTemplate`) only on
+ * a cluster that serves the kinds it needs, else a start error saying so; `auto` when it serves them.
+ */
+export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, options: KubernetesRuntimeOptions) {
+  const claims = options.warmPoolTemplate !== undefined
+  const mode = options.mode ?? (claims ? "agentSandbox" : "pod")
+  if (mode === "pod") return false
+  const served = yield* detect(kube.config).pipe(
+    Effect.mapError((error) => new RuntimeStartError({ message: `Cannot ${error.message}` }))
+  )
+  const needed = claims
+    ? { served: served.claims, what: "extensions.agents.x-k8s.io/v1alpha1 SandboxClaims (warmPoolTemplate)" }
+    : { served: served.sandboxes, what: "agents.x-k8s.io/v1alpha1 Sandboxes" }
+  if (needed.served) return true
+  if (mode === "auto" && !claims) return false
+  return yield* new RuntimeStartError({
+    message:
+      `The cluster does not serve ${needed.what}, which mode ${mode} needs: install agent-sandbox (kubernetes-sigs/agent-sandbox) or use mode "pod"`
+  })
+})
+
+/** Suspend and resume by `replicas`; `ready` is `waitReady` then `check` on the pod that became ready. */
+const sandboxLifecycle = (
+  kube: Kube,
+  ref: SandboxRef,
+  check: (podName: string) => Effect.Effect<void, RuntimeStartError>
+): PodLifecycle => {
+  const checked = (ready: Effect.Effect<{ readonly podName: string; readonly podIP: string }, RuntimeStartError>) =>
+    ready.pipe(Effect.tap((endpoint) => check(endpoint.podName)), Effect.map((endpoint) => endpoint.podIP))
+  return {
+    ready: checked(waitReady(kube.config, ref)),
+    pause: suspend(kube.config, ref),
+    resume: checked(resumeSandbox(kube.config, ref))
+  }
+}
+
+/** Delete a PVC made from a volumeClaimTemplate (gone already is fine). */
+const deleteClaim = (kube: Kube, name: string) =>
+  kubeCallOrMissing(
+    `delete PVC ${name}`,
+    () => kube.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: kube.namespace })
+  )
+
+export interface OwnSandboxInput {
+  readonly kube: Kube
+  /** The Sandbox's name (its pod's too): the pod mode's pod name. */
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+  /** The pod mode's template, without the workspace volume (the volumeClaimTemplate adds it). */
+  readonly podTemplate: V1PodTemplateSpec
+  /** The workspace PVC's template; the controller names the PVC `workspace-<name>`. */
+  readonly workspace: V1PersistentVolumeClaim
+  readonly deleteWorkspace: boolean
+  /** The owner's Lease, whose heartbeat keeps `shutdownTime` ahead; undefined when kept alive. */
+  readonly lease: KubeOwnerLease | undefined
+}
+
+/** A Sandbox of the session's own, removed on release (its workspace PVC only with `deleteWorkspace`). */
+export const ownSandbox = Effect.fn("ownSandbox")(function*(input: OwnSandboxInput) {
+  const { kube, lease } = input
+  const pvc = `${WORKSPACE_VOLUME}-${input.name}`
+  // Registered first, so it runs after the Sandbox's removal has waited for its pod to let go.
+  yield* onRelease(!input.deleteWorkspace, `delete PVC ${pvc}`, deleteClaim(kube, pvc))
+  const ref = yield* createSandbox(kube.config, {
+    name: input.name,
+    namespace: kube.namespace,
+    labels: input.labels,
+    podTemplate: input.podTemplate,
+    volumeClaimTemplates: [{ ...input.workspace, metadata: { ...input.workspace.metadata, name: WORKSPACE_VOLUME } }],
+    shutdownTime: lease?.shutdownTime(),
+    keep: lease === undefined
+  })
+  if (lease !== undefined) yield* lease.keepAlive({ kind: "Sandbox", name: ref.name })
+  return { podName: ref.name, workspaceClaim: pvc, lifecycle: sandboxLifecycle(kube, ref, () => Effect.void) }
+})
+
+export interface ClaimedSandboxInput {
+  readonly kube: Kube
+  /** The claim's name. */
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly templateName: string
+  readonly warmPool: string | undefined
+  /** The session key's SHA-256 (hex), for the claim's env. */
+  readonly keySha256: string
+  /** Delete the Sandbox's `workspace-<sandbox>` PVC (the template's volumeClaimTemplate) on release too. */
+  readonly deleteWorkspace: boolean
+  readonly lease: KubeOwnerLease | undefined
+}
+
+/** The digest the pod's server checks keys against: the last env entry of that name (the kubelet's rule). */
+const checkedDigest = (pod: V1Pod | undefined) =>
+  (pod?.spec?.containers[0]?.env ?? []).filter((variable) => variable.name === SESSION_KEY_SHA256_VARIABLE).at(-1)
+    ?.value
+
+/** A Sandbox claimed from `templateName`, released with its claim; used only if its pod checks the session's key. */
+export const claimedSandbox = Effect.fn("claimedSandbox")(function*(input: ClaimedSandboxInput) {
+  const { kube, lease } = input
+  // Registered before the claim, so it runs after the claim's removal has waited for the pod.
+  const bound = { sandbox: undefined as string | undefined }
+  yield* onRelease(
+    !input.deleteWorkspace,
+    "delete the workspace PVC",
+    Effect.suspend(() =>
+      bound.sandbox === undefined
+        ? Effect.void
+        : Effect.asVoid(deleteClaim(kube, `${WORKSPACE_VOLUME}-${bound.sandbox}`))
+    )
+  )
+  const ref = yield* claimSandbox(kube.config, {
+    name: input.name,
+    namespace: kube.namespace,
+    templateName: input.templateName,
+    warmPool: input.warmPool ?? "none",
+    labels: input.labels,
+    env: { [SESSION_KEY_SHA256_VARIABLE]: input.keySha256 },
+    shutdownTime: lease?.shutdownTime(),
+    keep: lease === undefined
+  })
+  bound.sandbox = ref.name
+  if (lease !== undefined) yield* lease.keepAlive({ kind: "SandboxClaim", name: input.name })
+  const serves = (podName: string) =>
+    kubeCall(`read pod ${podName}`, () => kube.core.readNamespacedPod({ name: podName, namespace: kube.namespace }))
+      .pipe(
+        Effect.flatMap((pod) =>
+          checkedDigest(pod) === input.keySha256 ? Effect.void : Effect.fail(
+            new RuntimeStartError({
+              message: `SandboxClaim ${kube.namespace}/${input.name} was given Sandbox ${ref.name}, whose pod ` +
+                `does not check this session's key: a warm pool's pod, started before the key existed, cannot ` +
+                `take it (a container's environment is fixed when it starts). Claim with warmPool "none" (the ` +
+                `default) to have the Sandbox made from the template with the key's digest in its env`
+            })
+          )
+        )
+      )
+  return { podName: ref.name, lifecycle: sandboxLifecycle(kube, ref, serves) }
+})

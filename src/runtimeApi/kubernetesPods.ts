@@ -1,0 +1,107 @@
+/**
+ * The pod of a runtime API sandbox on Kubernetes, and what its state means to §14's clients.
+ *
+ * The pod is KubernetesRuntime's (kubernetes/podSpec.ts: the workspace PVC, the `/alive` readiness
+ * probe, the unprivileged sandbox user) with the request's part: without `command`, our action
+ * server on podSpec's port with the key's digest only; with one, exactly that command on port
+ * 60000 as the image's own user (as the Docker backend runs it), the key as `SESSION_API_KEY` from
+ * the sandbox's Secret, where OpenHands' server reads it. Either way the app ports are declared
+ * so that the service and the proxy can reach them.
+ */
+import type { V1EnvVar, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
+import { KEY_FIELD } from "../layers/kubernetes/manifests.ts"
+import type { KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
+import { podTemplate, SERVER_PORT } from "../layers/kubernetes/podSpec.ts"
+import { hasEnded, isReady, podTrouble } from "../layers/kubernetes/startErrors.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { type PodState, SANDBOX_APP_PORTS, SANDBOX_SERVER_PORT, type SessionStatus } from "./sandboxes.ts"
+import type { StartRequest } from "./schemas.ts"
+
+export interface SandboxPodInput {
+  readonly request: StartRequest
+  readonly image: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly claimName: string
+  /** The sandbox's Secret, holding the key under `KEY_FIELD`. */
+  readonly keySecret: string
+  readonly keySha256: string
+  readonly options: KubernetesRuntimeOptions
+  readonly sandbox: SandboxConfig
+}
+
+/** The pod template of a sandbox and the port its action server listens on. */
+export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpec; serverPort: number } => {
+  const { request } = input
+  const base = podTemplate({
+    sessionId: request.session_id,
+    image: input.image,
+    labels: input.labels,
+    annotations: {},
+    claimName: input.claimName,
+    keySha256: input.keySha256,
+    options: { ...input.options, env: { ...input.options.env, ...request.environment } },
+    sandbox: input.sandbox
+  })
+  const spec = base.spec!
+  const container = spec.containers[0]!
+  const appPorts = SANDBOX_APP_PORTS.map((port) => ({ name: `app-${port}`, containerPort: port }))
+  if (request.command === undefined) {
+    const ours = { ...container, ports: [...container.ports ?? [], ...appPorts] }
+    if (request.working_dir !== undefined) ours.workingDir = request.working_dir
+    return { template: { ...base, spec: { ...spec, containers: [ours] } }, serverPort: SERVER_PORT }
+  }
+  const env: Array<V1EnvVar> = [
+    ...Object.entries({ ...input.sandbox.runtimeStartupEnvVars, ...request.environment })
+      .filter(([name]) => name !== "SESSION_API_KEY")
+      .map(([name, value]) => ({ name, value })),
+    { name: "SESSION_API_KEY", valueFrom: { secretKeyRef: { name: input.keySecret, key: KEY_FIELD } } }
+  ]
+  const { runAsUser: _user, runAsGroup: _group, ...podSecurity } = spec.securityContext ?? {}
+  const { workingDir: _dir, ...rest } = container
+  const given = {
+    ...rest,
+    command: [...request.command],
+    env,
+    ...(request.working_dir === undefined ? {} : { workingDir: request.working_dir }),
+    ports: [{ name: "http", containerPort: SANDBOX_SERVER_PORT }, ...appPorts],
+    readinessProbe: { ...container.readinessProbe, httpGet: { path: "/alive", port: SANDBOX_SERVER_PORT } },
+    // The image's own user, which may need to switch users (OpenHands' server does): no capability
+    // dropped, as the Docker backend; still no privilege gained through set-uid files.
+    securityContext: { privileged: false, allowPrivilegeEscalation: false }
+  }
+  return {
+    template: { ...base, spec: { ...spec, securityContext: podSecurity, containers: [given] } },
+    serverPort: SANDBOX_SERVER_PORT
+  }
+}
+
+/** The session's status: paused while its pod is deleted on purpose, stopped once the pod ended or vanished. */
+export const sessionStatusOf = (pod: V1Pod | undefined, paused: boolean): SessionStatus =>
+  paused
+    ? "paused"
+    : pod === undefined || hasEnded(pod) || pod.metadata?.deletionTimestamp !== undefined
+    ? "stopped"
+    : "running"
+
+/** `/runtime/{id}`'s view of the pod: §14's `pod_status` words for Kubernetes' phases and reasons. */
+export const podStateOf = (pod: V1Pod | undefined, paused: boolean): PodState => {
+  const restartCount = pod?.status?.containerStatuses?.[0]?.restartCount ?? 0
+  if (paused) return { podStatus: "paused", restartCount, restartReasons: [] }
+  if (pod === undefined) return { podStatus: "failed", restartCount, restartReasons: ["the pod is gone (deleted)"] }
+  const trouble = podTrouble(pod)
+  if (pod.status?.containerStatuses?.[0]?.state?.waiting?.reason === "CrashLoopBackOff") {
+    return { podStatus: "crashloopbackoff", restartCount, restartReasons: [trouble ?? "CrashLoopBackOff"] }
+  }
+  if (trouble !== undefined) return { podStatus: "failed", restartCount, restartReasons: [trouble] }
+  if (pod.metadata?.deletionTimestamp !== undefined) {
+    return { podStatus: "failed", restartCount, restartReasons: ["the pod is being deleted"] }
+  }
+  if (pod.status?.phase === "Running") {
+    return { podStatus: isReady(pod) ? "ready" : "running", restartCount, restartReasons: [] }
+  }
+  return {
+    podStatus: pod.status?.phase === "Pending" || pod.status?.phase === undefined ? "pending" : "unknown",
+    restartCount,
+    restartReasons: []
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * KubernetesRuntime in agentSandbox mode, on the stand-in: a session is a `Sandbox` of its own
+ * (commands run, the workspace PVC from its volumeClaimTemplate survives pause and resume, release
+ * leaves only that PVC), or a `SandboxClaim` on a SandboxTemplate written by
+ * `KubernetesRuntime.sandboxTemplate` (made anew with the key's digest in its env; a warm pool's
+ * pod, which cannot check the session's key, is refused); `auto` takes bare pods on a cluster
+ * without the CRDs; a missing template and a cluster without the CRDs fail with typed errors.
+ */
+import { assert, it } from "@effect/vitest"
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { CmdOutputObservation, CmdRunAction, RuntimeStartError } from "../../src/index.ts"
+import { KubernetesRuntime } from "../../src/kubernetes.ts"
+import { buildRuntime } from "../docker/helpers.ts"
+import { describeDocker } from "../docker/infra.ts"
+import { assertEngineClean, namespace, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import { eventually, extensionObject, kubeConfigOf, warmPoolReady } from "./lifecycle.ts"
+import { standIn } from "./standin/server.ts"
+
+const extensions = { group: "extensions.agents.x-k8s.io", version: "v1alpha1", namespace }
+const sandboxes = { group: "agents.x-k8s.io", version: "v1alpha1", namespace }
+
+const names = (list: { items: Array<{ metadata: { name: string } }> }) => list.items.map((i) => i.metadata.name)
+
+/** The Sandboxes and SandboxClaims carrying the session's label. */
+const agentObjects = (kc: KubeConfig, sessionId: string) =>
+  Effect.promise(async () => {
+    const custom = kc.makeApiClient(CustomObjectsApi)
+    const labelSelector = `effect-sandbox.session=${sessionId}`
+    return {
+      sandboxes: names(await custom.listNamespacedCustomObject({ ...sandboxes, plural: "sandboxes", labelSelector })),
+      claims: names(await custom.listNamespacedCustomObject({ ...extensions, plural: "sandboxclaims", labelSelector }))
+    }
+  })
+
+const output = (observation: unknown) => {
+  assert.instanceOf(observation, CmdOutputObservation)
+  return observation
+}
+
+const deletePvc = (kc: KubeConfig, name: string) =>
+  Effect.promise(() => kc.makeApiClient(CoreV1Api).deleteNamespacedPersistentVolumeClaim({ name, namespace }))
+
+const sessionIdOf = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
+
+describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
+  const cluster = useStandIn()
+
+  it.live(
+    "a Sandbox of its own runs commands, keeps the workspace across pause and resume, and leaves only its PVC",
+    () =>
+      Effect.gen(function*() {
+        const sessionId = sessionIdOf("as")
+        const name = `effect-sandbox-${sessionId}`
+        const { rt, release } = yield* buildRuntime(standInLayer(cluster, { sessionId, mode: "agentSandbox" }))
+        const run = (command: string) => rt.run(new CmdRunAction({ command })).pipe(Effect.map(output))
+        const first = yield* run("echo kept > /workspace/note.txt && export MOOD=set && echo written")
+        assert.strictEqual(first.content.trim(), "written")
+        assert.strictEqual(first.exitCode, 0)
+        assert.deepStrictEqual(yield* agentObjects(cluster.kubeConfig, sessionId), { sandboxes: [name], claims: [] })
+        // Expiring on the cluster's side one lease term (60 s) ahead, pushed on by the owner's heartbeat.
+        const made: { spec: { shutdownTime: string; shutdownPolicy: string } } = yield* Effect.promise(() =>
+          cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+            ...sandboxes,
+            plural: "sandboxes",
+            name
+          })
+        )
+        assert.strictEqual(made.spec.shutdownPolicy, "Delete")
+        const ahead = Date.parse(made.spec.shutdownTime) - Date.now()
+        assert.isTrue(ahead > 0 && ahead <= 60_000, `shutdownTime ${made.spec.shutdownTime} is not within a term ahead`)
+        // The pod is the Sandbox's (named after it), labelled as a session's; the workspace its volumeClaimTemplate's.
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
+          ...noObjects,
+          pods: [name],
+          services: [`${name}-svc`],
+          secrets: [`${name}-key`],
+          claims: [`workspace-${name}`]
+        })
+
+        yield* rt.pause
+        assert.strictEqual(yield* rt.currentStatus, "PAUSED")
+        assert.deepStrictEqual((yield* sessionObjects(cluster.kubeConfig, sessionId)).pods, [])
+        yield* rt.resume
+        assert.strictEqual(yield* rt.currentStatus, "READY")
+        const after = yield* run("cat /workspace/note.txt; echo \"mood=${MOOD:-unset}\"")
+        assert.strictEqual(after.content.trim(), "kept\nmood=unset")
+
+        yield* release
+        assert.deepStrictEqual(yield* agentObjects(cluster.kubeConfig, sessionId), { sandboxes: [], claims: [] })
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
+          ...noObjects,
+          claims: [`workspace-${name}`]
+        })
+        yield* assertEngineClean(cluster.standIn, false)
+        yield* deletePvc(cluster.kubeConfig, `workspace-${name}`)
+        yield* assertEngineClean(cluster.standIn)
+      }),
+    240_000
+  )
+
+  it.live(
+    "claims from a SandboxTemplate with the key's digest; refuses a warm pool's pod; a missing template names itself",
+    () =>
+      Effect.gen(function*() {
+        const kc = cluster.kubeConfig
+        const custom = kc.makeApiClient(CustomObjectsApi)
+        const template = yield* KubernetesRuntime.sandboxTemplate("tpl", { baseImage: cluster.image })
+        yield* extensionObject(kc, "sandboxtemplates", template)
+        const claimed = (options: { sessionId: string; warmPool?: string; template?: string }) =>
+          standInLayer(cluster, {
+            sessionId: options.sessionId,
+            warmPoolTemplate: options.template ?? "tpl",
+            deleteWorkspace: true,
+            ...(options.warmPool === undefined ? {} : { warmPool: options.warmPool })
+          })
+
+        // Made anew from the template (warmPool "none"): the claim carries the owner labels, the pod our digest.
+        const sessionId = sessionIdOf("cl")
+        const name = `effect-sandbox-${sessionId}`
+        const { rt, release } = yield* buildRuntime(claimed({ sessionId }))
+        const echoed = output(yield* rt.run(new CmdRunAction({ command: "echo from-the-claim" })))
+        assert.strictEqual(echoed.content.trim(), "from-the-claim")
+        const claim: { metadata: { labels: Record<string, string> } } = yield* Effect.promise(() =>
+          custom.getNamespacedCustomObject({ ...extensions, plural: "sandboxclaims", name })
+        )
+        assert.match(claim.metadata.labels["effect-sandbox.owner"]!, /^effect-sandbox-owner-[0-9a-f]{10}$/)
+        assert.deepStrictEqual(yield* agentObjects(kc, sessionId), { sandboxes: [], claims: [name] })
+        yield* release
+        assert.deepStrictEqual(yield* agentObjects(kc, sessionId), { sandboxes: [], claims: [] })
+        assert.deepStrictEqual(yield* sessionObjects(kc, sessionId), noObjects)
+
+        // A warm pool of the same template: its ready pod holds a key nobody has, so the claim is refused.
+        yield* extensionObject(kc, "sandboxwarmpools", {
+          metadata: { name: "pool" },
+          spec: { replicas: 1, sandboxTemplateRef: { name: "tpl" } }
+        })
+        const warm = yield* warmPoolReady(kc, "pool", 120_000)
+        assert.isTrue(warm, "the warm pool never had a ready Sandbox")
+        const refusedId = sessionIdOf("wp")
+        const refused = yield* Effect.flip(buildRuntime(claimed({ sessionId: refusedId, warmPool: "pool" })))
+        assert.instanceOf(refused, RuntimeStartError)
+        assert.match(
+          refused.message,
+          new RegExp(
+            `^SandboxClaim default/effect-sandbox-${refusedId} was given Sandbox pool-[0-9a-f]{5}, whose pod does not check this session's key: a warm pool's pod, started before the key existed, cannot take it`
+          )
+        )
+        assert.deepStrictEqual(yield* agentObjects(kc, refusedId), { sandboxes: [], claims: [] })
+        assert.deepStrictEqual(yield* sessionObjects(kc, refusedId), noObjects)
+
+        const missing = yield* Effect.flip(buildRuntime(claimed({ sessionId: sessionIdOf("nt"), template: "nope" })))
+        assert.instanceOf(missing, RuntimeStartError)
+        assert.match(
+          missing.message,
+          /^SandboxClaim default\/effect-sandbox-nt-[0-9a-f]{8} cannot be bound: TemplateNotFound: SandboxTemplate "nope" not found$/
+        )
+      }).pipe(
+        Effect.scoped,
+        // The warm pool's Sandboxes went with it; their volumeClaimTemplate PVCs stay, as on a cluster.
+        Effect.andThen(Effect.promise(async () => {
+          const core = cluster.kubeConfig.makeApiClient(CoreV1Api)
+          for (const pvc of (await core.listNamespacedPersistentVolumeClaim({ namespace })).items) {
+            await core.deleteNamespacedPersistentVolumeClaim({ name: pvc.metadata!.name!, namespace })
+          }
+        })),
+        Effect.andThen(Effect.gen(function*() {
+          const podsGone = yield* eventually(async () =>
+            (await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace })).items.length === 0
+          )
+          assert.isTrue(podsGone, "pods left behind")
+          yield* assertEngineClean(cluster.standIn)
+        }))
+      ),
+    300_000
+  )
+
+  it.live(
+    "auto takes bare pods on a cluster without the CRDs, where agentSandbox fails saying why",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const plain = yield* standIn({ agentSandbox: false })
+        const kubeConfig = kubeConfigOf(plain.kubeconfigPath)
+        const onPlain = { kubeConfig, image: cluster.image }
+        const refused = yield* Effect.flip(buildRuntime(standInLayer(onPlain, { mode: "agentSandbox" })))
+        assert.instanceOf(refused, RuntimeStartError)
+        assert.strictEqual(
+          refused.message,
+          "The cluster does not serve agents.x-k8s.io/v1alpha1 Sandboxes, which mode agentSandbox needs: install agent-sandbox (kubernetes-sigs/agent-sandbox) or use mode \"pod\""
+        )
+
+        const sessionId = sessionIdOf("auto")
+        const name = `effect-sandbox-${sessionId}`
+        const { rt, release } = yield* buildRuntime(
+          standInLayer(onPlain, { sessionId, mode: "auto", deleteWorkspace: true })
+        )
+        assert.strictEqual(output(yield* rt.runCommand("echo bare")).content.trim(), "bare")
+        assert.deepStrictEqual(yield* sessionObjects(kubeConfig, sessionId), {
+          ...noObjects,
+          pods: [name],
+          services: [`${name}-svc`],
+          secrets: [`${name}-key`],
+          claims: [`${name}-pvc`]
+        })
+        yield* release
+        assert.deepStrictEqual(yield* sessionObjects(kubeConfig, sessionId), noObjects)
+        yield* assertEngineClean(plain)
+      })),
+    180_000
+  )
+})

@@ -1,0 +1,140 @@
+/**
+ * ModalRuntime's start failures through the real `modal` SDK against the stand-in, each with its
+ * message and nothing left behind: a bad token pair, a missing image, an image without the
+ * payload (the launcher's line read back from the sandbox's logs), rate-limited creates retried
+ * and then refused, and options refused before anything is made.
+ */
+import { assert, it } from "@effect/vitest"
+import { Effect, Redacted, Schedule } from "effect"
+import { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
+import { buildRuntime, startError } from "../../docker/helpers.ts"
+import { describeDocker } from "../../docker/infra.ts"
+import { standinOptions, useModalStandin } from "./fixture.ts"
+
+describeDocker("ModalRuntime start (stand-in)", () => {
+  const standinOf = useModalStandin()
+
+  const creates = () => standinOf().calls.filter((c) => c.method === "SandboxCreateV2").length
+
+  /** The start's error message, once the stand-in holds no container. */
+  const refusal = (options: ModalRuntimeOptions) =>
+    Effect.gen(function*() {
+      const error = yield* startError(ModalRuntime.layer(standinOptions(standinOf(), options)))
+      assert.deepStrictEqual(yield* Effect.promise(() => standinOf().containers()), [])
+      return error as RuntimeStartError | InvalidOptionsError
+    })
+
+  it.live("a bad token pair is Modal's UNAUTHENTICATED text, before any sandbox", () =>
+    Effect.gen(function*() {
+      const before = creates()
+      const error = yield* refusal({ tokenSecret: Redacted.make("as-wrong") })
+      assert.instanceOf(error, RuntimeStartError)
+      assert.strictEqual(
+        error.message,
+        "Modal could not look up app effect-sandbox: Token ID or secret is invalid. Create a new token with " +
+          "`modal token new`."
+      )
+      assert.strictEqual(creates(), before)
+    }))
+
+  it.live("no token at all is an InvalidOptionsError naming the variable", () =>
+    Effect.gen(function*() {
+      const saved = process.env["MODAL_TOKEN_ID"]
+      delete process.env["MODAL_TOKEN_ID"]
+      const { tokenId: _, ...rest } = standinOptions(standinOf())
+      const error = yield* startError(ModalRuntime.layer(rest)).pipe(
+        Effect.ensuring(Effect.sync(() => saved === undefined || (process.env["MODAL_TOKEN_ID"] = saved)))
+      )
+      assert.instanceOf(error, InvalidOptionsError)
+      assert.strictEqual(
+        (error as InvalidOptionsError).message,
+        "ModalRuntime options: no tokenId given and MODAL_TOKEN_ID is not set (a Modal token: `modal token new`, " +
+          "or the dashboard's API tokens)."
+      )
+    }))
+
+  it.live("an image that was never published is Modal's NOT_FOUND text", () =>
+    Effect.gen(function*() {
+      const error = yield* refusal({ image: "no-such-image" })
+      assert.strictEqual(
+        error.message,
+        "Modal could not look up image no-such-image: Could not find published image 'no-such-image:latest'"
+      )
+    }))
+
+  it.live("a registry image Modal cannot pull is the build's failure", () =>
+    Effect.gen(function*() {
+      const error = yield* refusal({ registryImage: "registry.invalid/no-such:1" })
+      assert.match(
+        error.message,
+        /^Modal could not look up image registry\.invalid\/no-such:1: Image build for im-\w+ failed with the exception:\npull access denied for registry\.invalid\/no-such:1: repository does not exist$/
+      )
+    }))
+
+  it.live(
+    "an image without the payload ends its sandbox at once, saying what it lacks; the sandbox is terminated",
+    () =>
+      Effect.gen(function*() {
+        const error = yield* refusal({ image: "base" })
+        assert.instanceOf(error, RuntimeStartError)
+        const sandbox = [...standinOf().sandboxes.values()].at(-1)!
+        assert.strictEqual(
+          error.message,
+          `The action server in Modal sandbox ${sandbox.id} exited with code 78 before it answered. Its last output:\n` +
+            "effect-sandbox: this image has no /opt/effect-sandbox/bin/node: make it from the runtime image " +
+            "(docs/runtimes/modal.md, \"Making the image\")"
+        )
+      }),
+    120_000
+  )
+
+  it.live("rate-limited creates are retried with the schedule until one is let through", () =>
+    Effect.gen(function*() {
+      const before = creates()
+      standinOf().refuseCreates(2, "Sandbox creation rate limit exceeded, please retry later")
+      const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 3 }))
+      const { rt, release } = yield* buildRuntime(
+        ModalRuntime.layer(standinOptions(standinOf(), { rateLimitRetry: quick }))
+      )
+      assert.strictEqual((yield* rt.runCommand("echo started")).content.trim(), "started")
+      yield* release
+      assert.strictEqual(creates() - before, 3)
+      assert.deepStrictEqual(yield* Effect.promise(() => standinOf().containers()), [])
+    }), 120_000)
+
+  it.live("creates still refused after the retries are Modal's RESOURCE_EXHAUSTED text", () =>
+    Effect.gen(function*() {
+      const before = creates()
+      standinOf().refuseCreates(5, "Sandbox creation rate limit exceeded, please retry later")
+      const error = yield* refusal({ rateLimitRetry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 })) })
+      standinOf().refuseCreates(0, "")
+      assert.strictEqual(
+        error.message,
+        "Modal could not create a sandbox from image effect-sandbox-runtime: Sandbox creation rate limit exceeded, " +
+          "please retry later"
+      )
+      assert.strictEqual(creates() - before, 2)
+    }))
+
+  it.live("options Modal would refuse are InvalidOptionsErrors, and nothing is called", () =>
+    Effect.gen(function*() {
+      const calls = standinOf().calls.length
+      const messages = yield* Effect.forEach(
+        [
+          { idleTimeout: "2500 millis" },
+          { timeout: "0 seconds" },
+          { image: "effect-sandbox-runtime", registryImage: "effect-sandbox-runtime:x" },
+          { cpu: -1 }
+        ] satisfies Array<ModalRuntimeOptions>,
+        (options) => Effect.map(refusal(options), (e) => e.message)
+      )
+      assert.deepStrictEqual(messages, [
+        "ModalRuntime options: idleTimeout must be whole seconds, at least 3 (Modal counts in seconds).",
+        "ModalRuntime options: timeout must be whole seconds, at least 1 (Modal counts in seconds).",
+        "ModalRuntime options: give image (a published Modal image) or registryImage, not both.",
+        "ModalRuntime options: cpu and memoryMiB must be positive."
+      ])
+      assert.strictEqual(standinOf().calls.length, calls)
+    }))
+})

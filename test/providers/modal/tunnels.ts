@@ -1,0 +1,78 @@
+/**
+ * Modal's encrypted tunnels, here: a TLS listener on 127.0.0.1 per sandbox port, passing bytes to
+ * that port of the sandbox's container. The SDK makes a tunnel's URL `https://<host>:<port>`, so
+ * the listener speaks TLS with a certificate made per stand-in (openssl, as the Kubernetes stand-in's), which `trustCertificate`
+ * adds to this test process's default CAs only (what the runtime's HTTP client and `fetch` use).
+ * Each tunnel reports its open connections, which the idle timeout counts as activity, as Modal does.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { connect, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createServer, getCACertificates, type Server, setDefaultCACertificates } from "node:tls"
+import { selfSignedCertificate } from "../../kubernetes/standin/tls.ts"
+
+/** A self-signed certificate for 127.0.0.1 (a day long), and its key: the Kubernetes stand-in's kind. */
+export interface Certificate {
+  readonly cert: string
+  readonly key: string
+}
+
+export const makeCertificate = (): Certificate => {
+  const dir = mkdtempSync(join(tmpdir(), "modal-standin-tls-"))
+  try {
+    const made = selfSignedCertificate(dir)
+    return { cert: made.cert.toString("utf8"), key: made.key.toString("utf8") }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Trust `certificate` in this process (on top of the default CAs), as a client of a real tunnel trusts Modal's. */
+export const trustCertificate = (certificate: Certificate) =>
+  setDefaultCACertificates([...getCACertificates("default"), certificate.cert])
+
+/** One port's tunnel. */
+export interface Tunnel {
+  readonly containerPort: number
+  readonly port: number
+  /** Connections open now. */
+  readonly open: () => number
+  readonly close: () => Promise<void>
+}
+
+/** A tunnel to `ip:containerPort`, calling `touched` on every connection and byte (activity). */
+export const openTunnel = async (
+  certificate: Certificate,
+  ip: string,
+  containerPort: number,
+  touched: () => void
+): Promise<Tunnel> => {
+  const sockets = new Set<Socket>()
+  const server: Server = createServer({ cert: certificate.cert, key: certificate.key }, (client) => {
+    touched()
+    const upstream = connect(containerPort, ip)
+    sockets.add(client).add(upstream)
+    const done = () => {
+      client.destroy()
+      upstream.destroy()
+      sockets.delete(client)
+      sockets.delete(upstream)
+      touched()
+    }
+    client.on("data", touched).on("error", done).on("close", done)
+    upstream.on("error", done).on("close", done)
+    client.pipe(upstream).pipe(client)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as { port: number }).port
+  return {
+    containerPort,
+    port,
+    open: () => sockets.size / 2,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }
+}
