@@ -8,6 +8,7 @@
 export type {
   ConnectMode,
   KubeConfigLike,
+  KubeManifest,
   KubernetesMode,
   KubernetesRuntimeOptions,
   ResourceQuantities,

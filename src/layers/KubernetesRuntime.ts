@@ -34,7 +34,7 @@ import {
   serverService,
   workspaceClaim
 } from "./kubernetes/manifests.ts"
-import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "./kubernetes/options.ts"
+import { checkKubernetesOptions, type KubeManifest, type KubernetesRuntimeOptions } from "./kubernetes/options.ts"
 import { acquireOwnership } from "./kubernetes/owner.ts"
 import type { KubeOwnerLease } from "./kubernetes/ownerLease.ts"
 import { podTemplate, SERVER_PORT, WORKSPACE, WORKSPACE_VOLUME } from "./kubernetes/podSpec.ts"
@@ -221,13 +221,18 @@ const kubernetesProvisioner = (options: KubernetesRuntimeOptions) => (sandbox: S
     } satisfies Provisioner
   })
 
+type LayerError = RuntimeStartError | InvalidOptionsError | Config.ConfigError
+
 /**
  * The `SandboxTemplate` (extensions.agents.x-k8s.io/v1alpha1) named `name` whose Sandboxes run the
  * server `options` describe, for the cluster operator to apply and `warmPoolTemplate` to name: the
  * pod mode's pod template, its workspace a volumeClaimTemplate. Its pod holds the digest of a key
  * nobody has, so a Sandbox made from it serves no one until a claim's env gives it a session's.
  */
-const sandboxTemplate = (name: string, options: KubernetesRuntimeOptions = {}) =>
+const sandboxTemplate = (
+  name: string,
+  options: KubernetesRuntimeOptions = {}
+): Effect.Effect<KubeManifest, LayerError> =>
   Effect.gen(function*() {
     yield* checkKubernetesOptions({ ...options, sessionId: name })
     const sandbox = yield* sandboxConfigOr(options.sandbox)
@@ -300,7 +305,6 @@ export class KubernetesSandboxPool extends Context.Service<KubernetesSandboxPool
   "effect-sandbox/KubernetesSandboxPool"
 ) {}
 
-type LayerError = RuntimeStartError | InvalidOptionsError | Config.ConfigError
 
 export const KubernetesRuntime = {
   /** A runtime in a pod of its own; its objects are deleted on release (the PVC only with `deleteWorkspace`). */

@@ -265,3 +265,19 @@ export const connectMode = (mode: ConnectMode | undefined): "direct" | "portForw
     : process.env["KUBERNETES_SERVICE_HOST"] === undefined
     ? "portForward"
     : "direct"
+
+/**
+ * A Kubernetes object as the JSON `kubectl apply` takes (what `KubernetesRuntime.sandboxTemplate`
+ * writes): typed here rather than with client-node's classes, so the public declarations need no
+ * optional peer to resolve.
+ */
+export interface KubeManifest {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly metadata: {
+    readonly name: string
+    readonly labels: Readonly<Record<string, string>>
+    readonly annotations: Readonly<Record<string, string>>
+  }
+  readonly spec: Readonly<Record<string, unknown>>
+}
