@@ -2,7 +2,7 @@
  * The runtime `effect-sandbox run` and `shell` work on (`--runtime`). Each is built with the
  * shared options the flags give; how it reaches its provider (a kubeconfig, an API key and URL)
  * comes from the environment variables its layer already reads (`KUBECONFIG`, `E2B_API_KEY`,
- * `DAYTONA_API_KEY`, `SANDBOX_API_KEY`, ...), so the CLI adds no second way to set them; the one
+ * `DAYTONA_API_KEY`, `MODAL_TOKEN_ID`, `RUNLOOP_API_KEY`, `SANDBOX_API_KEY`, ...), so the CLI adds no second way to set them; the one
  * flag of its own is `--api-url`, the runtime API of `--runtime remote`, which RemoteRuntime takes
  * as an option only. An option a runtime has no use for is refused in one line by that runtime (a
  * `--workspace` for a cloud sandbox) or here (`--image` where the image is the provider's template
@@ -15,12 +15,24 @@ import { DockerRuntime } from "../layers/DockerRuntime.ts"
 import { E2BRuntime } from "../layers/E2BRuntime.ts"
 import { KubernetesRuntime } from "../layers/KubernetesRuntime.ts"
 import { LocalRuntime } from "../layers/LocalRuntime.ts"
+import { ModalRuntime } from "../layers/ModalRuntime.ts"
 import { RemoteRuntime } from "../layers/RemoteRuntime.ts"
+import { RunloopRuntime } from "../layers/RunloopRuntime.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
 import { Runtime } from "../services/Runtime.ts"
 
 /** The `--runtime` values, in the order `--help` lists them. */
-export const CLI_RUNTIMES = ["cli", "local", "docker", "kubernetes", "e2b", "daytona", "remote"] as const
+export const CLI_RUNTIMES = [
+  "cli",
+  "local",
+  "docker",
+  "kubernetes",
+  "e2b",
+  "daytona",
+  "modal",
+  "runloop",
+  "remote"
+] as const
 
 export type CliRuntimeName = (typeof CLI_RUNTIMES)[number]
 
@@ -63,6 +75,10 @@ export const cliRuntimeLayer = (options: CliRuntimeOptions): Layer.Layer<Runtime
       return E2BRuntime.layer(common)
     case "daytona":
       return DaytonaRuntime.layer(common)
+    case "modal":
+      return ModalRuntime.layer(common)
+    case "runloop":
+      return RunloopRuntime.layer(common)
     case "remote":
       return RemoteRuntime.layer({
         ...common,

@@ -13,7 +13,7 @@ import type { Daytona, Sandbox } from "@daytonaio/sdk"
 import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
+import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
@@ -194,13 +194,7 @@ const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: S
 const daytonaProvisioner = (options: DaytonaRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("DaytonaRuntime options", options)
-    if (options.workspace !== undefined) {
-      return yield* new InvalidOptionsError({
-        message:
-          "Invalid DaytonaRuntime options: workspace: a host directory cannot be mounted into a Daytona sandbox " +
-          "(its workspace is /workspace there): upload files with copyTo instead."
-      })
-    }
+    yield* refuseHostWorkspace("DaytonaRuntime", "a Daytona sandbox", options)
     const connection: DaytonaConnection = { apiKey: options.apiKey, apiUrl: options.apiUrl, target: options.target }
     const client = yield* daytonaClient(connection)
     yield* startReaper(client, options.heartbeat?.reapEvery)

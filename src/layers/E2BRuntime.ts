@@ -14,7 +14,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { SESSION_KEY_FILE_VARIABLE } from "../executor/childEnv.ts"
 import { shellQuote } from "../executor/env.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
+import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
@@ -329,12 +329,7 @@ const apiKeyOf = (options: E2BRuntimeOptions) =>
 const e2bProvisioner = (options: E2BRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("E2BRuntime options", options)
-    if ((options as RuntimeOptions).workspace !== undefined) {
-      return yield* new InvalidOptionsError({
-        message: "E2BRuntime options: workspace names a directory on this machine; an E2B sandbox has its own " +
-          `${WORKSPACE} (fill it with copyTo).`
-      })
-    }
+    yield* refuseHostWorkspace("E2BRuntime", "an E2B sandbox", options)
     const timeout = Duration.fromInputUnsafe(options.timeout ?? "10 minutes")
     if (Duration.toMillis(timeout) < 3_000) {
       return yield* new InvalidOptionsError({

@@ -305,7 +305,6 @@ export class KubernetesSandboxPool extends Context.Service<KubernetesSandboxPool
   "effect-sandbox/KubernetesSandboxPool"
 ) {}
 
-
 export const KubernetesRuntime = {
   /** A runtime in a pod of its own; its objects are deleted on release (the PVC only with `deleteWorkspace`). */
   layer: (options: KubernetesRuntimeOptions = {}): Layer.Layer<Runtime, LayerError> =>

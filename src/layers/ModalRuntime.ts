@@ -16,7 +16,7 @@ import type { App, Image, ModalClient, Sandbox } from "modal"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { SESSION_KEY_SHA256_VARIABLE } from "../executor/childEnv.ts"
-import { checkRuntimeOptions, restrictsToWorkspace } from "../runtime/options.ts"
+import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace } from "../runtime/options.ts"
 import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
@@ -283,12 +283,7 @@ const positive = (value: number | undefined) => value === undefined || (Number.i
 /** The options Modal would refuse or this runtime cannot honour, refused before anything is made. */
 const checkOptions = Effect.fn("ModalRuntime.checkOptions")(function*(options: ModalRuntimeOptions) {
   yield* checkRuntimeOptions("ModalRuntime options", options)
-  if ((options as RuntimeOptions).workspace !== undefined) {
-    return yield* new InvalidOptionsError({
-      message: "ModalRuntime options: workspace names a directory on this machine; a Modal sandbox has its own " +
-        `${WORKSPACE} (fill it with copyTo).`
-    })
-  }
+  yield* refuseHostWorkspace("ModalRuntime", "a Modal sandbox", options)
   if (options.image !== undefined && options.registryImage !== undefined) {
     return yield* new InvalidOptionsError({
       message: "ModalRuntime options: give image (a published Modal image) or registryImage, not both."

@@ -15,7 +15,7 @@ import type { Runloop } from "@runloop/api-client"
 import { type Config, Context, Duration, Effect, Layer, Redacted, type Schedule } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
+import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { InvalidOptionsError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
@@ -37,8 +37,7 @@ import {
   launchServer,
   runningWorkspace,
   serverExited,
-  sessionKeyFileEnv,
-  WORKSPACE
+  sessionKeyFileEnv
 } from "./runloop/server.ts"
 
 /**
@@ -292,12 +291,7 @@ const startDevbox = (ctx: RunloopContext) =>
 const runloopProvisioner = (options: RunloopRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("RunloopRuntime options", options)
-    if ((options as RuntimeOptions).workspace !== undefined) {
-      return yield* new InvalidOptionsError({
-        message: "RunloopRuntime options: workspace names a directory on this machine; a Runloop devbox has its own " +
-          `${WORKSPACE} (fill it with copyTo).`
-      })
-    }
+    yield* refuseHostWorkspace("RunloopRuntime", "a Runloop devbox", options)
     const idleTimeout = Duration.fromInputUnsafe(options.idleTimeout ?? "10 minutes")
     // Checked now, so bad options fail before anything is created or any key is needed.
     yield* launchParameters({ resources: options.resources, idleTimeout, username: "user", userId: 1000 })

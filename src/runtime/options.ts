@@ -5,8 +5,9 @@
  * silently falls back to its default (a negative no-change timeout became 10 s) or a shell that
  * returns at once.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { DEFAULT_PYTHON, type ExecutorOptions } from "../executor/ActionExecutor.ts"
+import { InvalidOptionsError } from "../schema/errors.ts"
 import { decodeOptions } from "../schema/issues.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
@@ -19,6 +20,21 @@ const RuntimeOptionsSchema = Schema.Struct({
 /** Fails with `Invalid <subject>: noChangeTimeoutSeconds: Expected a value greater than 0` and the like. */
 export const checkRuntimeOptions = (subject: string, options: object) =>
   decodeOptions(RuntimeOptionsSchema, subject)(options)
+
+/**
+ * Refuses `workspace` for a runtime whose sandbox lives elsewhere (a provider's VM or container):
+ * a directory on this machine cannot be mounted there, and ignoring it would let a swapped-in
+ * layer silently work on another directory than the one asked for.
+ */
+export const refuseHostWorkspace = (runtime: string, sandboxName: string, options: object) =>
+  (options as Pick<RuntimeOptions, "workspace">).workspace === undefined
+    ? Effect.void
+    : Effect.fail(
+      new InvalidOptionsError({
+        message: `Invalid ${runtime} options: workspace: a host directory cannot be mounted into ${sandboxName} ` +
+          "(its workspace is /workspace there): upload files with copyTo instead."
+      })
+    )
 
 /** File actions are confined to the workspace unless asked otherwise, on every runtime. */
 export const restrictsToWorkspace = (options: Pick<RuntimeOptions, "restrictToWorkspace">): boolean =>

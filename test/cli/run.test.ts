@@ -50,7 +50,10 @@ describe("effect-sandbox run", () => {
   it("names the runtimes it knows when given another", () => {
     const result = cli(["run", "--runtime", "kvm", "--", "true"])
     assert.notStrictEqual(result.status, 0)
-    assert.include(result.stdout + result.stderr, "cli, local, docker, kubernetes, e2b, daytona, remote")
+    assert.include(
+      result.stdout + result.stderr,
+      "cli, local, docker, kubernetes, e2b, daytona, modal, runloop, remote"
+    )
   }, 60_000)
 })
 
