@@ -23,6 +23,8 @@ import {
 } from "../test/providers/e2b/fixture.ts"
 import { startStandin as startE2B } from "../test/providers/e2b/server.ts"
 import { standinOptions as modalOptions, startModalStandin } from "../test/providers/modal/fixture.ts"
+import { blueprints, runloopLayer } from "../test/providers/runloop/fixture.ts"
+import { startStandIn as startRunloop } from "../test/providers/runloop/server.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
 import { timeStarts } from "./startup.ts"
 import { type Sample, timeRuns } from "./stats.ts"
@@ -79,6 +81,15 @@ const modal = async (): Promise<OnStandIn> => {
   }
 }
 
+const runloop = async (): Promise<OnStandIn> => {
+  const standIn = await startRunloop({ blueprints: await blueprints() })
+  return {
+    image: await runtimeImage(),
+    layer: () => runloopLayer(standIn),
+    close: () => standIn.close()
+  }
+}
+
 export const providerRows = async (record: Record) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
     console.log("(provider rows skipped: the stand-ins run sandboxes on Docker and no engine answers `docker info`)")
@@ -87,4 +98,5 @@ export const providerRows = async (record: Record) => {
   await providerRow(record, "E2BRuntime", await e2b())
   await providerRow(record, "DaytonaRuntime", await daytona())
   await providerRow(record, "ModalRuntime", await modal())
+  await providerRow(record, "RunloopRuntime", await runloop())
 }
