@@ -6,17 +6,12 @@
  */
 import { afterAll, assert, beforeAll, it } from "@effect/vitest"
 import { Sandbox } from "e2b"
-import { Effect, Option, Redacted, Schedule, Stream } from "effect"
+import { Effect, Redacted, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
 import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
-import {
-  CmdRunAction,
-  RuntimeDisconnectedError,
-  type RuntimeShape,
-  RuntimeStartError,
-  SandboxConfig
-} from "../../../src/index.ts"
+import { CmdRunAction, type RuntimeShape, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
+import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "./docker.ts"
@@ -160,16 +155,8 @@ describeDocker("E2BRuntime (stand-in)", () => {
           const elsewhere = { apiKey: API_KEY, apiUrl: standin.url, sandboxUrl: standin.url }
           yield* Effect.promise(() => Sandbox.kill(sandbox.sandboxID, elsewhere))
           // The watch looks every 5 s.
-          const status = yield* rt.status.pipe(
-            Stream.takeUntil((s) => s === "ERROR_RUNTIME_DISCONNECTED"),
-            Stream.runLast,
-            Effect.timeout("10 seconds")
-          )
-          assert.deepStrictEqual(status, Option.some("ERROR_RUNTIME_DISCONNECTED"))
-          const error = yield* rt.runCommand("echo never").pipe(Effect.flip)
-          assert.instanceOf(error, RuntimeDisconnectedError)
-          assert.include(
-            error.message,
+          yield* expectDisconnected(
+            rt,
             `E2B no longer has sandbox ${sandbox.sandboxID} (killed, or its timeout ran out)`
           )
         })),

@@ -6,13 +6,14 @@
  * elsewhere shown as a disconnect, attach by session id, and the reaper of dead owners' sandboxes.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Option, Stream } from "effect"
+import { Effect } from "effect"
 import { ModalClient } from "modal"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { hostname } from "node:os"
-import { RuntimeDisconnectedError, SandboxConfig } from "../../../src/index.ts"
+import { SandboxConfig } from "../../../src/index.ts"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
+import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { runtimeImage } from "../e2b/fixture.ts"
@@ -165,15 +166,7 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
       const sandbox = latest()
       const client = modalClient()
       yield* Effect.promise(async () => (await client.sandboxes.fromId(sandbox.id)).terminate())
-      const status = yield* rt.status.pipe(
-        Stream.takeUntil((s) => s === "ERROR_RUNTIME_DISCONNECTED"),
-        Stream.runLast,
-        Effect.timeout("10 seconds")
-      )
-      assert.deepStrictEqual(status, Option.some("ERROR_RUNTIME_DISCONNECTED"))
-      const error = yield* rt.runCommand("echo never").pipe(Effect.flip)
-      assert.instanceOf(error, RuntimeDisconnectedError)
-      assert.include(error.message, `Modal sandbox ${sandbox.id} ended: it was terminated`)
+      yield* expectDisconnected(rt, `Modal sandbox ${sandbox.id} ended: it was terminated`)
       yield* release
       yield* noContainers
     }), 120_000)

@@ -7,10 +7,11 @@
  * down under a runtime shows as disconnected.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Option, Schedule, Stream } from "effect"
+import { Effect, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
-import { RuntimeDisconnectedError, SandboxConfig } from "../../../src/index.ts"
+import { SandboxConfig } from "../../../src/index.ts"
+import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import type { Devbox } from "./devboxes.ts"
@@ -86,15 +87,7 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
         const devbox = devboxOf(s, "rl-gone")
         yield* Effect.promise(() => s.devboxes.shutdown(devbox))
         // The watch looks every 5 s.
-        const status = yield* rt.status.pipe(
-          Stream.takeUntil((state) => state === "ERROR_RUNTIME_DISCONNECTED"),
-          Stream.runLast,
-          Effect.timeout("15 seconds")
-        )
-        assert.deepStrictEqual(status, Option.some("ERROR_RUNTIME_DISCONNECTED"))
-        const error = yield* rt.runCommand("echo never").pipe(Effect.flip)
-        assert.instanceOf(error, RuntimeDisconnectedError)
-        assert.include(error.message, `Runloop devbox ${devbox.id} is shutdown (api_shutdown)`)
+        yield* expectDisconnected(rt, `Runloop devbox ${devbox.id} is shutdown (api_shutdown)`, "15 seconds")
         yield* release
       }),
     120_000
