@@ -15,6 +15,7 @@ import { connectMode } from "../layers/kubernetes/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxConfigFromEnv } from "../schema/SandboxConfig.ts"
 import { isLoopback } from "../server/exposure.ts"
+import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
 import { parseRuntimeApiArgs, type RuntimeApiArgs } from "./argv.ts"
 import { dockerImages } from "./dockerImages.ts"
 import { dockerSandboxes } from "./dockerSandboxes.ts"
@@ -113,4 +114,8 @@ if (parsed._tag === "Error") {
   process.stderr.write(`${parsed.message}\n`)
   process.exit(2)
 }
-run(parsed.args, process.env).pipe(NodeRuntime.runMain)
+// Spans of every request over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, as the action server does.
+run(parsed.args, process.env).pipe(
+  Effect.provide(otlpLayerFromEnv({ serviceName: "effect-sandbox-runtime-api" })),
+  NodeRuntime.runMain
+)
