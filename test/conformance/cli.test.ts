@@ -11,5 +11,6 @@ runConformance({
   name: "CliRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
     CliRuntime.layer({ noChangeTimeoutSeconds, ipython, browser, mcp: { stdio: [everythingServer] } }),
-  capabilities: { pause: false, ipython, browser, mcp: true }
+  capabilities: { pause: false, ipython, browser, mcp: true },
+  toolless: { layer: ({ noChangeTimeoutSeconds }) => CliRuntime.layer({ noChangeTimeoutSeconds }) }
 })

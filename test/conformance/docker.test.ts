@@ -32,7 +32,11 @@ describeDocker("docker (tools image)", () => {
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     containsProcesses: true,
     givenSandboxConfig: true,
-    capabilities: { pause: true, ipython: true, browser: true, mcp: true }
+    capabilities: { pause: true, ipython: true, browser: true, mcp: true },
+    toolless: {
+      layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: tools, noChangeTimeoutSeconds }),
+      givenSandboxConfig: false
+    }
   })
 
   afterAll(() => {

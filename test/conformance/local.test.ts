@@ -11,5 +11,6 @@ runConformance({
   name: "LocalRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
     LocalRuntime.layer({ noChangeTimeoutSeconds, ipython, browser, mcp: { stdio: [everythingServer] } }),
-  capabilities: { pause: false, ipython, browser, mcp: true }
+  capabilities: { pause: false, ipython, browser, mcp: true },
+  toolless: { layer: ({ noChangeTimeoutSeconds }) => LocalRuntime.layer({ noChangeTimeoutSeconds }) }
 })

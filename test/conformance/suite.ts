@@ -17,15 +17,20 @@ import type { ConformanceTarget } from "./target.ts"
 
 export type { ConformanceTarget } from "./target.ts"
 
+/** The target of the cases that use no tool: its toolless variant when it has one. */
+const withoutTools = (target: ConformanceTarget): ConformanceTarget =>
+  target.toolless === undefined ? target : { ...target, ...target.toolless }
+
 export const runConformance = (target: ConformanceTarget) =>
   describe(`conformance: ${target.name}`, () => {
-    shellConformance(target)
+    const bare = withoutTools(target)
+    shellConformance(bare)
     streamConformance(target)
-    filesConformance(target)
-    envAndTransferConformance(target)
+    filesConformance(bare)
+    envAndTransferConformance(bare)
     lifecycleConformance(target)
     ipythonConformance(target)
     mcpConformance(target)
     browserConformance(target)
-    processesConformance(target)
+    processesConformance(bare)
   })

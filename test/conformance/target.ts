@@ -21,6 +21,14 @@ export interface ConformanceTarget {
    * case that sets them skips (every other target runs it).
    */
   readonly givenSandboxConfig?: boolean
+  /**
+   * The same runtime without its tools (no kernel, browser or MCP server started), for the cases
+   * that use none: shell, files, environment and background processes. Starting a kernel and an MCP
+   * server for every one of those cases was most of the suite's CPU on the targets with tools; the
+   * lifecycle, stream and tool cases still run on `layer`, so the runtime with every tool started
+   * is held to the suite too.
+   */
+  readonly toolless?: Pick<ConformanceTarget, "layer" | "givenSandboxConfig">
 }
 
 /** `describe` title of a tool's cases, saying why they skip when the target lacks the tool. */
