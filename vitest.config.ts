@@ -10,12 +10,27 @@ import { SlowestFirst } from "./test/sequencer.ts"
  * the workers while the long ones run. Every other file runs alone afterwards, as many of them
  * count processes or containers machine-wide.
  */
-/** Suites that touch only their own sandboxes: the conformance files and the stand-in suites. */
+/**
+ * Suites that touch only their own sandboxes: the conformance files, the stand-in suites, and the
+ * slowest of the others that look only at what they made (containers by their own session, label
+ * or pid, their own temporary directories; the reaper they run removes only containers whose lease
+ * is stale, never a live neighbour's) and spend most of their time waiting on timers and servers.
+ */
 const PARALLEL_SUITES = [
   "test/conformance/*.test.ts",
   "test/kubernetes/**/*.test.ts",
   "test/remote/**/*.test.ts",
-  "test/providers/**/*.test.ts"
+  "test/providers/**/*.test.ts",
+  "test/docker/ownership.test.ts",
+  "test/docker/lifecycle.test.ts",
+  "test/docker/container.test.ts",
+  "test/docker/tools.test.ts",
+  "test/docker/vscode.test.ts",
+  "test/package.test.ts",
+  "test/layers/vocabulary.test.ts",
+  "test/cli/run.test.ts",
+  "test/executor/agentSkills.test.ts",
+  "test/server/exposure.test.ts"
 ]
 
 export default defineConfig({
