@@ -13,20 +13,20 @@ import { SlowestFirst } from "./test/sequencer.ts"
 /**
  * Suites that touch only their own sandboxes: the conformance files, the stand-in suites, and the
  * slowest of the others that look only at what they made (containers by their own session, label
- * or pid, their own temporary directories; the reaper they run removes only containers whose lease
- * is stale, never a live neighbour's) and spend most of their time waiting on timers and servers.
+ * or pid, their own temporary directories) and spend most of their time waiting on timers and
+ * servers. Not here: test/docker/ownership.test.ts counts what one reaper pass removes, and any
+ * DockerRuntime starting beside it runs a pass of its own; test/package.test.ts packs the package,
+ * which rebuilds dist/ and payload/ under the feet of every runtime image built beside it.
  */
 const PARALLEL_SUITES = [
   "test/conformance/*.test.ts",
   "test/kubernetes/**/*.test.ts",
   "test/remote/**/*.test.ts",
   "test/providers/**/*.test.ts",
-  "test/docker/ownership.test.ts",
   "test/docker/lifecycle.test.ts",
   "test/docker/container.test.ts",
   "test/docker/tools.test.ts",
   "test/docker/vscode.test.ts",
-  "test/package.test.ts",
   "test/layers/vocabulary.test.ts",
   "test/cli/run.test.ts",
   "test/executor/agentSkills.test.ts",
