@@ -2,7 +2,7 @@
  * The conformance suite against DaytonaRuntime, driven through the real `@daytonaio/sdk` against
  * the Daytona stand-in (test/providers/daytona: Daytona's REST, toolbox and preview API over
  * Docker containers), on the snapshot made from the base image's runtime image: the image
- * contract alone, so the IPython, browser and MCP cases are skipped as on docker-base.test.ts.
+ * contract alone, so the IPython, browser and MCP cases are skipped as on every base-image target.
  */
 import { describeDocker } from "../docker/infra.ts"
 import { daytonaLayer, useStandIn } from "../providers/daytona/infra.ts"

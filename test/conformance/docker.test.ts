@@ -1,19 +1,23 @@
 /**
- * The conformance suite against DockerRuntime on the tools image, with the
- * IPython (with agent_skills), the browser and an MCP server running inside
- * the container, so every case runs, the IPython, browser and MCP ones included (the suite asserts the runtime
- * reports them). docker-base.test.ts runs the suite on the minimal base image, where those cases are skipped.
+ * The conformance suite against DockerRuntime on both images: the lifecycle, stream and tool cases
+ * on the tools image, with IPython (with agent_skills), the browser and an MCP server running
+ * inside the container (the suite asserts the runtime reports them); the shell, files, environment
+ * and process cases on the minimal base image, the image contract alone (bash, glibc, a user), with
+ * no tool started. One file for both, so the CI's container starts are not spent twice on the
+ * cases that use no tool.
  */
 import { afterAll, assert, beforeAll } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { DockerRuntime } from "../../src/docker.ts"
 import { SandboxConfig } from "../../src/index.ts"
-import { containersWithLabel, describeDocker, toolsImage } from "../docker/infra.ts"
+import { baseImage, containersWithLabel, describeDocker, toolsImage } from "../docker/infra.ts"
 import { everythingInContainer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
-describeDocker("docker (tools image)", () => {
+describeDocker("docker (tools and base images)", () => {
   const tools = toolsImage()
+  const base = baseImage()
+  const bare = (noChangeTimeoutSeconds: number) => DockerRuntime.layer({ baseImage: base, noChangeTimeoutSeconds })
   const withTools = (noChangeTimeoutSeconds: number) =>
     DockerRuntime.layer({
       baseImage: tools,
@@ -24,19 +28,16 @@ describeDocker("docker (tools image)", () => {
       sandbox: new SandboxConfig({ volumes: everythingInContainer.volume })
     })
 
-  // The first start builds the runtime image (a minute on a busy machine): here, not in the first case's 30 s.
-  beforeAll(() => Effect.runPromise(Effect.scoped(Layer.build(withTools(10)))), 300_000)
+  // The first starts build the runtime images (a minute each on a busy machine): here, not in the first cases' 30 s.
+  beforeAll(() => Effect.runPromise(Effect.scoped(Layer.build(Layer.merge(withTools(10), bare(10))))), 600_000)
 
   runConformance({
-    name: "DockerRuntime (tools image: jupyter, agent_skills, browser, MCP)",
+    name: "DockerRuntime (tools image: jupyter, agent_skills, browser, MCP; base image without tools)",
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     containsProcesses: true,
     givenSandboxConfig: true,
     capabilities: { pause: true, ipython: true, browser: true, mcp: true },
-    toolless: {
-      layer: ({ noChangeTimeoutSeconds }) => DockerRuntime.layer({ baseImage: tools, noChangeTimeoutSeconds }),
-      givenSandboxConfig: false
-    }
+    toolless: { layer: ({ noChangeTimeoutSeconds }) => bare(noChangeTimeoutSeconds), givenSandboxConfig: false }
   })
 
   afterAll(() => {

@@ -2,7 +2,7 @@
  * The conformance suite against RemoteRuntime, through `effect-sandbox-runtime-api` on the Docker
  * engine (run as its own process, test/remote/apiServer.ts): every action goes client → runtime
  * API's sandbox → action server, as a team's agents would use it. The base image only, so the
- * IPython, browser and MCP cases are skipped as on docker-base.
+ * IPython, browser and MCP cases are skipped as on every base-image target.
  */
 import { afterAll, assert, beforeAll } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schedule } from "effect"

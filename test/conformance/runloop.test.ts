@@ -3,7 +3,7 @@
  * (over its HTTP/2 transport) against the Runloop stand-in (test/providers/runloop: Runloop's REST
  * API over Docker containers, tunnels to their ports), on the blueprint made from the base
  * image's runtime image: the image contract alone, so the IPython, browser and MCP cases are
- * skipped as on docker-base.test.ts.
+ * skipped as on every base-image target.
  */
 import { describeDocker } from "../docker/infra.ts"
 import { runloopLayer, useStandIn } from "../providers/runloop/fixture.ts"
