@@ -251,15 +251,6 @@ const startSandbox = (ctx: E2BContext) =>
     } else {
       sessionKey = randomBytes(24).toString("base64url")
       sandbox = yield* createSandbox(ctx, sessionId, sessionKey)
-      const files = yield* serverFiles({
-        sandbox,
-        template: ctx.template,
-        user: ctx.user,
-        upload: options.uploadPayload ?? true,
-        uploadDir: UPLOAD_DIR,
-        retry: ctx.retry
-      })
-      handle = yield* startServer({ ctx, sandbox, files, sessionId, sessionKey })
     }
     const sandboxId = sandbox.sandboxId
     const hostUrl = options.hostUrl ?? ((host: string) => `https://${host}`)
@@ -278,6 +269,19 @@ const startSandbox = (ctx: E2BContext) =>
       Effect.forever,
       Effect.forkScoped
     )
+    // The server starts after the renewal does: a slow start (a loaded machine, a slow probe) must
+    // not outlast a short timeout.
+    if (existing === undefined) {
+      const files = yield* serverFiles({
+        sandbox,
+        template: ctx.template,
+        user: ctx.user,
+        upload: options.uploadPayload ?? true,
+        uploadDir: UPLOAD_DIR,
+        retry: ctx.retry
+      })
+      handle = yield* startServer({ ctx, sandbox, files, sessionId, sessionKey })
+    }
     const asRuntimeError = Effect.mapError((error: E2BError) => new RuntimeStartError({ message: error.message }))
     return {
       id: sessionId,
