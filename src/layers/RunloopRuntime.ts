@@ -236,11 +236,9 @@ const startDevbox = (ctx: RunloopContext) =>
       yield* runloopCall(`resume devbox ${made.id}`, () => api.devboxes.resume(made.id), ctx.retry)
     }
     const devbox = yield* awaitRunning(ctx, made.id)
-    // A running devbox found by its session has its server; a new or resumed one gets it started.
-    const started = existing?.status === "running" ? undefined : yield* startServer(ctx, devbox.id, sessionKey)
-
     // The idle policy shuts the devbox down unless the owner shows activity: every third of it,
-    // while running (a suspended devbox has no idle clock).
+    // while running (a suspended devbox has no idle clock). From before the server starts, so a slow
+    // start cannot outlast a short idle timeout.
     let suspended = false
     const keepAlive = runloopCall(`keep devbox ${devbox.id} alive`, () => api.devboxes.keepAlive(devbox.id), ctx.retry)
       .pipe(Effect.catch((error) => Effect.logWarning(error.message)))
@@ -249,6 +247,9 @@ const startDevbox = (ctx: RunloopContext) =>
       Effect.forever,
       Effect.forkScoped
     )
+
+    // A running devbox found by its session has its server; a new or resumed one gets it started.
+    const started = existing?.status === "running" ? undefined : yield* startServer(ctx, devbox.id, sessionKey)
 
     const tunnel = yield* tunnelOf(ctx, devbox)
     const tunnelUrl = ctx.options.tunnelUrl ?? defaultTunnelUrl(ctx.client.baseUrl)
