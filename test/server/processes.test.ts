@@ -178,8 +178,12 @@ layer(
       const server = yield* TestServer
       const { id, pid } = yield* started(server, "exec sleep 31")
       yield* eventually("the process never ran sleep 31", () => isRunning(pid, "sleep 31"))
+      // `execve` records the arguments before the environment: for a moment the new
+      // program's command line is visible while its environment still reads empty.
+      const environOf = () => readFileSync(`/proc/${pid}/environ`, "latin1")
+      yield* eventually("the process's environment stayed empty", () => environOf() !== "")
+      const environ = environOf()
       assert.isDefined(markedProcesses(server.sessionId).find((p) => p.pid === pid))
-      const environ = readFileSync(`/proc/${pid}/environ`, "latin1")
       assert.include(environ, `EFFECT_SANDBOX_SESSION=${server.sessionId}/process-${id}\0`)
       assert.notInclude(environ, KEY)
       assert.notInclude(environ, "SESSION_API_KEY=")

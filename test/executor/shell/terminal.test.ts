@@ -23,11 +23,17 @@ const run = (session: BashSession, command: string, isInput = false): Effect.Eff
 
 /**
  * The command line of `pid` once it has exec'd: bash prints the notice after the fork, so the
- * child may still be a copy of bash for a moment on a loaded host (polls for up to 5 s).
+ * child may still be a copy of bash for a moment on a loaded host, and in the middle of
+ * `execve` the kernel shows an empty command line (the new memory is in place before its
+ * arguments are recorded). Polls for up to 5 s.
  */
 const commandLine = (pid: number) =>
   Effect.gen(function*() {
-    for (let waited = 0; waited < 5_000 && readCommandLine(pid)[0]?.endsWith("bash"); waited += 50) {
+    const execing = () => {
+      const first = readCommandLine(pid)[0]
+      return first === undefined || first.endsWith("bash")
+    }
+    for (let waited = 0; waited < 5_000 && execing(); waited += 50) {
       yield* Effect.sleep("50 millis")
     }
     return readCommandLine(pid)
