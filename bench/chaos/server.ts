@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
-import type { ServerTools } from "../../src/server/commandLine.ts"
+import type { RuntimeTools } from "../../src/services/RuntimeOptions.ts"
 import { sleep } from "./rows.ts"
 import { acquire } from "./scoped.ts"
 
@@ -44,7 +44,7 @@ const tempDir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), pref
  * tools (server/commandLine.ts).
  */
 export const startChaosServer = async (
-  extra: { readonly env?: Readonly<Record<string, string>>; readonly tools?: ServerTools } = {}
+  extra: { readonly env?: Readonly<Record<string, string>>; readonly tools?: RuntimeTools } = {}
 ): Promise<ChaosServer> => {
   const workspace = tempDir("chaos-ws-")
   const stateDir = tempDir("chaos-state-")

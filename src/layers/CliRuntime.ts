@@ -13,7 +13,7 @@ import { makeRuntime } from "../runtime/makeRuntime.ts"
 import { checkRuntimeOptions, executorTools, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { makeStatus } from "../runtime/statusCell.ts"
 import { withUploadPayload } from "../runtime/uploadPayload.ts"
-import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
+import { InvalidOptionsError, type RuntimeStartError } from "../schema/errors.ts"
 import { sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
@@ -33,6 +33,12 @@ export interface CliRuntimeOptions extends RuntimeOptions {
 const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("CliRuntime options", options)
+    if (options.vscode === true) {
+      return yield* new InvalidOptionsError({
+        message: "Invalid CliRuntime options: vscode: VS Code runs beside an action server, which CliRuntime does " +
+          "not start: use LocalRuntime (code-server on this machine) or DockerRuntime (the tools image)."
+      })
+    }
     const sessionId = options.sessionId ?? randomUUID()
     const status = yield* makeStatus
     const sandbox = yield* sandboxConfigOr(options.sandbox)

@@ -30,8 +30,7 @@ import {
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
-  startContainer,
-  VSCODE_PORT
+  startContainer
 } from "./docker/container.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE, sandboxContainerSpec } from "./docker/containerSpec.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
@@ -49,7 +48,7 @@ import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import { toolCapabilities, vscodeUrl } from "./internal/serverTools.ts"
+import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
 
 /**
@@ -59,11 +58,6 @@ import { scopedWorkspace } from "./internal/workspace.ts"
  * other runtimes); `sessionId` also names the container, and one that exists is attached to.
  */
 export interface DockerRuntimeOptions extends RuntimeOptions {
-  /**
-   * VS Code in the browser (the server's `vscode` plugin: code-server, which the tools image has), its
-   * port published on 127.0.0.1 and its URL, token included, in `info.urls.vscode` (default off).
-   */
-  readonly vscode?: boolean
   /** Base image to build the runtime image from (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
   /** The sandbox user (default uid 1000 `openhands`, as OpenHands; created in the image if missing). */
@@ -132,7 +126,7 @@ const containerSpec = (input: {
     env: sandboxServerEnv(sandbox, options, input.sessionId, {
       // Not the key itself: where the server finds it (docker/sessionKey.ts).
       ...sessionKeyFileEnv,
-      ...(vscode ? { VSCODE_PORT: String(VSCODE_PORT) } : {})
+      ...(vscode ? vscodeEnv(options) : {})
     }),
     user: String(input.uid),
     workingDir: WORKSPACE,
@@ -302,10 +296,11 @@ const startSandbox = (
       handOver: Effect.gen(function*() {
         yield* forwardContainerLogs(docker, running.container, running.name)
         const vscodePort = running.ports[VSCODE_PORT]
-        const vscode = vscodePort === undefined
-          ? undefined
-          : yield* vscodeUrl(baseUrl, sessionApiKey, `http://127.0.0.1:${vscodePort}`, WORKSPACE)
-        return vscode === undefined ? {} : { vscode }
+        return yield* vscodeUrls(
+          options,
+          { baseUrl, sessionApiKey, workspace: WORKSPACE },
+          vscodePort === undefined ? undefined : `http://127.0.0.1:${vscodePort}`
+        )
       })
     } satisfies ProvisionedSandbox
   })

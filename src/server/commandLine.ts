@@ -16,14 +16,11 @@ import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts
 /** The variable the server reads its IPython interpreter from (server/serve.ts). */
 export const PYTHON_VARIABLE = "EFFECT_SANDBOX_PYTHON"
 
-/** The tools a server runs with: the shared options, and `vscode` (DockerRuntime's own: the only one publishing it). */
-export type ServerTools = RuntimeTools & { readonly vscode?: boolean }
-
 /**
  * The server's tool arguments: `--plugins ...` (none without a plugin: argparse refuses an empty list) and the
  * browser flag.
  */
-export const serverToolArgs = (tools: ServerTools): Array<string> => {
+export const serverToolArgs = (tools: RuntimeTools): Array<string> => {
   const ipython = ipythonSetting(tools.ipython)
   const plugins = [
     ...(ipython === undefined ? [] : ["jupyter", ...(ipython.agentSkills ? ["agent_skills"] : [])]),
@@ -58,7 +55,7 @@ export interface ServerCommand {
   readonly username: string
   readonly userId: number
   /** The tools' arguments (`serverToolArgs`). */
-  readonly tools: ServerTools
+  readonly tools: RuntimeTools
   /** `--restrict-to-workspace` (restrictsToWorkspace: true unless the options say otherwise). */
   readonly restrictToWorkspace: boolean
   /** `--exit-on-stdin-close`: for a child process, whose parent's death closes its stdin. */

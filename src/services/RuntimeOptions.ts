@@ -23,6 +23,13 @@ export interface RuntimeTools {
   readonly browser?: boolean | { readonly executablePath?: string }
   /** MCP servers whose tools `callTool` reaches: stdio ones are started (and stopped) with the runtime. */
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer> }
+  /**
+   * VS Code in the browser (OpenHands' `vscode` plugin, run by code-server, which the tools image
+   * has) for the workspace, reachable the way the runtime reaches its server, its URL (connection
+   * token included) in `info.urls.vscode`. Only a runtime with an action server has it: CliRuntime
+   * refuses it rather than start without the IDE that was asked for.
+   */
+  readonly vscode?: boolean
 }
 
 export interface RuntimeOptions extends RuntimeTools {

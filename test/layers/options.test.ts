@@ -65,3 +65,15 @@ describe("LocalRuntime.layerPool options", () => {
       )
     }), 5000)
 })
+
+describe("CliRuntime vscode", () => {
+  // Swapping LocalRuntime for CliRuntime must not silently drop the IDE that was asked for.
+  it.effect("is refused: there is no action server for VS Code to sit beside", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* startError(CliRuntime.layer({ vscode: true })),
+        "InvalidOptionsError: Invalid CliRuntime options: vscode: VS Code runs beside an action server, which " +
+          "CliRuntime does not start: use LocalRuntime (code-server on this machine) or DockerRuntime (the tools image)."
+      )
+    }))
+})

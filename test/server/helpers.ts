@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
-import type { ServerTools } from "../../src/server/commandLine.ts"
+import type { RuntimeTools } from "../../src/services/RuntimeOptions.ts"
 
 /** A running server under test. */
 export interface TestServerShape {
@@ -40,7 +40,7 @@ export interface StartOptions {
   readonly key?: string
   readonly env?: Readonly<Record<string, string>>
   /** The server's tools (server/commandLine.ts). */
-  readonly tools?: ServerTools
+  readonly tools?: RuntimeTools
 }
 
 /** Start a server in a temp workspace; it is stopped (and the workspace removed) when the scope closes. */

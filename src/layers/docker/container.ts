@@ -15,8 +15,6 @@ import { LABEL } from "./labels.ts"
 
 /** The action server's port inside every container. */
 export const SERVER_PORT = 8000
-/** VS Code's port inside a container with the `vscode` plugin (its `VSCODE_PORT`). */
-export const VSCODE_PORT = 8001
 
 export interface RunningContainer {
   readonly container: Docker.Container

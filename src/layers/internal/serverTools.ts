@@ -13,6 +13,16 @@ import { RuntimeStartError } from "../../schema/errors.ts"
 import type { RuntimeCapabilities } from "../../services/Runtime.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
 
+/**
+ * VS Code's port inside a sandbox with the `vscode` plugin: its `VSCODE_PORT`, the same on every
+ * provisioner (each exposes it as it exposes the server's port).
+ */
+export const VSCODE_PORT = 8001
+
+/** The environment that turns the `vscode` plugin on, when the options ask for it. */
+export const vscodeEnv = (tools: RuntimeTools): Record<string, string> =>
+  tools.vscode === true ? { VSCODE_PORT: String(VSCODE_PORT) } : {}
+
 /** What a runtime started with these tools can do. */
 export const toolCapabilities = (
   tools: RuntimeTools,
@@ -91,7 +101,7 @@ export const serverCapabilities = (
  * the token cannot be read (logged: the runtime works without its IDE, as OpenHands' does).
  * The URL carries the token: whoever holds it can use the IDE (see docs/security.md).
  */
-export const vscodeUrl = (
+const vscodeUrl = (
   baseUrl: string,
   key: Redacted.Redacted<string>,
   vscodeBase: string,
@@ -109,3 +119,18 @@ export const vscodeUrl = (
       (e) => Effect.as(Effect.logWarning(`Cannot read the VS Code connection token: ${e.message}`), undefined)
     )
   )
+
+/**
+ * `info.urls` for VS Code at `vscodeBase` (where the provisioner exposes `VSCODE_PORT`): `{ vscode }`
+ * when the options asked for it and the plugin runs, else nothing. For `handOver`.
+ */
+export const vscodeUrls = (
+  tools: RuntimeTools,
+  server: { readonly baseUrl: string; readonly sessionApiKey: Redacted.Redacted<string>; readonly workspace: string },
+  vscodeBase: string | undefined
+): Effect.Effect<Record<string, string>, never, HttpClient.HttpClient> =>
+  tools.vscode !== true || vscodeBase === undefined
+    ? Effect.succeed({})
+    : vscodeUrl(server.baseUrl, server.sessionApiKey, vscodeBase, server.workspace).pipe(
+      Effect.map((url) => url === undefined ? {} : { vscode: url })
+    )

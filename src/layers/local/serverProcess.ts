@@ -19,7 +19,8 @@ import { sandboxEnv, SESSION_KEY_FD_VARIABLE } from "../../executor/childEnv.ts"
 import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/processTree.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
-import { serverCommand, serverEnv, type ServerTools } from "../../server/commandLine.ts"
+import { serverCommand, serverEnv } from "../../server/commandLine.ts"
+import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
 /** How to start one server. */
 export interface ServerProcessOptions {
   readonly workspace: string
@@ -37,7 +38,7 @@ export interface ServerProcessOptions {
   /** `--restrict-to-workspace`: file actions refused outside the workspace (default false, the server's own). */
   readonly restrictToWorkspace?: boolean
   /** The tools it runs (server/commandLine.ts; default: none). MCP servers are sent once it answers. */
-  readonly tools?: ServerTools
+  readonly tools?: RuntimeTools
   /** Extra environment for the server (and so its shells), before the tools' (`serverEnv`). */
   readonly env?: Readonly<Record<string, string>>
   /** The server script to run with this Node (default: `defaultServerEntry()`). */
