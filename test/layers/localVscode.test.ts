@@ -3,19 +3,20 @@
  * test/vscode/hostCodeServer.ts) on a free port of 127.0.0.1, its URL in `info.urls.vscode`, the
  * workbench loading the host workspace in a real Chromium (a screenshot in
  * `.tmp/test-output/local-vscode-workbench.png`), everything gone on release. Without code-server
- * the layer refuses to start, naming what is missing; without `vscode` the server gets no port.
+ * the layer refuses to start, naming what is missing; one that cannot start leaves the runtime
+ * without the URL and a warning in the log; without `vscode` the server gets no port.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { InvalidOptionsError } from "../../src/index.ts"
 import { LocalRuntime, type LocalRuntimeOptions } from "../../src/local.ts"
 import { codeServerEntry } from "../../src/server/vscode/codeServer.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
-import { buildRuntime } from "../docker/helpers.ts"
+import { buildLogged, buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { hostCodeServer } from "../vscode/hostCodeServer.ts"
 import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
@@ -44,6 +45,14 @@ const serverEnviron = (workspace: string) => {
       return [entry.slice(0, at), entry.slice(at + 1)]
     })
   )
+}
+
+/** The private directory code-server runs in (its socket's, from its command line). */
+const ideDirectory = (codeServer: string) => {
+  const commandLines = spawnSync("pgrep", ["-af", "--", codeServerEntry(codeServer)], { encoding: "utf8" }).stdout
+  const socket = /--socket (\S+)\/code-server\.sock/.exec(commandLines)
+  assert.isNotNull(socket, `code-server's command line: ${commandLines}`)
+  return socket![1]!
 }
 
 /** The local addresses listening on TCP `port` (`ss`: `127.0.0.1:<port>` for a loopback-only listener). */
@@ -92,6 +101,22 @@ describe("LocalRuntime vscode", () => {
       assert.isFalse(existsSync(workspace))
     }).pipe(Effect.scoped))
 
+  it.live("a code-server that cannot start: the runtime starts without urls.vscode and logs why there is none", () =>
+    Effect.gen(function*() {
+      // An install whose entry script fails at once (what a broken build or a wrong Node gives).
+      const broken = join(yield* scopedTempDir("local-vscode-broken-"), "code-server")
+      mkdirSync(join(broken, "out", "node"), { recursive: true })
+      writeFileSync(codeServerEntry(broken), "process.exit(3)\n")
+      const { lines, rt } = yield* buildLogged(LocalRuntime.layer({ vscode: true, codeServer: broken }))
+      assert.strictEqual(serverEnviron(rt.info.workspace)["EFFECT_SANDBOX_CODE_SERVER"], broken)
+      assert.deepStrictEqual(Object.keys(rt.info.urls), ["actionServer"])
+      assert.include(
+        lines,
+        "VS Code was asked for (vscode: true) but the server's plugin is off (its connection token is null): " +
+          "no info.urls.vscode; the server's log says why"
+      )
+    }).pipe(Effect.scoped))
+
   it.live("without vscode the server gets no VSCODE_PORT and the runtime no urls.vscode", () =>
     Effect.gen(function*() {
       const { rt } = yield* buildLocal({})
@@ -119,11 +144,14 @@ describeDocker("LocalRuntime vscode with the tools image's code-server", () => {
         assert.strictEqual(env["EFFECT_SANDBOX_CODE_SERVER"], codeServer)
         assert.deepStrictEqual(listeners(url.port), [`127.0.0.1:${url.port}`])
         assert.isTrue(existsSync(join(rt.info.workspace, ".vscode", "settings.json")))
+        const ide = ideDirectory(codeServer)
+        assert.isTrue(existsSync(join(ide, "code-server.sock")))
         yield* expectWorkbench(vscodeUrl, { screenshot: "local-vscode-workbench", workspace: rt.info.workspace })
         yield* release
         assert.deepStrictEqual(pidsWith(`--working-dir ${rt.info.workspace}`), [])
         assert.deepStrictEqual(pidsWith(codeServerEntry(codeServer)), [])
         assert.deepStrictEqual(listeners(url.port), [])
+        assert.isFalse(existsSync(ide))
       }).pipe(Effect.scoped),
     300_000
   )
