@@ -15,13 +15,17 @@ import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
 
 /**
  * VS Code's port inside a sandbox with the `vscode` plugin: its `VSCODE_PORT`, the same on every
- * provisioner (each exposes it as it exposes the server's port).
+ * provisioner whose sandbox has ports of its own (each exposes it as it exposes the server's port).
  */
 export const VSCODE_PORT = 8001
 
-/** The environment that turns the `vscode` plugin on, when the options ask for it. */
-export const vscodeEnv = (tools: RuntimeTools): Record<string, string> =>
-  tools.vscode === true ? { VSCODE_PORT: String(VSCODE_PORT) } : {}
+/**
+ * The environment that turns the `vscode` plugin on, when the options ask for it, on `port`: 8001
+ * in a sandbox of its own; a port chosen on the host where the server shares the host's ports
+ * (LocalRuntime), as 8001 there may be anyone's.
+ */
+export const vscodeEnv = (tools: RuntimeTools, port: number = VSCODE_PORT): Record<string, string> =>
+  tools.vscode === true ? { VSCODE_PORT: String(port) } : {}
 
 /** What a runtime started with these tools can do. */
 export const toolCapabilities = (
@@ -110,9 +114,15 @@ const vscodeUrl = (
   Effect.gen(function*() {
     const response = yield* keyed(HttpClientRequest.get(`${baseUrl}/vscode/connection_token`), key)
     const { token } = (yield* response.json) as { token?: unknown }
-    return typeof token === "string" && token !== ""
-      ? `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
-      : undefined
+    if (typeof token === "string" && token !== "") {
+      return `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
+    }
+    // Asked for, yet off: the server logged why ("VS Code plugin disabled: ...").
+    yield* Effect.logWarning(
+      "VS Code was asked for (vscode: true) but the server's plugin is off (its connection " +
+        "token is null): no info.urls.vscode; the server's log says why"
+    )
+    return undefined
   }).pipe(
     Effect.catchTag(
       "HttpClientError",
