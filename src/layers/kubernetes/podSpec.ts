@@ -1,9 +1,10 @@
 /**
  * The pod template of a session: the runtime image running the action server (its command line
  * from server/commandLine.ts, as DockerRuntime's), the workspace PVC at /workspace, the readiness
- * probe on `/alive`, OpenHands' resources and scheduling options, and a security context that
- * keeps the sandbox user unprivileged unless `privileged` is asked for. A function of its own so
- * that a bare pod and an agent-sandbox `Sandbox` (its `podTemplate`) run the very same thing.
+ * probe on `/alive`, VS Code's `VSCODE_PORT` and port only with `vscode: true`, OpenHands'
+ * resources and scheduling options, and a security context that keeps the sandbox user
+ * unprivileged unless `privileged` is asked for. A function of its own so that a bare pod and an
+ * agent-sandbox `Sandbox` (its `podTemplate`) run the very same thing.
  */
 import type { V1Container, V1PodTemplateSpec } from "@kubernetes/client-node"
 import { createHash, randomBytes } from "node:crypto"

@@ -1,9 +1,9 @@
 /**
- * Reaching a session's running pod, whatever made it (a bare pod, a Sandbox, a claim): the
- * local endpoints (localEndpoint.ts) through the connection mode's dialer, one for the server and
- * one for VS Code when the options ask for it, pause and resume as the
- * mode does them, and the watch that reports the pod stopping under the runtime. The modes differ
- * only in `PodLifecycle`: how to wait for the pod, and how to take it away and bring it back.
+ * Reaching a session's running pod, whatever made it (a bare pod, a Sandbox, a claim): the local
+ * endpoints (localEndpoint.ts) through the connection mode's dialer, one for the server and one
+ * for VS Code when the options ask for it, pause and resume as the mode does them, and the watch
+ * that reports the pod stopping under the runtime. The modes differ only in `PodLifecycle`: how to
+ * wait for the pod, and how to take it away and bring it back.
  */
 import { Effect } from "effect"
 import type { RuntimeStartError } from "../../schema/errors.ts"
