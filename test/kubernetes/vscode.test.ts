@@ -4,8 +4,9 @@
  * the IDE on a second loopback listener through the API server's port-forward, where a real
  * Chromium loads the workbench (screenshot `.tmp/test-output/kubernetes-vscode-workbench.png`);
  * after pause and resume that listener reaches the new pod, whose IDE has a new token; a claim on a
- * SandboxTemplate written with `vscode: true` gets the IDE, one on a template without it is
- * refused; nothing is left after release, the listener included.
+ * SandboxTemplate written with `vscode: true` gets the IDE (reached at the pod IP: `connect:
+ * "direct"`), one on a template without it is refused; nothing is left after release, the
+ * listener included.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { CoreV1Api, type KubeConfig, type V1Container } from "@kubernetes/client-node"
@@ -142,7 +143,7 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
   )
 
   it.live(
-    "a claim on a template written with vscode gets the IDE; one on a template without it is refused",
+    "a claim on a template written with vscode gets the IDE at the pod IP; one on a template without it is refused",
     () =>
       Effect.gen(function*() {
         const kc = cluster.kubeConfig
@@ -154,7 +155,13 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
           )
         }
         const claimed = (sessionId: string, template: string) =>
-          standInLayer(cluster, { sessionId, warmPoolTemplate: template, vscode: true, deleteWorkspace: true })
+          standInLayer(cluster, {
+            sessionId,
+            warmPoolTemplate: template,
+            vscode: true,
+            connect: "direct",
+            deleteWorkspace: true
+          })
 
         const sessionId = sessionIdOf("vc")
         const { rt, release } = yield* buildRuntime(claimed(sessionId, "tpl-vscode"))
