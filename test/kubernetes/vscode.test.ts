@@ -3,19 +3,18 @@
  * the pod gets `VSCODE_PORT` and a port 8001 named `vscode` only with the option; the owner reaches
  * the IDE on a second loopback listener through the API server's port-forward, where a real
  * Chromium loads the workbench (screenshot `.tmp/test-output/kubernetes-vscode-workbench.png`);
- * after pause and resume that listener reaches the new pod, whose IDE has a new token; a claim on a
- * SandboxTemplate written with `vscode: true` gets the IDE (reached at the pod IP: `connect:
- * "direct"`), one on a template without it is refused; nothing is left after release, the
- * listener included.
+ * after pause and resume that listener reaches the new pod, whose IDE has a new token (which
+ * `attach` reports); a claim on a SandboxTemplate written with `vscode: true` gets the IDE (reached
+ * at the pod IP: `connect: "direct"`), one on a template without it is refused; nothing is left
+ * after release, the listeners included.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { CoreV1Api, type KubeConfig, type V1Container } from "@kubernetes/client-node"
+import { CoreV1Api, type V1Container } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { connect } from "node:net"
 import { FileWriteAction, RuntimeStartError } from "../../src/index.ts"
 import { KubernetesRuntime } from "../../src/kubernetes.ts"
-import { KEY_FIELD } from "../../src/layers/kubernetes/manifests.ts"
 import { runsVsCode } from "../../src/layers/kubernetes/podSpec.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { buildRuntime } from "../docker/helpers.ts"
@@ -57,25 +56,6 @@ describe("KubernetesRuntime vscode pod spec", () => {
       assert.isFalse(runsVsCode({ ...withIde, env: [...withIde.env!, { name: "VSCODE_PORT", value: "8081" }] }))
     }))
 })
-
-/** The session key, from its Secret (the test's way to ask the server for the IDE's current token). */
-const sessionKey = (kc: KubeConfig, sessionId: string) =>
-  Effect.promise(async () => {
-    const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({
-      name: `effect-sandbox-${sessionId}-key`,
-      namespace
-    })
-    return Buffer.from(secret.data![KEY_FIELD]!, "base64").toString("utf8")
-  })
-
-/** The IDE's token now, from the server's `GET /vscode/connection_token`. */
-const currentToken = (actionServer: string, key: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${actionServer}/vscode/connection_token`, {
-      headers: { "X-Session-API-Key": key }
-    })
-    return ((await response.json()) as { token: string }).token
-  })
 
 /** The status the IDE's token gate answers `?tkn=<token>` at `base` with (302: accepted, sets its cookie). */
 const gate = (base: string, token: string) =>
@@ -121,16 +101,24 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         assert.isString(url, "info.urls.vscode")
         const base = new URL(url!).origin
         const started = new URL(url!).searchParams.get("tkn")!
-        const actionServer = rt.info.urls["actionServer"]!
         assert.strictEqual(new URL(base).hostname, "127.0.0.1")
-        assert.notStrictEqual(base, new URL(actionServer).origin)
+        assert.notStrictEqual(base, new URL(rt.info.urls["actionServer"]!).origin)
         yield* expectWorkbench(url, { screenshot: "kubernetes-vscode-workbench" })
 
-        // Resume makes a new pod; the same listener reaches its IDE, which has a new token.
+        // Resume makes a new pod, whose IDE has a new token: `attach` reads it (and leaves the pod
+        // running); the runtime's own listener reaches that IDE, which refuses the old token.
         yield* rt.pause
         yield* rt.resume
-        const token = yield* currentToken(actionServer, yield* sessionKey(cluster.kubeConfig, sessionId))
+        const attached = yield* buildRuntime(
+          KubernetesRuntime.attach({ kubeConfig: cluster.kubeConfig, sessionId, vscode: true })
+        )
+        const fresh = new URL(attached.rt.info.urls["vscode"] ?? "http://missing")
+        const token = fresh.searchParams.get("tkn")!
         assert.notStrictEqual(token, started)
+        assert.notStrictEqual(fresh.origin, base)
+        assert.strictEqual(yield* gate(fresh.origin, token), 302)
+        yield* attached.release
+        assert.isTrue(yield* refused(fresh.origin), "the attached runtime's VS Code listener is still open")
         assert.strictEqual(yield* gate(base, token), 302)
         assert.strictEqual(yield* gate(base, started), 403)
 
