@@ -105,22 +105,27 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         assert.notStrictEqual(base, new URL(rt.info.urls["actionServer"]!).origin)
         yield* expectWorkbench(url, { screenshot: "kubernetes-vscode-workbench" })
 
-        // Resume makes a new pod, whose IDE has a new token: `attach` reads it (and leaves the pod
-        // running); the runtime's own listener reaches that IDE, which refuses the old token.
+        // Resume makes a new pod, whose IDE has a new token: info.urls.vscode is rewritten with it
+        // (same listener, which reaches the new pod), and the old token is refused there.
         yield* rt.pause
         yield* rt.resume
+        const resumed = new URL(rt.info.urls["vscode"] ?? "http://missing")
+        const token = resumed.searchParams.get("tkn")!
+        assert.notStrictEqual(token, started)
+        assert.strictEqual(resumed.origin, base)
+        assert.strictEqual(resumed.searchParams.get("folder"), "/workspace")
+        assert.strictEqual(yield* gate(base, token), 302)
+        assert.strictEqual(yield* gate(base, started), 403)
+        // `attach` reads the same IDE's token (and leaves the pod running), on a listener of its own.
         const attached = yield* buildRuntime(
           KubernetesRuntime.attach({ kubeConfig: cluster.kubeConfig, sessionId, vscode: true })
         )
         const fresh = new URL(attached.rt.info.urls["vscode"] ?? "http://missing")
-        const token = fresh.searchParams.get("tkn")!
-        assert.notStrictEqual(token, started)
+        assert.strictEqual(fresh.searchParams.get("tkn"), token)
         assert.notStrictEqual(fresh.origin, base)
         assert.strictEqual(yield* gate(fresh.origin, token), 302)
         yield* attached.release
         assert.isTrue(yield* refused(fresh.origin), "the attached runtime's VS Code listener is still open")
-        assert.strictEqual(yield* gate(base, token), 302)
-        assert.strictEqual(yield* gate(base, started), 403)
 
         yield* release
         assert.isTrue(yield* refused(base), "the VS Code listener is still open")

@@ -100,23 +100,18 @@ export const serverCapabilities = (
   )
 
 /**
- * OpenHands' `vscode_url`: `<base>/?tkn=<token>&folder=<workspace>`, with the token from the
- * server's `GET /vscode/connection_token`; undefined when the plugin is off there (token null) or
- * the token cannot be read (logged: the runtime works without its IDE, as OpenHands' does).
- * The URL carries the token: whoever holds it can use the IDE (see docs/security.md).
+ * The IDE's connection token from the server's `GET /vscode/connection_token`; undefined when the
+ * plugin is off there (token null) or the token cannot be read (logged: the runtime works without
+ * its IDE, as OpenHands' does).
  */
-const vscodeUrl = (
+const connectionToken = (
   baseUrl: string,
-  key: Redacted.Redacted<string>,
-  vscodeBase: string,
-  workspace: string
+  key: Redacted.Redacted<string>
 ): Effect.Effect<string | undefined, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const response = yield* keyed(HttpClientRequest.get(`${baseUrl}/vscode/connection_token`), key)
     const { token } = (yield* response.json) as { token?: unknown }
-    if (typeof token === "string" && token !== "") {
-      return `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
-    }
+    if (typeof token === "string" && token !== "") return token
     // Asked for, yet off: the server logged why ("VS Code plugin disabled: ...").
     yield* Effect.logWarning(
       "VS Code was asked for (vscode: true) but the server's plugin is off (its connection " +
@@ -131,6 +126,13 @@ const vscodeUrl = (
   )
 
 /**
+ * OpenHands' `vscode_url`: `<base>/?tkn=<token>&folder=<workspace>`. The URL carries the token:
+ * whoever holds it can use the IDE (see docs/security.md).
+ */
+const vscodeUrl = (vscodeBase: string, token: string, workspace: string) =>
+  `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
+
+/**
  * `info.urls` for VS Code at `vscodeBase` (where the provisioner exposes `VSCODE_PORT`): `{ vscode }`
  * when the options asked for it and the plugin runs, else nothing. For `handOver`.
  */
@@ -141,6 +143,27 @@ export const vscodeUrls = (
 ): Effect.Effect<Record<string, string>, never, HttpClient.HttpClient> =>
   tools.vscode !== true || vscodeBase === undefined
     ? Effect.succeed({})
-    : vscodeUrl(server.baseUrl, server.sessionApiKey, vscodeBase, server.workspace).pipe(
-      Effect.map((url) => url === undefined ? {} : { vscode: url })
+    : connectionToken(server.baseUrl, server.sessionApiKey).pipe(
+      Effect.map((token) => token === undefined ? {} : { vscode: vscodeUrl(vscodeBase, token, server.workspace) })
     )
+
+/**
+ * After a resume the server may be a new process (a new pod, a restarted devbox) whose IDE has a
+ * new connection token: `urls.vscode` (the runtime's own `info.urls` record) is rewritten in place
+ * with the token the server gives now, so `rt.info.urls.vscode` keeps opening the IDE (a copy taken
+ * before the pause does not). Left as it is when the token cannot be read.
+ */
+export const refreshVsCodeUrl = (
+  urls: Record<string, string>,
+  baseUrl: string,
+  key: Redacted.Redacted<string> | undefined
+): Effect.Effect<void, never, HttpClient.HttpClient> => {
+  const current = urls["vscode"]
+  return current === undefined || key === undefined ? Effect.void : Effect.gen(function*() {
+    const token = yield* connectionToken(baseUrl, key)
+    if (token === undefined) return
+    const url = new URL(current)
+    url.searchParams.set("tkn", token)
+    urls["vscode"] = url.href
+  })
+}
