@@ -8,9 +8,11 @@
  * reaper of any later runtime delete it sooner. The server is started through the toolbox with
  * its key uploaded as a file (daytona/server.ts). pause/resume are Daytona's pause (memory kept,
  * processes frozen) and start. A sandbox of a given session id that exists is attached to.
+ * VS Code, which a browser opens without the preview token's header, gets a signed preview link
+ * (daytona/vscodeLink.ts).
  */
 import type { Daytona, Sandbox } from "@daytonaio/sdk"
-import { type Config, Context, Effect, Layer, Redacted } from "effect"
+import { type Config, Context, type Duration, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
@@ -27,8 +29,9 @@ import { type HeartbeatOptions, LABEL, ownerLabels } from "./daytona/labels.ts"
 import { startReaper } from "./daytona/reaper.ts"
 import { launchServer, serverExited, sessionKeyFileEnv } from "./daytona/server.ts"
 import { runningWorkspace, type ServerFiles, snapshotServer, uploadedServer } from "./daytona/serverFiles.ts"
+import { vscodeLink, vscodeLinkSeconds } from "./daytona/vscodeLink.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 
 /**
  * The shared options (services/RuntimeOptions.ts), where to reach Daytona, and what is a Daytona
@@ -60,6 +63,15 @@ export interface DaytonaRuntimeOptions extends RuntimeOptions {
   readonly autoDeleteMinutes?: number
   /** Extra ports reported in `info.urls` as `app-<port>` (their preview links). */
   readonly appPorts?: ReadonlyArray<number>
+  /**
+   * VS Code (services/RuntimeOptions.ts), in a snapshot that has code-server (made from the tools
+   * image: docs/runtimes/daytona.md). A browser cannot send the preview token, so
+   * `info.urls.vscode` is a signed preview URL of its port (the token in the host name), with the
+   * connection token that guards the IDE (daytona/vscodeLink.ts).
+   */
+  readonly vscode?: boolean
+  /** How long the signed VS Code link stays valid, from the runtime's start (default 24 hours, Daytona's longest; at least 1 second). */
+  readonly vscodeLinkExpiry?: Duration.Input
   /** The owner's heartbeat and the reaper's pace (defaults: renew 30 s, stale 5 min, reap 2 min). */
   readonly heartbeat?: HeartbeatOptions
   /** Replacements for the HTTP transport's retry and `/alive` wait schedules. */
@@ -113,7 +125,7 @@ const createSandbox = (
         tools: options,
         sessionId,
         noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-        extra: sessionKeyFileEnv
+        extra: { ...sessionKeyFileEnv, ...vscodeEnv(options) }
       }),
       labels: {
         [LABEL.managed]: "true",
@@ -142,7 +154,12 @@ const previewLink = (sandbox: Sandbox, port: number) =>
  * Create (or attach to) the sandbox of a session, in the current scope, and start its server
  * (the builder waits for it to answer through the preview link).
  */
-const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: SandboxConfig) =>
+const startSandbox = (
+  client: Daytona,
+  options: DaytonaRuntimeOptions,
+  config: SandboxConfig,
+  linkSeconds: number
+) =>
   Effect.gen(function*() {
     const sessionId = options.sessionId ?? randomUUID()
     const existing = options.sessionId === undefined ? undefined : yield* findSandbox(client, sessionId)
@@ -172,18 +189,28 @@ const startSandbox = (client: Daytona, options: DaytonaRuntimeOptions, config: S
       options.appPorts ?? [],
       (port) => previewLink(sandbox, port).pipe(Effect.map((link) => [`app-${port}`, link.url] as const))
     )
+    const sessionApiKey = Redacted.make(sessionKey)
+    const workspace = files?.workspace ?? (yield* runningWorkspace(sandbox, options.server))
     return {
       id: sessionId,
       baseUrl: server.url,
       headers: { [PREVIEW_TOKEN_HEADER]: Redacted.make(server.token) },
-      sessionApiKey: Redacted.make(sessionKey),
-      workspace: files?.workspace ?? (yield* runningWorkspace(sandbox, options.server)),
+      sessionApiKey,
+      workspace,
       urls: Object.fromEntries(apps),
       capabilities: toolCapabilities(options, { pause: true }),
       aliveTimeout: "90 seconds",
       ...(launched === undefined ? {} : { startFailure: serverExited(sandbox, launched) }),
       pause: daytonaCall(`pause sandbox ${sandbox.id}`, () => sandbox.pause()),
-      resume: daytonaCall(`resume sandbox ${sandbox.id}`, () => sandbox.start())
+      resume: daytonaCall(`resume sandbox ${sandbox.id}`, () => sandbox.start()),
+      // Signed when handed over, so a warm sandbox's link lives its whole expiry in its runtime.
+      ...(options.vscode === true
+        ? {
+          handOver: vscodeLink(sandbox, linkSeconds).pipe(
+            Effect.flatMap((link) => vscodeUrls(options, { baseUrl: server.url, sessionApiKey, workspace }, link))
+          )
+        }
+        : {})
     } satisfies ProvisionedSandbox
   })
 
@@ -195,12 +222,13 @@ const daytonaProvisioner = (options: DaytonaRuntimeOptions) => (sandbox: Sandbox
   Effect.gen(function*() {
     yield* checkRuntimeOptions("DaytonaRuntime options", options)
     yield* refuseHostWorkspace("DaytonaRuntime", "a Daytona sandbox", options)
+    const linkSeconds = yield* vscodeLinkSeconds(options.vscodeLinkExpiry)
     const connection: DaytonaConnection = { apiKey: options.apiKey, apiUrl: options.apiUrl, target: options.target }
     const client = yield* daytonaClient(connection)
     yield* startReaper(client, options.heartbeat?.reapEvery)
     return {
       kind: "daytona",
-      provision: () => startSandbox(client, options, sandbox)
+      provision: () => startSandbox(client, options, sandbox, linkSeconds)
     } satisfies Provisioner
   })
 

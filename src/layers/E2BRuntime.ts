@@ -7,7 +7,8 @@
  * crashed owner's sandbox dies on E2B's side; its session, owner and key are in its metadata, so a
  * later layer attaches by session id and a reaper kills the sandboxes of dead owners (paused ones
  * included, which have no timeout). The session key reaches the server as a file it reads and
- * removes (server/sessionKey.ts), never in an environment sandboxed commands can read.
+ * removes (server/sessionKey.ts), never in an environment sandboxed commands can read. VS Code,
+ * when asked for, is reached as the server is, at E2B's public URL of its port.
  */
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -29,7 +30,7 @@ import { pollDisconnect } from "./internal/disconnectPoll.ts"
 import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import type { ServerFiles } from "./internal/serverProbe.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 
 /**
  * The shared options (services/RuntimeOptions.ts) and E2B's own. `workspace` (a directory on this
@@ -65,6 +66,12 @@ export interface E2BRuntimeOptions extends Omit<RuntimeOptions, "workspace" | "k
   readonly userId?: number
   /** Extra ports reported in `info.urls` as `app-<port>` (reached through E2B's port exposure). */
   readonly appPorts?: ReadonlyArray<number>
+  /**
+   * VS Code (services/RuntimeOptions.ts), in a template that has code-server (made from the tools
+   * image: docs/runtimes/e2b.md). `info.urls.vscode` is E2B's public URL of its port, as for
+   * `appPorts`, with the connection token that guards it.
+   */
+  readonly vscode?: boolean
   /** How often the reaper looks for sandboxes of dead owners on this host (default 60 s). */
   readonly reapEvery?: Duration.Input
   /** Retries of rate-limited calls (E2B's 429; default `E2B_RATE_LIMIT_RETRY`). */
@@ -176,7 +183,7 @@ const startServer = Effect.fn("E2BRuntime.startServer")(function*(input: {
     tools: options,
     sessionId: input.sessionId,
     noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,
-    extra: { [SESSION_KEY_FILE_VARIABLE]: keyFile }
+    extra: { [SESSION_KEY_FILE_VARIABLE]: keyFile, ...vscodeEnv(options) }
   })
   return yield* e2bCall(
     "start the action server",
@@ -283,10 +290,11 @@ const startSandbox = (ctx: E2BContext) =>
       handle = yield* startServer({ ctx, sandbox, files, sessionId, sessionKey })
     }
     const asRuntimeError = Effect.mapError((error: E2BError) => new RuntimeStartError({ message: error.message }))
+    const sessionApiKey = Redacted.make(sessionKey)
     return {
       id: sessionId,
       baseUrl,
-      sessionApiKey: Redacted.make(sessionKey),
+      sessionApiKey,
       workspace: WORKSPACE,
       urls: Object.fromEntries((options.appPorts ?? []).map((p) => [`app-${p}`, hostUrl(sandbox.getHost(p))])),
       capabilities: toolCapabilities(options, { pause: true }),
@@ -303,11 +311,17 @@ const startSandbox = (ctx: E2BContext) =>
         ctx.retry
       ).pipe(Effect.tap(() => Effect.sync(() => paused = false)), Effect.asVoid, asRuntimeError),
       disconnect: followSandbox(ctx, sandboxId),
-      // Once handed over, the server's output is let go: the SDK's handle would keep all of it in
-      // this process's memory for the sandbox's life. The server runs on (envd does not stop a
-      // process whose client went away); what it prints afterwards is not kept anywhere.
-      ...(handle === undefined ? {} : {
-        handOver: Effect.promise(() => handle.disconnect()).pipe(Effect.as({}))
+      handOver: Effect.gen(function*() {
+        // Once handed over, the server's output is let go: the SDK's handle would keep all of it in
+        // this process's memory for the sandbox's life. The server runs on (envd does not stop a
+        // process whose client went away); what it prints afterwards is not kept anywhere.
+        if (handle !== undefined) yield* Effect.promise(() => handle.disconnect())
+        // VS Code's port is reached as every port of the sandbox is: E2B's public URL of it.
+        return yield* vscodeUrls(
+          options,
+          { baseUrl, sessionApiKey, workspace: WORKSPACE },
+          hostUrl(sandbox.getHost(VSCODE_PORT))
+        )
       })
     } satisfies ProvisionedSandbox
   }).pipe(Effect.mapError(startError))

@@ -1,12 +1,19 @@
 /**
- * What the cloud providers' stand-ins (daytona/, runloop/) share: an API failure with its HTTP
- * status, JSON answers and bodies over HTTP/1.1 or HTTP/2 (node:http2's compatibility API has the
- * same request and response shape), their containers found and removed by the stand-in's label, and
- * their proxies to a sandbox's port, WebSockets included.
+ * What the cloud providers' stand-ins (e2b/, daytona/, runloop/) share: an API failure with its
+ * HTTP status, JSON answers and bodies over HTTP/1.1 or HTTP/2 (node:http2's compatibility API has
+ * the same request and response shape), their containers found and removed by the stand-in's
+ * label, and their proxies to a sandbox's port, WebSockets included.
  */
 import Docker from "dockerode"
-import { type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
-import { connect, type Socket } from "node:net"
+import {
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse
+} from "node:http"
+import { connect } from "node:net"
+import type { Duplex } from "node:stream"
 
 export const docker = new Docker()
 
@@ -52,23 +59,67 @@ export const removeLabelled = async (label: string, instance: string): Promise<v
   }
 }
 
+/** Where a stand-in's proxy sends a port's traffic, and how it presents it. */
+export interface ProxyTarget {
+  readonly host: string
+  readonly port: number
+  /** The path (and query) at the port. */
+  readonly path: string
+  /** The proxy's own credential, not passed on. */
+  readonly dropHeader?: string
+  /** The `Host` the provider's proxy sends (default: the one the client sent). */
+  readonly hostHeader?: string
+  /**
+   * The path the stand-in serves the port under. The providers serve a port at the root of a host
+   * of its own, which needs wildcard DNS; the stand-ins serve it under a path instead, so a redirect
+   * to an absolute path (VS Code's token check redirects to `/`) is kept under it.
+   */
+  readonly prefix?: string
+}
+
 /**
- * Forward `request` to `host:port` at `path` (without `dropHeader`, the proxy's own credential),
- * streaming both ways; `badGateway` answers when nothing listens there. A client that hangs up
- * (an interrupted action) hangs up on the server too, as a provider's proxy does.
+ * The headers sent on: the client's, less the proxy's credential, with `X-Forwarded-Host` naming
+ * the host the client reached, as the providers' proxies tell the service the public host (VS
+ * Code checks a WebSocket's `Origin` against it, and builds its own URLs from it).
+ */
+const forwardedHeaders = (request: IncomingMessage, target: ProxyTarget): IncomingHttpHeaders => {
+  const headers: IncomingHttpHeaders = { ...request.headers, "x-forwarded-host": request.headers.host }
+  if (target.dropHeader !== undefined) delete headers[target.dropHeader]
+  if (target.hostHeader !== undefined) headers.host = target.hostHeader
+  return headers
+}
+
+/** A redirect's `Location`, kept under the stand-in's prefix when it is an absolute path. */
+const underPrefix = (location: string | undefined, prefix: string | undefined) =>
+  location !== undefined && prefix !== undefined && location.startsWith("/") && !location.startsWith("//")
+    ? `${prefix}${location}`
+    : location
+
+/**
+ * Forward `request` to the target, streaming both ways; `badGateway` answers when nothing listens
+ * there. A client that hangs up (an interrupted action) hangs up on the server too, as a provider's
+ * proxy does.
  */
 export const proxyTo = (
   request: IncomingMessage,
   response: ServerResponse,
-  target: { readonly host: string; readonly port: number; readonly path: string; readonly dropHeader: string },
+  target: ProxyTarget,
   badGateway: () => void
 ) => {
-  const headers = { ...request.headers }
-  delete headers[target.dropHeader]
   const upstream = httpRequest(
-    { host: target.host, port: target.port, method: request.method, path: target.path, headers },
+    {
+      host: target.host,
+      port: target.port,
+      method: request.method,
+      path: target.path,
+      headers: forwardedHeaders(request, target)
+    },
     (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers)
+      const location = underPrefix(answer.headers.location, target.prefix)
+      response.writeHead(answer.statusCode ?? 502, {
+        ...answer.headers,
+        ...(location === undefined ? {} : { location })
+      })
       answer.pipe(response)
     }
   )
@@ -83,20 +134,14 @@ export const proxyTo = (
 }
 
 /**
- * Forward a WebSocket (an HTTP upgrade) to `host:port` at `path` (without `dropHeader`), then pass
- * bytes both ways until either side ends, as a provider's proxy carries VS Code's WebSockets.
+ * Forward a WebSocket (an HTTP upgrade) to the target, its head with the headers `proxyTo` sends,
+ * then pass bytes both ways until either side ends, as a provider's proxy carries VS Code's
+ * WebSockets.
  */
-export const proxyUpgradeTo = (
-  request: IncomingMessage,
-  socket: Socket,
-  head: Buffer,
-  target: { readonly host: string; readonly port: number; readonly path: string; readonly dropHeader: string }
-) => {
+export const proxyUpgradeTo = (request: IncomingMessage, socket: Duplex, head: Buffer, target: ProxyTarget) => {
   const lines = [`${request.method} ${target.path} HTTP/${request.httpVersion}`]
-  for (let i = 0; i < request.rawHeaders.length; i += 2) {
-    if (request.rawHeaders[i]!.toLowerCase() !== target.dropHeader) {
-      lines.push(`${request.rawHeaders[i]}: ${request.rawHeaders[i + 1]}`)
-    }
+  for (const [name, value] of Object.entries(forwardedHeaders(request, target))) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) lines.push(`${name}: ${one}`)
   }
   const upstream = connect(target.port, target.host, () => {
     upstream.write(`${lines.join("\r\n")}\r\n\r\n`)
@@ -112,8 +157,21 @@ export const proxyUpgradeTo = (
 }
 
 /** A refusal on a connection that asked for an upgrade: the status and message, then the end. */
-export const refuseUpgrade = (socket: Socket, error: ApiError) =>
+export const refuseUpgrade = (socket: Duplex, error: ApiError) =>
   socket.end(
     `HTTP/1.1 ${error.status} ${error.message}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n` +
       JSON.stringify({ message: error.message })
   )
+
+/**
+ * The sockets of `server` that were upgraded (WebSockets): the HTTP server no longer closes them,
+ * so a stand-in's `close()` destroys them itself.
+ */
+export const upgradedSockets = (server: Server): Set<Duplex> => {
+  const open = new Set<Duplex>()
+  server.on("upgrade", (_request: IncomingMessage, socket: Duplex) => {
+    open.add(socket)
+    socket.on("close", () => open.delete(socket))
+  })
+  return open
+}

@@ -8,8 +8,18 @@ import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { json, proxyTo, readJson } from "../standin.ts"
+import type { Duplex } from "node:stream"
+import {
+  json,
+  type ProxyTarget,
+  proxyTo,
+  proxyUpgradeTo,
+  readJson,
+  refuseUpgrade,
+  upgradedSockets
+} from "../standin.ts"
 import { ApiError, type CreateBody, removeAll, Sandboxes, type StandInSandbox } from "./sandboxes.ts"
+import { SignedPreviews } from "./signedPreviews.ts"
 import { Toolbox } from "./toolbox.ts"
 
 /** A request as the stand-in recorded it (for assertions on what the SDK sent). */
@@ -32,6 +42,8 @@ export interface DaytonaStandIn {
   readonly instance: string
   readonly requests: Array<RecordedRequest>
   readonly sandboxes: Sandboxes
+  /** The signed preview URLs' tokens Daytona gave out. */
+  readonly signedPreviews: SignedPreviews
   /** Answer the next `count` creates with `status` and Daytona's `message` (quota, rate limit). */
   readonly failCreates: (status: number, message: string, count?: number) => void
   readonly close: () => Promise<void>
@@ -71,6 +83,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   const instance = randomBytes(4).toString("hex")
   const apiKey = `dtn_${randomBytes(16).toString("hex")}`
   const sandboxes = new Sandboxes(instance, options.snapshots)
+  const signedPreviews = new SignedPreviews()
   const toolbox = new Toolbox()
   const requests: Array<RecordedRequest> = []
   const faults: Array<{ status: number; message: string }> = []
@@ -121,23 +134,46 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
         body: { sandboxId: sandbox.id, url: `${base}/preview/${port[1]}-${sandbox.id}`, token: sandbox.previewToken }
       }
     }
+    const signed = /^ports\/(\d+)\/signed-preview-url$/.exec(action)
+    if (method === "GET" && signed !== null) {
+      const link = signedPreviews.sign(sandbox, Number(signed[1]), url.searchParams.get("expiresInSeconds"))
+      return { status: 200, body: { ...link, url: `${base}/preview/${link.port}-${link.token}` } }
+    }
     return undefined
   }
 
-  /** The preview proxy: `/preview/{port}-{sandboxId}/...` to the container's port, with the token checked. */
-  const preview = async (request: IncomingMessage, response: ServerResponse, rest: string) => {
-    const match = /^\/preview\/(\d+)-([0-9a-f-]{36})(\/.*)?$/.exec(rest)
+  /**
+   * The preview proxy's target for `/preview/{port}-{sandboxId | signed token}/...`: a sandbox id
+   * with the `x-daytona-preview-token` header, or a signed token valid for that port; the sandbox
+   * started.
+   */
+  const previewTarget = async (request: IncomingMessage, url: URL): Promise<ProxyTarget> => {
+    const match = /^\/preview\/(\d+)-([0-9a-f-]{36}|[0-9a-z]{16})(\/.*)?$/.exec(url.pathname)
     if (match === null) throw new ApiError(404, "Preview not found")
-    const sandbox = sandboxes.get(match[2]!)
-    if (request.headers["x-daytona-preview-token"] !== sandbox.previewToken) {
+    const [, port = "", idOrToken = "", path = "/"] = match
+    const sandbox = idOrToken.length === 16
+      ? sandboxes.get(signedPreviews.sandboxOf(idOrToken, Number(port)))
+      : sandboxes.get(idOrToken)
+    if (idOrToken === sandbox.id && request.headers["x-daytona-preview-token"] !== sandbox.previewToken) {
       throw new ApiError(401, "Unauthorized: missing or invalid preview token")
     }
     if (sandbox.state !== "started") throw new ApiError(502, `Sandbox ${sandbox.id} is not running`)
-    const host = await sandboxes.address(sandbox)
+    return {
+      host: await sandboxes.address(sandbox),
+      port: Number(port),
+      path: `${path}${url.search}`,
+      dropHeader: "x-daytona-preview-token",
+      prefix: `/preview/${port}-${idOrToken}`
+    }
+  }
+
+  /** The preview proxy: HTTP to the target (a client that hangs up hangs up on the server too). */
+  const preview = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const target = await previewTarget(request, url)
     proxyTo(
       request,
       response,
-      { host, port: Number(match[1]), path: match[3] ?? "/", dropHeader: "x-daytona-preview-token" },
+      target,
       () => fail(response, new ApiError(502, "Bad Gateway: nothing answers on that port"))
     )
   }
@@ -146,7 +182,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     const url = new URL(request.url ?? "/", base)
     const method = request.method ?? "GET"
     const handle = async () => {
-      if (url.pathname.startsWith("/preview/")) return preview(request, response, url.pathname + url.search)
+      if (url.pathname.startsWith("/preview/")) return preview(request, response, url)
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
       if (url.pathname.startsWith("/api/")) {
         const answer = await control(method, url.pathname.slice("/api".length), url, request)
@@ -172,6 +208,18 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
       fail(response, error instanceof ApiError ? error : new ApiError(500, String((error as Error).message ?? error)))
     )
   })
+  // WebSockets through the preview proxy, as Daytona's carries them (VS Code's workbench needs them).
+  const upgraded = upgradedSockets(server)
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(request.url ?? "/", base)
+    const target = url.pathname.startsWith("/preview/")
+      ? previewTarget(request, url)
+      : Promise.reject(new ApiError(404, `Cannot upgrade ${url.pathname}`))
+    target.then(
+      (found) => proxyUpgradeTo(request, socket, head, found),
+      (error: unknown) => refuseUpgrade(socket, error instanceof ApiError ? error : new ApiError(500, String(error)))
+    )
+  })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
@@ -180,10 +228,12 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     instance,
     requests,
     sandboxes,
+    signedPreviews,
     failCreates: (status, message, count = 1) => {
       for (let i = 0; i < count; i++) faults.push({ status, message })
     },
     close: async () => {
+      for (const socket of upgraded) socket.destroy()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await removeAll(instance)

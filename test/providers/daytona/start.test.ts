@@ -36,7 +36,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   }))
 
   it.live(
-    "creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment",
+    "creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment; no VS Code unless asked",
     () =>
       Effect.gen(function*() {
         const s = standIn()
@@ -62,6 +62,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         const env = body["env"] as Record<string, string>
         assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
         assert.isFalse(Object.values(env).some((v) => v.includes(key)))
+        assert.notProperty(env, "VSCODE_PORT")
         // The server read and removed its key file before any command ran; no process environment holds the key.
         const check = yield* rt.runCommand(
           `test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
@@ -76,6 +77,9 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
         assert.strictEqual(bare.status, 401)
         assert.isFalse(Object.values(rt.info.urls).some((url) => url.includes(sandbox.previewToken)))
+        // Without `vscode`: no IDE link asked of Daytona, none reported.
+        assert.isUndefined(rt.info.urls["vscode"])
+        assert.deepStrictEqual([...s.signedPreviews.byToken.values()].filter((l) => l.sandboxId === sandbox.id), [])
         yield* release
         assert.strictEqual(sandbox.state, "destroyed")
       }),

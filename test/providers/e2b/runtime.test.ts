@@ -121,13 +121,16 @@ describeDocker("E2BRuntime (stand-in)", () => {
   )
 
   it.live(
-    "info.urls reaches an app port through E2B's port exposure (getHost)",
+    "info.urls reaches an app port through E2B's port exposure (getHost); without vscode, nothing on 8001",
     () =>
       inSandbox(standin, { appPorts: [9000] }, (rt) =>
         Effect.gen(function*() {
           const sandbox = [...standin.sandboxes.values()].at(-1)!
           const url = rt.info.urls["app-9000"]!
           assert.strictEqual(url, standin.hostUrl(`9000-${sandbox.sandboxID}.e2b.app`))
+          assert.isUndefined(rt.info.urls["vscode"])
+          const ide = yield* Effect.promise(() => fetch(standin.hostUrl(`8001-${sandbox.sandboxID}.e2b.app`)))
+          assert.strictEqual(ide.status, 502)
           yield* rt.runCommand(
             `nohup /opt/effect-sandbox/bin/node -e "require('http').createServer((q, s) => s.end('app-ok ' + q.url))` +
               `.listen(9000, '0.0.0.0')" > /dev/null 2>&1 &`

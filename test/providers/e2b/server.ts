@@ -8,8 +8,10 @@
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import type { Duplex } from "node:stream"
+import { ApiError, type ProxyTarget, proxyTo, proxyUpgradeTo, refuseUpgrade, upgradedSockets } from "../standin.ts"
 import { readBody, requestMessage, unaryError } from "./connect.ts"
 import { leftovers, removeContainer } from "./docker.ts"
 import { readFile, writeFiles } from "./files.ts"
@@ -89,32 +91,29 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     unaryError(response, "unimplemented" as never, `${url.pathname} is not served by the stand-in`)
   }
 
-  /** `/.hosts/<port>-<sandboxId>.<domain>/<path>` to that port of the sandbox's container. */
-  const traffic = (request: IncomingMessage, response: ServerResponse, url: URL) => {
+  /**
+   * Where `/.hosts/<port>-<sandboxId>.<domain>/<path>` goes: that port of the sandbox's container,
+   * with the host as `Host` (E2B's default), or a 502 answer in E2B's words.
+   */
+  const trafficTarget = (url: URL): ProxyTarget | { readonly refused: string } => {
     const [, host = "", ...rest] = url.pathname.slice(1).split("/")
     const match = /^(\d+)-([^.]+)\./.exec(host)
     const sandbox = match === null ? undefined : sandboxes.byId.get(match[2]!)
-    if (match === null || sandbox === undefined) return apiError(response, 502, `The sandbox of ${host} was not found`)
-    const upstream = httpRequest({
+    if (match === null || sandbox === undefined) return { refused: `The sandbox of ${host} was not found` }
+    return {
       host: sandbox.ip,
       port: Number(match[1]),
-      method: request.method,
       path: `/${rest.join("/")}${url.search}`,
-      headers: { ...request.headers, host }
-    }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(response)
-    })
-    upstream.on("error", (error) => {
-      if (!response.headersSent) {
-        apiError(response, 502, `The sandbox is running but port is not open: ${error.message}`)
-      } else response.destroy()
-    })
-    // A client that goes away closes the sandbox's connection too (the server stops what the request started).
-    response.on("close", () => {
-      if (!response.writableFinished) upstream.destroy()
-    })
-    request.pipe(upstream)
+      hostHeader: host,
+      prefix: `/.hosts/${host}`
+    }
+  }
+
+  /** Port traffic, proxied to the sandbox (a client that goes away closes the sandbox's connection too). */
+  const traffic = (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const target = trafficTarget(url)
+    if ("refused" in target) return apiError(response, 502, target.refused)
+    proxyTo(request, response, target, () => apiError(response, 502, "The sandbox is running but port is not open"))
   }
 
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
@@ -165,6 +164,16 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       else response.destroy()
     })
   })
+  // WebSockets to a sandbox's port, as E2B's proxy carries them (VS Code's workbench needs them).
+  const upgraded = upgradedSockets(server)
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(request.url ?? "/", "http://standin")
+    const target = url.pathname.startsWith("/.hosts/")
+      ? trafficTarget(url)
+      : { refused: `${url.pathname} takes no upgrade` }
+    if ("refused" in target) return refuseUpgrade(socket, new ApiError(502, target.refused))
+    proxyUpgradeTo(request, socket, head, target)
+  })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
@@ -176,6 +185,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     containers: () => leftovers(instance),
     close: async () => {
       for (const sandbox of sandboxes.byId.values()) clearTimeout(sandbox.timer)
+      for (const socket of upgraded) socket.destroy()
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
       await Promise.all((await leftovers(instance)).map(removeContainer))
