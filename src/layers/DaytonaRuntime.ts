@@ -70,7 +70,10 @@ export interface DaytonaRuntimeOptions extends RuntimeOptions {
    * connection token that guards the IDE (daytona/vscodeLink.ts).
    */
   readonly vscode?: boolean
-  /** How long the signed VS Code link stays valid, from the runtime's start (default 24 hours, Daytona's longest; at least 1 second). */
+  /**
+   * How long the signed VS Code link stays valid, from when the sandbox is handed to its runtime
+   * (default 24 hours, the longest Daytona signs; at least 1 second).
+   */
   readonly vscodeLinkExpiry?: Duration.Input
   /** The owner's heartbeat and the reaper's pace (defaults: renew 30 s, stale 5 min, reap 2 min). */
   readonly heartbeat?: HeartbeatOptions
