@@ -96,7 +96,7 @@ export const serverCapabilities = (
   )
 
 /**
- * OpenHands' `vscode_url`: `<base>/?tkn=<token>&folder=<workspace>`, with the token from the
+ * OpenHands' `vscode_url`: `<base><path>?tkn=<token>&folder=<workspace>`, with the token from the
  * server's `GET /vscode/connection_token`; undefined when the plugin is off there (token null) or
  * the token cannot be read (logged: the runtime works without its IDE, as OpenHands' does).
  * The URL carries the token: whoever holds it can use the IDE (see docs/security.md).
@@ -105,13 +105,14 @@ const vscodeUrl = (
   baseUrl: string,
   key: Redacted.Redacted<string>,
   vscodeBase: string,
+  path: string,
   workspace: string
 ): Effect.Effect<string | undefined, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const response = yield* keyed(HttpClientRequest.get(`${baseUrl}/vscode/connection_token`), key)
     const { token } = (yield* response.json) as { token?: unknown }
     return typeof token === "string" && token !== ""
-      ? `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
+      ? `${vscodeBase}${path}?${new URLSearchParams({ tkn: token, folder: workspace })}`
       : undefined
   }).pipe(
     Effect.catchTag(
@@ -122,15 +123,18 @@ const vscodeUrl = (
 
 /**
  * `info.urls` for VS Code at `vscodeBase` (where the provisioner exposes `VSCODE_PORT`): `{ vscode }`
- * when the options asked for it and the plugin runs, else nothing. For `handOver`.
+ * when the options asked for it and the plugin runs, else nothing. For `handOver`. `path` is what
+ * comes before the query: `/` (the IDE at the root of its host), or "" for OpenHands' path-mode
+ * URL of a remote runtime (`<api>/<runtime_id>/vscode?tkn=...`).
  */
 export const vscodeUrls = (
   tools: RuntimeTools,
   server: { readonly baseUrl: string; readonly sessionApiKey: Redacted.Redacted<string>; readonly workspace: string },
-  vscodeBase: string | undefined
+  vscodeBase: string | undefined,
+  path: "/" | "" = "/"
 ): Effect.Effect<Record<string, string>, never, HttpClient.HttpClient> =>
   tools.vscode !== true || vscodeBase === undefined
     ? Effect.succeed({})
-    : vscodeUrl(server.baseUrl, server.sessionApiKey, vscodeBase, server.workspace).pipe(
+    : vscodeUrl(server.baseUrl, server.sessionApiKey, vscodeBase, path, server.workspace).pipe(
       Effect.map((url) => url === undefined ? {} : { vscode: url })
     )
