@@ -133,7 +133,8 @@ const forwardRequest = (request: IncomingMessage, response: ServerResponse, targ
     })
     upstream.on("response", (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer.headers, target.prefix))
-      answer.pipe(response)
+      // An answer cut short is cut short for the browser too, not left hanging.
+      answer.on("error", () => response.destroy()).pipe(response)
     })
     upstream.on("error", (error) => {
       if (response.headersSent) return void response.destroy()
