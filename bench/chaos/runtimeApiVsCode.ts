@@ -69,8 +69,10 @@ const attempt = (base: string, { headers, path, upgrade }: Attempt) =>
     })
     sent.on("response", (answer) => {
       answer.resume()
-      answer.on("end", () => resolve(answer.statusCode ?? 0))
+      // An answer cut short is an error of the group, not a wait for ever.
+      answer.on("end", () => resolve(answer.statusCode ?? 0)).on("error", reject)
     })
+    sent.setTimeout(30_000, () => sent.destroy(new Error(`${path}: no answer within 30 s`)))
     sent.on("error", reject).end()
   })
 
@@ -93,7 +95,10 @@ export const vscodeRows = async (input: {
   let token: string | undefined
   const answered = await waitFor(
     async () => {
-      const answer = await fetch(`${base}${tokenPath}`, { headers: { "X-Session-API-Key": c.session_api_key } })
+      const answer = await fetch(`${base}${tokenPath}`, {
+        headers: { "X-Session-API-Key": c.session_api_key },
+        signal: AbortSignal.timeout(10_000)
+      })
       const body = await answer.json().catch(() => ({})) as { token?: unknown }
       if (typeof body.token === "string") token = body.token
       return token !== undefined

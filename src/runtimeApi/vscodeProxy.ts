@@ -122,7 +122,7 @@ const forwardRequest = (request: IncomingMessage, response: ServerResponse, targ
     if (response.destroyed) return resume(Effect.void)
     if (route._tag === "Refuse") {
       response.writeHead(route.status, { "content-type": "application/json" }).end(detailBody(route.detail))
-      return
+      return resume(Effect.void)
     }
     const upstream = httpRequest({
       host: route.host,
@@ -174,22 +174,26 @@ const forwardUpgrade = (
         `HTTP/1.1 ${route.status} ${STATUS_CODES[route.status]}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
       )
-      return
+      return resume(Effect.void)
     }
     const upstream = connect(route.port, route.host)
-    const close = () => {
+    const broken = () => {
       client.destroy()
       upstream.destroy()
-      resume(Effect.void)
     }
+    // One side closed: the other gets what is still on its way, then closes (destroying at once
+    // would cut short an answer such as the token proxy's 403, which ends with the connection).
+    const closeAfter = (socket: Socket) => () => socket.end(() => socket.destroy())
+    let open = 2
+    const closed = () => --open === 0 && resume(Effect.void)
     upstream.once("connect", () => {
       upstream.write(rawHead(request, target.rest, NOT_FORWARDED_ON_UPGRADE))
       if (head.length > 0) upstream.write(head)
       upstream.pipe(client).pipe(upstream)
     })
     client.on("data", touch)
-    upstream.on("error", close).on("close", close)
-    client.on("error", close).on("close", close)
+    upstream.on("error", broken).once("close", closeAfter(client)).once("close", closed)
+    client.on("error", broken).once("close", closeAfter(upstream)).once("close", closed)
     return Effect.sync(() => {
       client.destroy()
       upstream.destroy()
