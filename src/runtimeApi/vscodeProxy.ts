@@ -154,6 +154,13 @@ const forwardRequest = (request: IncomingMessage, response: ServerResponse, targ
   })
 
 /**
+ * When one side of a splice has closed: `socket` gets what is still on its way, then closes
+ * (destroying it at once would cut short an answer such as the token proxy's 403, which ends with
+ * its connection).
+ */
+const closeAfter = (socket: Socket) => () => socket.end(() => socket.destroy())
+
+/**
  * Splice an upgrade to the IDE port: the handshake as received (target without the prefix, the
  * keys left out), then bytes both ways until either side closes. The IDE's own answer (101, or
  * 403 without the token) goes back as it is. Data from the browser counts as activity.
@@ -181,9 +188,6 @@ const forwardUpgrade = (
       client.destroy()
       upstream.destroy()
     }
-    // One side closed: the other gets what is still on its way, then closes (destroying at once
-    // would cut short an answer such as the token proxy's 403, which ends with the connection).
-    const closeAfter = (socket: Socket) => () => socket.end(() => socket.destroy())
     let open = 2
     const closed = () => --open === 0 && resume(Effect.void)
     upstream.once("connect", () => {
