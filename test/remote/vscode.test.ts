@@ -7,13 +7,12 @@
  * a WebSocket handshake through the proxy reaches code-server; without the token the sandbox
  * answers 403; another sandbox's path (started without the plugin) and an unknown runtime id reach
  * nothing. Release stops the runtime: no container of the file is left. The first describe block
- * checks the pieces that need no engine.
+ * checks the pieces that need no engine. The proxy checks themselves are vscodeProxy.ts's (shared with
+ * kubernetesApi.test.ts).
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { createHash, randomBytes } from "node:crypto"
-import { type IncomingHttpHeaders, request } from "node:http"
-import { DockerEngine, ImageBuilder } from "../../src/docker.ts"
+import { randomBytes } from "node:crypto"
 import { Runtime } from "../../src/index.ts"
 import { remoteVsCodeBase, startRequest } from "../../src/layers/RemoteRuntime.ts"
 import { sandboxPod } from "../../src/runtimeApi/kubernetesPods.ts"
@@ -22,7 +21,7 @@ import { vscodeTarget } from "../../src/runtimeApi/vscodeProxy.ts"
 import { sandboxConfigFromEnv } from "../../src/schema/SandboxConfig.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { dockerCli } from "../docker/helpers.ts"
-import { describeDocker, toolsImage } from "../docker/infra.ts"
+import { describeDocker } from "../docker/infra.ts"
 import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
 import {
   type ApiServer,
@@ -34,6 +33,7 @@ import {
   startApiServer,
   type Started
 } from "./apiServer.ts"
+import { expectProxiedVsCode, idePath, toolsRuntimeImage, upgrade } from "./vscodeProxy.ts"
 
 const RUNTIME_ID = "rt-0123456789abcdef01234567"
 
@@ -116,50 +116,6 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
 const KEY = randomBytes(16).toString("hex")
 const servers: Array<ApiServer> = []
 
-/** The tools image's runtime image for uid 1000 `openhands`: DockerRuntime's VS Code test builds the same one. */
-const toolsRuntimeImage = Effect.gen(function*() {
-  return yield* (yield* ImageBuilder).ensure({ baseImage: toolsImage(), userId: 1000, username: "openhands" })
-}).pipe(Effect.provide(ImageBuilder.layer), Effect.provide(DockerEngine.layer), Effect.orDie)
-
-/** RFC 6455's answer to `key`: a 101 carrying it came from a WebSocket server that read this handshake. */
-const acceptOf = (key: string) =>
-  createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64")
-
-/** A WebSocket handshake at `path` of the API server, as a browser sends it: the status, and whether a 101 answered this key. */
-const upgrade = (base: string, path: string, headers: Record<string, string> = {}) =>
-  Effect.promise(() =>
-    new Promise<{ status: number; accepted: boolean; headers: IncomingHttpHeaders }>((resolve, reject) => {
-      const key = randomBytes(16).toString("base64")
-      const { hostname, port } = new URL(base)
-      const sent = request({
-        hostname,
-        port,
-        path,
-        headers: {
-          Connection: "Upgrade",
-          Upgrade: "websocket",
-          "Sec-WebSocket-Version": "13",
-          "Sec-WebSocket-Key": key,
-          ...headers
-        }
-      })
-      sent.on("upgrade", (answer, socket) => {
-        socket.destroy()
-        resolve({
-          status: 101,
-          accepted: answer.headers["sec-websocket-accept"] === acceptOf(key),
-          headers: answer.headers
-        })
-      })
-      sent.on("response", (answer) => {
-        answer.resume()
-        resolve({ status: answer.statusCode ?? 0, accepted: false, headers: answer.headers })
-      })
-      sent.on("error", reject)
-      sent.end()
-    })
-  )
-
 describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --proxy", () => {
   afterAll(async () => {
     for (const server of servers.splice(0)) await server.kill()
@@ -184,43 +140,14 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
           const runtimeId = session["runtime_id"] as string
           const sessionKey = session["session_api_key"] as string
 
-          // OpenHands' client: the token from the action server (session key), the path-mode URL.
-          const tokenAnswer = yield* Effect.promise(() =>
-            fetch(`${server.base}/${runtimeId}/vscode/connection_token`, {
-              headers: { "X-Session-API-Key": sessionKey }
-            })
-          )
-          const { token } = (yield* Effect.promise(() => tokenAnswer.json())) as { token: string }
-          const url = rt.info.urls["vscode"]
-          assert.strictEqual(url, `${server.base}/${runtimeId}/vscode?tkn=${token}&folder=%2Fworkspace`)
-
-          // The token is exchanged for a cookie scoped to this runtime's path; the redirect stays under it.
-          const redirect = yield* Effect.promise(() => fetch(url!, { redirect: "manual" }))
-          assert.strictEqual(redirect.status, 302)
-          assert.strictEqual(redirect.headers.get("location"), `/${runtimeId}/vscode/?folder=%2Fworkspace`)
-          assert.include(redirect.headers.get("set-cookie") ?? "", `vscode-tkn=${token}; Path=/${runtimeId}/vscode;`)
-
-          yield* expectWorkbench(url, { screenshot: "remote-vscode-workbench" })
-
-          // A WebSocket through the proxy reaches code-server with the cookie; without it the sandbox refuses it.
-          const wsPath =
-            `/${runtimeId}/vscode/?reconnectionToken=${crypto.randomUUID()}&reconnection=false&skipWebSocketFrames=false`
-          const withCookie = yield* upgrade(server.base, wsPath, { Cookie: `vscode-tkn=${token}` })
-          assert.deepStrictEqual({ status: withCookie.status, accepted: withCookie.accepted }, {
-            status: 101,
-            accepted: true
+          const token = yield* expectProxiedVsCode({
+            base: server.base,
+            runtimeId,
+            sessionKey,
+            apiKey: KEY,
+            url: rt.info.urls["vscode"]
           })
-          const withoutCookie = yield* upgrade(server.base, wsPath, {
-            "X-Session-API-Key": sessionKey,
-            "X-API-Key": KEY
-          })
-          assert.strictEqual(withoutCookie.status, 403)
-          const withoutToken = yield* Effect.promise(() =>
-            fetch(`${server.base}/${runtimeId}/vscode/?folder=/workspace`, {
-              headers: { "X-Session-API-Key": sessionKey }
-            })
-          )
-          assert.strictEqual(withoutToken.status, 403)
+          yield* expectWorkbench(rt.info.urls["vscode"], { screenshot: "remote-vscode-workbench" })
 
           // Another sandbox, without the plugin: its path reaches nothing, with this one's token or cookie.
           const started = (yield* Effect.promise(() =>
@@ -240,13 +167,11 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
           ], [404, {
             detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
           }])
-          const upgradeElsewhere = yield* upgrade(
-            server.base,
-            wsPath.replace(runtimeId, started.runtime_id),
-            { Cookie: `vscode-tkn=${token}` }
-          )
+          const upgradeElsewhere = yield* upgrade(server.base, idePath(started.runtime_id), {
+            Cookie: `vscode-tkn=${token}`
+          })
           assert.strictEqual(upgradeElsewhere.status, 404)
-          const unknown = yield* upgrade(server.base, wsPath.replace(runtimeId, RUNTIME_ID), {
+          const unknown = yield* upgrade(server.base, idePath(RUNTIME_ID), {
             Cookie: `vscode-tkn=${token}`
           })
           assert.strictEqual(unknown.status, 404)
