@@ -27,6 +27,7 @@ const PARALLEL_SUITES = [
   "test/docker/container.test.ts",
   "test/docker/tools.test.ts",
   "test/docker/vscode.test.ts",
+  "test/layers/localVscode.test.ts",
   "test/layers/vocabulary.test.ts",
   "test/cli/run.test.ts",
   "test/executor/agentSkills.test.ts",

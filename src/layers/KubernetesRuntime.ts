@@ -5,7 +5,8 @@
  * DockerRuntime builds, readiness probe on `/alive`, followed by a watch), a ClusterIP service, an
  * optional ingress, and a Secret with the session key (the pod gets only its digest). The owner
  * reaches the server through a listener on 127.0.0.1 that carries each connection to the pod IP
- * (inside the cluster) or through the API server's port-forward (outside it). Pause deletes the
+ * (inside the cluster) or through the API server's port-forward (outside it); with `vscode: true`
+ * a second such listener carries VS Code's port (`info.urls.vscode`). Pause deletes the
  * pod and keeps the PVC; resume makes it again: files survive, processes and shell state do not.
  * In agentSandbox mode (`mode`, or `auto` on a cluster serving the CRDs) the same pod template
  * runs in an agent-sandbox `Sandbox`, or in one claimed on `warmPoolTemplate`
@@ -22,7 +23,7 @@ import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import type { ProvisionedSandbox, Provisioner, ProvisionStatus } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, vscodeUrls } from "./internal/serverTools.ts"
 import { type Kube, kubeCall, makeKube } from "./kubernetes/client.ts"
 import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "./kubernetes/labels.ts"
 import {
@@ -133,7 +134,8 @@ const startSession = (
         warmPool: options.warmPool,
         keySha256,
         deleteWorkspace,
-        lease: owner
+        lease: owner,
+        vscode: options.vscode === true
       })
       : yield* sandboxes.ownSandbox({
         kube,
@@ -167,10 +169,11 @@ const startSession = (
       )
     }
     const reached = yield* reachPod(kube, options, started.podName, started.lifecycle)
+    const sessionApiKey = Redacted.make(key)
     return {
       id: sessionId,
       baseUrl: reached.baseUrl,
-      sessionApiKey: Redacted.make(key),
+      sessionApiKey,
       workspace: WORKSPACE,
       urls: {
         ...(claimed ? {} : { service: `http://${names.service}.${namespace}.svc:${SERVER_PORT}` }),
@@ -193,7 +196,13 @@ const startSession = (
         )
       ),
       ...(reached.pause === undefined ? {} : { pause: reached.pause, resume: reached.resume }),
-      disconnect: reached.disconnect
+      disconnect: reached.disconnect,
+      // VS Code on its own local endpoint, whatever the ingress routes to (the action server).
+      handOver: vscodeUrls(
+        options,
+        { baseUrl: reached.baseUrl, sessionApiKey, workspace: WORKSPACE },
+        reached.vscodeBase
+      )
     } satisfies ProvisionedSandbox
   })
 
@@ -264,7 +273,16 @@ const sandboxTemplate = (
 export type KubernetesAttachOptions =
   & Pick<
     KubernetesRuntimeOptions,
-    "kubeConfig" | "namespace" | "connect" | "ipython" | "browser" | "mcp" | "sandbox" | "schedules" | "whilePaused"
+    | "kubeConfig"
+    | "namespace"
+    | "connect"
+    | "ipython"
+    | "browser"
+    | "mcp"
+    | "vscode"
+    | "sandbox"
+    | "schedules"
+    | "whilePaused"
   >
   & { readonly sessionId: string }
 
@@ -288,13 +306,20 @@ const attachProvisioner = (options: KubernetesAttachOptions) => (_sandbox: Sandb
           }
           const ready = waitUntilReady(kube, names.pod).pipe(Effect.map((pod) => pod.status?.podIP))
           const reached = yield* reachPod(kube, options, names.pod, { ready })
+          const sessionApiKey = Redacted.make(Buffer.from(encoded, "base64").toString("utf8"))
           return {
             id: options.sessionId,
             baseUrl: reached.baseUrl,
-            sessionApiKey: Redacted.make(Buffer.from(encoded, "base64").toString("utf8")),
+            sessionApiKey,
             workspace: WORKSPACE,
             capabilities: toolCapabilities(options, { pause: false }),
-            disconnect: reached.disconnect
+            disconnect: reached.disconnect,
+            // Present only if the session was started with the plugin (else its token is null).
+            handOver: vscodeUrls(
+              options,
+              { baseUrl: reached.baseUrl, sessionApiKey, workspace: WORKSPACE },
+              reached.vscodeBase
+            )
           } satisfies ProvisionedSandbox
         })
     } satisfies Provisioner

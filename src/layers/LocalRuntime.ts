@@ -16,6 +16,7 @@ import { scopedStateDir } from "../executor/ActionExecutor.ts"
 import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
+import { CODE_SERVER_VARIABLE } from "../server/vscode/codeServer.ts"
 import type { Provisioner } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
@@ -27,8 +28,10 @@ import {
   provisionedPoolLayer,
   warmLayer
 } from "./internal/provisioned.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
+import { localCodeServer } from "./local/codeServer.ts"
+import { freeLoopbackPort } from "./local/loopbackPort.ts"
 import { startServerProcess } from "./local/serverProcess.ts"
 
 /** The shared options (services/RuntimeOptions.ts) and the server script to run. */
@@ -37,6 +40,13 @@ export interface LocalRuntimeOptions extends RuntimeOptions {
   readonly serverEntry?: string
   /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
   readonly schedules?: RuntimeSchedules
+  /**
+   * code-server's package directory on this machine (`<dir>/node_modules/code-server` after `npm
+   * install code-server@4` in `<dir>`), for `vscode: true`. Default: `EFFECT_SANDBOX_CODE_SERVER`,
+   * then the tools image's `/opt/code-server/node_modules/code-server`. With `vscode` and no
+   * code-server there the layer fails with an `InvalidOptionsError` rather than start without the IDE.
+   */
+  readonly codeServer?: string
 }
 
 /** What the servers of a pool are started with: each gets its own session id. */
@@ -44,12 +54,14 @@ export type LocalServerOptions = Omit<LocalRuntimeOptions, "sessionId">
 
 /**
  * The local provisioner: a server process (and its workspace, state directory and key) in the
- * provision's scope, on 127.0.0.1. No pause: a process has nothing to freeze.
+ * provision's scope, on 127.0.0.1, with VS Code on a free port of 127.0.0.1 when asked for (and
+ * code-server found first). No pause: a process has nothing to freeze.
  */
 const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConfig) =>
-  Effect.as(
-    checkRuntimeOptions("LocalRuntime options", options),
-    {
+  Effect.gen(function*() {
+    yield* checkRuntimeOptions("LocalRuntime options", options)
+    const codeServer = yield* localCodeServer(options)
+    return {
       kind: "local",
       provision: () =>
         Effect.gen(function*() {
@@ -59,6 +71,7 @@ const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConf
           const sessionApiKey = Redacted.make(randomBytes(24).toString("base64url"))
           // Created before the server and removed after it stops: nothing is left even if it is killed.
           const stateDir = yield* scopedStateDir
+          const vscode = codeServer === undefined ? undefined : { codeServer, port: yield* freeLoopbackPort }
           const server = yield* startServerProcess({
             workspace,
             stateDir,
@@ -72,7 +85,10 @@ const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConf
             restrictToWorkspace: restrictsToWorkspace(options),
             env: {
               ...startupEnv(sandbox, options),
-              ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
+              ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) }),
+              ...(vscode === undefined
+                ? {}
+                : { ...vscodeEnv(options, vscode.port), [CODE_SERVER_VARIABLE]: vscode.codeServer })
             },
             tools: options,
             ...(options.serverEntry === undefined ? {} : { serverEntry: options.serverEntry })
@@ -82,11 +98,17 @@ const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConf
             baseUrl: server.baseUrl,
             sessionApiKey,
             workspace,
-            capabilities: toolCapabilities(options, { pause: false })
+            capabilities: toolCapabilities(options, { pause: false }),
+            // The token proxy listens where the server does: 127.0.0.1.
+            handOver: vscodeUrls(
+              options,
+              { baseUrl: server.baseUrl, sessionApiKey, workspace },
+              vscode === undefined ? undefined : `http://127.0.0.1:${vscode.port}`
+            )
           }
         })
     } satisfies Provisioner
-  )
+  })
 
 /** Warm servers waiting for a runtime. */
 export class LocalServerPool extends Context.Service<LocalServerPool, ProvisionedPool>()(

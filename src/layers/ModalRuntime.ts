@@ -25,7 +25,7 @@ import type { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { IMAGE_FILES, launcherCommand, WORKSPACE } from "./modal/launcher.ts"
 import { MODAL_RATE_LIMIT_RETRY } from "./modal/rateLimit.ts"
 import { startReaper } from "./modal/reaper.ts"
@@ -65,7 +65,11 @@ export interface ModalRuntimeOptions extends Omit<RuntimeOptions, "workspace" | 
   readonly cpu?: number
   /** Memory requested, in MiB (default Modal's). */
   readonly memoryMiB?: number
-  /** Extra ports reported in `info.urls` as `app-<port>` (each through an encrypted tunnel of its own). */
+  /**
+   * Extra ports reported in `info.urls` as `app-<port>` (each through an encrypted tunnel of its own).
+   * With the shared `vscode` option, VS Code's port (8001) gets one too, and `info.urls.vscode` is
+   * that tunnel's URL with the IDE's connection token (the image must be made from the tools image).
+   */
   readonly appPorts?: ReadonlyArray<number>
   /** How often the reaper looks for sandboxes of dead owners on this host (default 60 s). */
   readonly reapEvery?: Duration.Input
@@ -132,9 +136,10 @@ const createSandbox = (ctx: ModalContext, sessionId: string, sessionKey: string)
         ctx.client.sandboxes.create(ctx.app, ctx.image, {
           command: launcherCommand(serverArgv(options)),
           env: sandboxServerEnv(ctx.sandbox, options, sessionId, {
+            ...vscodeEnv(options),
             [SESSION_KEY_SHA256_VARIABLE]: createHash("sha256").update(sessionKey).digest("hex")
           }),
-          encryptedPorts: [SERVER_PORT, ...(options.appPorts ?? [])],
+          encryptedPorts: [SERVER_PORT, ...(options.vscode === true ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
           timeoutMs: ctx.timeoutMs,
           ...(keepAlive ? {} : { idleTimeoutMs: ctx.idleTimeoutMs }),
           ...(options.cpu === undefined ? {} : { cpu: options.cpu }),
@@ -239,13 +244,19 @@ const startSandbox = (ctx: ModalContext) =>
         Effect.map(tunnelUrl(port), (url) =>
           [`app-${port}`, url] as const)
     )
+    // VS Code's own tunnel, as the server's: a sandbox attached to without one cannot give the IDE asked for.
+    const vscodeBase = options.vscode === true ? yield* tunnelUrl(VSCODE_PORT) : undefined
+    const sessionApiKey = Redacted.make(sessionKey)
     yield* keepBusy(baseUrl, ctx.idleTimeoutMs)
     return {
       id: sessionId,
       baseUrl,
-      sessionApiKey: Redacted.make(sessionKey),
+      sessionApiKey,
       workspace: WORKSPACE,
       urls: Object.fromEntries(apps),
+      ...(vscodeBase === undefined
+        ? {}
+        : { handOver: vscodeUrls(options, { baseUrl, sessionApiKey, workspace: WORKSPACE }, vscodeBase) }),
       capabilities: toolCapabilities(options, { pause: false }),
       aliveTimeout: "90 seconds",
       startFailure: exitedAtStartup(ctx, sandbox),

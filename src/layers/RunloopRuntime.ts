@@ -23,9 +23,10 @@ import type { Disconnect, ProvisionedSandbox, Provisioner } from "../services/Pr
 import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { pollDisconnect } from "./internal/disconnectPoll.ts"
+import { headerRelay } from "./internal/headerRelay.ts"
 import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { type RunloopClient, runloopClient } from "./runloop/client.ts"
 import { managedDevboxes } from "./runloop/devboxes.ts"
 import { RUNLOOP_RATE_LIMIT_RETRY, runloopCall } from "./runloop/errors.ts"
@@ -72,7 +73,11 @@ export interface RunloopRuntimeOptions extends Omit<RuntimeOptions, "workspace" 
    * SDK's `getTunnelUrl` builds it); a proxy may map it elsewhere.
    */
   readonly tunnelUrl?: (port: number, tunnelKey: string) => string
-  /** Extra ports reported in `info.urls` as `app-<port>` (their tunnel URLs). */
+  /**
+   * Extra ports reported in `info.urls` as `app-<port>` (their tunnel URLs). With the shared
+   * `vscode` option (a blueprint made from the tools image), `info.urls.vscode` is a relay on
+   * 127.0.0.1 to the tunnel's port 8001 that adds the tunnel's token, which a browser cannot send.
+   */
   readonly appPorts?: ReadonlyArray<number>
   /** How often the reaper looks for devboxes of dead owners on this host (default 60 s). */
   readonly reapEvery?: Duration.Input
@@ -144,7 +149,7 @@ const createDevbox = (ctx: RunloopContext, sessionId: string, sessionKey: string
           tools: ctx.options,
           sessionId,
           noChangeTimeoutSeconds: ctx.options.noChangeTimeoutSeconds ?? 10,
-          extra: sessionKeyFileEnv
+          extra: { ...sessionKeyFileEnv, ...vscodeEnv(ctx.options) }
         }),
         // Authenticated: the tunnel's token is a second secret besides the session key; its
         // traffic counts as activity for the idle policy.
@@ -175,6 +180,20 @@ const tunnelOf = (ctx: RunloopContext, devbox: Runloop.DevboxView) =>
       () => ctx.client.api.devboxes.enableTunnel(devbox.id, { auth_mode: "authenticated", http_keep_alive: true }),
       ctx.retry
     )
+
+/**
+ * Where a browser reaches VS Code: the tunnel's URL for its port when the tunnel is open, else (the
+ * runtime's authenticated tunnel, whose token header a browser cannot send) a relay on 127.0.0.1
+ * that adds the token (internal/headerRelay.ts), living with the runtime. The IDE then stays behind
+ * the tunnel's authentication, as the server does, and is reached from this machine only, as on
+ * Docker. A relay that cannot listen leaves the runtime without its IDE URL (logged).
+ */
+const vscodeBase = (url: string, headers: ProvisionedSandbox["headers"]) =>
+  headers === undefined ? Effect.succeed(url) : headerRelay(url, headers).pipe(
+    Effect.catch((error) =>
+      Effect.as(Effect.logWarning(`RunloopRuntime: no VS Code relay: ${error.message}`), undefined)
+    )
+  )
 
 /**
  * The disconnect watch: Runloop shut the devbox down (its idle policy, someone else) or it failed
@@ -253,19 +272,29 @@ const startDevbox = (ctx: RunloopContext) =>
 
     const tunnel = yield* tunnelOf(ctx, devbox)
     const tunnelUrl = ctx.options.tunnelUrl ?? defaultTunnelUrl(ctx.client.baseUrl)
+    const baseUrl = tunnelUrl(SERVER_PORT, tunnel.tunnel_key)
+    const headers = tunnel.auth_token === undefined || tunnel.auth_token === null
+      ? undefined
+      : { [TUNNEL_AUTH_HEADER]: Redacted.make(`Bearer ${tunnel.auth_token}`) }
+    const sessionApiKey = Redacted.make(sessionKey)
+    const workspace = started?.workspace ?? (yield* runningWorkspace(api, devbox.id))
     return {
       id: sessionId,
-      baseUrl: tunnelUrl(SERVER_PORT, tunnel.tunnel_key),
-      ...(tunnel.auth_token === undefined || tunnel.auth_token === null
-        ? {}
-        : { headers: { [TUNNEL_AUTH_HEADER]: Redacted.make(`Bearer ${tunnel.auth_token}`) } }),
-      sessionApiKey: Redacted.make(sessionKey),
-      workspace: started?.workspace ?? (yield* runningWorkspace(api, devbox.id)),
+      baseUrl,
+      ...(headers === undefined ? {} : { headers }),
+      sessionApiKey,
+      workspace,
       urls: Object.fromEntries((ctx.options.appPorts ?? []).map((p) => [`app-${p}`, tunnelUrl(p, tunnel.tunnel_key)])),
       capabilities: toolCapabilities(ctx.options, { pause: true }),
       aliveTimeout: "90 seconds",
       ...(started === undefined ? {} : { startFailure: serverExited(api, started.launched) }),
       disconnect: followDevbox(ctx, devbox.id),
+      ...(ctx.options.vscode !== true ? {} : {
+        handOver: Effect.flatMap(
+          vscodeBase(tunnelUrl(VSCODE_PORT, tunnel.tunnel_key), headers),
+          (base) => vscodeUrls(ctx.options, { baseUrl, sessionApiKey, workspace }, base)
+        )
+      }),
       pause: Effect.gen(function*() {
         yield* runloopCall(`suspend devbox ${devbox.id}`, () => api.devboxes.suspend(devbox.id), ctx.retry)
         yield* runloopCall(

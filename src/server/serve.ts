@@ -18,7 +18,7 @@ import { exposureRefusal } from "./exposure.ts"
 import { watchOwnerLease } from "./ownerLease.ts"
 import { readSessionKeyDigest } from "./sessionKey.ts"
 import { removeOnStop } from "./temporaryDirs.ts"
-import { DEFAULT_CODE_SERVER } from "./vscode/VsCode.ts"
+import { CODE_SERVER_VARIABLE, DEFAULT_CODE_SERVER } from "./vscode/codeServer.ts"
 
 /** Stop as on SIGTERM: the server's finalizers run, then `--temporary-dir`s are removed. */
 const stopServer = Effect.sync(() => process.kill(process.pid, "SIGTERM"))
@@ -83,7 +83,7 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       fileViewerUrlFile: env["EFFECT_SANDBOX_FILE_VIEWER_URL_FILE"] || undefined,
       // `--plugins vscode`: on VSCODE_PORT; EFFECT_SANDBOX_CODE_SERVER names code-server's package directory.
       vscode: args.plugins.includes("vscode")
-        ? { port: env["VSCODE_PORT"], codeServer: env["EFFECT_SANDBOX_CODE_SERVER"] || DEFAULT_CODE_SERVER }
+        ? { port: env["VSCODE_PORT"], codeServer: env[CODE_SERVER_VARIABLE] || DEFAULT_CODE_SERVER }
         : undefined
     })
     return yield* Layer.launch(

@@ -2,13 +2,14 @@
  * A container's life: pause and resume, keep-alive and attach by session id, a
  * container killed from outside, and an owner killed with SIGKILL (the reaper).
  */
-import { afterAll, assert, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, it } from "@effect/vitest"
 import { Effect, Fiber, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { RuntimeDisconnectedError, SandboxConfig } from "../../src/index.ts"
 import { eventually } from "../eventually.ts"
+import { runtimeImageFor } from "../providers/runtimeImages.ts"
 import {
   assertNoContainer,
   buildRuntime,
@@ -82,6 +83,9 @@ const processState = (pid: number) => {
 
 describeDocker("DockerRuntime lifecycle", () => {
   const image = baseImage()
+  // The runtime image first, on its own time: in CI another file may hold the build lock for a
+  // minute, which the first test's 60 s would otherwise count (CI failed so under load).
+  beforeAll(() => runtimeImageFor(image, 1000, "openhands"), 300_000)
   afterAll(() => removeLeftovers("life"))
 
   it.live("pause freezes the container and resume brings back its files and processes", () =>

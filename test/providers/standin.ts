@@ -1,10 +1,12 @@
 /**
  * What the cloud providers' stand-ins (daytona/, runloop/) share: an API failure with its HTTP
  * status, JSON answers and bodies over HTTP/1.1 or HTTP/2 (node:http2's compatibility API has the
- * same request and response shape), and their containers found and removed by the stand-in's label.
+ * same request and response shape), their containers found and removed by the stand-in's label, and
+ * their proxies to a sandbox's port, WebSockets included.
  */
 import Docker from "dockerode"
 import { type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
+import { connect, type Socket } from "node:net"
 
 export const docker = new Docker()
 
@@ -79,3 +81,39 @@ export const proxyTo = (
   })
   request.pipe(upstream)
 }
+
+/**
+ * Forward a WebSocket (an HTTP upgrade) to `host:port` at `path` (without `dropHeader`), then pass
+ * bytes both ways until either side ends, as a provider's proxy carries VS Code's WebSockets.
+ */
+export const proxyUpgradeTo = (
+  request: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  target: { readonly host: string; readonly port: number; readonly path: string; readonly dropHeader: string }
+) => {
+  const lines = [`${request.method} ${target.path} HTTP/${request.httpVersion}`]
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (request.rawHeaders[i]!.toLowerCase() !== target.dropHeader) {
+      lines.push(`${request.rawHeaders[i]}: ${request.rawHeaders[i + 1]}`)
+    }
+  }
+  const upstream = connect(target.port, target.host, () => {
+    upstream.write(`${lines.join("\r\n")}\r\n\r\n`)
+    if (head.length > 0) upstream.write(head)
+    upstream.pipe(socket).pipe(upstream)
+  })
+  const drop = () => {
+    socket.destroy()
+    upstream.destroy()
+  }
+  upstream.on("error", drop).on("close", drop)
+  socket.on("error", drop).on("close", drop)
+}
+
+/** A refusal on a connection that asked for an upgrade: the status and message, then the end. */
+export const refuseUpgrade = (socket: Socket, error: ApiError) =>
+  socket.end(
+    `HTTP/1.1 ${error.status} ${error.message}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n` +
+      JSON.stringify({ message: error.message })
+  )

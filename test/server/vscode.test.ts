@@ -64,7 +64,7 @@ it.live(
         })
         const settings = join(server.workspace, ".vscode", "settings.json")
         assert.strictEqual(readFileSync(settings, "utf8"), OPENHANDS_VSCODE_SETTINGS)
-        assert.strictEqual(statSync(settings).mode & 0o777, 0o666)
+        assert.strictEqual(statSync(settings).mode & 0o777, 0o644)
 
         const reply = yield* call(server, "/vscode/connection_token")
         const { token } = json(reply)

@@ -6,6 +6,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash, X509Certificate } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { chromium } from "playwright-core"
@@ -25,13 +26,23 @@ const withoutToken = (url: URL): string => {
 }
 
 /**
+ * Chromium's flag trusting `certificate` (PEM) alone, by its public key's hash: a stand-in's
+ * self-signed tunnel certificate, which the test process trusts but Chromium does not.
+ */
+const trusting = (certificate: string | undefined): Array<string> => {
+  if (certificate === undefined) return []
+  const spki = new X509Certificate(certificate).publicKey.export({ type: "spki", format: "der" })
+  return [`--ignore-certificate-errors-spki-list=${createHash("sha256").update(spki).digest("base64")}`]
+}
+
+/**
  * `url` names the workspace folder and carries a token; without the token it is refused (403);
  * with it, Chromium's workbench lists the workspace and opens `WORKBENCH_FILE`, whose text shows
  * in an editor. A screenshot goes to `.tmp/test-output/<screenshot>.png`.
  */
 export const expectWorkbench = (
   url: string | undefined,
-  options: { readonly screenshot: string; readonly workspace?: string }
+  options: { readonly screenshot: string; readonly workspace?: string; readonly certificate?: string }
 ) =>
   Effect.gen(function*() {
     assert.isString(url, "info.urls.vscode")
@@ -42,7 +53,9 @@ export const expectWorkbench = (
     assert.strictEqual(refused.status, 403, "without the token")
 
     const shown = yield* Effect.acquireUseRelease(
-      Effect.promise(() => chromium.launch({ executablePath: findChromium()!, args: ["--no-sandbox"] })),
+      Effect.promise(() =>
+        chromium.launch({ executablePath: findChromium()!, args: ["--no-sandbox", ...trusting(options.certificate)] })
+      ),
       (browser) =>
         Effect.promise(async () => {
           const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })

@@ -19,7 +19,7 @@ import type { RuntimeStartError } from "../../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../../schema/SandboxConfig.ts"
 import type { ProvisionedSandbox, Provisioner } from "../../services/Provisioner.ts"
 import { Runtime, type WhilePaused } from "../../services/Runtime.ts"
-import { sendMcpServers, serverCapabilities, toolCapabilities } from "./serverTools.ts"
+import { refreshVsCodeUrl, sendMcpServers, serverCapabilities, toolCapabilities } from "./serverTools.ts"
 import { makeWarmPool, type WarmPool } from "./warmPool.ts"
 
 /** What the builder reads from a runtime's options (services/RuntimeOptions.ts and the HTTP runtimes' own). */
@@ -87,6 +87,8 @@ const runtimeOn = (
       )
     }
     const httpClient = yield* HttpClient.HttpClient
+    // The runtime's own record: a resume rewrites VS Code's URL in it (refreshVsCodeUrl).
+    const urls: Record<string, string> = { actionServer: box.baseUrl, ...box.urls, ...handedOver }
     const backend = yield* makeActionClient({
       baseUrl: box.baseUrl,
       sessionApiKey: box.sessionApiKey,
@@ -100,7 +102,7 @@ const runtimeOn = (
         id: box.id,
         kind,
         workspace: box.workspace,
-        urls: { actionServer: box.baseUrl, ...box.urls, ...handedOver },
+        urls,
         capabilities: box.capabilities
       }
     })
@@ -111,6 +113,7 @@ const runtimeOn = (
       ...(box.resume === undefined ? {} : {
         resume: box.resume.pipe(
           Effect.andThen(waitUntilAlive(box.baseUrl, RESUME_ALIVE_TIMEOUT, options.schedules?.waitUntilAlive)),
+          Effect.andThen(refreshVsCodeUrl(urls, box.baseUrl, box.sessionApiKey)),
           Effect.provideService(HttpClient.HttpClient, httpClient)
         )
       }),

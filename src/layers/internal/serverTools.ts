@@ -15,13 +15,17 @@ import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
 
 /**
  * VS Code's port inside a sandbox with the `vscode` plugin: its `VSCODE_PORT`, the same on every
- * provisioner (each exposes it as it exposes the server's port).
+ * provisioner whose sandbox has ports of its own (each exposes it as it exposes the server's port).
  */
 export const VSCODE_PORT = 8001
 
-/** The environment that turns the `vscode` plugin on, when the options ask for it. */
-export const vscodeEnv = (tools: RuntimeTools): Record<string, string> =>
-  tools.vscode === true ? { VSCODE_PORT: String(VSCODE_PORT) } : {}
+/**
+ * The environment that turns the `vscode` plugin on, when the options ask for it, on `port`: 8001
+ * in a sandbox of its own; a port chosen on the host where the server shares the host's ports
+ * (LocalRuntime), as 8001 there may be anyone's.
+ */
+export const vscodeEnv = (tools: RuntimeTools, port: number = VSCODE_PORT): Record<string, string> =>
+  tools.vscode === true ? { VSCODE_PORT: String(port) } : {}
 
 /** What a runtime started with these tools can do. */
 export const toolCapabilities = (
@@ -96,30 +100,37 @@ export const serverCapabilities = (
   )
 
 /**
- * OpenHands' `vscode_url`: `<base><path>?tkn=<token>&folder=<workspace>`, with the token from the
- * server's `GET /vscode/connection_token`; undefined when the plugin is off there (token null) or
- * the token cannot be read (logged: the runtime works without its IDE, as OpenHands' does).
- * The URL carries the token: whoever holds it can use the IDE (see docs/security.md).
+ * The IDE's connection token from the server's `GET /vscode/connection_token`; undefined when the
+ * plugin is off there (token null) or the token cannot be read (logged: the runtime works without
+ * its IDE, as OpenHands' does).
  */
-const vscodeUrl = (
+const connectionToken = (
   baseUrl: string,
-  key: Redacted.Redacted<string>,
-  vscodeBase: string,
-  path: string,
-  workspace: string
+  key: Redacted.Redacted<string>
 ): Effect.Effect<string | undefined, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const response = yield* keyed(HttpClientRequest.get(`${baseUrl}/vscode/connection_token`), key)
     const { token } = (yield* response.json) as { token?: unknown }
-    return typeof token === "string" && token !== ""
-      ? `${vscodeBase}${path}?${new URLSearchParams({ tkn: token, folder: workspace })}`
-      : undefined
+    if (typeof token === "string" && token !== "") return token
+    // Asked for, yet off: the server logged why ("VS Code plugin disabled: ...").
+    yield* Effect.logWarning(
+      "VS Code was asked for (vscode: true) but the server's plugin is off (its connection " +
+        "token is null): no info.urls.vscode; the server's log says why"
+    )
+    return undefined
   }).pipe(
     Effect.catchTag(
       "HttpClientError",
       (e) => Effect.as(Effect.logWarning(`Cannot read the VS Code connection token: ${e.message}`), undefined)
     )
   )
+
+/**
+ * OpenHands' `vscode_url`: `<base><path>?tkn=<token>&folder=<workspace>`. The URL carries the
+ * token: whoever holds it can use the IDE (see docs/security.md).
+ */
+const vscodeUrl = (vscodeBase: string, path: string, token: string, workspace: string) =>
+  `${vscodeBase}${path}?${new URLSearchParams({ tkn: token, folder: workspace })}`
 
 /**
  * `info.urls` for VS Code at `vscodeBase` (where the provisioner exposes `VSCODE_PORT`): `{ vscode }`
@@ -135,6 +146,27 @@ export const vscodeUrls = (
 ): Effect.Effect<Record<string, string>, never, HttpClient.HttpClient> =>
   tools.vscode !== true || vscodeBase === undefined
     ? Effect.succeed({})
-    : vscodeUrl(server.baseUrl, server.sessionApiKey, vscodeBase, path, server.workspace).pipe(
-      Effect.map((url) => url === undefined ? {} : { vscode: url })
+    : connectionToken(server.baseUrl, server.sessionApiKey).pipe(
+      Effect.map((token) => token === undefined ? {} : { vscode: vscodeUrl(vscodeBase, path, token, server.workspace) })
     )
+
+/**
+ * After a resume the server may be a new process (a new pod, a restarted devbox) whose IDE has a
+ * new connection token: `urls.vscode` (the runtime's own `info.urls` record) is rewritten in place
+ * with the token the server gives now, so `rt.info.urls.vscode` keeps opening the IDE (a copy taken
+ * before the pause does not). Left as it is when the token cannot be read.
+ */
+export const refreshVsCodeUrl = (
+  urls: Record<string, string>,
+  baseUrl: string,
+  key: Redacted.Redacted<string> | undefined
+): Effect.Effect<void, never, HttpClient.HttpClient> => {
+  const current = urls["vscode"]
+  return current === undefined || key === undefined ? Effect.void : Effect.gen(function*() {
+    const token = yield* connectionToken(baseUrl, key)
+    if (token === undefined) return
+    const url = new URL(current)
+    url.searchParams.set("tkn", token)
+    urls["vscode"] = url.href
+  })
+}

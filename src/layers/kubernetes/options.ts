@@ -100,6 +100,8 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
    * agentSandbox mode through a `SandboxClaim` on this `SandboxTemplate` (the cluster operator's,
    * running the runtime image: `KubernetesRuntime.sandboxTemplate` writes one). The session key's
    * digest reaches the pod through the claim's `env`, so the claim must make its Sandbox anew.
+   * The template's pod, not the options, decides the tools: with `vscode: true` a claimed pod that
+   * does not run VS Code (a template written without `vscode: true`) fails the start, saying so.
    */
   readonly warmPoolTemplate?: string
   /**

@@ -1,16 +1,18 @@
 /**
  * The pod template of a session: the runtime image running the action server (its command line
  * from server/commandLine.ts, as DockerRuntime's), the workspace PVC at /workspace, the readiness
- * probe on `/alive`, OpenHands' resources and scheduling options, and a security context that
- * keeps the sandbox user unprivileged unless `privileged` is asked for. A function of its own so
- * that a bare pod and an agent-sandbox `Sandbox` (its `podTemplate`) run the very same thing.
+ * probe on `/alive`, VS Code's `VSCODE_PORT` and port only with `vscode: true`, OpenHands'
+ * resources and scheduling options, and a security context that keeps the sandbox user
+ * unprivileged unless `privileged` is asked for. A function of its own so that a bare pod and an
+ * agent-sandbox `Sandbox` (its `podTemplate`) run the very same thing.
  */
-import type { V1PodTemplateSpec } from "@kubernetes/client-node"
+import type { V1Container, V1PodTemplateSpec } from "@kubernetes/client-node"
 import { createHash, randomBytes } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
+import { VSCODE_PORT, vscodeEnv } from "../internal/serverTools.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 
 /** The action server's port in the pod (OpenHands' 8080). */
@@ -57,7 +59,8 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
   const uid = options.userId ?? 1000
   const env = sandboxServerEnv(sandbox, options, input.sessionId, {
     [SESSION_KEY_SHA256_VARIABLE]: input.keySha256 ?? lockedDigest(),
-    ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) })
+    ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) }),
+    ...vscodeEnv(options)
   })
   return {
     metadata: { labels: { ...input.labels }, annotations: { ...input.annotations } },
@@ -89,7 +92,11 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
         }),
         workingDir: WORKSPACE,
         env: Object.entries(env).map(([name, value]) => ({ name, value })),
-        ports: [{ name: "http", containerPort: SERVER_PORT }],
+        // Named as OpenHands names them; the owner reaches both through its local endpoints (reach.ts).
+        ports: [
+          { name: "http", containerPort: SERVER_PORT },
+          ...(options.vscode === true ? [{ name: "vscode", containerPort: VSCODE_PORT }] : [])
+        ],
         resources: resourcesOf(options),
         securityContext: options.privileged === true
           ? { privileged: true }
@@ -107,4 +114,22 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
         : { volumes: [{ name: WORKSPACE_VOLUME, persistentVolumeClaim: { claimName: input.claimName } }] })
     }
   }
+}
+
+/** The value a container's variable `name` has: its last entry (the kubelet's rule), undefined without one. */
+export const envValue = (container: V1Container | undefined, name: string): string | undefined =>
+  (container?.env ?? []).filter((variable) => variable.name === name).at(-1)?.value
+
+/**
+ * Does this container run the `vscode` plugin where the owner dials it: `vscode` among the
+ * server's `--plugins` and `VSCODE_PORT` at 8001? What `podTemplate` writes with `vscode: true`;
+ * asked of a claimed Sandbox's pod, which the operator's SandboxTemplate made, not the options.
+ */
+export const runsVsCode = (container: V1Container | undefined): boolean => {
+  const argv = [...(container?.command ?? []), ...(container?.args ?? [])]
+  const from = argv.indexOf("--plugins")
+  const rest = from < 0 ? [] : argv.slice(from + 1)
+  const end = rest.findIndex((arg) => arg.startsWith("-"))
+  const plugins = end < 0 ? rest : rest.slice(0, end)
+  return plugins.includes("vscode") && envValue(container, "VSCODE_PORT") === String(VSCODE_PORT)
 }

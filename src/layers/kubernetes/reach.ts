@@ -1,11 +1,13 @@
 /**
- * Reaching a session's running pod, whatever made it (a bare pod, a Sandbox, a claim): the
- * local endpoint (localEndpoint.ts) through the connection mode's dialer, pause and resume as the
- * mode does them, and the watch that reports the pod stopping under the runtime. The modes differ
- * only in `PodLifecycle`: how to wait for the pod, and how to take it away and bring it back.
+ * Reaching a session's running pod, whatever made it (a bare pod, a Sandbox, a claim): the local
+ * endpoints (localEndpoint.ts) through the connection mode's dialer, one for the server and one
+ * for VS Code when the options ask for it, pause and resume as the mode does them, and the watch
+ * that reports the pod stopping under the runtime. The modes differ only in `PodLifecycle`: how to
+ * wait for the pod, and how to take it away and bring it back.
  */
 import { Effect } from "effect"
 import type { RuntimeStartError } from "../../schema/errors.ts"
+import { VSCODE_PORT } from "../internal/serverTools.ts"
 import { type Kube, kubeCallOrMissing } from "./client.ts"
 import { type Dialer, localEndpoint, podIpDialer, portForwardDialer } from "./localEndpoint.ts"
 import { connectMode, type KubernetesRuntimeOptions } from "./options.ts"
@@ -29,15 +31,22 @@ interface PodState {
   paused: boolean
 }
 
-/** The dialer of the connection mode: pod IP, or the API server's port-forward. */
-const dialerFor = (kube: Kube, options: KubernetesRuntimeOptions, podName: string, state: PodState): Dialer =>
-  connectMode(options.connect) === "direct"
-    ? podIpDialer(() => state.ip, SERVER_PORT)
-    : portForwardDialer(new kube.k8s.PortForward(kube.config), kube.namespace, () => podName, SERVER_PORT)
+/** The connection mode's dialer to a port of the pod of the moment: pod IP, or the API server's port-forward. */
+const dialerFor = (
+  kube: Kube,
+  options: KubernetesRuntimeOptions,
+  podName: string,
+  state: PodState
+): (port: number) => Dialer => {
+  if (connectMode(options.connect) === "direct") return (port) => podIpDialer(() => state.ip, port)
+  const forward = new kube.k8s.PortForward(kube.config)
+  return (port) => portForwardDialer(forward, kube.namespace, () => podName, port)
+}
 
 /**
- * The running pod `podName`, reachable: wait for it, then the local endpoint, pause/resume (when
- * the lifecycle has them) and the disconnect watch (a stop while paused is expected, not one).
+ * The running pod `podName`, reachable: wait for it, then the local endpoints (the server's
+ * `baseUrl`; `vscodeBase` for VS Code's port with `vscode: true`, else undefined), pause/resume
+ * (when the lifecycle has them) and the disconnect watch (a stop while paused is expected, not one).
  */
 export const reachPod = Effect.fn("reachPod")(function*(
   kube: Kube,
@@ -46,7 +55,9 @@ export const reachPod = Effect.fn("reachPod")(function*(
   lifecycle: PodLifecycle
 ) {
   const state: PodState = { ip: yield* lifecycle.ready, paused: false }
-  const baseUrl = yield* localEndpoint(dialerFor(kube, options, podName, state))
+  const dial = dialerFor(kube, options, podName, state)
+  const baseUrl = yield* localEndpoint(dial(SERVER_PORT))
+  const vscodeBase = options.vscode === true ? yield* localEndpoint(dial(VSCODE_PORT)) : undefined
   const readPod = kubeCallOrMissing(
     `read pod ${podName}`,
     () => kube.core.readNamespacedPod({ name: podName, namespace: kube.namespace })
@@ -54,6 +65,7 @@ export const reachPod = Effect.fn("reachPod")(function*(
   const { pause, resume } = lifecycle
   return {
     baseUrl,
+    vscodeBase,
     ...(pause === undefined || resume === undefined ? {} : {
       pause: Effect.gen(function*() {
         state.paused = true

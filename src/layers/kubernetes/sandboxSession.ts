@@ -10,12 +10,15 @@
  * (a SandboxTemplate's pod holds a key nobody has: podSpec.ts), and nothing a cluster offers
  * changes a running container's environment. So a claim's pod is used only when its env carries
  * the session's digest; a warm one is refused (docs/runtimes/kubernetes.md, "agent-sandbox mode").
+ * For the same reason `vscode: true` cannot turn the IDE on in a claimed pod: the template must run
+ * it (`KubernetesRuntime.sandboxTemplate(name, { vscode: true })`), else the claim is refused.
  * Loaded by KubernetesRuntime only in this mode: it imports client-node.
  */
 import type { V1PersistentVolumeClaim, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { VSCODE_PORT } from "../internal/serverTools.ts"
 import {
   claimSandbox,
   createSandbox,
@@ -28,7 +31,7 @@ import {
 import { type Kube, kubeCall, kubeCallOrMissing } from "./client.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
-import { WORKSPACE_VOLUME } from "./podSpec.ts"
+import { envValue, runsVsCode, WORKSPACE_VOLUME } from "./podSpec.ts"
 import type { PodLifecycle } from "./reach.ts"
 import { onRelease } from "./sessionObjects.ts"
 
@@ -121,14 +124,34 @@ export interface ClaimedSandboxInput {
   /** Delete the Sandbox's `workspace-<sandbox>` PVC (the template's volumeClaimTemplate) on release too. */
   readonly deleteWorkspace: boolean
   readonly lease: KubeOwnerLease | undefined
+  /** The options ask for VS Code: the template's pod must run it (`runsVsCode`). */
+  readonly vscode: boolean
 }
 
-/** The digest the pod's server checks keys against: the last env entry of that name (the kubelet's rule). */
-const checkedDigest = (pod: V1Pod | undefined) =>
-  (pod?.spec?.containers[0]?.env ?? []).filter((variable) => variable.name === SESSION_KEY_SHA256_VARIABLE).at(-1)
-    ?.value
+/**
+ * Why the claimed Sandbox's pod cannot be this session's, or undefined: it must check the
+ * session's key, and run VS Code when the options ask for it (the template decides, not the claim).
+ */
+const unfit = (pod: V1Pod, input: ClaimedSandboxInput, sandbox: string) => {
+  const given = `SandboxClaim ${input.kube.namespace}/${input.name} was given Sandbox ${sandbox}, whose pod`
+  const container = pod.spec?.containers[0]
+  if (envValue(container, SESSION_KEY_SHA256_VARIABLE) !== input.keySha256) {
+    return `${given} does not check this session's key: a warm pool's pod, started before the key existed, cannot ` +
+      `take it (a container's environment is fixed when it starts). Claim with warmPool "none" (the default) to ` +
+      `have the Sandbox made from the template with the key's digest in its env`
+  }
+  if (input.vscode && !runsVsCode(container)) {
+    return `${given} does not run VS Code (the server's --plugins vscode and VSCODE_PORT=${VSCODE_PORT}), which the options ` +
+      `ask for: the SandboxTemplate ${input.templateName} decides, so write it with ` +
+      `KubernetesRuntime.sandboxTemplate(name, { vscode: true })`
+  }
+  return undefined
+}
 
-/** A Sandbox claimed from `templateName`, released with its claim; used only if its pod checks the session's key. */
+/**
+ * A Sandbox claimed from `templateName`, released with its claim; used only if its pod checks the
+ * session's key (and runs VS Code, when asked for: `unfit`).
+ */
 export const claimedSandbox = Effect.fn("claimedSandbox")(function*(input: ClaimedSandboxInput) {
   const { kube, lease } = input
   // Registered before the claim, so it runs after the claim's removal has waited for the pod.
@@ -157,16 +180,10 @@ export const claimedSandbox = Effect.fn("claimedSandbox")(function*(input: Claim
   const serves = (podName: string) =>
     kubeCall(`read pod ${podName}`, () => kube.core.readNamespacedPod({ name: podName, namespace: kube.namespace }))
       .pipe(
-        Effect.flatMap((pod) =>
-          checkedDigest(pod) === input.keySha256 ? Effect.void : Effect.fail(
-            new RuntimeStartError({
-              message: `SandboxClaim ${kube.namespace}/${input.name} was given Sandbox ${ref.name}, whose pod ` +
-                `does not check this session's key: a warm pool's pod, started before the key existed, cannot ` +
-                `take it (a container's environment is fixed when it starts). Claim with warmPool "none" (the ` +
-                `default) to have the Sandbox made from the template with the key's digest in its env`
-            })
-          )
-        )
+        Effect.flatMap((pod) => {
+          const why = unfit(pod, input, ref.name)
+          return why === undefined ? Effect.void : Effect.fail(new RuntimeStartError({ message: why }))
+        })
       )
   return { podName: ref.name, lifecycle: sandboxLifecycle(kube, ref, serves) }
 })

@@ -16,11 +16,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { sandboxEnv } from "../../executor/childEnv.ts"
 import { killProcessGroup, SESSION_MARKER_VARIABLE } from "../../executor/shell/processTree.ts"
+import { codeServerEntry } from "./codeServer.ts"
 import { writeVsCodeSettings } from "./settings.ts"
 import { makeTokenProxy } from "./tokenProxy.ts"
-
-/** Where the tools image installs code-server (`npm install code-server` in /opt/code-server). */
-export const DEFAULT_CODE_SERVER = "/opt/code-server/node_modules/code-server"
 
 export interface VsCodeOptions {
   /** `VSCODE_PORT` as given (OpenHands reads the variable; invalid means off). */
@@ -59,7 +57,7 @@ const startCodeServer = (options: VsCodeOptions, dir: string) =>
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const process_: ChildProcess = spawn(process.execPath, [
-          join(options.codeServer, "out", "node", "entry.js"),
+          codeServerEntry(options.codeServer),
           "--auth",
           "none",
           "--socket",

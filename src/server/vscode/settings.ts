@@ -1,7 +1,9 @@
 /**
  * The workspace settings OpenHands' VS Code plugin copies to `<workspace>/.vscode/settings.json`
- * (mode 0666, so the sandbox user and the IDE can both change them) before the IDE starts: no
- * start-up editor or walkthroughs, the dark theme.
+ * before the IDE starts: no start-up editor or walkthroughs, the dark theme. OpenHands makes the
+ * file 0666 because its server runs as root and its IDE as the sandbox user; here both run as the
+ * same user, so it is 0644: a world-writable settings file in a user's checkout (LocalRuntime on a
+ * shared host) would let any local user set the IDE's terminal profiles and tasks.
  */
 import { Effect } from "effect"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
@@ -24,6 +26,6 @@ export const writeVsCodeSettings = (workspace: string) =>
     mkdirSync(dir, { recursive: true })
     const file = join(dir, "settings.json")
     writeFileSync(file, OPENHANDS_VSCODE_SETTINGS)
-    chmodSync(file, 0o666)
+    chmodSync(file, 0o644)
     return file
   })

@@ -4,22 +4,17 @@
  * 1000), a stock template with the base image alone (no payload, no Node), and E2BRuntime options
  * pointing the real SDK at a stand-in through its own connection options.
  */
-import { Effect, Redacted } from "effect"
+import { Redacted } from "effect"
 import { spawnSync } from "node:child_process"
-import { DockerEngine, ImageBuilder } from "../../../src/docker.ts"
 import type { E2BRuntimeOptions } from "../../../src/e2b.ts"
 import { baseImage } from "../../docker/infra.ts"
+import { runtimeImageFor } from "../runtimeImages.ts"
 import type { Standin, StandinOptions } from "./server.ts"
 
 export const API_KEY = "e2b_standin_test_key"
 
 /** The runtime image for E2B's user (built once, then found by its tag). */
-export const runtimeImage = (): Promise<string> =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      return yield* (yield* ImageBuilder).ensure({ baseImage: baseImage(), userId: 1000, username: "user" })
-    }).pipe(Effect.provide(ImageBuilder.layer), Effect.provide(DockerEngine.layer))
-  )
+export const runtimeImage = (): Promise<string> => runtimeImageFor(baseImage(), 1000, "user")
 
 /**
  * A stock template with Node on its PATH but no payload (the upload fallback's case): the runtime

@@ -43,7 +43,7 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
   )
 
   it.live(
-    "the create call carries the timeouts, resources, ports and tags; the sandbox gets the key's digest only",
+    "the create call carries the timeouts, resources, ports (no VS Code port without `vscode`) and tags; the sandbox gets the key's digest only",
     () =>
       Effect.gen(function*() {
         const { rt, release } = yield* buildRuntime(layer({
@@ -82,6 +82,8 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
           `EFFECT_SANDBOX_SESSION_API_KEY_SHA256=${createHash("sha256").update(key).digest("hex")}`
         )
         assert.notInclude([...inspected.Config.Env, ...inspected.Config.Cmd].join("\n"), key)
+        assert.isFalse(inspected.Config.Env.some((entry) => entry.startsWith("VSCODE_PORT=")))
+        assert.notProperty(rt.info.urls, "vscode")
         assert.deepStrictEqual([inspected.HostConfig.NanoCpus, inspected.HostConfig.Memory], [5e8, 1024 * 1024 * 1024])
         const obs = yield* rt.runCommand(
           `echo $GREETING; whoami; pwd; grep -l -F '${key}' /proc/[0-9]*/environ | wc -l`

@@ -33,6 +33,8 @@ export interface Standin {
   /** The server URL for the SDK (`MODAL_SERVER_URL`, ModalRuntime's `serverUrl`). */
   readonly url: string
   readonly instance: string
+  /** The tunnels' certificate (PEM), which a client other than this process (a browser) must be told to trust. */
+  readonly certificate: string
   readonly calls: ReadonlyArray<RecordedCall>
   readonly sandboxes: ReadonlyMap<string, StandinSandbox>
   /** Answer the next `times` SandboxCreate calls with RESOURCE_EXHAUSTED and `details`. */
@@ -273,6 +275,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   return {
     url: `http://127.0.0.1:${port}`,
     instance,
+    certificate: certificate.cert,
     calls,
     sandboxes: sandboxes.byId,
     refuseCreates: (times, details) => void (refusals = { times, details }),

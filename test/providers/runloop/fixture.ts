@@ -1,6 +1,7 @@
 /**
  * The Runloop tests' set-up: the blueprint images (the runtime image for Runloop's user `user`,
- * uid 1000, the same one the E2B tests build, with `blueprintDockerfile` on top; stock ones), a stand-in per
+ * uid 1000, the same one the E2B tests build, with `blueprintDockerfile` on top; stock ones; on
+ * request one from Docker's tools runtime image, for `vscode`), a stand-in per
  * test file started before its tests and checked empty after them, and RunloopRuntime pointed at
  * it through the SDK's own `baseURL` and the stand-in's tunnels.
  */
@@ -16,6 +17,7 @@ import {
 } from "../../../src/runloop.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { nodeOnlyImage, runtimeImage } from "../e2b/fixture.ts"
+import { toolsRuntimeImage } from "../runtimeImages.ts"
 import { leftovers } from "./devboxes.ts"
 import { type RunloopStandIn, type StandInOptions, startStandIn } from "./server.ts"
 
@@ -29,24 +31,40 @@ const builtImage = (dockerfile: string) => {
   return tag
 }
 
+/** The blueprint made from the tools image (code-server: the `vscode` option), for its user `TOOLS_USER`. */
+export const TOOLS_BLUEPRINT = "effect-sandbox-runtime-tools"
+
+/**
+ * The devbox user of `TOOLS_BLUEPRINT`: the user of the runtime image Docker's tools tests build,
+ * so that image is shared (Runloop lets a devbox run as any user of its image: `user_parameters`).
+ */
+export const TOOLS_USER = { username: "openhands", userId: 1000 } as const
+
 /**
  * The blueprints: ours, `node-only` (Node on the PATH, no payload: the E2B tests' image, for the
- * upload fallback) and `base` (the base image alone: no payload, no Node).
+ * upload fallback) and `base` (the base image alone: no payload, no Node); with `tools`, also
+ * `TOOLS_BLUEPRINT`.
  */
-export const blueprints = async (): Promise<Record<string, string>> => {
+export const blueprints = async (
+  options: { readonly tools?: boolean | undefined } = {}
+): Promise<Record<string, string>> => {
   const runtime = await runtimeImage()
   return {
     [DEFAULT_BLUEPRINT]: builtImage(blueprintDockerfile(runtime)),
     "node-only": nodeOnlyImage(runtime),
-    base: baseImage()
+    base: baseImage(),
+    ...(options.tools === true
+      ? { [TOOLS_BLUEPRINT]: builtImage(blueprintDockerfile(await toolsRuntimeImage(), TOOLS_USER)) }
+      : {})
   }
 }
 
-/** A stand-in for the tests of one file (the function it returns gives it in a test). */
-export const useStandIn = (options: Omit<StandInOptions, "blueprints"> = {}) => {
+/** A stand-in for the tests of one file (the function it returns gives it in a test); `tools`: with `TOOLS_BLUEPRINT`. */
+export const useStandIn = (options: Omit<StandInOptions, "blueprints"> & { readonly tools?: boolean } = {}) => {
   let standIn: RunloopStandIn | undefined
   beforeAll(async () => {
-    standIn = await startStandIn({ blueprints: await blueprints(), ...options })
+    const { tools, ...standInOptions } = options
+    standIn = await startStandIn({ blueprints: await blueprints({ tools }), ...standInOptions })
   }, 300_000)
   afterAll(async () => {
     if (standIn === undefined) return

@@ -14,10 +14,10 @@ import {
   type Http2ServerResponse,
   type Http2Session
 } from "node:http2"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 import { posix } from "node:path"
 import { Readable } from "node:stream"
-import { json, proxyTo, readJson } from "../standin.ts"
+import { json, proxyTo, proxyUpgradeTo, readJson, refuseUpgrade } from "../standin.ts"
 import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
 
 /** A request as the stand-in recorded it (for assertions on what the SDK sent). */
@@ -51,6 +51,9 @@ export interface RunloopStandIn {
   readonly close: () => Promise<void>
 }
 
+/** The header an authenticated tunnel's token comes in (`Bearer <auth_token>`). */
+const TUNNEL_AUTH_HEADER = "x-runloop-tunnel-authorization"
+
 type Answer = { readonly status: number; readonly body: unknown }
 
 const ok = (value: unknown): Answer => ({ status: 200, body: value })
@@ -69,6 +72,10 @@ const readUpload = async (request: Http2ServerRequest): Promise<Record<string, u
   const file = form.get("file") as File
   return { path: form.get("path"), file: Buffer.from(await file.arrayBuffer()) }
 }
+
+/** A handler's failure as Runloop answers it: an ApiError as thrown, anything else a 500. */
+const apiFailure = (error: unknown) =>
+  error instanceof ApiError ? error : new ApiError(500, String((error as Error).message ?? error))
 
 /** Runloop's `DevboxView` (the fields the SDK and RunloopRuntime read). */
 const view = (devbox: Devbox) => ({
@@ -229,37 +236,48 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
       json(response, answer.status, answer.body)
     }
     handle().catch((error: unknown) => {
-      const failure = error instanceof ApiError ? error : new ApiError(500, String((error as Error).message ?? error))
+      const failure = apiFailure(error)
       if (!response.headersSent && !response.destroyed) json(response, failure.status, { message: failure.message })
     })
   })
 
-  /** The tunnels: `/{port}-{tunnelKey}/...` to that port of the devbox's container, the token checked. */
-  const tunnels = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
-    const handle = async () => {
-      const match = /^\/(\d+)-([0-9a-f]+)(\/.*)?$/.exec(request.url ?? "/")
-      const devbox = match === null ? undefined : devboxes.byTunnelKey(match[2]!)
-      if (match === null || devbox === undefined) throw new ApiError(404, "Tunnel not found")
-      const token = devbox.tunnel?.auth_token
-      if (
-        token !== null && token !== undefined && request.headers["x-runloop-tunnel-authorization"] !== `Bearer ${token}`
-      ) {
-        throw new ApiError(401, "Tunnel authorization required")
-      }
-      const host = await devboxes.address(devbox).catch(() => {
-        throw new ApiError(502, `Devbox ${devbox.id} is ${devbox.status}`)
-      })
-      proxyTo(
-        request,
-        response,
-        { host, port: Number(match[1]), path: match[3] ?? "/", dropHeader: "x-runloop-tunnel-authorization" },
-        () => json(response, 502, { message: "Bad Gateway: nothing answers on that port" })
-      )
+  /** Where a tunnel request goes: `/{port}-{tunnelKey}/...` to that port of the devbox's container, the token checked. */
+  const tunnelTarget = async (request: IncomingMessage) => {
+    const match = /^\/(\d+)-([0-9a-f]+)(\/.*)?$/.exec(request.url ?? "/")
+    const devbox = match === null ? undefined : devboxes.byTunnelKey(match[2]!)
+    if (match === null || devbox === undefined) throw new ApiError(404, "Tunnel not found")
+    const token = devbox.tunnel?.auth_token
+    if (token !== null && token !== undefined && request.headers[TUNNEL_AUTH_HEADER] !== `Bearer ${token}`) {
+      throw new ApiError(401, "Tunnel authorization required")
     }
-    handle().catch((error: unknown) => {
-      const failure = error instanceof ApiError ? error : new ApiError(500, String(error))
-      json(response, failure.status, { message: failure.message })
+    const host = await devboxes.address(devbox).catch(() => {
+      throw new ApiError(502, `Devbox ${devbox.id} is ${devbox.status}`)
     })
+    return { host, port: Number(match[1]), path: match[3] ?? "/", dropHeader: TUNNEL_AUTH_HEADER }
+  }
+
+  /** The tunnels: requests and WebSockets (Runloop's tunnels carry both). */
+  const tunnels = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+    tunnelTarget(request).then(
+      (target) =>
+        proxyTo(
+          request,
+          response,
+          target,
+          () => json(response, 502, { message: "Bad Gateway: nothing answers on that port" })
+        ),
+      (error: unknown) => json(response, apiFailure(error).status, { message: apiFailure(error).message })
+    )
+  })
+  /** Connections upgraded to WebSockets: no longer the HTTP server's, so closed by hand. */
+  const upgraded = new Set<Socket>()
+  tunnels.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    upgraded.add(socket)
+    socket.on("close", () => upgraded.delete(socket))
+    tunnelTarget(request).then(
+      (target) => proxyUpgradeTo(request, socket, head, target),
+      (error: unknown) => refuseUpgrade(socket, apiFailure(error))
+    )
   })
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -278,6 +296,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     close: async () => {
       for (const session of sessions) session.destroy()
       tunnels.closeAllConnections()
+      for (const socket of upgraded) socket.destroy()
       await Promise.all([
         new Promise<void>((resolve) => server.close(() => resolve())),
         new Promise<void>((resolve) => tunnels.close(() => resolve()))

@@ -37,7 +37,7 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
   const standIn = useStandIn()
 
   it.live(
-    "creates from the blueprint with our metadata, idle policy, tunnel and size; the key never sits in the environment",
+    "creates from the blueprint with our metadata, idle policy, tunnel and size; the key never sits in the environment; no IDE without `vscode`",
     () =>
       Effect.gen(function*() {
         const s = standIn()
@@ -76,6 +76,7 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
         assert.strictEqual(env["RL_FROM_OPTIONS"], "set on create")
         assert.isFalse(Object.values(env).some((v) => v.includes(key)))
+        assert.notProperty(env, "VSCODE_PORT")
         // The server read and removed its key file before any command ran; no process environment holds the key.
         const check = yield* rt.runCommand(
           `whoami; echo "$RL_FROM_OPTIONS"; test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
@@ -91,6 +92,14 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         const bare = yield* Effect.promise(() => fetch(`${rt.info.urls["actionServer"]}/alive`))
         assert.strictEqual(bare.status, 401)
         assert.isFalse(Object.values(rt.info.urls).some((url) => url.includes(devbox.tunnel!.auth_token!)))
+        // Without `vscode` no IDE: no URL, and nothing listens on its port behind the tunnel.
+        assert.notProperty(rt.info.urls, "vscode")
+        const ide = yield* Effect.promise(() =>
+          fetch(`${s.tunnelUrl(8001, devbox.tunnel!.tunnel_key)}/`, {
+            headers: { "x-runloop-tunnel-authorization": `Bearer ${devbox.tunnel!.auth_token}` }
+          })
+        )
+        assert.strictEqual(ide.status, 502)
         yield* release
         assert.strictEqual(devbox.status, "shutdown")
         const gone = yield* Effect.promise(() =>
