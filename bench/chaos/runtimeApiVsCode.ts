@@ -93,13 +93,13 @@ export const vscodeRows = async (input: {
   const { base, c, key } = input
   const tokenPath = `/${c.runtime_id}/vscode/connection_token`
   let token: string | undefined
+  // Until C's server answers (before it listens, a published port may take the connection and stall).
   const answered = await waitFor(
     async () => {
-      const answer = await fetch(`${base}${tokenPath}`, {
+      const body = await fetch(`${base}${tokenPath}`, {
         headers: { "X-Session-API-Key": c.session_api_key },
-        signal: AbortSignal.timeout(10_000)
-      })
-      const body = await answer.json().catch(() => ({})) as { token?: unknown }
+        signal: AbortSignal.timeout(5_000)
+      }).then((answer) => answer.json()).catch(() => ({})) as { token?: unknown }
       if (typeof body.token === "string") token = body.token
       return token !== undefined
     },
