@@ -4,7 +4,7 @@
  * receive. Hostile requests at the API (bad keys, bad bodies, huge bodies, path tricks) must get no
  * 5xx and change no sandbox; requests at B's path without B's key in `X-Session-API-Key` must never
  * reach B; and no sandbox may ever see the operator's `X-API-Key` (docs/security.md, "The runtime
- * API server").
+ * API server"). A third sandbox C has VS Code: its rows are runtimeApiVsCode.ts's.
  */
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -12,6 +12,7 @@ import { request } from "node:http"
 import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
 import { baseImage } from "./ownerKill.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
 /** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
 const PREFIX = "chaos-rapi"
@@ -135,16 +136,18 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
   const started: Array<Started> = []
   const sessionB = newSessionId()
   try {
-    const start = async (sessionId: string) => {
-      const answer = await call(server.base, "POST", "/start", {
-        key,
-        body: { session_id: sessionId, command: ["/opt/effect-sandbox/bin/node", "-e", RECORDER] }
-      })
+    const start = async (
+      sessionId: string,
+      body: object = { session_id: sessionId, command: ["/opt/effect-sandbox/bin/node", "-e", RECORDER] }
+    ) => {
+      const answer = await call(server.base, "POST", "/start", { key, body })
       if (answer.status !== 200) throw new Error(`/start: ${answer.status} ${JSON.stringify(answer.body)}`)
       started.push(answer.body as unknown as Started)
       return answer.body as unknown as Started
     }
     const [a, b] = [await start(newSessionId()), await start(sessionB)]
+    const sessionC = newSessionId()
+    const c = await start(sessionC, vscodeStart(sessionC))
     for (const s of [a, b]) {
       const alive = {
         method: "GET",
@@ -197,7 +200,19 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
     const apiKeySeen = seen.filter((r) => "x-api-key" in r.headers || JSON.stringify(r).includes(key)).length
     const appSeen = seen.filter((r) => r.port === 12000)
     const sessionKeySeenByApp = appSeen.filter((r) => JSON.stringify(r.headers).includes(b.session_api_key)).length
+    const vscode = await vscodeRows({
+      base: server.base,
+      key,
+      without: [a, b],
+      c,
+      seenByIde: () =>
+        docker("exec", `${PREFIX}-${sessionC}`, "cat", "/tmp/ide.log").split("\n").filter((l) => l).map((l) =>
+          JSON.parse(l)
+        ),
+      repeat: quick ? 1 : 5
+    })
     return [
+      ...vscode,
       atLeast(`runtime-api: hostile requests sent`, sent, "requests", quick ? hostile.length : 200),
       atMost(`runtime-api: 5xx answers to hostile requests (of ${sent})`, serverErrors, "answers", 0),
       atMost(`runtime-api: hostile requests answered 2xx (of ${sent})`, accepted, "answers", 0),

@@ -19,7 +19,7 @@ import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "./docker/containerSpec.ts"
 import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer } from "./internal/provisioned.ts"
-import { toolCapabilities } from "./internal/serverTools.ts"
+import { toolCapabilities, vscodeUrls } from "./internal/serverTools.ts"
 import { remoteServerErrors } from "./remote/actionServerErrors.ts"
 import { makeRuntimeApi, type RuntimeApi, type StartRequest } from "./remote/api.ts"
 import { remoteRuntimeImage } from "./remote/imageBuild.ts"
@@ -45,6 +45,13 @@ import {
 export interface RemoteRuntimeOptions extends Omit<RuntimeOptions, "workspace" | "keepWorkspace" | "pidsLimit"> {
   /** The runtime API (default `http://localhost:8000`). */
   readonly apiUrl?: string
+  /**
+   * VS Code: `--plugins vscode` in the command sent to `/start` (as OpenHands sends it; the API
+   * sets `VSCODE_PORT`), and `info.urls.vscode` where OpenHands' client puts it: path mode
+   * `<api>/<runtime_id>/vscode?tkn=..&folder=..`, else `<scheme>://vscode-<netloc>/?tkn=..`.
+   * Absent when the API left the plugin off (ours does outside proxy mode).
+   */
+  readonly vscode?: boolean
   /** Its key, sent as `X-API-Key` (default: the `SANDBOX_API_KEY` variable). */
   readonly apiKey?: Redacted.Redacted<string>
   /**
@@ -154,6 +161,20 @@ export const startRequest = (
   ...(options.runtimeClass === "sysbox" ? { runtime_class: "sysbox-runc" } : {})
 })
 
+/**
+ * Where OpenHands' RemoteRuntime puts VS Code of a runtime at `runtimeUrl`: path mode (the URL's
+ * path starts with `/<runtime_id>`: the API proxies by path) `<scheme>://<netloc>/<runtime_id>/vscode`,
+ * followed directly by the query; else the `vscode-` host beside the runtime's,
+ * `<scheme>://vscode-<netloc>`, followed by `/` and the query. The API decides whether anything
+ * answers there (ours: only in proxy mode, docs/runtime-api.md).
+ */
+export const remoteVsCodeBase = (runtimeUrl: string, runtimeId: string) => {
+  const url = new URL(runtimeUrl)
+  return url.pathname.startsWith(`/${runtimeId}`)
+    ? { base: `${url.protocol}//${url.host}/${runtimeId}/vscode`, path: "" as const }
+    : { base: `${url.protocol}//vscode-${url.host}`, path: "/" as const }
+}
+
 /** A runtime of the API: its id, where its server answers, its app hosts, its key when the API set one. */
 interface RemoteSandbox {
   readonly runtime_id: string
@@ -262,12 +283,15 @@ const remoteProvisioner = (options: RemoteRuntimeOptions) => (sandbox: SandboxCo
             Effect.mapError((failure) => new RuntimeDisconnectedError({ message: failure.message })),
             Effect.andThen(waitReady(runtime.runtime_id))
           )
+          const baseUrl = runtime.url.replace(/\/+$/, "")
+          const sessionApiKey = typeof runtime.session_api_key === "string"
+            ? Redacted.make(runtime.session_api_key)
+            : ownKey
+          const vscode = remoteVsCodeBase(baseUrl, runtime.runtime_id)
           return {
             id: sessionId,
-            baseUrl: runtime.url.replace(/\/+$/, ""),
-            sessionApiKey: typeof runtime.session_api_key === "string"
-              ? Redacted.make(runtime.session_api_key)
-              : ownKey,
+            baseUrl,
+            sessionApiKey,
             workspace: IMAGE_WORKSPACE,
             urls: Object.fromEntries(
               Object.entries(runtime.work_hosts ?? {}).map(([host, port]) => [`app-${port}`, host])
@@ -278,7 +302,13 @@ const remoteProvisioner = (options: RemoteRuntimeOptions) => (sandbox: SandboxCo
               Effect.mapError((failure) => new RuntimeDisconnectedError({ message: failure.message }))
             ),
             resume,
-            serverError: remoteServerErrors(keepAlive ? resume : undefined)
+            serverError: remoteServerErrors(keepAlive ? resume : undefined),
+            handOver: vscodeUrls(
+              options,
+              { baseUrl, sessionApiKey, workspace: IMAGE_WORKSPACE },
+              vscode.base,
+              vscode.path
+            )
           }
         })
     } satisfies Provisioner

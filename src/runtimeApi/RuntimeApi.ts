@@ -5,7 +5,7 @@
  * released. Releasing it stops the server only: the sandboxes live on, in the engine.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Duration, Layer, type Redacted } from "effect"
+import { type Duration, Effect, Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { DEFAULT_LIMITS, Limits } from "../executor/limits.ts"
 import { closingServer } from "../server/closingServer.ts"
@@ -13,6 +13,7 @@ import { Activity, idleSweeper } from "./activity.ts"
 import { buildRoutes } from "./buildRoutes.ts"
 import { runtimeApiGate } from "./gate.ts"
 import { lifecycleRoutes } from "./routes.ts"
+import { divertVsCode } from "./vscodeProxy.ts"
 
 export interface RuntimeApiOptions {
   readonly port: number
@@ -39,10 +40,16 @@ export const layer = (options: RuntimeApiOptions) => {
     HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),
     idleSweeper({ pauseAfter: options.idlePauseAfter, stopAfter: options.idleStopAfter })
   ).pipe(
+    Layer.provideMerge(httpServer(options.port, options.host, proxy)),
     Layer.provide(Activity.layer),
-    Layer.provide(Layer.succeed(Limits, DEFAULT_LIMITS)),
-    Layer.provideMerge(
-      NodeHttpServer.layer(closingServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
-    )
+    Layer.provide(Layer.succeed(Limits, DEFAULT_LIMITS))
   )
+}
+
+/** Node's HTTP server on `host:port`; in proxy mode with VS Code's path taken off it first (vscodeProxy.ts). */
+const httpServer = (port: number, host: string, proxy: boolean) => {
+  const listen = { port, host, disablePreemptiveShutdown: true }
+  return proxy
+    ? Layer.unwrap(Effect.map(divertVsCode(closingServer()), (server) => NodeHttpServer.layer(() => server, listen)))
+    : NodeHttpServer.layer(closingServer, listen)
 }

@@ -34,6 +34,7 @@ import {
 } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
 import { withSessionStart } from "./sessionStart.ts"
+import { servesVsCode, VSCODE_PORT, withVsCodePort } from "./vscodePlugin.ts"
 
 export interface DockerSandboxesOptions {
   /** `SANDBOX_*`: the base image our runtime image is built from, volumes, GPUs, raw create options. */
@@ -48,6 +49,11 @@ export interface DockerSandboxesOptions {
    * label, and this API sees (lists, counts, finds, sweeps) only the sandboxes carrying it.
    */
   readonly containerNamePrefix?: string | undefined
+  /**
+   * Serve VS Code to sandboxes whose command asks for the `vscode` plugin: `VSCODE_PORT` set and the
+   * port published on 127.0.0.1 (proxy mode, where the API server forwards to it; vscodePlugin.ts).
+   */
+  readonly vscode?: boolean | undefined
 }
 
 /** The sandbox user of our runtime image (the image builder creates it), as DockerRuntime's default. */
@@ -68,6 +74,7 @@ const sandboxOf = (info: Docker.ContainerInspectInfo): Sandbox => {
   const status = statusOf(info.State)
   const ports = publishedPorts(info)
   const serverPort = ports[SANDBOX_SERVER_PORT]
+  const vscodePort = ports[VSCODE_PORT]
   return {
     runtimeId: labels[LABEL.runtimeId] ?? "",
     sessionId: labels[LABEL.session] ?? "",
@@ -77,6 +84,7 @@ const sandboxOf = (info: Docker.ContainerInspectInfo): Sandbox => {
     workHosts: Object.fromEntries(
       SANDBOX_APP_PORTS.flatMap((p) => ports[p] === undefined ? [] : [[`http://127.0.0.1:${ports[p]}`, p]])
     ),
+    vscodeUrl: status === "stopped" || vscodePort === undefined ? undefined : `http://127.0.0.1:${vscodePort}`,
     image: info.Config.Image,
     createdAt: labels[LABEL.createdAt] ?? info.Created,
     resourceFactor: Number(labels[LABEL.resourceFactor] ?? "1")
@@ -185,7 +193,8 @@ export const dockerSandboxes = (
         const key = randomBytes(24).toString("base64url")
         const ours = request.command === undefined
         const factor = request.resource_factor ?? 1
-        const startupEnv = { ...options.sandbox.runtimeStartupEnvVars, ...request.environment }
+        const vscode = servesVsCode(request, options.vscode === true)
+        const startupEnv = withVsCodePort({ ...options.sandbox.runtimeStartupEnvVars, ...request.environment }, vscode)
         const spec = sandboxContainerSpec({
           name: `${prefix}-${request.session_id}`,
           image,
@@ -223,7 +232,8 @@ export const dockerSandboxes = (
             [LABEL.resourceFactor]: String(factor),
             ...ownerLabels()
           },
-          ports: [SANDBOX_SERVER_PORT, ...SANDBOX_APP_PORTS],
+          // VS Code's port only with the plugin: what is not published, the proxy cannot reach.
+          ports: [SANDBOX_SERVER_PORT, ...SANDBOX_APP_PORTS, ...(vscode ? [VSCODE_PORT] : [])],
           binds: [],
           limits: {
             memoryBytes: Math.round((options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes) * factor),

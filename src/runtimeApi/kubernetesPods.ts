@@ -5,7 +5,8 @@
  * probe, the unprivileged sandbox user) with the request's part: without `command`, our action
  * server on podSpec's port with the key's digest only; with one, exactly that command on port
  * 60000 as the image's own user (as the Docker backend runs it), the key as `SESSION_API_KEY` from
- * the sandbox's Secret, where OpenHands' server reads it. Either way the app ports are declared
+ * the sandbox's Secret, where OpenHands' server reads it, and VS Code's port when the command asks
+ * for the plugin and the API serves it (vscodePlugin.ts). Either way the app ports are declared
  * so that the service and the proxy can reach them.
  */
 import type { V1EnvVar, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
@@ -16,6 +17,7 @@ import { hasEnded, isReady, podTrouble } from "../layers/kubernetes/startErrors.
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { type PodState, SANDBOX_APP_PORTS, SANDBOX_SERVER_PORT, type SessionStatus } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
+import { VSCODE_PORT, withVsCodePort } from "./vscodePlugin.ts"
 
 export interface SandboxPodInput {
   readonly request: StartRequest
@@ -27,11 +29,14 @@ export interface SandboxPodInput {
   readonly keySha256: string
   readonly options: KubernetesRuntimeOptions
   readonly sandbox: SandboxConfig
+  /** The sandbox gets VS Code (vscodePlugin.ts): `VSCODE_PORT` set and the port declared. */
+  readonly vscode: boolean
 }
 
 /** The pod template of a sandbox and the port its action server listens on. */
 export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpec; serverPort: number } => {
   const { request } = input
+  const environment = withVsCodePort(request.environment ?? {}, input.vscode)
   const base = podTemplate({
     sessionId: request.session_id,
     image: input.image,
@@ -39,7 +44,7 @@ export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpe
     annotations: {},
     claimName: input.claimName,
     keySha256: input.keySha256,
-    options: { ...input.options, env: { ...input.options.env, ...request.environment } },
+    options: { ...input.options, env: { ...input.options.env, ...environment } },
     sandbox: input.sandbox
   })
   const spec = base.spec!
@@ -51,7 +56,7 @@ export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpe
     return { template: { ...base, spec: { ...spec, containers: [ours] } }, serverPort: SERVER_PORT }
   }
   const env: Array<V1EnvVar> = [
-    ...Object.entries({ ...input.sandbox.runtimeStartupEnvVars, ...request.environment })
+    ...Object.entries(withVsCodePort({ ...input.sandbox.runtimeStartupEnvVars, ...environment }, input.vscode))
       .filter(([name]) => name !== "SESSION_API_KEY")
       .map(([name, value]) => ({ name, value })),
     { name: "SESSION_API_KEY", valueFrom: { secretKeyRef: { name: input.keySecret, key: KEY_FIELD } } }
@@ -63,7 +68,11 @@ export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpe
     command: [...request.command],
     env,
     ...(request.working_dir === undefined ? {} : { workingDir: request.working_dir }),
-    ports: [{ name: "http", containerPort: SANDBOX_SERVER_PORT }, ...appPorts],
+    ports: [
+      { name: "http", containerPort: SANDBOX_SERVER_PORT },
+      ...appPorts,
+      ...(input.vscode ? [{ name: "vscode", containerPort: VSCODE_PORT }] : [])
+    ],
     readinessProbe: { ...container.readinessProbe, httpGet: { path: "/alive", port: SANDBOX_SERVER_PORT } },
     // The image's own user, which may need to switch users (OpenHands' server does): no capability
     // dropped, as the Docker backend; still no privilege gained through set-uid files.

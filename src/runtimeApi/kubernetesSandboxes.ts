@@ -7,7 +7,7 @@
  *   from it; it may hold the request's environment, hence a Secret); annotated with the image,
  *   creation time, resource factor, server port, and `paused` while paused;
  * - the workspace PVC (kept on stop unless `deleteWorkspace`, as KubernetesRuntime keeps it);
- * - a ClusterIP service to the server and app ports;
+ * - a ClusterIP service to the server and app ports (and VS Code's, for a sandbox that gets it);
  * - the pod (deleted on pause, made again on resume: files kept, processes not).
  * Nothing is held in this process but port-forward listeners (podEndpoints.ts): a restarted API
  * server, or another replica, reads the same sandboxes back from the cluster. The sandboxes carry
@@ -36,6 +36,7 @@ import { podEndpoints } from "./podEndpoints.ts"
 import { type Sandbox, SANDBOX_APP_PORTS, Sandboxes } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
 import { withSessionStart } from "./sessionStart.ts"
+import { servesVsCode, VSCODE_PORT } from "./vscodePlugin.ts"
 
 export interface KubernetesSandboxesOptions {
   /** `SANDBOX_*`: the base image of the default runtime image, its startup variables. */
@@ -53,12 +54,16 @@ export interface KubernetesSandboxesOptions {
   readonly memoryBytes?: number | undefined
   /** The label value that marks this API's sandboxes (default `effect-sandbox-api`): it sees only those. */
   readonly labelPrefix?: string | undefined
+  /** Serve VS Code to sandboxes whose command asks for the `vscode` plugin (proxy mode; vscodePlugin.ts). */
+  readonly vscode?: boolean | undefined
 }
 
 /** Annotations on a sandbox's Secret. */
 const ANNOTATION = {
   image: "effect-sandbox.image",
   serverPort: "effect-sandbox.server-port",
+  /** Present when the sandbox gets VS Code: its port. */
+  vscodePort: "effect-sandbox.vscode-port",
   paused: "effect-sandbox.paused"
 } as const
 
@@ -136,6 +141,10 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
               )
             )
             : {}
+          const vscodePort = annotations[ANNOTATION.vscodePort]
+          const vscodeUrl = reachable && vscodePort !== undefined
+            ? yield* endpoints.url(names, Number(vscodePort))
+            : undefined
           return {
             runtimeId,
             sessionId: labels[SESSION_LABEL] ?? "",
@@ -143,6 +152,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
             status,
             serverUrl,
             workHosts,
+            vscodeUrl,
             image: annotations[ANNOTATION.image] ?? "",
             createdAt: annotations[LABEL.createdAt] ?? secret.metadata?.creationTimestamp?.toISOString() ?? "",
             resourceFactor: Number(annotations[LABEL.resourceFactor] ?? "1")
@@ -243,8 +253,10 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
         const runtimeClassName = request.runtime_class == null
           ? options.kubernetes.runtimeClassName
           : runtimeClasses[request.runtime_class]
+        const vscode = servesVsCode(request, options.vscode === true)
         const { template, serverPort } = sandboxPod({
           request,
+          vscode,
           image,
           labels,
           claimName: names.pvc,
@@ -267,6 +279,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
               ...secret.metadata?.annotations,
               [ANNOTATION.image]: image,
               [ANNOTATION.serverPort]: String(serverPort),
+              ...(vscode ? { [ANNOTATION.vscodePort]: String(VSCODE_PORT) } : {}),
               [LABEL.createdAt]: new Date().toISOString(),
               [LABEL.resourceFactor]: String(factor)
             }
@@ -296,7 +309,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
                 ...service,
                 spec: {
                   ...service.spec,
-                  ports: [serverPort, ...SANDBOX_APP_PORTS].map((port) => ({
+                  ports: [serverPort, ...SANDBOX_APP_PORTS, ...(vscode ? [VSCODE_PORT] : [])].map((port) => ({
                     name: `port-${port}`,
                     port,
                     targetPort: port

@@ -89,7 +89,10 @@ const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
     sandbox,
     maxSandboxes: args.maxSandboxes,
     cpus: args.cpus,
-    memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024
+    memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024,
+    // VS Code's port is reached through this server only (vscodeProxy.ts): without --proxy no
+    // client could open it, so the plugin stays off (vscodePlugin.ts).
+    vscode: args.proxy
   }
   if (args.provisioner === "docker") {
     return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix })

@@ -10,7 +10,8 @@
  * proxy mode, OpenHands' path-mode name for them), with the same key check; the key itself is
  * not forwarded there (what listens on an app port is whatever the agent started, and
  * KubernetesRuntime-style pods never hold the key). Plain HTTP only: an upgrade to a WebSocket is
- * not carried (fetch cannot), so VS Code is not served through the proxy. The API key (`X-API-Key`) and
+ * not carried (fetch cannot); VS Code's `/<runtime_id>/vscode/...`, which needs them, is taken off
+ * the server before this proxy sees it (vscodeProxy.ts). The API key (`X-API-Key`) and
  * hop-by-hop headers are not forwarded; bodies stream both ways (NDJSON streams pass through as
  * they are written).
  */

@@ -30,6 +30,12 @@ export interface Sandbox {
   readonly serverUrl: string | undefined
   /** `work_hosts`: each published app port's URL and the port inside the sandbox. */
   readonly workHosts: Readonly<Record<string, number>>
+  /**
+   * VS Code's port (`VSCODE_PORT`, its token proxy) as reachable from the API server: only for a
+   * sandbox started with the `vscode` plugin in proxy mode, and not while stopped. Undefined: the
+   * proxy forwards nothing to the sandbox's IDE path (vscodeProxy.ts).
+   */
+  readonly vscodeUrl: string | undefined
   readonly image: string
   readonly createdAt: string
   readonly resourceFactor: number

@@ -7,9 +7,12 @@
  * while running), and a stop that leaves no pod, service, Secret or (`--delete-workspace`) PVC.
  * Then, with a client written from §14 alone: our runtime image and server when `/start` names
  * none, an app port inside the sandbox reached through its `work_hosts` URL (the proxy's
- * `/<runtime_id>/work-1`) with its key only, and a missing image as `pod_status` failed.
+ * `/<runtime_id>/work-1`) with its key only, and a missing image as `pod_status` failed. And
+ * RemoteRuntime with `vscode: true`: port 8001 on the pod and its service, and the IDE through the
+ * proxy and the stand-in's port-forward (vscodeProxy.ts's checks: no Chromium here).
  */
 import { afterEach, assert, it } from "@effect/vitest"
+import { CoreV1Api } from "@kubernetes/client-node"
 import { Effect, type Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { CmdOutputObservation, Runtime } from "../../src/index.ts"
@@ -25,6 +28,7 @@ import {
   type Started,
   waitReady
 } from "./apiServer.ts"
+import { expectProxiedVsCode, toolsRuntimeImage } from "./vscodeProxy.ts"
 
 const KEY = randomBytes(16).toString("hex")
 /** Node in our runtime image. */
@@ -94,6 +98,40 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
         assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sid), noObjects)
         const gone = yield* Effect.promise(() => call(third.base, "GET", `/sessions/${sid}`, { key: KEY }))
         assert.strictEqual(gone.status, 404)
+        yield* assertEngineClean(cluster.standIn)
+      }),
+    300_000
+  )
+
+  it.live(
+    "vscode: the IDE's port on the pod and its service, reached through the proxy with the token only; stop leaves nothing",
+    () =>
+      Effect.gen(function*() {
+        const image = yield* toolsRuntimeImage
+        const server = yield* startServer()
+        const sid = newSessionId()
+        yield* Effect.gen(function*() {
+          const rt = yield* Runtime
+          const session = (yield* Effect.promise(() => call(server.base, "GET", `/sessions/${sid}`, { key: KEY }))).body
+          const objects = yield* sessionObjects(cluster.kubeConfig, sid)
+          const core = cluster.kubeConfig.makeApiClient(CoreV1Api)
+          const [pod, service] = yield* Effect.promise(() =>
+            Promise.all([
+              core.readNamespacedPod({ name: objects.pods[0]!, namespace: "default" }),
+              core.readNamespacedService({ name: objects.services[0]!, namespace: "default" })
+            ])
+          )
+          assert.deepInclude(pod.spec!.containers[0]!.ports!, { name: "vscode", containerPort: 8001 })
+          assert.include(service.spec!.ports!.map((port) => port.port), 8001)
+          yield* expectProxiedVsCode({
+            base: server.base,
+            runtimeId: session["runtime_id"] as string,
+            sessionKey: session["session_api_key"] as string,
+            apiKey: KEY,
+            url: rt.info.urls["vscode"]
+          })
+        }).pipe(Effect.provide(apiServerLayer(server.base, KEY, sid, { image, vscode: true })), Effect.scoped)
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sid), noObjects)
         yield* assertEngineClean(cluster.standIn)
       }),
     300_000

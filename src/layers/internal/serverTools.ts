@@ -126,25 +126,28 @@ const connectionToken = (
   )
 
 /**
- * OpenHands' `vscode_url`: `<base>/?tkn=<token>&folder=<workspace>`. The URL carries the token:
- * whoever holds it can use the IDE (see docs/security.md).
+ * OpenHands' `vscode_url`: `<base><path>?tkn=<token>&folder=<workspace>`. The URL carries the
+ * token: whoever holds it can use the IDE (see docs/security.md).
  */
-const vscodeUrl = (vscodeBase: string, token: string, workspace: string) =>
-  `${vscodeBase}/?${new URLSearchParams({ tkn: token, folder: workspace })}`
+const vscodeUrl = (vscodeBase: string, path: string, token: string, workspace: string) =>
+  `${vscodeBase}${path}?${new URLSearchParams({ tkn: token, folder: workspace })}`
 
 /**
  * `info.urls` for VS Code at `vscodeBase` (where the provisioner exposes `VSCODE_PORT`): `{ vscode }`
- * when the options asked for it and the plugin runs, else nothing. For `handOver`.
+ * when the options asked for it and the plugin runs, else nothing. For `handOver`. `path` is what
+ * comes before the query: `/` (the IDE at the root of its host), or "" for OpenHands' path-mode
+ * URL of a remote runtime (`<api>/<runtime_id>/vscode?tkn=...`).
  */
 export const vscodeUrls = (
   tools: RuntimeTools,
   server: { readonly baseUrl: string; readonly sessionApiKey: Redacted.Redacted<string>; readonly workspace: string },
-  vscodeBase: string | undefined
+  vscodeBase: string | undefined,
+  path: "/" | "" = "/"
 ): Effect.Effect<Record<string, string>, never, HttpClient.HttpClient> =>
   tools.vscode !== true || vscodeBase === undefined
     ? Effect.succeed({})
     : connectionToken(server.baseUrl, server.sessionApiKey).pipe(
-      Effect.map((token) => token === undefined ? {} : { vscode: vscodeUrl(vscodeBase, token, server.workspace) })
+      Effect.map((token) => token === undefined ? {} : { vscode: vscodeUrl(vscodeBase, path, token, server.workspace) })
     )
 
 /**

@@ -38,10 +38,18 @@ export const tokenCheck = (token: string) => {
   }
 }
 
-/** The request line and headers as received, for a WebSocket handed to the upstream socket. */
-const rawHead = (request: IncomingMessage) => {
-  const lines = [`${request.method} ${request.url} HTTP/${request.httpVersion}`]
+/**
+ * The request line and headers as received, for a WebSocket handed to an upstream socket; `path`
+ * replaces the target and the `dropped` headers (lower-case names) are left out (a proxy's own).
+ */
+export const rawHead = (
+  request: IncomingMessage,
+  path: string = request.url ?? "/",
+  dropped: ReadonlySet<string> = new Set()
+) => {
+  const lines = [`${request.method} ${path} HTTP/${request.httpVersion}`]
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (dropped.has(request.rawHeaders[i]!.toLowerCase())) continue
     lines.push(`${request.rawHeaders[i]}: ${request.rawHeaders[i + 1]}`)
   }
   return `${lines.join("\r\n")}\r\n\r\n`

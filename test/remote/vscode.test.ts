@@ -1,0 +1,191 @@
+/**
+ * VS Code on RemoteRuntime through our runtime API in proxy mode (Docker provisioner, the tools
+ * image's runtime image that DockerRuntime's VS Code test builds too): `--plugins vscode` in the
+ * command RemoteRuntime sends, `VSCODE_PORT` set by the API, and `info.urls.vscode` in OpenHands'
+ * path mode, `<api>/<runtime_id>/vscode?tkn=..&folder=..`. A real Chromium loads the workbench
+ * through the API's proxy (its WebSockets included; screenshot `.tmp/test-output/remote-vscode-workbench.png`);
+ * a WebSocket handshake through the proxy reaches code-server; without the token the sandbox
+ * answers 403; another sandbox's path (started without the plugin) and an unknown runtime id reach
+ * nothing. Release stops the runtime: no container of the file is left. The first describe block
+ * checks the pieces that need no engine. The proxy checks themselves are vscodeProxy.ts's (shared with
+ * kubernetesApi.test.ts).
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { Runtime } from "../../src/index.ts"
+import { remoteVsCodeBase, startRequest } from "../../src/layers/RemoteRuntime.ts"
+import { sandboxPod } from "../../src/runtimeApi/kubernetesPods.ts"
+import { servesVsCode, withVsCodePort } from "../../src/runtimeApi/vscodePlugin.ts"
+import { vscodeTarget } from "../../src/runtimeApi/vscodeProxy.ts"
+import { sandboxConfigFromEnv } from "../../src/schema/SandboxConfig.ts"
+import { chromiumAvailable } from "../conformance/chromium.ts"
+import { dockerCli } from "../docker/helpers.ts"
+import { describeDocker } from "../docker/infra.ts"
+import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
+import {
+  type ApiServer,
+  apiServerLayer,
+  call,
+  newSessionId,
+  removeLeftovers,
+  sessionContainers,
+  startApiServer,
+  type Started
+} from "./apiServer.ts"
+import { expectProxiedVsCode, idePath, toolsRuntimeImage, upgrade } from "./vscodeProxy.ts"
+
+const RUNTIME_ID = "rt-0123456789abcdef01234567"
+
+/** A `/start` body with `command`. */
+const start = (command?: Array<string>) => ({ session_id: "s", ...(command === undefined ? {} : { command }) })
+
+describe("VS Code on the runtime API: the plugin, the environment, the path", () => {
+  it("reads the plugin off --plugins (nargs +), and only serves it when the API can", () => {
+    assert.isTrue(servesVsCode(start(["node", "server", "--plugins", "jupyter", "vscode", "--no-x"]), true))
+    assert.isTrue(servesVsCode(start(["node", "server", "--plugins=vscode"]), true))
+    assert.isFalse(servesVsCode(start(["node", "server", "--plugins", "jupyter", "--x", "vscode"]), true))
+    assert.isFalse(servesVsCode(start(["node", "server", "--plugins", "vscode"]), false))
+    assert.isFalse(servesVsCode(start(), true))
+    assert.deepStrictEqual(withVsCodePort({ A: "1", VSCODE_PORT: "9" }, true), { A: "1", VSCODE_PORT: "8001" })
+    assert.deepStrictEqual(withVsCodePort({ A: "1", VSCODE_PORT: "9" }, false), { A: "1" })
+  })
+
+  it("takes /<runtime_id>/vscode... but the action server's /vscode/connection_token", () => {
+    assert.deepStrictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode?tkn=t&folder=/workspace`), {
+      runtimeId: RUNTIME_ID,
+      prefix: `/${RUNTIME_ID}/vscode`,
+      rest: "/?tkn=t&folder=/workspace"
+    })
+    assert.strictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode`)?.rest, "/")
+    assert.strictEqual(
+      vscodeTarget(`/${RUNTIME_ID}/vscode/stable-1/static/Out%20x/@a.js`)?.rest,
+      "/stable-1/static/Out%20x/@a.js"
+    )
+    assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/vscode/connection_token`))
+    assert.strictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode/connection_tokens`)?.rest, "/connection_tokens")
+    assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/vscodex`))
+    assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/work-1/vscode`))
+    assert.isUndefined(vscodeTarget(`/rt-1/vscode`))
+  })
+
+  it("RemoteRuntime sends the plugin, not the port, and puts the URL where OpenHands' client does", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* sandboxConfigFromEnv
+      const body = startRequest("img", { vscode: true }, sandbox, "sid", Redacted.make("k"))
+      assert.includeMembers(body.command.slice(body.command.indexOf("--plugins")), ["--plugins", "vscode"])
+      assert.notProperty(body.environment, "VSCODE_PORT")
+      assert.deepStrictEqual(remoteVsCodeBase(`http://api:8000/${RUNTIME_ID}`, RUNTIME_ID), {
+        base: `http://api:8000/${RUNTIME_ID}/vscode`,
+        path: ""
+      })
+      assert.deepStrictEqual(remoteVsCodeBase("https://rt-x.runtime.example.com", "rt-x"), {
+        base: "https://vscode-rt-x.runtime.example.com",
+        path: "/"
+      })
+    }).pipe(Effect.runSync))
+
+  it("a Kubernetes sandbox declares VS Code's port only with the plugin", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* sandboxConfigFromEnv
+      const pod = (vscode: boolean) =>
+        sandboxPod({
+          request: {
+            session_id: "s",
+            command: ["node", "server", "--plugins", "vscode"],
+            environment: { VSCODE_PORT: "9" }
+          },
+          image: "img",
+          labels: {},
+          claimName: "pvc",
+          keySecret: "secret",
+          keySha256: "0".repeat(64),
+          options: {},
+          sandbox,
+          vscode
+        }).template.spec!.containers[0]!
+      const on = pod(true)
+      assert.deepInclude(on.ports!, { name: "vscode", containerPort: 8001 })
+      assert.deepInclude(on.env!, { name: "VSCODE_PORT", value: "8001" })
+      const off = pod(false)
+      assert.isFalse(off.ports!.some((p) => p.containerPort === 8001))
+      assert.isFalse(off.env!.some((e) => e.name === "VSCODE_PORT"))
+    }).pipe(Effect.runSync))
+})
+
+const KEY = randomBytes(16).toString("hex")
+const servers: Array<ApiServer> = []
+
+describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --proxy", () => {
+  afterAll(async () => {
+    for (const server of servers.splice(0)) await server.kill()
+    removeLeftovers()
+  })
+
+  it.live.skipIf(!chromiumAvailable())(
+    "the workbench loads through the proxy; WebSockets pass; no token, another sandbox's path and an unknown id do not",
+    () =>
+      Effect.gen(function*() {
+        const image = yield* toolsRuntimeImage
+        const server = yield* Effect.promise(() => startApiServer(["--proxy"], KEY))
+        servers.push(server)
+        const sid = newSessionId()
+        const other = newSessionId()
+        const layer = apiServerLayer(server.base, KEY, sid, { image, vscode: true })
+
+        yield* Effect.gen(function*() {
+          const rt = yield* Runtime
+          yield* rt.write({ path: `/workspace/${WORKBENCH_FILE}`, content: WORKBENCH_TEXT })
+          const session = (yield* Effect.promise(() => call(server.base, "GET", `/sessions/${sid}`, { key: KEY }))).body
+          const runtimeId = session["runtime_id"] as string
+          const sessionKey = session["session_api_key"] as string
+
+          const token = yield* expectProxiedVsCode({
+            base: server.base,
+            runtimeId,
+            sessionKey,
+            apiKey: KEY,
+            url: rt.info.urls["vscode"]
+          })
+          yield* expectWorkbench(rt.info.urls["vscode"], { screenshot: "remote-vscode-workbench" })
+
+          // Another sandbox, without the plugin: its path reaches nothing, with this one's token or cookie.
+          const started = (yield* Effect.promise(() =>
+            call(server.base, "POST", "/start", {
+              key: KEY,
+              body: { session_id: other, image, command: ["sleep", "300"] }
+            })
+          )).body as unknown as Started
+          const [otherContainer] = sessionContainers(other)
+          assert.notInclude(dockerCli("port", otherContainer!).stdout, "8001/tcp")
+          const elsewhere = yield* Effect.promise(() =>
+            fetch(`${server.base}/${started.runtime_id}/vscode?tkn=${token}&folder=/workspace`, { redirect: "manual" })
+          )
+          assert.deepStrictEqual([
+            elsewhere.status,
+            yield* Effect.promise(() => elsewhere.json())
+          ], [404, {
+            detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
+          }])
+          const upgradeElsewhere = yield* upgrade(server.base, idePath(started.runtime_id), {
+            Cookie: `vscode-tkn=${token}`
+          })
+          assert.strictEqual(upgradeElsewhere.status, 404)
+          const unknown = yield* upgrade(server.base, idePath(RUNTIME_ID), {
+            Cookie: `vscode-tkn=${token}`
+          })
+          assert.strictEqual(unknown.status, 404)
+          yield* Effect.promise(() =>
+            call(server.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
+          )
+        }).pipe(Effect.provide(layer), Effect.scoped)
+
+        // Released: the runtime is stopped, and neither sandbox is left.
+        for (let attempt = 0; attempt < 40 && sessionContainers(sid).length > 0; attempt++) {
+          yield* Effect.sleep("250 millis")
+        }
+        assert.deepStrictEqual([...sessionContainers(sid), ...sessionContainers(other)], [])
+      }),
+    600_000
+  )
+})
