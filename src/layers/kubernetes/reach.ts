@@ -7,9 +7,9 @@
  */
 import { Effect } from "effect"
 import type { RuntimeStartError } from "../../schema/errors.ts"
+import { type Dialer, localEndpoint, podIpDialer, portForwardDialer } from "../internal/localEndpoint.ts"
 import { VSCODE_PORT } from "../internal/serverTools.ts"
 import { type Kube, kubeCallOrMissing } from "./client.ts"
-import { type Dialer, localEndpoint, podIpDialer, portForwardDialer } from "./localEndpoint.ts"
 import { connectMode, type KubernetesRuntimeOptions } from "./options.ts"
 import { SERVER_PORT } from "./podSpec.ts"
 import { podStopped } from "./podWatch.ts"

@@ -1,5 +1,6 @@
 /**
- * Where the owner's HTTP client reaches a pod: a TCP listener on 127.0.0.1 (never beyond the
+ * Where the owner's HTTP client reaches a pod (and, with another dialer, where a browser reaches
+ * a provider's port through headerRelay.ts): a TCP listener on 127.0.0.1 (never beyond the
  * loopback: whoever reaches it reaches the server, key still required) whose every accepted
  * connection is carried to the pod's server port by a dialer, one carrier per connection:
  * - `portForwardDialer`: a client-node `PortForward` WebSocket through the API server, for an
