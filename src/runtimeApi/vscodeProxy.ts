@@ -30,7 +30,7 @@ import {
   STATUS_CODES
 } from "node:http"
 import { connect, type Socket } from "node:net"
-import { rawHead } from "../server/vscode/tokenProxy.ts"
+import { requestHead } from "../server/rawHead.ts"
 import { Activity } from "./activity.ts"
 import { Sandboxes } from "./sandboxes.ts"
 import { RUNTIME_ID_PATTERN } from "./schemas.ts"
@@ -191,7 +191,7 @@ const forwardUpgrade = (
     let open = 2
     const closed = () => --open === 0 && resume(Effect.void)
     upstream.once("connect", () => {
-      upstream.write(rawHead(request, target.rest, NOT_FORWARDED_ON_UPGRADE))
+      upstream.write(requestHead(request, target.rest, NOT_FORWARDED_ON_UPGRADE))
       if (head.length > 0) upstream.write(head)
       upstream.pipe(client).pipe(upstream)
     })

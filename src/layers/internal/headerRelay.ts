@@ -14,6 +14,7 @@ import { Effect, Redacted } from "effect"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import type { Socket } from "node:net"
+import { responseHead } from "../../server/rawHead.ts"
 import { localEndpoint } from "./localEndpoint.ts"
 
 /** Whether `request` comes from a page of the relay itself (or from no page: a non-browser client). */
@@ -25,15 +26,6 @@ const sameOrigin = (request: IncomingMessage): boolean => {
   } catch {
     return false
   }
-}
-
-/** The request line and headers of an answer, for a WebSocket's `101` handed back to the browser. */
-const rawHead = (answer: IncomingMessage) => {
-  const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`]
-  for (let i = 0; i < answer.rawHeaders.length; i += 2) {
-    lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`)
-  }
-  return `${lines.join("\r\n")}\r\n\r\n`
 }
 
 /**
@@ -86,7 +78,7 @@ export const headerRelay = Effect.fn("headerRelay")(function*(
       upstreamSocket.on("error", () => socket.destroy()).on("close", () => socket.destroy())
       // The browser's side ends (or the scope closes it): the provider's side ends too.
       socket.on("close", () => upstreamSocket.destroy())
-      socket.write(rawHead(answer))
+      socket.write(responseHead(answer))
       if (upstreamHead.length > 0) socket.write(upstreamHead)
       if (head.length > 0) upstreamSocket.write(head)
       upstreamSocket.pipe(socket).pipe(upstreamSocket)

@@ -9,6 +9,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingMessage, request as httpRequest, type Server } from "node:http"
 import { connect, type Socket } from "node:net"
+import { requestHead } from "../rawHead.ts"
 
 export const TOKEN_COOKIE = "vscode-tkn"
 
@@ -36,23 +37,6 @@ export const tokenCheck = (token: string) => {
     }
     return valid(cookie(request.headers.cookie, TOKEN_COOKIE)) ? { _tag: "pass" } : { _tag: "refuse" }
   }
-}
-
-/**
- * The request line and headers as received, for a WebSocket handed to an upstream socket; `path`
- * replaces the target and the `dropped` headers (lower-case names) are left out (a proxy's own).
- */
-export const rawHead = (
-  request: IncomingMessage,
-  path: string = request.url ?? "/",
-  dropped: ReadonlySet<string> = new Set()
-) => {
-  const lines = [`${request.method} ${path} HTTP/${request.httpVersion}`]
-  for (let i = 0; i < request.rawHeaders.length; i += 2) {
-    if (dropped.has(request.rawHeaders[i]!.toLowerCase())) continue
-    lines.push(`${request.rawHeaders[i]}: ${request.rawHeaders[i + 1]}`)
-  }
-  return `${lines.join("\r\n")}\r\n\r\n`
 }
 
 /**
@@ -96,7 +80,7 @@ export const makeTokenProxy = (token: string, socketPath: string): Server => {
       sockets.delete(upstream)
     }
     upstream.on("connect", () => {
-      upstream.write(rawHead(request))
+      upstream.write(requestHead(request))
       if (head.length > 0) upstream.write(head)
       upstream.pipe(socket).pipe(upstream)
     })
