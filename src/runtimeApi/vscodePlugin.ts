@@ -8,29 +8,14 @@
  * reports a URL nobody could open.
  */
 import { VSCODE_PORT } from "../layers/internal/serverTools.ts"
+import { pluginsIn } from "../server/commandLine.ts"
 import type { StartRequest } from "./schemas.ts"
 
 export { VSCODE_PORT }
 
-/**
- * The names `--plugins` takes in `command` (argparse's `nargs="+"`: every argument up to the next
- * option; `--plugins=a b` too).
- */
-const pluginsOf = (command: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const names: Array<string> = []
-  for (let i = 0; i < command.length; i++) {
-    const arg = command[i]!
-    if (arg !== "--plugins" && !arg.startsWith("--plugins=")) continue
-    if (arg.startsWith("--plugins=")) names.push(arg.slice("--plugins=".length))
-    for (i++; i < command.length && !command[i]!.startsWith("-"); i++) names.push(command[i]!)
-    i--
-  }
-  return names
-}
-
 /** Whether the sandbox of `request` gets VS Code: its command asks for the plugin and the API serves it. */
 export const servesVsCode = (request: StartRequest, served: boolean): boolean =>
-  served && request.command !== undefined && pluginsOf(request.command).includes("vscode")
+  served && request.command !== undefined && pluginsIn(request.command).includes("vscode")
 
 /** `environment` with the API's `VSCODE_PORT`: set when the sandbox gets VS Code, removed otherwise. */
 export const withVsCodePort = (

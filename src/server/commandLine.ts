@@ -32,6 +32,23 @@ export const serverToolArgs = (tools: RuntimeTools): Array<string> => {
   ]
 }
 
+/**
+ * The plugin names a server command asks for, read back from its argv (ours, or one sent to the
+ * runtime API for OpenHands' server): every argument after `--plugins` up to the next option
+ * (argparse's `nargs="+"`), and `--plugins=<name>`, wherever they appear.
+ */
+export const pluginsIn = (command: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const names: Array<string> = []
+  for (let i = 0; i < command.length; i++) {
+    const arg = command[i]!
+    if (arg !== "--plugins" && !arg.startsWith("--plugins=")) continue
+    if (arg.startsWith("--plugins=")) names.push(arg.slice("--plugins=".length))
+    for (i++; i < command.length && !command[i]!.startsWith("-"); i++) names.push(command[i]!)
+    i--
+  }
+  return names
+}
+
 /** The server's environment for its tools: the interpreter and Chromium binary, when given. */
 export const serverToolEnv = (tools: RuntimeTools): Record<string, string> => {
   const python = ipythonSetting(tools.ipython)?.python

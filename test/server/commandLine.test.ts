@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { parseServerArgs } from "../../src/server/argv.ts"
-import { PYTHON_VARIABLE, serverCommand, serverEnv, serverToolArgs } from "../../src/server/commandLine.ts"
+import { pluginsIn, PYTHON_VARIABLE, serverCommand, serverEnv, serverToolArgs } from "../../src/server/commandLine.ts"
 
 describe("server command line", () => {
   it("every field a provisioner sets is what the server parses", () => {
@@ -88,5 +88,22 @@ describe("server command line", () => {
       [PYTHON_VARIABLE]: "/opt/py",
       KEY_FILE: "/tmp/k"
     })
+  })
+
+  it("pluginsIn reads back the plugins a command asks for, as argparse's nargs=\"+\" takes them", () => {
+    assert.deepStrictEqual(pluginsIn(serverToolArgs({ ipython: true, vscode: true })), [
+      "jupyter",
+      "agent_skills",
+      "vscode"
+    ])
+    assert.deepStrictEqual(pluginsIn(["python", "-m", "server", "60000", "--plugins", "a", "b", "--username", "u"]), [
+      "a",
+      "b"
+    ])
+    assert.deepStrictEqual(pluginsIn(["server", "--plugins=vscode", "--enable-browser", "--plugins", "jupyter"]), [
+      "vscode",
+      "jupyter"
+    ])
+    assert.deepStrictEqual(pluginsIn(["server", "--no-enable-browser"]), [])
   })
 })

@@ -11,7 +11,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
-import { sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
+import { pluginsIn, sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
 import { VSCODE_PORT, vscodeEnv } from "../internal/serverTools.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 
@@ -125,11 +125,6 @@ export const envValue = (container: V1Container | undefined, name: string): stri
  * server's `--plugins` and `VSCODE_PORT` at 8001? What `podTemplate` writes with `vscode: true`;
  * asked of a claimed Sandbox's pod, which the operator's SandboxTemplate made, not the options.
  */
-export const runsVsCode = (container: V1Container | undefined): boolean => {
-  const argv = [...(container?.command ?? []), ...(container?.args ?? [])]
-  const from = argv.indexOf("--plugins")
-  const rest = from < 0 ? [] : argv.slice(from + 1)
-  const end = rest.findIndex((arg) => arg.startsWith("-"))
-  const plugins = end < 0 ? rest : rest.slice(0, end)
-  return plugins.includes("vscode") && envValue(container, "VSCODE_PORT") === String(VSCODE_PORT)
-}
+export const runsVsCode = (container: V1Container | undefined): boolean =>
+  pluginsIn([...(container?.command ?? []), ...(container?.args ?? [])]).includes("vscode") &&
+  envValue(container, "VSCODE_PORT") === String(VSCODE_PORT)
