@@ -198,6 +198,12 @@ export const makeActionClient = (
         const message = yield* detailOf(response)
         const own = response.status < 500 ? refused?.(response.status, message) : undefined
         if (own !== undefined) return yield* Effect.fail(own)
+        if ((response.status === 401 || response.status === 403) && options.explainDisconnect !== undefined) {
+          // Our key refused: once the sandbox has stopped, whoever answered is not its server (a
+          // freed host port taken by another listener), so the session is lost, not the request bad.
+          const why = yield* options.explainDisconnect
+          if (why !== undefined) return yield* disconnected(what, why)
+        }
         if (response.status >= 500 || response.status === 404) {
           const verdict = options.serverError === undefined
             ? undefined
