@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import type { BashSession } from "../../../src/executor/shell/BashSession.ts"
 import { CmdRunAction } from "../../../src/schema/Action.ts"
 import type { CmdOutputObservation } from "../../../src/schema/Observation.ts"
@@ -23,20 +24,28 @@ const run = (session: BashSession, command: string, isInput = false): Effect.Eff
 
 /**
  * The command line of `pid` once it has exec'd: bash prints the notice after the fork, so the
- * child may still be a copy of bash for a moment on a loaded host, and in the middle of
- * `execve` the kernel shows an empty command line (the new memory is in place before its
- * arguments are recorded). Polls for up to 5 s.
+ * child may still be a copy of bash for a moment on a loaded host, and until `execve` has laid
+ * out the new program's stack the kernel shows an empty command line. That stack is built
+ * after the binary and its loader are mapped, which on a CI host busy building images took
+ * over 5 s once, so this polls for up to 30 s and, if it never settles, says what the process
+ * was doing (its `/proc` state) rather than only that the line was empty.
  */
-const commandLine = (pid: number) =>
+const commandLine = (pid: number, log?: string) =>
   Effect.gen(function*() {
     const execing = () => {
       const first = readCommandLine(pid)[0]
       return first === undefined || first.endsWith("bash")
     }
-    for (let waited = 0; waited < 5_000 && execing(); waited += 50) {
+    for (let waited = 0; waited < 30_000 && execing(); waited += 50) {
       yield* Effect.sleep("50 millis")
     }
-    return readCommandLine(pid)
+    const line = readCommandLine(pid)
+    if (line.length === 0) {
+      const state = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").filter((l) => /^(Name|State):/.test(l))
+      const output = log !== undefined && existsSync(log) ? readFileSync(log, "utf8") : "(no log)"
+      assert.fail(`pid ${pid} never showed a command line: ${state.join(", ")}; its output: ${output}`)
+    }
+    return line
   })
 
 const readCommandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
@@ -65,7 +74,7 @@ describe("background jobs", () => {
         const obs = yield* run(session, "python3 -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 &")
         const pid = Number(/^\[1\] (\d+)$/.exec(obs.content)?.[1])
         assert.strictEqual(obs.metadata.pid, pid)
-        assert.include(yield* commandLine(pid), "http.server")
+        assert.include(yield* commandLine(pid, join(session.cwd(), "server.log")), "http.server")
         yield* run(session, `kill ${pid}`)
       })
     ))
