@@ -30,6 +30,7 @@ import type { Observation } from "../schema/Observation.ts"
 import { decodeObservation, encodeAction, isRecord } from "../schema/wire.ts"
 import type { RuntimeInfo } from "../services/Runtime.ts"
 import type { RuntimeBackend } from "../services/RuntimeBackend.ts"
+import { redactingHeaders, SESSION_KEY_HEADER } from "../telemetry/secretHeaders.ts"
 import {
   actionHttpTimeout,
   ALIVE_ATTEMPT_TIMEOUT,
@@ -128,7 +129,8 @@ export const makeActionClient = (
         return options.sessionApiKey === undefined
           ? withUrl
           : HttpClientRequest.setHeader(withUrl, "X-Session-API-Key", Redacted.value(options.sessionApiKey))
-      })
+      }),
+      redactingHeaders([SESSION_KEY_HEADER])
     )
 
     /** Fail with `message`, marking the runtime disconnected (a more specific ERROR_MEMORY set by the provisioner stays). */
@@ -462,7 +464,8 @@ export const waitUntilAlive = (
 /**
  * Run `effect` with an HTTP client that adds `headers` to every request: what a provider's proxy
  * in front of the server asks for (Daytona's preview token), on the `/alive` wait, the start-up
- * requests and every action alike. Values stay `Redacted` until the request is made.
+ * requests and every action alike. Values stay `Redacted` until the request is made, and spans
+ * that record headers write them as `<redacted>` (telemetry/secretHeaders.ts).
  */
 export const withServerHeaders =
   (headers: Readonly<Record<string, Redacted.Redacted<string>>> | undefined) =>
@@ -470,9 +473,13 @@ export const withServerHeaders =
     headers === undefined ? effect : Effect.updateService(
       effect,
       HttpClient.HttpClient,
-      HttpClient.mapRequest(
-        HttpClientRequest.setHeaders(
-          Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Redacted.value(v)]))
+      (client) =>
+        client.pipe(
+          HttpClient.mapRequest(
+            HttpClientRequest.setHeaders(
+              Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Redacted.value(v)]))
+            )
+          ),
+          redactingHeaders(Object.keys(headers))
         )
-      )
     )

@@ -9,6 +9,7 @@ import { type Duration, Effect, Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { DEFAULT_LIMITS, Limits } from "../executor/limits.ts"
 import { closingServer } from "../server/closingServer.ts"
+import { serverRedactsSessionKey } from "../telemetry/secretHeaders.ts"
 import { Activity, idleSweeper } from "./activity.ts"
 import { buildRoutes } from "./buildRoutes.ts"
 import { runtimeApiGate } from "./gate.ts"
@@ -37,7 +38,9 @@ export const layer = (options: RuntimeApiOptions) => {
     runtimeApiGate(options.apiKey, proxy)
   )
   return Layer.merge(
-    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),
+    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
+      Layer.provide(serverRedactsSessionKey)
+    ),
     idleSweeper({ pauseAfter: options.idlePauseAfter, stopAfter: options.idleStopAfter })
   ).pipe(
     Layer.provideMerge(httpServer(options.port, options.host, proxy)),

@@ -7,6 +7,7 @@ import { Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Executor from "../executor/ActionExecutor.ts"
 import { DEFAULT_LIMITS, Limits, type TransferLimits } from "../executor/limits.ts"
+import { serverRedactsSessionKey } from "../telemetry/secretHeaders.ts"
 import { requestGate } from "./auth.ts"
 import { closingServer } from "./closingServer.ts"
 import * as FileViewer from "./fileViewer/FileViewer.ts"
@@ -69,7 +70,9 @@ export const layer = (options: ActionServerOptions) => {
     )
   )
   return Layer.merge(
-    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }),
+    HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
+      Layer.provide(serverRedactsSessionKey)
+    ),
     FileViewer.layer(options.fileViewerUrlFile ?? FileViewer.URL_FILE)
   ).pipe(
     Layer.provide(

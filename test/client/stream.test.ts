@@ -6,10 +6,9 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeActionClient } from "../../src/client/ActionClient.ts"
 import {
   type ActionEvent,
   CmdRunAction,
@@ -17,8 +16,7 @@ import {
   RuntimeRequestError,
   type RuntimeShape
 } from "../../src/index.ts"
-import { makeRuntime } from "../../src/runtime/makeRuntime.ts"
-import { makeStatus } from "../../src/runtime/statusCell.ts"
+import { clientRuntime } from "./clientRuntime.ts"
 
 const OBSERVATION = {
   observation: "run",
@@ -51,26 +49,6 @@ const scripted = (status: number, lines: ReadonlyArray<string>) =>
     (server) => Effect.sync(server.close)
   )
 
-const runtimeAt = (baseUrl: string) =>
-  Effect.gen(function*() {
-    const status = yield* makeStatus
-    yield* status.set("READY")
-    const backend = yield* makeActionClient({
-      baseUrl,
-      sessionApiKey: Redacted.make("key-for-the-stream"),
-      defaultTimeoutSeconds: 5,
-      status,
-      info: {
-        id: "s",
-        kind: "local",
-        workspace: "/w",
-        urls: {},
-        capabilities: { pause: false, ipython: false, browser: false, mcp: false }
-      }
-    })
-    return makeRuntime(backend, status)
-  })
-
 /** The events seen before the stream ended, and how it ended. */
 const consume = (rt: RuntimeShape) =>
   Effect.gen(function*() {
@@ -92,7 +70,7 @@ describe("ActionClient: runStream over HTTP", () => {
         line({ type: "output", text: "i\r\n" }),
         line({ type: "observation", observation: OBSERVATION })
       ])
-      const { seen, exit } = yield* consume(yield* runtimeAt(server.baseUrl))
+      const { seen, exit } = yield* consume(yield* clientRuntime(server.baseUrl, "key-for-the-stream"))
       assert.strictEqual(exit._tag, "Success")
       assert.deepStrictEqual(seen.map((e) => e._tag === "Output" ? e.text : e.observation.content), [
         "h",
@@ -105,7 +83,7 @@ describe("ActionClient: runStream over HTTP", () => {
   it.live("a server without the endpoint (404) is a RuntimeRequestError; the runtime stays READY", () =>
     Effect.gen(function*() {
       const server = yield* scripted(404, [line({ detail: "Not Found" })])
-      const rt = yield* runtimeAt(server.baseUrl)
+      const rt = yield* clientRuntime(server.baseUrl, "key-for-the-stream")
       const { error } = yield* consume(rt)
       assert.instanceOf(error, RuntimeRequestError)
       assert.strictEqual(
@@ -119,7 +97,7 @@ describe("ActionClient: runStream over HTTP", () => {
   it.live("a refused key (401) is a RuntimeRequestError with the server's detail", () =>
     Effect.gen(function*() {
       const server = yield* scripted(401, [line({ detail: "Invalid or missing X-Session-API-Key header" })])
-      const { error } = yield* consume(yield* runtimeAt(server.baseUrl))
+      const { error } = yield* consume(yield* clientRuntime(server.baseUrl, "key-for-the-stream"))
       assert.instanceOf(error, RuntimeRequestError)
       assert.strictEqual((error as RuntimeRequestError).status, 401)
       assert.strictEqual(error!.message, "Invalid or missing X-Session-API-Key header")
@@ -131,7 +109,7 @@ describe("ActionClient: runStream over HTTP", () => {
         line({ type: "output", text: "partial" }),
         line({ type: "error", detail: "bash exited with code 1 while starting." })
       ])
-      const rt = yield* runtimeAt(server.baseUrl)
+      const rt = yield* clientRuntime(server.baseUrl, "key-for-the-stream")
       const { seen, error } = yield* consume(rt)
       assert.deepStrictEqual(seen.map((e) => e._tag === "Output" ? e.text : "?"), ["partial"])
       assert.instanceOf(error, RuntimeDisconnectedError)
@@ -152,7 +130,7 @@ describe("ActionClient: runStream over HTTP", () => {
         ] as const
       ) {
         const server = yield* scripted(200, lines)
-        const { error } = yield* consume(yield* runtimeAt(server.baseUrl))
+        const { error } = yield* consume(yield* clientRuntime(server.baseUrl, "key-for-the-stream"))
         assert.instanceOf(error, RuntimeDisconnectedError)
         assert.include(error!.message, `(execute_action/stream): ${why}.`)
       }

@@ -12,6 +12,7 @@ import { browserSetting, ipythonSetting } from "../../runtime/options.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { RuntimeCapabilities } from "../../services/Runtime.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
+import { redactingHeaders, SESSION_KEY_HEADER } from "../../telemetry/secretHeaders.ts"
 
 /**
  * VS Code's port inside a sandbox with the `vscode` plugin: its `VSCODE_PORT`, the same on every
@@ -41,7 +42,7 @@ export const toolCapabilities = (
 /** Send `request` to the server with its session key (every endpoint these call is behind it). */
 const keyed = (request: HttpClientRequest.HttpClientRequest, key: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
+    const client = redactingHeaders([SESSION_KEY_HEADER])(yield* HttpClient.HttpClient)
     return yield* client.execute(HttpClientRequest.setHeader(request, "X-Session-API-Key", Redacted.value(key)))
   })
 
