@@ -31,6 +31,7 @@ import {
 } from "node:http"
 import { connect, type Socket } from "node:net"
 import { requestHead } from "../server/rawHead.ts"
+import { splice } from "../server/splice.ts"
 import { Activity } from "./activity.ts"
 import { Sandboxes } from "./sandboxes.ts"
 import { RUNTIME_ID_PATTERN } from "./schemas.ts"
@@ -154,13 +155,6 @@ const forwardRequest = (request: IncomingMessage, response: ServerResponse, targ
   })
 
 /**
- * When one side of a splice has closed: `socket` gets what is still on its way, then closes
- * (destroying it at once would cut short an answer such as the token proxy's 403, which ends with
- * its connection).
- */
-const closeAfter = (socket: Socket) => () => socket.end(() => socket.destroy())
-
-/**
  * Splice an upgrade to the IDE port: the handshake as received (target without the prefix, the
  * keys left out), then bytes both ways until either side closes. The IDE's own answer (101, or
  * 403 without the token) goes back as it is. Data from the browser counts as activity.
@@ -184,20 +178,10 @@ const forwardUpgrade = (
       return resume(Effect.void)
     }
     const upstream = connect(route.port, route.host)
-    const broken = () => {
-      client.destroy()
-      upstream.destroy()
-    }
-    let open = 2
-    const closed = () => --open === 0 && resume(Effect.void)
-    upstream.once("connect", () => {
-      upstream.write(requestHead(request, target.rest, NOT_FORWARDED_ON_UPGRADE))
-      if (head.length > 0) upstream.write(head)
-      upstream.pipe(client).pipe(upstream)
-    })
+    upstream.write(requestHead(request, target.rest, NOT_FORWARDED_ON_UPGRADE))
+    if (head.length > 0) upstream.write(head)
     client.on("data", touch)
-    upstream.on("error", broken).once("close", closeAfter(client)).once("close", closed)
-    client.on("error", broken).once("close", closeAfter(upstream)).once("close", closed)
+    splice(client, upstream, () => resume(Effect.void))
     return Effect.sync(() => {
       client.destroy()
       upstream.destroy()

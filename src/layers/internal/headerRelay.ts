@@ -15,6 +15,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, request a
 import { request as httpsRequest } from "node:https"
 import type { Socket } from "node:net"
 import { responseHead } from "../../server/rawHead.ts"
+import { splice } from "../../server/splice.ts"
 import { localEndpoint } from "./localEndpoint.ts"
 
 /** Whether `request` comes from a page of the relay itself (or from no page: a non-browser client). */
@@ -75,13 +76,11 @@ export const headerRelay = Effect.fn("headerRelay")(function*(
     if (!sameOrigin(request)) return socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n")
     const out = forward(request)
     out.on("upgrade", (answer, upstreamSocket: Socket, upstreamHead: Buffer) => {
-      upstreamSocket.on("error", () => socket.destroy()).on("close", () => socket.destroy())
-      // The browser's side ends (or the scope closes it): the provider's side ends too.
-      socket.on("close", () => upstreamSocket.destroy())
       socket.write(responseHead(answer))
       if (upstreamHead.length > 0) socket.write(upstreamHead)
       if (head.length > 0) upstreamSocket.write(head)
-      upstreamSocket.pipe(socket).pipe(upstreamSocket)
+      // The browser's side ends (or the scope closes it): the provider's side ends too.
+      splice(socket, upstreamSocket)
     })
     // The upstream refused the upgrade: its status goes back, and the connection ends.
     out.on("response", (answer) => {

@@ -10,6 +10,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingMessage, request as httpRequest, type Server } from "node:http"
 import { connect, type Socket } from "node:net"
 import { requestHead } from "../rawHead.ts"
+import { splice } from "../splice.ts"
 
 export const TOKEN_COOKIE = "vscode-tkn"
 
@@ -73,19 +74,12 @@ export const makeTokenProxy = (token: string, socketPath: string): Server => {
     }
     const upstream = connect(socketPath)
     sockets.add(socket).add(upstream)
-    const drop = () => {
-      socket.destroy()
-      upstream.destroy()
+    upstream.write(requestHead(request))
+    if (head.length > 0) upstream.write(head)
+    splice(socket, upstream, () => {
       sockets.delete(socket)
       sockets.delete(upstream)
-    }
-    upstream.on("connect", () => {
-      upstream.write(requestHead(request))
-      if (head.length > 0) upstream.write(head)
-      upstream.pipe(socket).pipe(upstream)
     })
-    upstream.on("error", drop).on("close", drop)
-    socket.on("error", drop).on("close", drop)
   })
   const close = server.close.bind(server)
   server.close = (callback) => {
