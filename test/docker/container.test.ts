@@ -133,7 +133,8 @@ describeDocker("DockerRuntime container", () => {
         yield* release
         assertNoContainer(session)
       }),
-    60_000
+    // The OOM kill of a whole container and its stop are seconds of engine work each: over 60 s in CI's parallel group.
+    120_000
   )
 
   it.live("env and sandbox.runtimeStartupEnvVars reach the shell", () =>
