@@ -177,13 +177,14 @@ layer(
     Effect.gen(function*() {
       const server = yield* TestServer
       const { id, pid } = yield* started(server, "exec sleep 31")
-      yield* eventually("the process never ran sleep 31", () => isRunning(pid, "sleep 31"))
-      // `execve` records the arguments before the environment: for a moment the new
-      // program's command line is visible while its environment still reads empty.
-      const environOf = () => readFileSync(`/proc/${pid}/environ`, "latin1")
-      yield* eventually("the process's environment stayed empty", () => environOf() !== "")
-      const environ = environOf()
-      assert.isDefined(markedProcesses(server.sessionId).find((p) => p.pid === pid))
+      // Until `exec` is done: before, the process is the shell whose own command line names
+      // `sleep 31` too, and during `execve` its environment reads empty for a moment. The
+      // reaper's scan (markedProcesses) must find the program itself, by its marker.
+      yield* eventually(
+        "the reaper's scan never found sleep 31 by its marker",
+        () => markedProcesses(server.sessionId).some((p) => p.pid === pid && p.cmdline === "sleep 31")
+      )
+      const environ = readFileSync(`/proc/${pid}/environ`, "latin1")
       assert.include(environ, `EFFECT_SANDBOX_SESSION=${server.sessionId}/process-${id}\0`)
       assert.notInclude(environ, KEY)
       assert.notInclude(environ, "SESSION_API_KEY=")

@@ -169,10 +169,15 @@ export class Sandboxes {
     this.ending.delete(sandbox.id)
   }
 
-  /** Terminate (SandboxTerminate): the result it had before, if it had ended. */
+  /**
+   * Terminate (SandboxTerminate): the result it had before, if it had ended. Answered once the
+   * container is gone, also when the sandbox was already ending on its own (its exit seen, its
+   * removal under way): a terminate must not return while that removal still runs.
+   */
   async terminate(sandbox: StandinSandbox): Promise<GenericResult | undefined> {
     const before = sandbox.result
     await this.finish(sandbox, { status: STATUS.terminated, exception: "Sandbox terminated", exitcode: 0 })
+    await sandbox.ended
     return before
   }
 
