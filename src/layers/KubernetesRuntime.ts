@@ -27,7 +27,7 @@ import { toolCapabilities, vscodeUrls } from "./internal/serverTools.ts"
 import { type Kube, kubeCall, makeKube } from "./kubernetes/client.ts"
 import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "./kubernetes/labels.ts"
 import {
-  ingressHost,
+  ingressHosts,
   KEY_FIELD,
   keySecret,
   type Meta,
@@ -150,19 +150,26 @@ const startSession = (
     if (!claimed) {
       yield* createReleased(
         `service ${names.service}`,
-        () => core.createNamespacedService({ namespace, body: serverService(meta(names.service), labels) }),
+        () =>
+          core.createNamespacedService({
+            namespace,
+            body: serverService(meta(names.service), labels, options.vscode === true)
+          }),
         () => core.deleteNamespacedService({ name: names.service, namespace }),
         kept
       )
     }
-    const host = options.ingressDomain === undefined ? undefined : ingressHost(sessionId, options.ingressDomain)
-    if (host !== undefined) {
+    const hosts = options.ingressDomain === undefined
+      ? undefined
+      : ingressHosts(sessionId, options.ingressDomain, options.vscode === true)
+    const scheme = options.ingressTlsSecret === undefined ? "http" : "https"
+    if (hosts !== undefined) {
       yield* createReleased(
         `ingress ${names.ingress}`,
         () =>
           networking.createNamespacedIngress({
             namespace,
-            body: serverIngress(meta(names.ingress), host, names.service, options.ingressTlsSecret)
+            body: serverIngress(meta(names.ingress), hosts, names.service, options.ingressTlsSecret)
           }),
         () => networking.deleteNamespacedIngress({ name: names.ingress, namespace }),
         kept
@@ -177,9 +184,7 @@ const startSession = (
       workspace: WORKSPACE,
       urls: {
         ...(claimed ? {} : { service: `http://${names.service}.${namespace}.svc:${SERVER_PORT}` }),
-        ...(host === undefined
-          ? {}
-          : { ingress: `${options.ingressTlsSecret === undefined ? "http" : "https"}://${host}` })
+        ...(hosts === undefined ? {} : { ingress: `${scheme}://${hosts.server}` })
       },
       capabilities: toolCapabilities(options, { pause: true }),
       aliveTimeout: "60 seconds",
@@ -197,14 +202,23 @@ const startSession = (
       ),
       ...(reached.pause === undefined ? {} : { pause: reached.pause, resume: reached.resume }),
       disconnect: reached.disconnect,
-      // VS Code on its own local endpoint, whatever the ingress routes to (the action server).
+      // VS Code on its own local endpoint for the owner, and on the ingress's `vscode-` host for anyone with the token.
       handOver: vscodeUrls(
         options,
         { baseUrl: reached.baseUrl, sessionApiKey, workspace: WORKSPACE },
         reached.vscodeBase
-      )
+      ).pipe(Effect.map(withIngressIde(hosts?.vscode === undefined ? undefined : `${scheme}://${hosts.vscode}`)))
     } satisfies ProvisionedSandbox
   })
+
+/**
+ * `urls` with `vscodeIngress` beside `vscode` when the ingress has VS Code's host: the same IDE,
+ * token and folder, opened from wherever the ingress is reachable (OpenHands' `vscode_url` there).
+ */
+const withIngressIde = (base: string | undefined) => (urls: Record<string, string>): Record<string, string> =>
+  base === undefined || urls["vscode"] === undefined
+    ? urls
+    : { ...urls, vscodeIngress: `${base}/${new URL(urls["vscode"]).search}` }
 
 /** agentSandbox mode's module when this layer uses it (`mode`, discovery: sandboxSession.ts), else undefined. */
 const sandboxMode = Effect.fn("sandboxMode")(function*(kube: Kube, options: KubernetesRuntimeOptions) {

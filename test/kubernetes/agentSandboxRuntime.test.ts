@@ -9,12 +9,19 @@
 import { assert, it } from "@effect/vitest"
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { randomBytes } from "node:crypto"
 import { CmdOutputObservation, CmdRunAction, RuntimeStartError } from "../../src/index.ts"
 import { KubernetesRuntime } from "../../src/kubernetes.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertEngineClean, namespace, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import {
+  assertEngineClean,
+  namespace,
+  noObjects,
+  sessionIdOf,
+  sessionObjects,
+  standInLayer,
+  useStandIn
+} from "./helpers.ts"
 import { eventually, extensionObject, kubeConfigOf, warmPoolReady } from "./lifecycle.ts"
 import { standIn } from "./standin/server.ts"
 
@@ -41,8 +48,6 @@ const output = (observation: unknown) => {
 
 const deletePvc = (kc: KubeConfig, name: string) =>
   Effect.promise(() => kc.makeApiClient(CoreV1Api).deleteNamespacedPersistentVolumeClaim({ name, namespace }))
-
-const sessionIdOf = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
 
 describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
   const cluster = useStandIn()

@@ -8,6 +8,7 @@
 import { assert } from "@effect/vitest"
 import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node"
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
 import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { toolsImage } from "../docker/infra.ts"
@@ -15,6 +16,9 @@ import { leftovers } from "./standin/docker.ts"
 import { type StandIn, startStandIn } from "./standin/server.ts"
 
 export const namespace = "default"
+
+/** A fresh session id starting with `prefix` (a DNS label, as the runtime requires). */
+export const sessionIdOf = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
 
 /** A stand-in for the enclosing `describe`, started before its tests and closed after them. */
 export const useStandIn = (options: { readonly timeoutMs?: number } = {}) => {
@@ -69,4 +73,14 @@ export const assertEngineClean = (standIn: StandIn, volumes = true) =>
     const left = await leftovers(standIn.instance)
     assert.deepStrictEqual(left.containers, [], "containers left on the engine")
     if (volumes) assert.deepStrictEqual(left.volumes, [], "volumes left on the engine")
+  })
+
+/** Nothing of `sessionId` is left: no object with its labels, no container or volume of the stand-in. */
+export const assertNothingLeft = (
+  cluster: { readonly kubeConfig: KubeConfig; readonly standIn: StandIn },
+  sessionId: string
+) =>
+  Effect.gen(function*() {
+    assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
+    yield* assertEngineClean(cluster.standIn)
   })

@@ -12,7 +12,15 @@ import { randomBytes } from "node:crypto"
 import { CmdOutputObservation, CmdRunAction, RuntimeDisconnectedError } from "../../src/index.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertEngineClean, namespace, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import {
+  assertEngineClean,
+  assertNothingLeft,
+  namespace,
+  noObjects,
+  sessionObjects,
+  standInLayer,
+  useStandIn
+} from "./helpers.ts"
 
 describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
   const cluster = useStandIn()
@@ -82,8 +90,7 @@ describeDocker("KubernetesRuntime pause and resume (stand-in)", () => {
         assert.instanceOf(error, RuntimeDisconnectedError)
         assert.include(error.message, "the pod is gone (deleted)")
         yield* release
-        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
-        yield* assertEngineClean(cluster.standIn)
+        yield* assertNothingLeft(cluster, sessionId)
       }),
     120_000
   )

@@ -13,7 +13,7 @@ import { CmdRunAction, InvalidOptionsError, RuntimeStartError } from "../../src/
 import type { KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertEngineClean, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import { assertNothingLeft, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
 
 describeDocker("KubernetesRuntime start failures (stand-in)", () => {
   const cluster = useStandIn()
@@ -24,8 +24,7 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
       const sessionId = `sf-${randomBytes(4).toString("hex")}`
       const layer = standInLayer(cluster, { sessionId, deleteWorkspace: true, ...options })
       const error = yield* Effect.scoped(Layer.build(layer)).pipe(Effect.flip)
-      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
-      yield* assertEngineClean(cluster.standIn)
+      yield* assertNothingLeft(cluster, sessionId)
       return { error, pod: `effect-sandbox-${sessionId}` }
     })
 
@@ -100,8 +99,7 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
         claims: [`${pod}-pvc`]
       })
       yield* first.release
-      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
-      yield* assertEngineClean(cluster.standIn)
+      yield* assertNothingLeft(cluster, sessionId)
     }), 120_000)
 
   it.live(

@@ -11,7 +11,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { CoreV1Api, type V1Container } from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { randomBytes } from "node:crypto"
 import { connect } from "node:net"
 import { FileWriteAction, RuntimeStartError } from "../../src/index.ts"
 import { KubernetesRuntime } from "../../src/kubernetes.ts"
@@ -19,11 +18,18 @@ import { runsVsCode } from "../../src/layers/kubernetes/podSpec.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
-import { assertEngineClean, namespace, noObjects, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import { expectWorkbench, tokenGate, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
+import {
+  assertEngineClean,
+  assertNothingLeft,
+  namespace,
+  noObjects,
+  sessionIdOf,
+  sessionObjects,
+  standInLayer,
+  useStandIn
+} from "./helpers.ts"
 import { eventually, extensionObject } from "./lifecycle.ts"
-
-const sessionIdOf = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
 
 /** The runtime container of a `sandboxTemplate` for `options` (no image build: `image` is named). */
 const templateContainer = (options: { readonly vscode?: boolean }) =>
@@ -56,12 +62,6 @@ describe("KubernetesRuntime vscode pod spec", () => {
       assert.isFalse(runsVsCode({ ...withIde, env: [...withIde.env!, { name: "VSCODE_PORT", value: "8081" }] }))
     }))
 })
-
-/** The status the IDE's token gate answers `?tkn=<token>` at `base` with (302: accepted, sets its cookie). */
-const gate = (base: string, token: string) =>
-  Effect.promise(async () =>
-    (await fetch(`${base}/?${new URLSearchParams({ tkn: token })}`, { redirect: "manual" })).status
-  )
 
 /** Whether a TCP connection to `url`'s port is refused (the listener is closed). */
 const refused = (url: string) =>
@@ -114,8 +114,8 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         assert.notStrictEqual(token, started)
         assert.strictEqual(resumed.origin, base)
         assert.strictEqual(resumed.searchParams.get("folder"), "/workspace")
-        assert.strictEqual(yield* gate(base, token), 302)
-        assert.strictEqual(yield* gate(base, started), 403)
+        assert.strictEqual(yield* tokenGate(base, token), 302)
+        assert.strictEqual(yield* tokenGate(base, started), 403)
         // `attach` reads the same IDE's token (and leaves the pod running), on a listener of its own.
         const attached = yield* buildRuntime(
           KubernetesRuntime.attach({ kubeConfig: cluster.kubeConfig, sessionId, vscode: true })
@@ -123,14 +123,13 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         const fresh = new URL(attached.rt.info.urls["vscode"] ?? "http://missing")
         assert.strictEqual(fresh.searchParams.get("tkn"), token)
         assert.notStrictEqual(fresh.origin, base)
-        assert.strictEqual(yield* gate(fresh.origin, token), 302)
+        assert.strictEqual(yield* tokenGate(fresh.origin, token), 302)
         yield* attached.release
         assert.isTrue(yield* refused(fresh.origin), "the attached runtime's VS Code listener is still open")
 
         yield* release
         assert.isTrue(yield* refused(base), "the VS Code listener is still open")
-        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
-        yield* assertEngineClean(cluster.standIn)
+        yield* assertNothingLeft(cluster, sessionId)
       }),
     300_000
   )
@@ -161,8 +160,8 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         const url = new URL(rt.info.urls["vscode"] ?? "http://missing")
         assert.strictEqual(url.hostname, "127.0.0.1")
         assert.strictEqual(url.searchParams.get("folder"), "/workspace")
-        assert.strictEqual(yield* gate(url.origin, url.searchParams.get("tkn")!), 302)
-        assert.strictEqual(yield* gate(url.origin, "not-the-token"), 403)
+        assert.strictEqual(yield* tokenGate(url.origin, url.searchParams.get("tkn")!), 302)
+        assert.strictEqual(yield* tokenGate(url.origin, "not-the-token"), 403)
         yield* release
         assert.deepStrictEqual(yield* sessionObjects(kc, sessionId), noObjects)
 

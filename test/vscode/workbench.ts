@@ -18,6 +18,12 @@ export const WORKBENCH_TEXT = "print('the workbench opened me')\n"
 
 const OUTPUT = join(import.meta.dirname, "..", "..", ".tmp", "test-output")
 
+/** The status the IDE's token gate answers `?tkn=<token>` at `base` with (302: accepted, sets its cookie; 403: refused). */
+export const tokenGate = (base: string, token: string) =>
+  Effect.promise(async () =>
+    (await fetch(`${base}/?${new URLSearchParams({ tkn: token })}`, { redirect: "manual" })).status
+  )
+
 /** `url` without its connection token. */
 const withoutToken = (url: URL): string => {
   const bare = new URL(url)

@@ -151,23 +151,28 @@ export const vscodeUrls = (
       Effect.map((token) => token === undefined ? {} : { vscode: vscodeUrl(vscodeBase, path, token, server.workspace) })
     )
 
+/** The `info.urls` entries that carry the IDE's token: the owner's, and the ingress's on Kubernetes. */
+const VSCODE_URL_KEYS = ["vscode", "vscodeIngress"] as const
+
 /**
  * After a resume the server may be a new process (a new pod, a restarted devbox) whose IDE has a
- * new connection token: `urls.vscode` (the runtime's own `info.urls` record) is rewritten in place
- * with the token the server gives now, so `rt.info.urls.vscode` keeps opening the IDE (a copy taken
- * before the pause does not). Left as it is when the token cannot be read.
+ * new connection token: the VS Code URLs of `urls` (the runtime's own `info.urls` record) are
+ * rewritten in place with the token the server gives now, so `rt.info.urls.vscode` keeps opening
+ * the IDE (a copy taken before the pause does not). Left as they are when the token cannot be read.
  */
 export const refreshVsCodeUrl = (
   urls: Record<string, string>,
   baseUrl: string,
   key: Redacted.Redacted<string> | undefined
 ): Effect.Effect<void, never, HttpClient.HttpClient> => {
-  const current = urls["vscode"]
-  return current === undefined || key === undefined ? Effect.void : Effect.gen(function*() {
+  const held = VSCODE_URL_KEYS.filter((name) => urls[name] !== undefined)
+  return held.length === 0 || key === undefined ? Effect.void : Effect.gen(function*() {
     const token = yield* connectionToken(baseUrl, key)
     if (token === undefined) return
-    const url = new URL(current)
-    url.searchParams.set("tkn", token)
-    urls["vscode"] = url.href
+    for (const name of held) {
+      const url = new URL(urls[name]!)
+      url.searchParams.set("tkn", token)
+      urls[name] = url.href
+    }
   })
 }

@@ -2,9 +2,11 @@
  * The objects beside a session's pod, after OpenHands' KubernetesRuntime: the workspace PVC
  * (`ReadWriteOnce`, `pvcStorageSize`/`pvcStorageClass`), the Secret holding the session key
  * (read back by the owner for `attach`; never mounted into the pod: server/sessionKey.ts), the
- * ClusterIP service in front of the server, and the optional ingress `<session>.<ingressDomain>`.
+ * ClusterIP service in front of the server, and the optional ingress `<session>.<ingressDomain>`
+ * (and `vscode-<session>.<ingressDomain>` with the plugin).
  */
 import type { V1Ingress, V1PersistentVolumeClaim, V1Secret, V1Service } from "@kubernetes/client-node"
+import { VSCODE_PORT } from "../internal/serverTools.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import { SERVER_PORT } from "./podSpec.ts"
 
@@ -39,40 +41,67 @@ export const keySecret = (meta: Meta, key: string): V1Secret => ({
   stringData: { [KEY_FIELD]: key }
 })
 
-/** The server's service: a stable in-cluster name (`<name>.<namespace>.svc`) for the pod of the moment. */
-export const serverService = (meta: Meta, selector: Readonly<Record<string, string>>): V1Service => ({
+/**
+ * The server's service: a stable in-cluster name (`<name>.<namespace>.svc`) for the pod of the
+ * moment; with `vscode`, VS Code's port too, where the ingress's `vscode-` host goes.
+ */
+export const serverService = (
+  meta: Meta,
+  selector: Readonly<Record<string, string>>,
+  vscode = false
+): V1Service => ({
   metadata: metadata(meta),
   spec: {
     type: "ClusterIP",
     selector: { ...selector },
-    ports: [{ name: "execution-server", port: SERVER_PORT, targetPort: "http" }]
+    ports: [
+      { name: "execution-server", port: SERVER_PORT, targetPort: "http" },
+      ...(vscode ? [{ name: "vscode", port: VSCODE_PORT, targetPort: "vscode" }] : [])
+    ]
   }
 })
 
-/** The host an ingress serves a session on. */
-export const ingressHost = (sessionId: string, domain: string): string => `${sessionId}.${domain}`
+/** The hosts an ingress serves a session on: the action server's, and VS Code's when the plugin runs. */
+export interface IngressHosts {
+  readonly server: string
+  readonly vscode: string | undefined
+}
+
+/**
+ * `<session>.<domain>` for the action server; `vscode-<session>.<domain>` for the IDE (the prefix
+ * OpenHands' clients give VS Code's host), so one wildcard certificate covers both.
+ */
+export const ingressHosts = (sessionId: string, domain: string, vscode: boolean): IngressHosts => ({
+  server: `${sessionId}.${domain}`,
+  vscode: vscode ? `vscode-${sessionId}.${domain}` : undefined
+})
+
+/** Every path of `host` to `port` of `service`. */
+const hostRule = (host: string, service: string, port: number) => ({
+  host,
+  http: {
+    paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: service, port: { number: port } } } }]
+  }
+})
 
 export const serverIngress = (
   meta: Meta,
-  host: string,
+  hosts: IngressHosts,
   service: string,
   tlsSecret: string | undefined
-): V1Ingress => ({
-  metadata: {
-    ...metadata(meta),
-    annotations: { ...meta.annotations, "external-dns.alpha.kubernetes.io/hostname": host }
-  },
-  spec: {
-    rules: [{
-      host,
-      http: {
-        paths: [{
-          path: "/",
-          pathType: "Prefix",
-          backend: { service: { name: service, port: { number: SERVER_PORT } } }
-        }]
-      }
-    }],
-    ...(tlsSecret === undefined ? {} : { tls: [{ hosts: [host], secretName: tlsSecret }] })
+): V1Ingress => {
+  const all = hosts.vscode === undefined ? [hosts.server] : [hosts.server, hosts.vscode]
+  return {
+    metadata: {
+      ...metadata(meta),
+      annotations: { ...meta.annotations, "external-dns.alpha.kubernetes.io/hostname": all.join(",") }
+    },
+    spec: {
+      rules: [
+        hostRule(hosts.server, service, SERVER_PORT),
+        ...(hosts.vscode === undefined ? [] : [hostRule(hosts.vscode, service, VSCODE_PORT)])
+      ],
+      ...(tlsSecret === undefined ? {} : { tls: [{ hosts: all, secretName: tlsSecret }] })
+    }
   }
-})
+}

@@ -74,7 +74,11 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
   readonly privileged?: boolean
   /** A docker-registry Secret in the namespace the kubelet pulls the image with. */
   readonly imagePullSecret?: string
-  /** With it, an ingress `<session>.<ingressDomain>` to the server's service (its URL in `info.urls.ingress`). */
+  /**
+   * With it, an ingress `<session>.<ingressDomain>` to the server's service (its URL in
+   * `info.urls.ingress`) and, with `vscode`, `vscode-<session>.<ingressDomain>` to the IDE
+   * (`info.urls.vscodeIngress`).
+   */
   readonly ingressDomain?: string
   /** The TLS Secret of that ingress (the URL is then https). */
   readonly ingressTlsSecret?: string
