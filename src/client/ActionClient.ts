@@ -128,7 +128,7 @@ export const makeActionClient = (
         const withUrl = HttpClientRequest.prependUrl(request, options.baseUrl)
         return options.sessionApiKey === undefined
           ? withUrl
-          : HttpClientRequest.setHeader(withUrl, "X-Session-API-Key", Redacted.value(options.sessionApiKey))
+          : HttpClientRequest.setHeader(withUrl, SESSION_KEY_HEADER, Redacted.value(options.sessionApiKey))
       }),
       redactingHeaders([SESSION_KEY_HEADER])
     )

@@ -13,6 +13,7 @@
 import { Effect, Redacted } from "effect"
 import { type Headers, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { timingSafeEqual } from "node:crypto"
+import { SESSION_KEY_HEADER } from "../telemetry/secretHeaders.ts"
 import { answerRouteNotFound } from "./notFound.ts"
 import { parseRequestTarget } from "./requestTarget.ts"
 import { detail } from "./responses.ts"
@@ -37,7 +38,7 @@ export const keyMatcher = (key: Redacted.Redacted<string>) =>
 
 /** The session key a request carries: `X-Session-API-Key`, else an `Authorization: Bearer` token. */
 export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =>
-  headers["x-session-api-key"] ?? bearer(headers["authorization"])
+  headers[SESSION_KEY_HEADER] ?? bearer(headers["authorization"])
 
 /** Does a request with these headers carry the key whose SHA-256 is `expected`? */
 const keyCheck = (expected: Redacted.Redacted<Buffer>) => {

@@ -43,7 +43,7 @@ export const toolCapabilities = (
 const keyed = (request: HttpClientRequest.HttpClientRequest, key: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
     const client = redactingHeaders([SESSION_KEY_HEADER])(yield* HttpClient.HttpClient)
-    return yield* client.execute(HttpClientRequest.setHeader(request, "X-Session-API-Key", Redacted.value(key)))
+    return yield* client.execute(HttpClientRequest.setHeader(request, SESSION_KEY_HEADER, Redacted.value(key)))
   })
 
 /** POST the stdio MCP servers; a server that cannot connect fails the start with its error. */
