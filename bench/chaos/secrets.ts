@@ -5,12 +5,13 @@
  * chunks (`runStream`, over HTTP: at each split point). No piece of it (8
  * characters or more) may be visible, in an observation or in any one chunk.
  * Then the server exporting its telemetry (telemetry.ts): no secret in what it sends. Then a clone token
- * given to the workspace set-up (cloneToken.ts).
+ * given to the workspace set-up (cloneToken.ts), and that token in no process's argv during a clone (cloneArgv.ts).
  */
 import { ManagedRuntime, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { CliRuntime, CmdRunAction, MAX_CMD_OUTPUT_SIZE, Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
+import { cloneArgvRows } from "./cloneArgv.ts"
 import { cloneTokenRows } from "./cloneToken.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
@@ -23,7 +24,8 @@ const filler = (n: number) => `head -c ${Math.max(0, n)} /dev/zero | tr '\\0' z`
 export const secretRows = async (context: GroupContext): Promise<ReadonlyArray<Row>> => [
   ...(await truncationRows(context)),
   ...(await telemetryRows(context)),
-  ...(await cloneTokenRows())
+  ...(await cloneTokenRows()),
+  ...(await cloneArgvRows())
 ]
 
 const truncationRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {

@@ -98,7 +98,8 @@ export interface CloneOptions {
   readonly tokenUser?: string
   /**
    * The variable that carries the token into the sandbox (default `GIT_TOKEN`); it stays set, masked,
-   * so later `git push`/`git fetch` through `origin` work as in OpenHands.
+   * and the clone's credential helper reads it, so later `git push`/`git fetch` through `origin`
+   * work as in OpenHands without the token in `.git/config` or in any process's argv.
    */
   readonly tokenVariable?: string
   /** OpenHands' `init_git_in_empty_workspace`. */
@@ -113,11 +114,20 @@ const withoutCredentials = (url: URL): string => {
   return bare.href
 }
 
-/** The clone URL as a shell word, the token coming from `$variable` so its value is never in the text. */
-const cloneUrlWord = (url: URL, token: Option.Option<{ readonly variable: string; readonly user: string }>) => {
-  if (Option.isNone(token)) return shellQuote(url.href)
-  const rest = withoutCredentials(url).slice(`${url.protocol}//`.length)
-  return `${shellQuote(`${url.protocol}//${token.value.user}:`)}"$${token.value.variable}"${shellQuote(`@${rest}`)}`
+/**
+ * The `git clone` options that give git the token without putting it in any argv or file: a
+ * credential helper, kept in the clone's `.git/config` for later pushes, that prints `$variable`
+ * with the shell's builtin `printf` (so no process is started with the value in its argv; the
+ * URL git and `git-remote-http` see carries no credentials). Scoped to the repository's origin so
+ * a redirect or a submodule on another host is never sent the token; the empty helper before it
+ * drops helpers of the user's or system's config for that origin, so none stores the token.
+ */
+const credentialHelperOptions = (url: URL, variable: string, user: string): string => {
+  const key = `credential.${url.protocol}//${url.host}.helper`
+  const helper = `!f() { if test "$1" = get; then printf 'username=%s\\npassword=%s\\n' ${
+    shellQuote(user)
+  } "$${variable}"; fi; }; f`
+  return `-c ${shellQuote(`${key}=`)} -c ${shellQuote(`${key}=${helper}`)}`
 }
 
 const cloneError = (message: string) => new WorkspaceSetupError({ step: "cloneOrInitRepo", message })
@@ -171,12 +181,15 @@ export const cloneOrInitRepo = Effect.fn("workspace.cloneOrInitRepo")(function*(
   return yield* withStatus(
     "SETTING_UP_WORKSPACE",
     Effect.gen(function*() {
-      // Redacted: the runtime masks the value in every later output (git may echo the URL).
+      // Redacted: the runtime masks the value in every later output; the credential helper reads it.
       if (Option.isSome(token)) yield* rt.addEnvVars({ [variable]: token.value.secret })
       const dir = `${workspace}/${name}`
-      const clone = yield* runSetupCommand(
-        `GIT_TERMINAL_PROMPT=0 git clone ${cloneUrlWord(url, token)} ${shellQuote(dir)}`
-      )
+      const source = Option.match(token, {
+        onNone: () => shellQuote(url.href),
+        onSome: ({ user, variable }) =>
+          `${credentialHelperOptions(url, variable, user)} ${shellQuote(withoutCredentials(url))}`
+      })
+      const clone = yield* runSetupCommand(`GIT_TERMINAL_PROMPT=0 git clone ${source} ${shellQuote(dir)}`)
       if (clone.exitCode !== 0) return yield* failed("git clone", clone)
       const checkout = options.branch === undefined
         ? `git checkout -b openhands-workspace-${randomBranchSuffix()}`

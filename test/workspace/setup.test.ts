@@ -76,7 +76,7 @@ describe("cloneOrInitRepo", () => {
       })
     ))
 
-  it.live("sends the token over HTTP; it is in no action, observation or log, and masked in .git/config", () =>
+  it.live("sends the token over HTTP through a credential helper: in no argv, action, observation, log or .git/config", () =>
     withRuntime((workspace, root, seen) =>
       Effect.gen(function*() {
         bareRepo(root, "private", { "secret.txt": "s\n" })
@@ -88,13 +88,20 @@ describe("cloneOrInitRepo", () => {
         assert.strictEqual(name, "private")
         assert.strictEqual(readFileSync(join(workspace, "private", "secret.txt"), "utf8"), "s\n")
         assert.isTrue(server.requests.some((r) => r.startsWith("GET /private.git/info/refs") && r.endsWith("=")))
-        // git keeps the authenticated origin (as OpenHands' set-url does); reading it shows the mask.
-        const config = yield* out("cat .git/config")
-        assert.include(config, "x-access-token:")
-        assert.notInclude(config, TOKEN)
         assert.lengthOf(seen, 4)
         for (const item of [...seen, ...logged]) assert.notInclude(JSON.stringify(item), TOKEN)
-        assert.include(readFileSync(join(workspace, "private", ".git", "config"), "utf8"), TOKEN)
+        // origin is the bare URL; the helper for its origin reads $GIT_TOKEN, never holds the value.
+        const config = readFileSync(join(workspace, "private", ".git", "config"), "utf8")
+        assert.notInclude(config, TOKEN)
+        assert.include(config, `url = ${server.url}/private.git\n`)
+        assert.include(config, `[credential "${server.url}"]\n\thelper = \n\thelper = "!f() {`)
+        assert.include(config, `printf 'username=%s\\\\npassword=%s\\\\n' 'x-access-token' \\"$GIT_TOKEN\\"`)
+        // Later fetches through origin authenticate the same way, as in OpenHands.
+        const before = server.requests.length
+        assert.strictEqual((yield* sh("git fetch origin && echo fetched")).content.trim(), "fetched")
+        assert.isTrue(
+          server.requests.slice(before).some((r) => r.startsWith("GET /private.git/info/refs") && r.endsWith("="))
+        )
       })
     ))
 
