@@ -4,7 +4,8 @@
  * sandbox's own session key, checked here against that sandbox's record before anything is
  * forwarded: a key of one sandbox never opens another's path. The action server's open paths
  * (`/alive`, `/server_info`: what clients wait on before they use the key) pass without one, as
- * they would reach the server directly.
+ * they would reach the server directly; a keyless `/server_info` is answered with its clocks only,
+ * whatever server the sandbox runs (no host facts).
  *
  * `/<runtime_id>/work-<n>/<path>` goes to the sandbox's n-th app port instead (`work_hosts` in
  * proxy mode, OpenHands' path-mode name for them), with the same key check; the key itself is
@@ -20,6 +21,8 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { IncomingMessage } from "node:http"
 import { keyMatcher, OPEN_PATHS, sessionKeyHeader } from "../server/auth.ts"
 import { detail } from "../server/responses.ts"
+import { ENDPOINTS } from "../server/routes/paths.ts"
+import { openServerInfo } from "../server/serverInfo.ts"
 import { Activity } from "./activity.ts"
 import { type Sandbox, SANDBOX_APP_PORTS, Sandboxes } from "./sandboxes.ts"
 
@@ -63,10 +66,9 @@ export const proxyRequest = Effect.fn("runtimeApi.proxy")(function*(runtimeId: s
   const sandboxes = yield* Sandboxes
   const sandbox = yield* sandboxes.byRuntime(runtimeId)
   if (sandbox === undefined) return detail(404, `Runtime ${runtimeId} not found`)
-  const open = OPEN_PATHS.has(target.split("?")[0]!)
-  if (!open && !keyMatcher(sandbox.sessionApiKey)(sessionKeyHeader(request.headers))) {
-    return detail(403, "Invalid Session API Key")
-  }
+  const path = target.split("?")[0]!
+  const keyed = keyMatcher(sandbox.sessionApiKey)(sessionKeyHeader(request.headers))
+  if (!OPEN_PATHS.has(path) && !keyed) return detail(403, "Invalid Session API Key")
   // 503 for a paused runtime: OpenHands' client resumes it (keep-alive) and tries again.
   if (sandbox.status === "paused") return detail(503, `Runtime ${runtimeId} is paused`)
   if (sandbox.serverUrl === undefined) return detail(502, `Runtime ${runtimeId} is stopped`)
@@ -89,6 +91,23 @@ export const proxyRequest = Effect.fn("runtimeApi.proxy")(function*(runtimeId: s
   if (answer._tag === "Failure") {
     return detail(502, `Runtime ${runtimeId} is not reachable: ${answer.failure.cause ?? answer.failure.message}`)
   }
+  if (!keyed && path === SERVER_INFO_PATH) return yield* openAnswer(answer.success)
   const response = HttpServerResponse.fromWeb(answer.success)
   return HttpServerResponse.removeHeader(response, "transfer-encoding")
 })
+
+const SERVER_INFO_PATH = ENDPOINTS.serverInfo[1]
+
+/**
+ * A keyless `/server_info` answer cut to its clocks, as our server cuts it (server/serverInfo.ts):
+ * a sandbox running OpenHands' own server (a `/start` with a `command`) tells anyone the host
+ * disk's size and use there.
+ */
+const openAnswer = (answer: Response) =>
+  Effect.promise(() => answer.json().catch(() => undefined)).pipe(
+    Effect.map((info) =>
+      answer.ok && typeof info === "object" && info !== null
+        ? HttpServerResponse.jsonUnsafe(openServerInfo(info as Record<string, unknown>))
+        : detail(answer.status === 200 ? 502 : answer.status, "The runtime's server_info answer is not JSON")
+    )
+  )

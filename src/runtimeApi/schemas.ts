@@ -25,13 +25,34 @@ export const RuntimeId = Schema.String.check(
 /** The largest `resource_factor`: beyond it a sandbox could claim a host's memory many times over. */
 export const MAX_RESOURCE_FACTOR = 16
 
+const ENVIRONMENT_NAME = /^[A-Za-z_.-][A-Za-z0-9_.-]*$/
+
+/**
+ * `environment` with names as a pod takes them (letters, digits, `_`, `-`, `.`, not starting with a
+ * digit), so every backend accepts the same names (Docker would turn `A=B` into another variable
+ * and answers an empty name with an error that quotes the value), and values without a NUL byte
+ * (which no process environment holds; the engine's refusal would quote it too). A bad entry is
+ * named by its key, never its value. A checked record, not a key schema: a record drops the keys
+ * its key schema refuses instead of failing.
+ */
+const Environment = Schema.Record(Schema.String, Schema.String).check(
+  Schema.makeFilter((environment) =>
+    Object.entries(environment).flatMap(([name, value]) => [
+      ...(ENVIRONMENT_NAME.test(name) ? [] : [
+        `the name ${JSON.stringify(name)} is not letters, digits, '_', '-' or '.' (not starting with a digit)`
+      ]),
+      ...(value.includes("\0") ? [{ path: [name], issue: "a value holds no NUL byte" }] : [])
+    ])
+  )
+)
+
 /** `POST /start`: OpenHands' body; `image` and `command` may be omitted (our runtime image and server). */
 export const StartRequest = Schema.Struct({
   session_id: SessionId,
   image: Schema.optionalKey(Schema.NonEmptyString),
   command: Schema.optionalKey(Schema.Array(Schema.String).check(Schema.isMinLength(1))),
   working_dir: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\//, { message: "an absolute path" }))),
-  environment: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  environment: Schema.optionalKey(Environment),
   resource_factor: Schema.optionalKey(
     Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(MAX_RESOURCE_FACTOR))
   ),

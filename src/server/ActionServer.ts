@@ -8,7 +8,7 @@ import { HttpRouter } from "effect/http"
 import * as Executor from "../executor/ActionExecutor.ts"
 import { DEFAULT_LIMITS, Limits, type TransferLimits } from "../executor/limits.ts"
 import { serverRedactsSessionKey } from "../telemetry/secretHeaders.ts"
-import { requestGate } from "./auth.ts"
+import { keyCheck, requestGate } from "./auth.ts"
 import { closingServer } from "./closingServer.ts"
 import * as FileViewer from "./fileViewer/FileViewer.ts"
 import { actionRoutes } from "./routes/actions.ts"
@@ -56,18 +56,15 @@ export interface ActionServerOptions {
 /** Serve the executor on `host:port` until the layer is released (which stops the shells too). */
 export const layer = (options: ActionServerOptions) => {
   const clock: ServerClock = { startedAt: Date.now(), lastActionAt: Date.now() }
+  const keySha256 = options.sessionApiKeySha256 ??
+    (options.sessionApiKey === undefined ? undefined : Redacted.make(keyDigest(Redacted.value(options.sessionApiKey))))
   const routes = Layer.mergeAll(
     actionRoutes(clock),
     fileRoutes,
-    infoRoutes(clock, options.workingDir),
+    infoRoutes(clock, options.workingDir, keyCheck(keySha256)),
     mcpProxyRoutes,
     processRoutes,
-    requestGate(
-      options.sessionApiKeySha256 ??
-        (options.sessionApiKey === undefined
-          ? undefined
-          : Redacted.make(keyDigest(Redacted.value(options.sessionApiKey))))
-    )
+    requestGate(keySha256)
   )
   return Layer.merge(
     HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(

@@ -40,10 +40,15 @@ export const keyMatcher = (key: Redacted.Redacted<string>) =>
 export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =>
   headers[SESSION_KEY_HEADER] ?? bearer(headers["authorization"])
 
-/** Does a request with these headers carry the key whose SHA-256 is `expected`? */
-const keyCheck = (expected: Redacted.Redacted<Buffer>) => {
-  const matches = digestMatcher(expected)
-  return (headers: Headers.Headers): boolean => matches(sessionKeyHeader(headers))
+/**
+ * Does a request with these headers carry the key whose SHA-256 is `keySha256`? Every request
+ * does when the server has no key. The gate asks it of every path but the open ones;
+ * `/server_info` asks it to decide how much to tell (routes/info.ts).
+ */
+export const keyCheck = (keySha256: Redacted.Redacted<Buffer> | undefined): (headers: Headers.Headers) => boolean => {
+  if (keySha256 === undefined) return () => true
+  const matches = digestMatcher(keySha256)
+  return (headers) => matches(sessionKeyHeader(headers))
 }
 
 /**
@@ -76,7 +81,7 @@ export const judgeTarget = (request: HttpServerRequest.HttpServerRequest):
 
 /** The global middleware: target check, then (with a key's digest) authentication, then 404/405 answers. */
 export const requestGate = (keySha256: Redacted.Redacted<Buffer> | undefined) => {
-  const authorised = keySha256 === undefined ? () => true : keyCheck(keySha256)
+  const authorised = keyCheck(keySha256)
   return HttpRouter.middleware((httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

@@ -2,6 +2,12 @@
  * `/server_info` (spec §2.4): uptime, idle time and resource use. OpenHands
  * sleeps 0.1 s to sample CPU; we take the CPU share since the previous call, so
  * the endpoint answers at once.
+ *
+ * The path is open, as in OpenHands (clients poll it before they use the key), but its
+ * `resources` are the host's: the disk's size and use, memory against the host's total, I/O.
+ * Without the key it answers only `uptime` and `idle_time`, which is what keyless readers use (the
+ * runtime API's idle sweep, runtimeApi/activity.ts); OpenHands' client sends the key on every
+ * request and gets the whole answer.
  */
 import { readFileSync, statfsSync } from "node:fs"
 import { totalmem } from "node:os"
@@ -64,3 +70,9 @@ export const serverInfo = (clock: ServerClock, workingDir: string) => {
     }
   }
 }
+
+/** What `/server_info` tells a request without the session key: its clocks, no host facts. */
+export const openServerInfo = (info: { readonly uptime?: unknown; readonly idle_time?: unknown }) => ({
+  uptime: info.uptime,
+  idle_time: info.idle_time
+})

@@ -199,6 +199,23 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
       status: 405,
       body: { detail: "Method Not Allowed" }
     })
+    // A bad environment entry is named by its key, never echoed (the engine's own refusal quoted the value).
+    const secret = "s3cret-value-0f9e8d"
+    for (
+      const [environment, said] of [
+        [{ "": secret }, "the name \"\" is not letters, digits, '_', '-' or '.' (not starting with a digit)"],
+        [{ "A=B": secret }, "the name \"A=B\" is not letters, digits, '_', '-' or '.' (not starting with a digit)"],
+        [{ TOKEN: `${secret}\0` }, "TOKEN: a value holds no NUL byte"]
+      ] as const
+    ) {
+      const sid = newSessionId()
+      const refused = await call(base, "POST", "/start", { key: KEY, body: { session_id: sid, environment } })
+      assert.deepStrictEqual(refused, {
+        status: 400,
+        body: { detail: `Invalid request body: environment${said.startsWith("TOKEN") ? "." : ": "}${said}` }
+      })
+      assert.deepStrictEqual(sessionContainers(sid), [])
+    }
     const notJson = await fetch(`${base}/start`, { method: "POST", headers: { "X-API-Key": KEY }, body: "{" })
     assert.strictEqual(notJson.status, 400)
     assert.match(((await notJson.json()) as { detail: string }).detail, /^The request body is not valid JSON/)
@@ -242,6 +259,30 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     await call(second.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
     await containerGone(sid)
   }, 120_000)
+
+  it(
+    "answers a keyless /server_info through the proxy with its clocks only, whatever server the sandbox runs",
+    async () => {
+      const { base } = await apiServer(["--proxy"])
+      // A server that tells anyone the host's disk, as OpenHands' own does.
+      const server = "require('http').createServer((q, r) => r.end(JSON.stringify(q.url === '/server_info' ? " +
+        "{ uptime: 5, idle_time: 2, resources: { disk: { total: 1e12, used: 4e11 } } } : {}))).listen(60000)"
+      const sandbox = await start(base, newSessionId(), { command: ["/opt/effect-sandbox/bin/node", "-e", server] })
+      await waitReady(base, KEY, sandbox.runtime_id)
+      const info = async (headers: Record<string, string>) => {
+        const response = await fetch(`${sandbox.url}/server_info`, { headers })
+        return { status: response.status, body: await response.json() }
+      }
+      for (const headers of [{}, { "X-Session-API-Key": "wrong" }, { "X-API-Key": KEY }]) {
+        assert.deepStrictEqual(await info(headers), { status: 200, body: { uptime: 5, idle_time: 2 } })
+      }
+      assert.deepStrictEqual(await info({ "X-Session-API-Key": sandbox.session_api_key }), {
+        status: 200,
+        body: { uptime: 5, idle_time: 2, resources: { disk: { total: 1e12, used: 4e11 } } }
+      })
+    },
+    120_000
+  )
 
   it("proxies a streamed answer as it is written, and one sandbox's key never opens another's path", async () => {
     const { base } = await apiServer(["--proxy"])

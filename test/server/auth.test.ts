@@ -153,7 +153,7 @@ const sideEffectBody = (name: string, marker: string) =>
 
 describe("session key authentication", () => {
   layer(serverLayer({ key: KEY }), { excludeTestServices: true })("with a key", (it) => {
-    it.effect("/alive and /server_info need no key, and ignore a wrong one", () =>
+    it.effect("/alive and /server_info need no key; without it /server_info tells its clocks, no host facts", () =>
       Effect.gen(function*() {
         const server = yield* TestServer
         for (const auth of [false, "wrong"] as const) {
@@ -162,8 +162,17 @@ describe("session key authentication", () => {
           assert.deepStrictEqual(json(alive), { status: "ok" })
           const info = yield* call(server, "/server_info", { auth })
           assert.strictEqual(info.status, 200)
-          assert.containsAllKeys(json(info), ["uptime", "idle_time", "resources"])
+          assert.deepStrictEqual(Object.keys(json(info)), ["uptime", "idle_time"])
+          assert.notInclude(info.text, "disk")
         }
+        const keyed = json(yield* call(server, "/server_info"))
+        assert.deepStrictEqual(Object.keys(keyed), ["uptime", "idle_time", "resources"])
+        assert.deepStrictEqual(Object.keys((keyed["resources"] as Record<string, unknown>)["disk"] as object), [
+          "total",
+          "used",
+          "free",
+          "percent"
+        ])
       }))
 
     it.effect("every other endpoint is 403 without the key, with a wrong one, or one of another length", () =>

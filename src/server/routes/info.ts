@@ -1,5 +1,6 @@
 /**
- * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info`,
+ * Liveness and information endpoints (spec §2.4): `/alive`, `/server_info` (its resources only
+ * with the session key),
  * `/vscode/connection_token` (the `vscode` plugin's token, null without it), and `/update_mcp_server`, which replaces the
  * session's stdio MCP servers (connection errors go to `router_error_log`);
  * our `GET /v1/mcp/tools` lists the tools of every connected MCP server, and our
@@ -8,12 +9,12 @@
  * `info.capabilities` is true of the server, not of the options it was given.
  */
 import { Effect, Schema } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { type Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
 import { McpToolList } from "../../schema/McpTool.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, detail, isRecord, jsonBody } from "../responses.ts"
-import { type ServerClock, serverInfo } from "../serverInfo.ts"
+import { openServerInfo, type ServerClock, serverInfo } from "../serverInfo.ts"
 import { VsCode } from "../vscode/VsCode.ts"
 import { ENDPOINTS } from "./paths.ts"
 
@@ -34,13 +35,25 @@ const mcpServer = (u: unknown, index: number): McpStdioServer | string => {
   return { name, command, args, env: env as Record<string, string> }
 }
 
-export const infoRoutes = (clock: ServerClock, workingDir: string) =>
+/**
+ * `keyed` tells whether a request carries the session key: `/server_info` is open (clients poll it
+ * before they use the key), so without the key it answers only its clocks, not the host's disk,
+ * memory and I/O (`openServerInfo`).
+ */
+export const infoRoutes = (
+  clock: ServerClock,
+  workingDir: string,
+  keyed: (headers: Headers.Headers) => boolean
+) =>
   HttpRouter.use(Effect.fn(function*(router) {
     const executor = yield* ActionExecutor
     yield* router.add(...ENDPOINTS.alive, Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
     yield* router.add(
       ...ENDPOINTS.serverInfo,
-      Effect.sync(() => HttpServerResponse.jsonUnsafe(serverInfo(clock, workingDir)))
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+        const info = serverInfo(clock, workingDir)
+        return HttpServerResponse.jsonUnsafe(keyed(request.headers) ? info : openServerInfo(info))
+      })
     )
     const { token } = yield* VsCode
     yield* router.add(...ENDPOINTS.vscodeToken, Effect.succeed(HttpServerResponse.jsonUnsafe({ token })))
