@@ -4,6 +4,7 @@
  * directory, and of a LocalRuntime with default options, attacked directly. No outside contents may come back,
  * no write may land outside, no outside name may be listed. Then the server's other doors: the file viewer, which
  * answers without a key (fileViewer.ts), and the VS Code port, which only its connection token opens (vscode.ts).
+ * Then microagent loading over directory links (microagentLinks.ts).
  */
 import { Effect, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
@@ -25,6 +26,7 @@ import { join } from "node:path"
 import { CliRuntime, FileEditAction, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { fileViewerRows } from "./fileViewer.ts"
+import { microagentLinkRows } from "./microagentLinks.ts"
 import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
 import { vscodeRows } from "./vscode.ts"
@@ -219,6 +221,6 @@ export const escapeRows = async ({ budget, quick }: GroupContext): Promise<Reado
     await runtime.dispose()
     rmSync(base, { recursive: true, force: true })
   }
-  rows.push(...await fileViewerRows(), ...await vscodeRows())
+  rows.push(...await fileViewerRows(), ...await vscodeRows(), ...await microagentLinkRows())
   return rows
 }

@@ -7,6 +7,7 @@ import { Effect, Schema } from "effect"
 import { FileReadAction } from "../schema/Action.ts"
 import { FileReadObservation } from "../schema/Observation.ts"
 import { Runtime } from "../services/Runtime.ts"
+import { markdownFiles } from "./microagentFiles.ts"
 
 /** A microagent: `repo` (always in context), `knowledge` (when a trigger word appears), `task` (has inputs). */
 export class Microagent extends Schema.Class<Microagent>("Microagent")({
@@ -68,19 +69,6 @@ export const parseMicroagent = (relativePath: string, source: string, text: stri
   return new Microagent({ name, type, source, content: body, triggers })
 }
 
-/** Every `.md` under `dir` except README.md, with its path relative to `dir`. */
-const markdownFiles = (dir: string, prefix = ""): Effect.Effect<Array<string>, never, Runtime> =>
-  Effect.gen(function*() {
-    const rt = yield* Runtime
-    const names = yield* rt.listFiles(`${dir}/${prefix}`).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
-    const found: Array<string> = []
-    for (const name of names) {
-      if (name.endsWith("/")) found.push(...(yield* markdownFiles(dir, `${prefix}${name}`)))
-      else if (name.endsWith(".md") && name !== "README.md") found.push(`${prefix}${name}`)
-    }
-    return found
-  })
-
 export interface MicroagentOptions {
   /** The cloned repository (`owner/repo` or URL): read from `<workspace>/<name>` instead of the workspace. */
   readonly repository?: string
@@ -89,7 +77,8 @@ export interface MicroagentOptions {
 /**
  * OpenHands' `get_microagents_from_selected_repo` without the org-level repository: the legacy
  * `.openhands_instructions` (workspace first, then the repository) as the `repo_legacy` repo
- * microagent, then every microagent file under `.openhands/microagents`.
+ * microagent, then every microagent file under `.openhands/microagents` (directory links not
+ * followed, depth and count capped: microagentFiles.ts).
  */
 export const loadMicroagents = Effect.fn("workspace.loadMicroagents")(function*(options: MicroagentOptions = {}) {
   const rt = yield* Runtime

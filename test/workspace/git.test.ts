@@ -3,9 +3,9 @@
  * repositories: OpenHands' JSON shapes, its ref choice, its child-repository rule and error names.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, type Scope } from "effect"
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { Effect, Logger, type Scope } from "effect"
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import {
   CliRuntime,
   gitChanges,
@@ -16,6 +16,7 @@ import {
   type Runtime,
   workspaceBranch
 } from "../../src/index.ts"
+import { MAX_MICROAGENT_DEPTH } from "../../src/workspace/microagentFiles.ts"
 import { bareRepo, git, tempDir } from "./repos.ts"
 
 const withRuntime = <A, E>(f: (workspace: string, root: string) => Effect.Effect<A, E, Runtime | Scope.Scope>) =>
@@ -157,6 +158,35 @@ describe("loadMicroagents", () => {
           })
         ])
         assert.deepStrictEqual(yield* loadMicroagents(), [])
+      })
+    ))
+
+  it.live("does not follow directory links (a loop, a link out), caps the depth, and says what it skipped", () =>
+    withRuntime((workspace, root) =>
+      Effect.gen(function*() {
+        const dir = join(workspace, ".openhands", "microagents")
+        mkdirSync(join(dir, "real"), { recursive: true })
+        writeFileSync(join(dir, "real", "kept.md"), "kept\n")
+        symlinkSync(".", join(dir, "a"))
+        mkdirSync(join(root, "outside"))
+        writeFileSync(join(root, "outside", "stolen.md"), "outside\n")
+        symlinkSync(join(root, "outside"), join(dir, "real", "out"))
+        const deep = join(dir, ...Array.from({ length: MAX_MICROAGENT_DEPTH + 1 }, (_, i) => `d${i + 1}`))
+        mkdirSync(deep, { recursive: true })
+        writeFileSync(join(deep, "deep.md"), "too deep\n")
+        writeFileSync(join(dirname(deep), "deepest-kept.md"), "kept\n")
+        const logged: Array<string> = []
+        const logger = Logger.make((options) => void logged.push(String(options.message)))
+        const agents = yield* loadMicroagents().pipe(Effect.provide(Logger.layer([logger])))
+        const levels = Array.from({ length: MAX_MICROAGENT_DEPTH }, (_, i) => `d${i + 1}`).join("/")
+        assert.deepStrictEqual(agents.map((a) => a.name), [`${levels}/deepest-kept`, "real/kept"])
+        assert.deepStrictEqual(logged.sort(), [
+          `Microagents: ${dir}/${levels}/d${
+            MAX_MICROAGENT_DEPTH + 1
+          } is deeper than ${MAX_MICROAGENT_DEPTH} levels: skipped`,
+          `Microagents: not following the directory link ${dir}/a`,
+          `Microagents: not following the directory link ${dir}/real/out`
+        ])
       })
     ))
 })
