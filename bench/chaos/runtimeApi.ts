@@ -12,6 +12,7 @@ import { request } from "node:http"
 import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
 import { baseImage } from "./ownerKill.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { serverInfoRows, startEnvironmentRows } from "./runtimeApiLeaks.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
 /** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
@@ -211,8 +212,13 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
         ),
       repeat: quick ? 1 : 5
     })
+    const leaks = [
+      ...(await startEnvironmentRows(server.base, key, PREFIX)),
+      ...(await serverInfoRows(server.base, key, c, a))
+    ]
     return [
       ...vscode,
+      ...leaks,
       atLeast(`runtime-api: hostile requests sent`, sent, "requests", quick ? hostile.length : 200),
       atMost(`runtime-api: 5xx answers to hostile requests (of ${sent})`, serverErrors, "answers", 0),
       atMost(`runtime-api: hostile requests answered 2xx (of ${sent})`, accepted, "answers", 0),

@@ -1,0 +1,91 @@
+/**
+ * Part of group runtime-api: what the API tells someone without the right key. A `/start` whose
+ * `environment` the engine would refuse (an empty name, a name with `=`, a NUL in a value) must
+ * be a 400 that never quotes the value (the engine's refusal did, in a 500) and make no
+ * container; a `/<runtime_id>/server_info` without the sandbox's key must not tell the host's
+ * disk, memory or I/O (`resources`), while the key still gets them.
+ */
+import { spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { call, type Started } from "../../scripts/runtimeApiProcess.ts"
+import { atLeast, atMost, type Row } from "./rows.ts"
+
+const PIECE = 8
+
+/** The environments the engine would refuse, each holding `secret` in a value. */
+const badEnvironments = (secret: string): ReadonlyArray<Record<string, string>> => [
+  { "": secret },
+  { "A=B": secret },
+  { "=": secret },
+  { GOOD: "x", TOKEN: `${secret}\0` },
+  { [`N\0`]: secret },
+  { "1A": secret }
+]
+
+/** `/start`s with bad environments: answers not 400, answers quoting a piece of the value, containers made. */
+export const startEnvironmentRows = async (
+  base: string,
+  key: string,
+  containerPrefix: string
+): Promise<ReadonlyArray<Row>> => {
+  const secret = randomBytes(16).toString("hex")
+  const pieces = Array.from({ length: secret.length - PIECE + 1 }, (_, i) => secret.slice(i, i + PIECE))
+  const environments = badEnvironments(secret)
+  let not400 = 0
+  let quoting = 0
+  let made = 0
+  for (const environment of environments) {
+    const sessionId = `chaos-env-${randomBytes(5).toString("hex")}`
+    const answer = await call(base, "POST", "/start", { key, body: { session_id: sessionId, environment } })
+    if (answer.status !== 400) not400++
+    if (pieces.some((piece) => JSON.stringify(answer.body).includes(piece))) quoting++
+    const containers = spawnSync("docker", ["ps", "-aq", "--filter", `name=^/${containerPrefix}-${sessionId}$`], {
+      encoding: "utf8"
+    }).stdout.trim()
+    if (containers !== "") made++
+  }
+  const of = `(of ${environments.length})`
+  return [
+    atMost(`runtime-api: /start with a bad environment entry not answered 400 ${of}`, not400, "answers", 0),
+    atMost(`runtime-api: of them quoting a piece of the entry's value ${of}`, quoting, "answers", 0),
+    atMost(`runtime-api: of them that made a container ${of}`, made, "containers", 0)
+  ]
+}
+
+/**
+ * `/server_info` of `target` (running our server) through the proxy: keyless spellings (none,
+ * wrong, the API key, another sandbox's key) must get no `resources`; the sandbox's key must.
+ */
+export const serverInfoRows = async (
+  base: string,
+  key: string,
+  target: Started,
+  other: Started
+): Promise<ReadonlyArray<Row>> => {
+  const keyless: ReadonlyArray<Record<string, string>> = [
+    {},
+    { "X-Session-API-Key": "wrong" },
+    { "X-API-Key": key },
+    { "X-Session-API-Key": other.session_api_key },
+    { Authorization: `Bearer ${other.session_api_key}` }
+  ]
+  const resourcesOf = async (headers: Record<string, string>) => {
+    const response = await fetch(`${base}/${target.runtime_id}/server_info`, { headers })
+    const body = await response.json() as Record<string, unknown>
+    return response.status === 200 && "uptime" in body ? ("resources" in body ? 1 : 0) : -1
+  }
+  let told = 0
+  let unanswered = 0
+  for (const headers of keyless) {
+    const found = await resourcesOf(headers)
+    if (found === 1) told++
+    if (found === -1) unanswered++
+  }
+  const keyed = await resourcesOf({ "X-Session-API-Key": target.session_api_key })
+  const of = `(of ${keyless.length})`
+  return [
+    atMost(`runtime-api: keyless /server_info answers telling the host's resources ${of}`, told, "answers", 0),
+    atMost(`runtime-api: keyless /server_info not answered 200 with uptime ${of}`, unanswered, "answers", 0),
+    atLeast("runtime-api: /server_info with the sandbox's key tells its resources", keyed === 1 ? 1 : 0, "answers", 1)
+  ]
+}
