@@ -12,6 +12,7 @@ import { request } from "node:http"
 import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
 import { baseImage } from "./ownerKill.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { resourceFactorRows } from "./runtimeApiFactor.ts"
 import { serverInfoRows, startEnvironmentRows } from "./runtimeApiLeaks.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
@@ -214,7 +215,8 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
     })
     const leaks = [
       ...(await startEnvironmentRows(server.base, key, PREFIX)),
-      ...(await serverInfoRows(server.base, key, c, a))
+      ...(await serverInfoRows(server.base, key, c, a)),
+      ...(await resourceFactorRows(server.base, key, PREFIX))
     ]
     return [
       ...vscode,

@@ -132,7 +132,14 @@ export const dockerSandboxes = (
       const builder = yield* ImageBuilder
       const engine = yield* DockerEngine
       const prefix = options.containerNamePrefix ?? "effect-sandbox-api"
-      const engineCpus = yield* Effect.promise(() => docker.info().then((i) => Number(i.NCPU), () => Infinity))
+      // What the engine has: `resource_factor` scales the limits, never beyond these (a factor of 16
+      // asked 64 GiB of a 24 GiB host, so the limit limited nothing).
+      const engineHas = yield* Effect.promise(() =>
+        docker.info().then(
+          (i) => ({ cpus: Number(i.NCPU) || Infinity, memoryBytes: Number(i.MemTotal) || Infinity }),
+          () => ({ cpus: Infinity, memoryBytes: Infinity })
+        )
+      )
 
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {
@@ -236,8 +243,11 @@ export const dockerSandboxes = (
           ports: [SANDBOX_SERVER_PORT, ...SANDBOX_APP_PORTS, ...(vscode ? [VSCODE_PORT] : [])],
           binds: [],
           limits: {
-            memoryBytes: Math.round((options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes) * factor),
-            cpus: Math.min((options.cpus ?? DEFAULT_LIMITS.cpus) * factor, engineCpus)
+            memoryBytes: Math.min(
+              Math.round((options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes) * factor),
+              engineHas.memoryBytes
+            ),
+            cpus: Math.min((options.cpus ?? DEFAULT_LIMITS.cpus) * factor, engineHas.cpus)
           },
           sandbox: options.sandbox,
           ociRuntime: request.runtime_class == null ? undefined : ociRuntimes[request.runtime_class]

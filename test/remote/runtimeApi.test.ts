@@ -260,6 +260,19 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     await containerGone(sid)
   }, 120_000)
 
+  it("caps a resource_factor's memory and CPUs at what the engine has", async () => {
+    const { base } = await apiServer()
+    const sid = newSessionId()
+    // 16 × 4 GiB and 16 × 2 CPUs: more than this engine (or any CI machine) has.
+    await start(base, sid, { resource_factor: 16, command: ["sleep", "300"] })
+    const [memTotal, cpus] = dockerCli("info", "--format", "{{.MemTotal}} {{.NCPU}}").stdout.trim().split(" ").map(
+      Number
+    )
+    assert.isBelow(memTotal!, 64 * 1024 ** 3)
+    const container = await Effect.runPromise(inspect(sessionContainers(sid)[0]!))
+    assert.strictEqual(container?.HostConfig.Memory, memTotal)
+    assert.strictEqual(container?.HostConfig.NanoCpus, cpus! * 1e9)
+  }, 60_000)
   it(
     "answers a keyless /server_info through the proxy with its clocks only, whatever server the sandbox runs",
     async () => {
