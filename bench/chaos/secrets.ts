@@ -6,6 +6,7 @@
  * characters or more) may be visible, in an observation or in any one chunk.
  * Then the server exporting its telemetry (telemetry.ts): no secret in what it sends. Then a clone token
  * given to the workspace set-up (cloneToken.ts), and that token in no process's argv during a clone (cloneArgv.ts).
+ * Last, an added secret absent from a Docker sandbox's writable layer (secretsOnDisk.ts).
  */
 import { ManagedRuntime, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
@@ -14,6 +15,7 @@ import { LocalRuntime } from "../../src/local.ts"
 import { cloneArgvRows } from "./cloneArgv.ts"
 import { cloneTokenRows } from "./cloneToken.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
+import { secretsOnDiskRows } from "./secretsOnDisk.ts"
 import { payloadEntry } from "./server.ts"
 import { telemetryRows } from "./telemetry.ts"
 
@@ -25,7 +27,8 @@ export const secretRows = async (context: GroupContext): Promise<ReadonlyArray<R
   ...(await truncationRows(context)),
   ...(await telemetryRows(context)),
   ...(await cloneTokenRows()),
-  ...(await cloneArgvRows())
+  ...(await cloneArgvRows()),
+  ...(await secretsOnDiskRows())
 ]
 
 const truncationRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {

@@ -24,6 +24,7 @@ import { makeBrowser } from "./browser/Browser.ts"
 import { sandboxEnv } from "./childEnv.ts"
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
+import { envFileDir } from "./envDir.ts"
 import { readFile, writeFile } from "./files/fileOps.ts"
 import { viewFile } from "./files/viewFile.ts"
 import { makeIPython } from "./jupyter/IPython.ts"
@@ -99,7 +100,7 @@ export const makeActionExecutor = (
       restricted: options.restrictToWorkspace,
       extraAllowed: [stateDir]
     })
-    const env = new EnvStore(join(stateDir, "env.sh"))
+    const env = new EnvStore(join(yield* envFileDir(stateDir, options.stateDir === undefined), "env.sh"))
     const baseEnv = { ...sandboxEnv(), ...options.env }
     const sessionOptions = (cwd: string, dir: string) => ({
       cwd,

@@ -3,6 +3,7 @@
  * in a private file (mode 0600) that every shell sources before its next command
  * when the set changed, so the session shell, `is_static` shells and restarted
  * shells all see them, without writing secrets into `~/.bashrc` as OpenHands does.
+ * The file is on a tmpfs where the executor can put it there (envDir.ts), not on disk.
  */
 import { writeFileSync } from "node:fs"
 import { SecretMask } from "../schema/secrets.ts"

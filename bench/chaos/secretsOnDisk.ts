@@ -1,0 +1,50 @@
+/**
+ * Part of group 7, secrets: a `Redacted` variable added to a DockerRuntime sandbox, used by a
+ * command (so the shell sourced it), then looked for in the container's writable layer on the
+ * host (overlay2's upper directory, what `docker commit`/`export` and the engine's storage keep):
+ * no file there may hold it. The env file the shells source must be on the memory-backed
+ * `/dev/shm` instead (executor/envDir.ts).
+ */
+import { Effect, ManagedRuntime, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { DockerRuntime } from "../../src/docker.ts"
+import { Runtime } from "../../src/index.ts"
+import { baseImage } from "./ownerKill.ts"
+import { atLeast, atMost, type Row } from "./rows.ts"
+
+const docker = (...args: Array<string>) => spawnSync("docker", args, { encoding: "utf8" })
+
+/** Files under `dir` (on this host) holding `needle`: `grep -rlF`, reading the needle from stdin so no argv holds it. */
+const filesHolding = (dir: string, needle: string) => {
+  const found = spawnSync("grep", ["-rlsF", "-f", "-", dir], { input: `${needle}\n`, encoding: "utf8" })
+  // 0: found, 1: none; anything else is a grep that could not look, which must not read as "none".
+  if (found.status !== 0 && found.status !== 1) throw new Error(`grep in ${dir} failed: ${found.stderr}`)
+  return found.stdout.split("\n").filter((line) => line !== "")
+}
+
+export const secretsOnDiskRows = async (): Promise<ReadonlyArray<Row>> => {
+  const secret = randomBytes(16).toString("hex")
+  const runtime = ManagedRuntime.make(
+    DockerRuntime.layer({ baseImage: baseImage(), sessionId: `chaos-disk-${randomBytes(5).toString("hex")}` })
+  )
+  try {
+    const rt = await runtime.runPromise(Runtime)
+    await runtime.runPromise(rt.addEnvVars({ CHAOS_DISK_SECRET: Redacted.make(secret) }))
+    const used = await runtime.runPromise(
+      rt.runCommand("test -n \"$CHAOS_DISK_SECRET\" && echo set").pipe(Effect.map((o) => o.content.trim()))
+    )
+    const container = `effect-sandbox-${rt.info.id}`
+    const upper = docker("inspect", "-f", "{{.GraphDriver.Data.UpperDir}}", container).stdout.trim()
+    if (!upper.startsWith("/")) throw new Error(`no overlay2 upper directory for ${container}: "${upper}"`)
+    const inLayer = filesHolding(upper, secret)
+    const inMemory = docker("exec", container, "sh", "-c", "ls /dev/shm/effect-sandbox-env-*/env.sh").stdout.trim()
+    return [
+      atLeast("secrets: Docker added secret visible to a command", used === "set" ? 1 : 0, "commands", 1),
+      atMost(`secrets: Docker writable-layer files holding an added secret`, inLayer.length, "files", 0),
+      atLeast("secrets: Docker env file on /dev/shm (memory)", inMemory === "" ? 0 : 1, "files", 1)
+    ]
+  } finally {
+    await runtime.dispose()
+  }
+}
