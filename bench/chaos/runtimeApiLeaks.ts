@@ -2,7 +2,7 @@
  * Part of group runtime-api: what the API tells someone without the right key. A `/start` whose
  * `environment` the engine would refuse (an empty name, a name with `=`, a NUL in a value) must
  * be a 400 that never quotes the value (the engine's refusal did, in a 500) and make no
- * container; a `/<runtime_id>/server_info` without the sandbox's key must not tell the host's
+ * container; nor may a body that is not JSON come back in pieces; a `/<runtime_id>/server_info` without the sandbox's key must not tell the host's
  * disk, memory or I/O (`resources`), while the key still gets them.
  */
 import { spawnSync } from "node:child_process"
@@ -44,9 +44,21 @@ export const startEnvironmentRows = async (
     }).stdout.trim()
     if (containers !== "") made++
   }
-  const of = `(of ${environments.length})`
+  // And bodies that are not JSON, the secret first (JSON.parse's message quoted the input's start).
+  for (const body of [`${secret} {`, `{"session_id": "x", "environment": {"K": "${secret}"} x}`]) {
+    const response = await fetch(`${base}/start`, { method: "POST", headers: { "X-API-Key": key }, body })
+    const text = await response.text()
+    if (response.status !== 400) not400++
+    if (pieces.some((piece) => text.includes(piece))) quoting++
+  }
+  const of = `(of ${environments.length + 2})`
   return [
-    atMost(`runtime-api: /start with a bad environment entry not answered 400 ${of}`, not400, "answers", 0),
+    atMost(
+      `runtime-api: /start with a bad environment entry or a non-JSON body not answered 400 ${of}`,
+      not400,
+      "answers",
+      0
+    ),
     atMost(`runtime-api: of them quoting a piece of the entry's value ${of}`, quoting, "answers", 0),
     atMost(`runtime-api: of them that made a container ${of}`, made, "containers", 0)
   ]

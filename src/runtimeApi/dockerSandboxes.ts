@@ -23,7 +23,7 @@ import { LABEL, ownerLabels } from "../layers/docker/labels.ts"
 import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
-import { ApiError } from "./errors.ts"
+import { ApiError, internalError } from "./errors.ts"
 import {
   type PodState,
   type Sandbox,
@@ -63,7 +63,7 @@ const SANDBOX_USER = "openhands"
 /** The OCI runtime for OpenHands' `runtime_class`. */
 const ociRuntimes = { "sysbox-runc": "sysbox-runc", sysbox: "sysbox-runc", gvisor: "runsc" } as const
 
-const internal = (error: { readonly message: string }) => new ApiError({ status: 500, detail: error.message })
+const internal = internalError()
 
 const statusOf = (state: Docker.ContainerInspectInfo["State"]): SessionStatus =>
   state.Paused ? "paused" : state.Running ? "running" : "stopped"
@@ -259,7 +259,10 @@ export const dockerSandboxes = (
             () => started,
             (container) => ours ? putSessionKey(container, key, SANDBOX_UID) : Effect.void
           ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
-        ).pipe(Effect.provideService(DockerEngine, engine), Effect.mapError(internal))
+        ).pipe(
+          Effect.provideService(DockerEngine, engine),
+          Effect.mapError(internalError(Object.values(request.environment ?? {})))
+        )
         return runtimeId
       })
 

@@ -30,7 +30,7 @@ import { checkKubernetesOptions, connectMode, type KubernetesRuntimeOptions } fr
 import { runtimeImage } from "../layers/kubernetes/runtimeImage.ts"
 import { createPod, deletePod } from "../layers/kubernetes/sessionObjects.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
-import { ApiError } from "./errors.ts"
+import { ApiError, internalError } from "./errors.ts"
 import { podStateOf, sandboxPod, sessionStatusOf } from "./kubernetesPods.ts"
 import { podEndpoints } from "./podEndpoints.ts"
 import { type Sandbox, SANDBOX_APP_PORTS, Sandboxes } from "./sandboxes.ts"
@@ -73,7 +73,7 @@ const TEMPLATE_FIELD = "pod-template"
 /** A label value (what the session id becomes on every object): 63 characters, alphanumeric at both ends. */
 const LABEL_VALUE = /^[a-z0-9]([a-z0-9_.-]{0,61}[a-z0-9])?$/
 
-const internal = (error: { readonly message: string }) => new ApiError({ status: 500, detail: error.message })
+const internal = internalError()
 
 const decoded = (secret: V1Secret, field: string) => {
   const value = secret.data?.[field]
@@ -319,7 +319,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
             }))
           yield* createPod(kube, names.pod, template)
         }).pipe(
-          Effect.mapError(internal),
+          Effect.mapError(internalError(Object.values(request.environment ?? {}))),
           // A fresh PVC, nobody's workspace yet: removed with the rest.
           Effect.onError(() => Effect.ignore(removeObjects(names, true)))
         )

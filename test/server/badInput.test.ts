@@ -263,6 +263,20 @@ layer(serverLayer(), { excludeTestServices: true })("malformed requests", (it) =
       }), 30_000)
   }
 
+  it.effect("a body that is not JSON is not quoted back, not even in pieces (it may hold a secret)", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const secret = "s3c9f1e7d2b8a4c6e0f5"
+      const starting = yield* postJson(server, "/v1/env", `${secret} {`)
+      assert.deepStrictEqual(json(starting), { detail: "The request body is not valid JSON: Unexpected token 's'" })
+      for (const body of [`{"vars": {"TOKEN": "${secret}"} x}`, `x{"vars": {"TOKEN": "${secret}"}}`]) {
+        const reply = yield* postJson(server, "/v1/env", body)
+        assert.strictEqual(reply.status, 400)
+        assert.match(json(reply).detail, /^The request body is not valid JSON: /)
+        for (let i = 0; i + 8 <= secret.length; i++) assert.notInclude(reply.text, secret.slice(i, i + 8))
+      }
+    }))
+
   it.effect("the session kept its variables and working directory", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
