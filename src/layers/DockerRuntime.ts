@@ -37,7 +37,7 @@ import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "./docker/labels.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
-import { ensureSandboxNetwork } from "./docker/network.ts"
+import { sandboxNetworkFor } from "./docker/network.ts"
 import {
   acquireOwnerLease,
   LEASE_IN_CONTAINER,
@@ -249,7 +249,7 @@ const startSandbox = (
       // A workspace we created belongs to the sandbox user, who must be able to write it.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
-      const sandboxNetwork = sandbox.useHostNetwork ? "host" : yield* ensureSandboxNetwork
+      const sandboxNetwork = yield* sandboxNetworkFor(sandbox)
       running = yield* startContainer(
         containerSpec({
           name,

@@ -15,6 +15,7 @@
 import type Docker from "dockerode"
 import { Effect } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { dockerClient } from "./client.ts"
 import { type DockerEngine, engineCall, statusOf } from "./engine.ts"
 import { LABEL } from "./labels.ts"
@@ -105,3 +106,7 @@ export const ensureSandboxNetwork: Effect.Effect<string, RuntimeStartError, Dock
   yield* checkIsolated(chosen)
   return chosen.Id
 }).pipe(Effect.withSpan("docker.ensureSandboxNetwork"))
+
+/** The network a sandbox joins: the host's when the operator opted out (`useHostNetwork`), else ours. */
+export const sandboxNetworkFor = (sandbox: SandboxConfig): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
+  sandbox.useHostNetwork ? Effect.succeed("host") : ensureSandboxNetwork
