@@ -9,7 +9,9 @@
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { ICC_OPTION, SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
+import { RuntimeStartError } from "../../src/index.ts"
+import { DockerEngine } from "../../src/layers/docker/engine.ts"
+import { ensureIsolatedNetwork, ICC_OPTION, SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
 import { ROOT_CAPABILITIES } from "../../src/layers/internal/capabilities.ts"
 import { call, newSessionId, PREFIX, startApiServer, type Started } from "../remote/apiServer.ts"
 import {
@@ -67,11 +69,22 @@ const addressOn = (info: { NetworkSettings: { Networks: Record<string, { IPAddre
 
 const networkInfo = Effect.promise(() => docker.getNetwork(SANDBOX_NETWORK).inspect())
 
+/** Networks this file makes are named `dt-net-<random>`, and removed with it. */
+const NETWORK_PREFIX = "dt-net-"
+
+/** Ids of the networks named exactly `name`. */
+const networksNamed = (name: string) =>
+  dockerCli("network", "ls", "--filter", `name=${name}`, "--format", "{{.ID}} {{.Name}}").stdout.split("\n")
+    .filter((line) => line.endsWith(` ${name}`)).map((line) => line.split(" ")[0]!)
+
 describeDocker("DockerRuntime network and privileges", () => {
   const image = baseImage()
   const key = randomBytes(16).toString("hex")
   afterAll(() => {
     removeLeftovers("net")
+    const networks = dockerCli("network", "ls", "-q", "--filter", `name=${NETWORK_PREFIX}`).stdout.split("\n")
+      .filter((id) => id !== "")
+    if (networks.length > 0) dockerCli("network", "rm", ...networks)
     const ids = dockerCli("ps", "-aq", "--filter", `name=${PREFIX}-`).stdout.split("\n").filter((id) => id !== "")
     if (ids.length > 0) dockerCli("rm", "-f", "-v", ...ids)
   })
@@ -158,5 +171,35 @@ describeDocker("DockerRuntime network and privileges", () => {
         )
       }),
     240_000
+  )
+
+  it.live(
+    "the isolated network is made once however many owners ask at once; one of that name that lets containers meet is refused and left alone",
+    () =>
+      Effect.gen(function*() {
+        const name = `${NETWORK_PREFIX}${randomBytes(4).toString("hex")}`
+        const ids = yield* Effect.all(Array.from({ length: 6 }, () => ensureIsolatedNetwork(name)), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(networksNamed(name).map((id) => ids[0]!.startsWith(id)), [true])
+        assert.deepStrictEqual(new Set(ids).size, 1)
+        const made = yield* Effect.promise(() => docker.getNetwork(ids[0]!).inspect())
+        assert.deepStrictEqual([made.Driver, made.Options?.[ICC_OPTION]], ["bridge", "false"])
+        assert.strictEqual(yield* ensureIsolatedNetwork(name), ids[0])
+
+        const open = `${NETWORK_PREFIX}${randomBytes(4).toString("hex")}`
+        assert.strictEqual(dockerCli("network", "create", open).status, 0)
+        const before = networksNamed(open)
+        const refused = yield* Effect.flip(ensureIsolatedNetwork(open))
+        assert.instanceOf(refused, RuntimeStartError)
+        assert.strictEqual(
+          refused.message,
+          `The Docker network ${open} (${before[0]}) lets its containers reach each other (driver bridge, ` +
+            `${ICC_OPTION} not "false"), so sandboxes on it could reach their neighbours. Remove it ` +
+            `(docker network rm ${open}) and the next start makes it with inter-container communication off.`
+        )
+        assert.deepStrictEqual(networksNamed(open), before)
+      }).pipe(Effect.provide(DockerEngine.layer)),
+    60_000
   )
 })

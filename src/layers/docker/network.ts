@@ -28,43 +28,45 @@ export const ICC_OPTION = "com.docker.network.bridge.enable_icc"
 
 const created = (network: Docker.NetworkInspectInfo) => Date.parse(network.Created)
 
-/** Networks named exactly `SANDBOX_NETWORK` (the engine's name filter matches parts of names), oldest first. */
-const sandboxNetworks = Effect.gen(function*() {
-  const docker = yield* dockerClient
-  const found = yield* engineCall(
-    `list the networks named ${SANDBOX_NETWORK}`,
-    () => docker.listNetworks({ filters: { name: [SANDBOX_NETWORK] } })
-  )
-  return found.filter((n) => n.Name === SANDBOX_NETWORK).sort((a, b) =>
-    created(a) === created(b) ? a.Id.localeCompare(b.Id) : created(a) - created(b)
-  )
-})
+/** Networks named exactly `name` (the engine's name filter matches parts of names), oldest first. */
+const networksNamed = (name: string) =>
+  Effect.gen(function*() {
+    const docker = yield* dockerClient
+    const found = yield* engineCall(
+      `list the networks named ${name}`,
+      () => docker.listNetworks({ filters: { name: [name] } })
+    )
+    return found.filter((n) => n.Name === name).sort((a, b) =>
+      created(a) === created(b) ? a.Id.localeCompare(b.Id) : created(a) - created(b)
+    )
+  })
 
 /** Make the network; a 409 (another owner made it first) is not an error. Returns the new id, if any. */
-const createNetwork = Effect.gen(function*() {
-  const docker = yield* dockerClient
-  return yield* Effect.tryPromise({
-    try: () =>
-      docker.createNetwork({
-        Name: SANDBOX_NETWORK,
-        Driver: "bridge",
-        CheckDuplicate: true,
-        Options: { [ICC_OPTION]: "false" },
-        Labels: { [LABEL.managed]: "true" }
-      }).then((network) => network.id as string | undefined),
-    catch: (cause) => cause
-  }).pipe(
-    Effect.catch((cause) =>
-      statusOf(cause) === 409 ? Effect.succeed(undefined) : Effect.fail(
-        new RuntimeStartError({
-          message: `Docker: cannot create the network ${SANDBOX_NETWORK} (inter-container communication off): ${
-            (cause as Error).message ?? cause
-          }`
-        })
+const createNetwork = (name: string) =>
+  Effect.gen(function*() {
+    const docker = yield* dockerClient
+    return yield* Effect.tryPromise({
+      try: () =>
+        docker.createNetwork({
+          Name: name,
+          Driver: "bridge",
+          CheckDuplicate: true,
+          Options: { [ICC_OPTION]: "false" },
+          Labels: { [LABEL.managed]: "true" }
+        }).then((network) => network.id as string | undefined),
+      catch: (cause) => cause
+    }).pipe(
+      Effect.catch((cause) =>
+        statusOf(cause) === 409 ? Effect.succeed(undefined) : Effect.fail(
+          new RuntimeStartError({
+            message: `Docker: cannot create the network ${name} (inter-container communication off): ${
+              (cause as Error).message ?? cause
+            }`
+          })
+        )
       )
     )
-  )
-})
+  })
 
 /** A network of that name made by someone else, or with its containers able to reach each other: refused. */
 const checkIsolated = (network: Docker.NetworkInspectInfo) =>
@@ -73,40 +75,40 @@ const checkIsolated = (network: Docker.NetworkInspectInfo) =>
     : Effect.fail(
       new RuntimeStartError({
         message:
-          `The Docker network ${SANDBOX_NETWORK} (${
+          `The Docker network ${network.Name} (${
             network.Id.slice(0, 12)
           }) lets its containers reach each other (driver ${network.Driver}, ${ICC_OPTION} not "false"), ` +
-          `so sandboxes on it could reach their neighbours. Remove it (docker network rm ${SANDBOX_NETWORK}) ` +
+          `so sandboxes on it could reach their neighbours. Remove it (docker network rm ${network.Name}) ` +
           `and the next start makes it with inter-container communication off.`
       })
     )
 
 /**
- * The sandboxes' network, made if missing; its id (which `NetworkMode` takes: a name two networks
- * share is ambiguous to the engine). Two owners making it at the same moment can both succeed (the
- * engine's duplicate check is not atomic): each then uses the oldest, and the one that made another
- * removes its own, which no container has joined yet.
+ * The bridge network `name` with inter-container communication off, made if missing; its id (which
+ * `NetworkMode` takes: a name two networks share is ambiguous to the engine). Two owners making it at
+ * the same moment can both succeed (the engine's duplicate check is not atomic): each then uses the
+ * oldest, and the one that made another removes its own, which no container has joined yet.
  */
-export const ensureSandboxNetwork: Effect.Effect<string, RuntimeStartError, DockerEngine> = Effect.gen(function*() {
-  const existing = yield* sandboxNetworks
-  if (existing[0] !== undefined) {
-    yield* checkIsolated(existing[0])
-    return existing[0].Id
-  }
-  const made = yield* createNetwork
-  const now = yield* sandboxNetworks
-  const chosen = now[0]
-  if (chosen === undefined) {
-    return yield* new RuntimeStartError({ message: `Docker: the network ${SANDBOX_NETWORK} vanished as it was made` })
-  }
-  if (made !== undefined && made !== chosen.Id) {
-    const docker = yield* dockerClient
-    yield* Effect.promise(() => docker.getNetwork(made).remove().catch(() => undefined))
-  }
-  yield* checkIsolated(chosen)
-  return chosen.Id
-}).pipe(Effect.withSpan("docker.ensureSandboxNetwork"))
+export const ensureIsolatedNetwork = (name: string): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
+  Effect.gen(function*() {
+    const existing = yield* networksNamed(name)
+    if (existing[0] !== undefined) {
+      yield* checkIsolated(existing[0])
+      return existing[0].Id
+    }
+    const made = yield* createNetwork(name)
+    const chosen = (yield* networksNamed(name))[0]
+    if (chosen === undefined) {
+      return yield* new RuntimeStartError({ message: `Docker: the network ${name} vanished as it was made` })
+    }
+    if (made !== undefined && made !== chosen.Id) {
+      const docker = yield* dockerClient
+      yield* Effect.promise(() => docker.getNetwork(made).remove().catch(() => undefined))
+    }
+    yield* checkIsolated(chosen)
+    return chosen.Id
+  }).pipe(Effect.withSpan("docker.ensureIsolatedNetwork", { attributes: { name } }))
 
 /** The network a sandbox joins: the host's when the operator opted out (`useHostNetwork`), else ours. */
 export const sandboxNetworkFor = (sandbox: SandboxConfig): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
-  sandbox.useHostNetwork ? Effect.succeed("host") : ensureSandboxNetwork
+  sandbox.useHostNetwork ? Effect.succeed("host") : ensureIsolatedNetwork(SANDBOX_NETWORK)
