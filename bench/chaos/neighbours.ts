@@ -22,7 +22,7 @@ import { Runtime } from "../../src/index.ts"
 import { IMAGE_NODE } from "../../src/layers/docker/containerSpec.ts"
 import { SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
 import { baseImage } from "./ownerKill.ts"
-import { atLeast, atMost, type GroupContext, report, type Row, waitFor } from "./rows.ts"
+import { atLeast, atMost, type GroupContext, report, type Row, sleep, waitFor } from "./rows.ts"
 
 /** The runtime API server of this group names its containers `<PREFIX>-<session>`. */
 const PREFIX = "chaos-nb"
@@ -123,7 +123,9 @@ export const neighbourRows = async (_: GroupContext): Promise<ReadonlyArray<Row>
   const image = baseImage()
   const victimSession = `chaos-nb-victim-${hexId()}`
   const userSession = `chaos-nb-user-${hexId()}`
-  const victim = ManagedRuntime.make(DockerRuntime.layer({ baseImage: image, sessionId: victimSession }))
+  const victim = ManagedRuntime.make(
+    DockerRuntime.layer({ baseImage: image, sessionId: victimSession, appPorts: [12000] })
+  )
   const user = ManagedRuntime.make(DockerRuntime.layer({ baseImage: image, sessionId: userSession }))
   const apiKey = randomBytes(16).toString("hex")
   const servers: Array<Server> = []
@@ -191,6 +193,8 @@ export const neighbourRows = async (_: GroupContext): Promise<ReadonlyArray<Row>
     )
     let keyed = 0
     for (let i = 0; i < KEYED_REQUESTS; i++) {
+      // Spread over the capture's 4 s, so that an attack that takes a moment to start still meets most.
+      await sleep(150)
       const output = await victim.runPromise(
         rt.runCommand(`echo request-${i}`).pipe(Effect.timeout("5 seconds"), Effect.option)
       )
