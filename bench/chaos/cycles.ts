@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DockerRuntime } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
+import { SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { baseImage } from "./ownerKill.ts"
 import { atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
@@ -67,7 +68,10 @@ const docker = (...args: Array<string>): Array<string> =>
 
 /** What the engine holds that a leak would add to. */
 const engineState = () => ({
-  networks: new Set(docker("network", "ls", "-q")),
+  // Not the sandboxes' network: made by the first sandbox on the engine and kept by design (network.ts).
+  networks: new Set(
+    docker("network", "ls", "--format", "{{.ID}} {{.Name}}").filter((line) => !line.endsWith(` ${SANDBOX_NETWORK}`))
+  ),
   volumes: new Set(docker("volume", "ls", "-q")),
   // Only runtime images (the ImageBuilder labels them): other programs on a shared engine build images too.
   danglingImages: new Set(

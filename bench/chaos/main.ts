@@ -16,6 +16,7 @@ import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
 import { interruptRows } from "./interrupt.ts"
 import { kubernetesRows } from "./kubernetes.ts"
+import { neighbourRows } from "./neighbours.ts"
 import { ownerKillRows } from "./ownerKill.ts"
 import { processRows } from "./processes.ts"
 import { resourceRows } from "./resources.ts"
@@ -38,7 +39,8 @@ const GROUPS: ReadonlyArray<{
   { name: "secrets", share: 0.03, run: secretRows },
   { name: "processes", share: 0.03, run: processRows },
   { name: "kubernetes", share: 0.12, run: kubernetesRows },
-  { name: "runtime-api", share: 0.06, run: runtimeApiRows }
+  { name: "runtime-api", share: 0.06, run: runtimeApiRows },
+  { name: "neighbours", share: 0.03, run: neighbourRows }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {

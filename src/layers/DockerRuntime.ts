@@ -37,6 +37,7 @@ import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "./docker/labels.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
+import { sandboxNetworkFor } from "./docker/network.ts"
 import {
   acquireOwnerLease,
   LEASE_IN_CONTAINER,
@@ -101,6 +102,8 @@ const containerSpec = (input: {
   readonly username: string
   /** The owner's lease, watched by the server; null for a kept-alive container, which outlives its owner. */
   readonly lease: OwnerLease | null
+  /** The sandboxes' network (docker/network.ts). */
+  readonly network: string
 }): Docker.ContainerCreateOptions => {
   const { options, sandbox } = input
   // VS Code's port only with the plugin (and not on the host's network, where 8001 may be anyone's).
@@ -143,7 +146,8 @@ const containerSpec = (input: {
       ...(input.lease === null ? [] : [`${input.lease.dir}:${LEASE_MOUNT}:ro`])
     ],
     limits: options,
-    sandbox
+    sandbox,
+    network: input.network
   })
 }
 
@@ -245,6 +249,7 @@ const startSandbox = (
       // A workspace we created belongs to the sandbox user, who must be able to write it.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
+      const sandboxNetwork = yield* sandboxNetworkFor(sandbox)
       running = yield* startContainer(
         containerSpec({
           name,
@@ -258,7 +263,8 @@ const startSandbox = (
           sandbox,
           uid,
           username,
-          lease: keepAlive ? null : lease
+          lease: keepAlive ? null : lease,
+          network: sandboxNetwork
         }),
         () => keepAlive,
         copyKeyIn(() => sessionKey)

@@ -20,6 +20,7 @@ import {
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "../layers/docker/labels.ts"
+import { sandboxNetworkFor } from "../layers/docker/network.ts"
 import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
@@ -202,6 +203,10 @@ export const dockerSandboxes = (
         const factor = request.resource_factor ?? 1
         const vscode = servesVsCode(request, options.vscode === true)
         const startupEnv = withVsCodePort({ ...options.sandbox.runtimeStartupEnvVars, ...request.environment }, vscode)
+        const network = yield* sandboxNetworkFor(options.sandbox).pipe(
+          Effect.provideService(DockerEngine, engine),
+          Effect.mapError(internal)
+        )
         const spec = sandboxContainerSpec({
           name: `${prefix}-${request.session_id}`,
           image,
@@ -250,6 +255,7 @@ export const dockerSandboxes = (
             cpus: Math.min((options.cpus ?? DEFAULT_LIMITS.cpus) * factor, engineHas.cpus)
           },
           sandbox: options.sandbox,
+          network,
           ociRuntime: request.runtime_class == null ? undefined : ociRuntimes[request.runtime_class]
         })
         let started = false

@@ -10,6 +10,7 @@
  * so that the service and the proxy can reach them.
  */
 import type { V1EnvVar, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
+import { ROOT_CAPABILITIES } from "../layers/internal/capabilities.ts"
 import { KEY_FIELD } from "../layers/kubernetes/manifests.ts"
 import type { KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
 import { podTemplate, SERVER_PORT } from "../layers/kubernetes/podSpec.ts"
@@ -74,9 +75,14 @@ export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpe
       ...(input.vscode ? [{ name: "vscode", containerPort: VSCODE_PORT }] : [])
     ],
     readinessProbe: { ...container.readinessProbe, httpGet: { path: "/alive", port: SANDBOX_SERVER_PORT } },
-    // The image's own user, which may need to switch users (OpenHands' server does): no capability
-    // dropped, as the Docker backend; still no privilege gained through set-uid files.
-    securityContext: { privileged: false, allowPrivilegeEscalation: false }
+    // The image's own user, which may need to switch users (OpenHands' server does): the capabilities
+    // a root command needs and no more (no NET_RAW, no NET_ADMIN), as the Docker backend gives it;
+    // no privilege gained through set-uid files.
+    securityContext: {
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"], add: [...ROOT_CAPABILITIES] }
+    }
   }
   return {
     template: { ...base, spec: { ...spec, securityContext: podSecurity, containers: [given] } },

@@ -127,7 +127,15 @@ describeDocker("DockerRuntime container", () => {
     () =>
       Effect.gen(function*() {
         const session = sessionId("ctr")
-        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, memoryBytes: 128 * MIB }))
+        // A `docker exec` as root may write the server's score (owned by the sandbox user) only with
+        // DAC_OVERRIDE and without no-new-privileges (which keeps an exec'd root from taking any
+        // capability): the operator's escape hatch gives that back for this test's container.
+        const sandbox = new SandboxConfig({
+          dockerRuntimeKwargs: { HostConfig: { CapAdd: ["DAC_OVERRIDE"], SecurityOpt: [] } }
+        })
+        const { release, rt } = yield* buildRuntime(
+          dockerLayer(image, { sessionId: session, memoryBytes: 128 * MIB, sandbox })
+        )
         const statuses = yield* rt.status.pipe(
           Stream.takeUntil((s) => s === "ERROR_MEMORY" || s === "ERROR_RUNTIME_DISCONNECTED"),
           Stream.runCollect,

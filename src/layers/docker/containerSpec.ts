@@ -2,11 +2,13 @@
  * The create options of every sandbox container, whoever starts it: DockerRuntime (one layer, one
  * container) and the runtime API server (src/runtimeApi/, containers that outlive it). What must
  * not differ between them is here once: the labels that mark a sandbox ours, the limits, ports
- * published on 127.0.0.1 only, GPUs, the operator's volumes and OpenHands' `docker_runtime_kwargs`.
+ * published on 127.0.0.1 only, the network that keeps neighbours apart (network.ts), the capabilities
+ * dropped, `no-new-privileges`, GPUs, the operator's volumes and OpenHands' `docker_runtime_kwargs`.
  * What differs (the command, its environment, extra labels and mounts) is the caller's.
  */
 import type Docker from "dockerode"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
+import { mayBeRoot, ROOT_CAPABILITIES } from "../internal/capabilities.ts"
 import { LABEL } from "./labels.ts"
 import { parseVolumes } from "./volumes.ts"
 
@@ -50,6 +52,11 @@ export interface SandboxContainer {
   readonly limits: ContainerLimits
   /** Host networking, GPUs, volumes and raw create options come from here. */
   readonly sandbox: SandboxConfig
+  /**
+   * The network the container joins (network.ts's id: inter-container communication off); ignored
+   * with `sandbox.useHostNetwork`, the operator's opt-out of every network boundary.
+   */
+  readonly network: string
   /** An OCI runtime other than the engine's default (`sysbox-runc`, `runsc`). */
   readonly ociRuntime?: string | undefined
 }
@@ -95,10 +102,16 @@ export const sandboxContainerSpec = (input: SandboxContainer): Docker.ContainerC
       ...(sandbox.useHostNetwork
         ? { NetworkMode: "host" }
         : {
+          NetworkMode: input.network,
           PortBindings: Object.fromEntries(
             input.ports.map((p) => [`${p}/tcp`, [{ HostIp: "127.0.0.1", HostPort: "" }]])
           )
         }),
+      // No capability but what a root command needs (none for the sandbox user), and no gaining any
+      // through set-uid or file-capability binaries (internal/capabilities.ts says why).
+      CapDrop: ["ALL"],
+      ...(mayBeRoot(input.user) ? { CapAdd: [...ROOT_CAPABILITIES] } : {}),
+      SecurityOpt: ["no-new-privileges"],
       Binds: [...input.binds, ...parseVolumes(sandbox.volumes)],
       Memory: limits.memoryBytes ?? DEFAULT_LIMITS.memoryBytes,
       NanoCpus: Math.round((limits.cpus ?? DEFAULT_LIMITS.cpus) * 1e9),
@@ -109,6 +122,7 @@ export const sandboxContainerSpec = (input: SandboxContainer): Docker.ContainerC
     }
   }
   // OpenHands' docker_runtime_kwargs: raw create options, merged last (HostConfig merged key by key).
+  // The operator's escape hatch: it can give back any capability, privileges or network taken above.
   const raw = (sandbox.dockerRuntimeKwargs ?? {}) as Docker.ContainerCreateOptions
   return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
 }
