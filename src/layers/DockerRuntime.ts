@@ -30,7 +30,8 @@ import {
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
-  startContainer
+  startContainer,
+  temporaryWorkspaceOf
 } from "./docker/container.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE, sandboxContainerSpec } from "./docker/containerSpec.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
@@ -42,7 +43,8 @@ import {
   LEASE_IN_CONTAINER,
   LEASE_MOUNT,
   type OwnerLease,
-  type OwnerLeaseOptions
+  type OwnerLeaseOptions,
+  recordContainer
 } from "./docker/ownerLease.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
@@ -93,8 +95,8 @@ const containerSpec = (input: {
   readonly sessionId: string
   readonly sessionKey: string
   readonly workspace: string
-  /** We created the workspace (so whoever removes the container removes it too). */
-  readonly temporaryWorkspace: boolean
+  /** The workspace, when we created it (so whoever removes the container removes it too). */
+  readonly temporaryWorkspace: string | undefined
   readonly options: DockerRuntimeOptions
   readonly sandbox: SandboxConfig
   readonly uid: number
@@ -133,8 +135,8 @@ const containerSpec = (input: {
     labels: {
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
       [LABEL.sessionKey]: input.sessionKey,
-      ...(input.temporaryWorkspace ? { [LABEL.temporaryWorkspace]: input.workspace } : {}),
-      ...(input.lease === null ? {} : { [LABEL.ownerLease]: input.lease.dir }),
+      [LABEL.temporaryWorkspace]: input.temporaryWorkspace,
+      [LABEL.ownerLease]: input.lease?.dir,
       ...ownerLabels()
     },
     ports: [SERVER_PORT, ...(vscode ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
@@ -225,7 +227,9 @@ const startSandbox = (
     if (existing !== null) {
       sessionKey = sessionKeyOf(existing.labels, existing.env)
       running = existing
-      if (!keepAlive) yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, existing.labels))
+      if (!keepAlive) {
+        yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, temporaryWorkspaceOf(existing.labels)))
+      }
     } else {
       const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(
         {
@@ -245,6 +249,12 @@ const startSandbox = (
       // A workspace we created belongs to the sandbox user, who must be able to write it.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
+      // A kept one is not: neither the reaper nor a later release may remove it.
+      const temporaryWorkspace = options.workspace === undefined && options.keepWorkspace !== true
+        ? workspace
+        : undefined
+      // The reaper acts only on what the lease records (ownerLease.ts): recorded before it exists.
+      if (!keepAlive) yield* recordContainer(lease.dir, name, temporaryWorkspace)
       running = yield* startContainer(
         containerSpec({
           name,
@@ -252,8 +262,7 @@ const startSandbox = (
           sessionId,
           sessionKey,
           workspace,
-          // A kept one is not: neither the reaper nor a later release may remove it.
-          temporaryWorkspace: options.workspace === undefined && options.keepWorkspace !== true,
+          temporaryWorkspace,
           options,
           sandbox,
           uid,
