@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { request } from "node:http"
 import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
-import { baseImage } from "./ownerKill.ts"
+import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
