@@ -37,14 +37,14 @@ import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE, sandboxContainerSpec } from 
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "./docker/labels.ts"
+import { recordContainer } from "./docker/leaseRecords.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
 import {
   acquireOwnerLease,
   LEASE_IN_CONTAINER,
   LEASE_MOUNT,
   type OwnerLease,
-  type OwnerLeaseOptions,
-  recordContainer
+  type OwnerLeaseOptions
 } from "./docker/ownerLease.ts"
 import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
@@ -228,7 +228,9 @@ const startSandbox = (
       sessionKey = sessionKeyOf(existing.labels, existing.env)
       running = existing
       if (!keepAlive) {
-        yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, temporaryWorkspaceOf(existing.labels)))
+        yield* Effect.addFinalizer(() =>
+          removeWithWorkspace(existing.container, temporaryWorkspaceOf(existing.name, existing.labels))
+        )
       }
     } else {
       const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(

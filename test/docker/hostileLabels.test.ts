@@ -69,12 +69,13 @@ const HOSTILE: Readonly<Record<string, string>> = {
   [LABEL.resourceFactor]: "64"
 }
 
+/** Someone else's container of the image (its session label is the image's). */
+const stranger = `dt-hostile-stranger-${run}`
+const strangerThere = () => sessionContainers("hostile").length === 1
+
 const decoyIntact = () => existsSync(decoy) && readFileSync(join(decoy, "keep"), "utf8") === "the image named me"
 
 describeDocker("Docker labels from a hostile image", () => {
-  const stranger = `dt-hostile-stranger-${run}`
-  const strangerThere = () => sessionContainers("hostile").length === 1
-
   beforeAll(() => {
     const labels = Object.entries(HOSTILE).map(([k, v]) => `LABEL ${JSON.stringify(k)}=${JSON.stringify(v)}`)
     const build = spawnSync("docker", ["build", "-q", "-t", TAG, "-"], {

@@ -1,14 +1,12 @@
 /**
- * The checks before the one `rm -rf` the Docker runtime runs on the host (workspaceRemoval.ts)
- * and the lease records the reaper needs before it acts (ownerLease.ts), on real directories and
- * links, no engine needed: only a real directory of ours inside the temp dir is removed, never a
- * path outside it, a link, or a directory reached through one; a lease directory counts only
- * where and as whom the owner makes it, and records only the container and workspace named.
+ * The checks before the one `rm -rf` the Docker runtime runs on the host (workspaceRemoval.ts), on
+ * real directories and links, no engine needed: only a real directory of ours inside the temp dir
+ * is removed, never a path outside it, a link, or a directory reached through one, and the
+ * removal does not follow the links inside it.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import {
-  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -20,7 +18,6 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { isOwnLeaseDir, isRecorded, LEASE_DIR_PREFIX, recordContainer } from "../../src/layers/docker/ownerLease.ts"
 import { removeTemporaryWorkspace, workspaceVerdict } from "../../src/layers/docker/workspaceRemoval.ts"
 
 const made: Array<string> = []
@@ -80,43 +77,5 @@ describe("temporary workspace removal", () => {
       yield* removeTemporaryWorkspace(ours)
       assert.isFalse(existsSync(ours))
       assert.deepStrictEqual(readdirSync(decoy), ["keep"], "the removal followed a link out of the workspace")
-    }))
-})
-
-describe("lease records", () => {
-  it.effect("record exactly the container and workspace named, in a lease directory of our own", () =>
-    Effect.gen(function*() {
-      // As the owner makes it: in tmpdir() as it is spelled, not resolved.
-      const lease = mkdtempSync(join(tmpdir(), LEASE_DIR_PREFIX))
-      made.push(lease)
-      assert.isTrue(isOwnLeaseDir(lease))
-      yield* recordContainer(lease, "effect-sandbox-a", "/tmp/effect-sandbox-docker-a")
-      yield* recordContainer(lease, "effect-sandbox-b", undefined)
-      assert.isTrue(isRecorded(lease, "effect-sandbox-a", "/tmp/effect-sandbox-docker-a"))
-      assert.isTrue(isRecorded(lease, "effect-sandbox-b", undefined))
-      // Another workspace, or a name the owner never made, is no record.
-      assert.isFalse(isRecorded(lease, "effect-sandbox-a", "/home"))
-      assert.isFalse(isRecorded(lease, "effect-sandbox-a", undefined))
-      assert.isFalse(isRecorded(lease, "effect-sandbox-b", "/tmp/effect-sandbox-docker-a"))
-      assert.isFalse(isRecorded(lease, "effect-sandbox-c", undefined))
-      // Neither name nor path is readable in the directory the containers see.
-      for (const entry of readdirSync(lease)) assert.match(entry, /^container-[0-9a-f]{64}$/)
-
-      // Not ours: elsewhere than directly in the temp dir, another name, a link.
-      const nested = join(dir(tmp(), "effect-sandbox-docker-"), `${LEASE_DIR_PREFIX}x`)
-      mkdirSync(nested)
-      const link = join(tmpdir(), `${LEASE_DIR_PREFIX}link-${process.pid}`)
-      symlinkSync(lease, link)
-      made.push(link)
-      for (const path of [nested, dir(tmpdir(), "effect-sandbox-docker-"), link, join(tmpdir(), LEASE_DIR_PREFIX)]) {
-        assert.isFalse(isOwnLeaseDir(path), path)
-      }
-      // Nor another user's (root's reaper never acts for another user): tried where we may chown.
-      if (process.getuid?.() === 0) {
-        const theirs = mkdtempSync(join(tmpdir(), LEASE_DIR_PREFIX))
-        made.push(theirs)
-        chownSync(theirs, 1000, 1000)
-        assert.isFalse(isOwnLeaseDir(theirs))
-      }
     }))
 })

@@ -6,12 +6,12 @@
  */
 import type Docker from "dockerode"
 import { Effect, Schedule } from "effect"
-import { existsSync } from "node:fs"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
 import { type DockerEngine, engineCall, statusOf } from "./engine.ts"
 import { LABEL, labelOf, type Labels } from "./labels.ts"
+import { claimOf } from "./leaseRecords.ts"
 import { removeTemporaryWorkspace } from "./workspaceRemoval.ts"
 
 /** The action server's port inside every container. */
@@ -72,18 +72,16 @@ export const removeContainer = (container: Docker.Container) =>
   Effect.promise(() => container.remove({ force: true, v: true }).catch((e) => statusOf(e) === 404 ? undefined : e))
 
 /**
- * Where a workspace label is meaningful: on the owner's filesystem, which we
- * share when we can see its lease directory (or, for a kept-alive container,
- * which has none, when we run on the same host).
+ * The temporary workspace the container `name`'s labels name, when it is ours to remove with the
+ * container: one its owner recorded in a lease directory of our own user (leaseRecords.ts), or,
+ * for a kept-alive container, which has no lease, one made on this host.
  */
-const sharesOwnerFilesystem = (labels: Labels) => {
-  const lease = labelOf(labels, LABEL.ownerLease)
-  return lease !== undefined ? existsSync(lease) : labelOf(labels, LABEL.ownerHost) === hostname()
-}
-
-/** The temporary workspace a container's labels name, when it is on our filesystem. */
-export const temporaryWorkspaceOf = (labels: Labels): string | undefined =>
-  sharesOwnerFilesystem(labels) ? labelOf(labels, LABEL.temporaryWorkspace) : undefined
+export const temporaryWorkspaceOf = (name: string, labels: Labels): string | undefined =>
+  labelOf(labels, LABEL.ownerLease) !== undefined
+    ? claimOf(name, labels)?.workspace
+    : labelOf(labels, LABEL.ownerHost) === hostname()
+    ? labelOf(labels, LABEL.temporaryWorkspace)
+    : undefined
 
 /**
  * Remove a container created earlier (by this or a dead process) and then its temporary

@@ -6,19 +6,12 @@
  * directory read-only at LEASE_MOUNT and stop themselves when it goes stale;
  * the reaper removes containers whose lease it reads as stale. Nothing here
  * depends on pids or namespaces: only on the file and the kernel's clock.
- *
- * The lease directory also records, before each create, the container the owner
- * makes under it and the temporary workspace it made for it (`recordContainer`).
- * A container's labels say which lease and workspace it claims, and any image or
- * stranger can write labels; only the owner writes here (the containers see the
- * directory read-only), so the reaper acts on a claim only when it finds its record.
+ * The directory also holds the owner's records of its containers (leaseRecords.ts).
  */
 import { Duration, Effect, Schedule } from "effect"
-import { createHash } from "node:crypto"
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { basename, dirname, join } from "node:path"
-import { RuntimeStartError } from "../../schema/errors.ts"
+import { join } from "node:path"
 import { LEASE_FILE, type LeaseTerms } from "../../server/ownerLease.ts"
 import { leaseWatchdog } from "./leaseWatchdog.ts"
 
@@ -45,45 +38,6 @@ export interface OwnerLeaseOptions {
 export interface OwnerLease {
   /** The lease directory on the host, mounted at LEASE_MOUNT. */
   readonly dir: string
-}
-
-/**
- * A lease directory this process may act on: one of ours by name and place (`<tmpdir>/effect-sandbox-lease-*`,
- * a real directory, not a link) and owned by our own user, so that a reaper running as root never
- * acts on a directory another user made (nor on one a sandbox planted in its workspace).
- */
-export const isOwnLeaseDir = (dir: string): boolean => {
-  if (dirname(dir) !== tmpdir() || !basename(dir).startsWith(LEASE_DIR_PREFIX)) return false
-  try {
-    const stat = lstatSync(dir)
-    return stat.isDirectory() && (process.getuid === undefined || stat.uid === process.getuid())
-  } catch {
-    return false
-  }
-}
-
-/**
- * The record's file name: a digest of the container's name and its temporary workspace (empty
- * for none), so that the containers, which see the directory, learn neither from it.
- */
-const recordFile = (dir: string, container: string, workspace: string | undefined) =>
-  join(dir, `container-${createHash("sha256").update(`${container}\0${workspace ?? ""}`).digest("hex")}`)
-
-/** Record, before creating it, a container made under the lease in `dir` and its temporary workspace. */
-export const recordContainer = (dir: string, container: string, workspace: string | undefined) =>
-  Effect.try({
-    try: () => writeFileSync(recordFile(dir, container, workspace), "", { mode: 0o644 }),
-    catch: (error) =>
-      new RuntimeStartError({ message: `Cannot record ${container} in the owner's lease ${dir}: ${String(error)}` })
-  })
-
-/** The owner recorded this container under the lease in `dir`, with exactly this temporary workspace. */
-export const isRecorded = (dir: string, container: string, workspace: string | undefined): boolean => {
-  try {
-    return lstatSync(recordFile(dir, container, workspace)).isFile()
-  } catch {
-    return false
-  }
 }
 
 /** Write the lease afresh: a new file's mtime is its first renewal. */

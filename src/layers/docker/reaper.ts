@@ -7,7 +7,7 @@
  *
  * Labels only point: a container is reaped, and the temporary workspace its label
  * names removed, only when a lease directory of our own user records exactly that
- * container and that workspace (ownerLease.ts). A container an image labelled, or
+ * container and that workspace (leaseRecords.ts). A container an image labelled, or
  * one another program started with our labels, is left alone, and so is its path.
  *
  * An orphan does not wait for the reaper: its server stops itself once the lease
@@ -15,7 +15,6 @@
  * temporary host workspace, and the stale lease directories left behind. It runs
  * when a DockerRuntime starts and then every `reapEvery` (30 s) while it lives.
  */
-import type Docker from "dockerode"
 import { Duration, Effect, Schedule } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -24,25 +23,8 @@ import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLe
 import { dockerClient } from "./client.ts"
 import { removeWithWorkspace } from "./container.ts"
 import { LABEL, labelOf } from "./labels.ts"
-import { isOwnLeaseDir, isRecorded, LEASE_DIR_PREFIX } from "./ownerLease.ts"
-
-/** What the owner of a container recorded of it: its lease directory and temporary workspace. */
-interface Claim {
-  readonly dir: string
-  readonly workspace: string | undefined
-}
-
-/**
- * A container's claim to an owner's lease, when it is one to act on: a lease directory of our own
- * user that records this container by name with the temporary workspace its label names.
- */
-const claimOf = (container: Docker.ContainerInfo): Claim | null => {
-  const dir = labelOf(container.Labels, LABEL.ownerLease)
-  const name = container.Names[0]?.replace(/^\//, "")
-  if (dir === undefined || name === undefined || labelOf(container.Labels, LABEL.keepAlive) === "true") return null
-  const workspace = labelOf(container.Labels, LABEL.temporaryWorkspace)
-  return isOwnLeaseDir(dir) && isRecorded(dir, name, workspace) ? { dir, workspace } : null
-}
+import { type Claim, claimOf, isOwnLeaseDir } from "./leaseRecords.ts"
+import { LEASE_DIR_PREFIX } from "./ownerLease.ts"
 
 /** The lease of a container's owner, when its claim holds and this process can read the lease. */
 const leaseOf = (claim: Claim | null) => claim === null ? null : readLease(join(claim.dir, LEASE_FILE))
@@ -88,7 +70,7 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=true`] } }).catch(() => [])
   )
   const suspects = (yield* list).flatMap((c) => {
-    const claim = claimOf(c)
+    const claim = claimOf(c.Names[0]?.replace(/^\//, "") ?? "", c.Labels)
     const lease = leaseOf(claim)
     return claim !== null && lease !== null && isStale(lease) ? [{ container: c, claim, lease }] : []
   })
