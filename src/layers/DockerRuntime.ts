@@ -255,7 +255,7 @@ const startSandbox = (
       const temporaryWorkspace = options.workspace === undefined && options.keepWorkspace !== true
         ? workspace
         : undefined
-      // The reaper acts only on what the lease records (ownerLease.ts): recorded before it exists.
+      // The reaper acts only on what the lease records (leaseRecords.ts): recorded before it exists.
       if (!keepAlive) yield* recordContainer(lease.dir, name, temporaryWorkspace)
       running = yield* startContainer(
         containerSpec({

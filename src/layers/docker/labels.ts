@@ -2,7 +2,8 @@
  * Every container a DockerRuntime creates carries labels naming its session,
  * its owner (host and pid: for people reading `docker ps`, never for deciding
  * anything, since a pid means nothing outside its PID namespace) and the
- * owner's lease directory (ownerLease.ts): the only proof the reaper acts on.
+ * owner's lease directory (ownerLease.ts), where the owner records each container
+ * (leaseRecords.ts): the only proof the reaper acts on.
  *
  * An image's own labels reach its containers too: Docker merges the labels given
  * at create over the image's, and nothing at create removes one. So every label of
@@ -27,7 +28,7 @@ export const LABEL = {
   sessionKey: "effect-sandbox.session-key",
   /**
    * A temporary host workspace we created: removed with the container, whoever removes it last
-   * (the reaper only when the owner's lease directory records it: ownerLease.ts).
+   * (the reaper only when the owner's lease directory records it: leaseRecords.ts).
    */
   temporaryWorkspace: "effect-sandbox.temporary-workspace",
   /**
