@@ -14,7 +14,7 @@ import { DockerRuntime } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
 import { SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
 import { LocalRuntime } from "../../src/local.ts"
-import { baseImage } from "./ownerKill.ts"
+import { baseImage } from "./ownerProcess.ts"
 import { atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
 

@@ -21,7 +21,7 @@ import { DockerRuntime } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
 import { IMAGE_NODE } from "../../src/layers/docker/containerSpec.ts"
 import { SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
-import { baseImage } from "./ownerKill.ts"
+import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, report, type Row, sleep, waitFor } from "./rows.ts"
 
 /** The runtime API server of this group names its containers `<PREFIX>-<session>`. */

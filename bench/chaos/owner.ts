@@ -1,17 +1,23 @@
 /**
  * The owner process the owner-kill group SIGKILLs: it starts a LocalRuntime
- * (`local`) or a DockerRuntime (`docker <baseImage>`), starts a background
- * command in it, prints `chaos-owner {"id": ...}` on one line, and waits to be killed.
+ * (`local`) or a DockerRuntime (`docker <baseImage> [options]`, `options` a JSON
+ * object of DockerRuntimeOptions such as `workspace` and `ownerLease`), starts a
+ * background command in it, prints `chaos-owner {"id": ...}` on one line, and
+ * waits to be killed.
  */
 import { ManagedRuntime } from "effect"
-import { DockerRuntime } from "../../src/docker.ts"
+import { DockerRuntime, type DockerRuntimeOptions } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { payloadEntry } from "./server.ts"
 
-const [kind, image] = process.argv.slice(2)
+const [kind, image, options] = process.argv.slice(2)
 const layer = kind === "docker"
-  ? DockerRuntime.layer({ baseImage: image!, sessionId: `chaos-owner-${process.pid}` })
+  ? DockerRuntime.layer({
+    ...(JSON.parse(options ?? "{}") as DockerRuntimeOptions),
+    baseImage: image!,
+    sessionId: `chaos-owner-${process.pid}`
+  })
   : LocalRuntime.layer({ serverEntry: payloadEntry() })
 const runtime = ManagedRuntime.make(layer)
 const rt = await runtime.runPromise(Runtime)

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { DockerRuntime } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
-import { baseImage } from "./ownerKill.ts"
+import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type Row } from "./rows.ts"
 
 const docker = (...args: Array<string>) => spawnSync("docker", args, { encoding: "utf8" })

@@ -30,12 +30,14 @@ import {
   removeWithWorkspace,
   type RunningContainer,
   SERVER_PORT,
-  startContainer
+  startContainer,
+  temporaryWorkspaceOf
 } from "./docker/container.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE, sandboxContainerSpec } from "./docker/containerSpec.ts"
 import { DockerEngine, engineCall } from "./docker/engine.ts"
 import { ImageBuilder } from "./docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "./docker/labels.ts"
+import { recordContainer } from "./docker/leaseRecords.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
 import { sandboxNetworkFor } from "./docker/network.ts"
 import {
@@ -94,8 +96,8 @@ const containerSpec = (input: {
   readonly sessionId: string
   readonly sessionKey: string
   readonly workspace: string
-  /** We created the workspace (so whoever removes the container removes it too). */
-  readonly temporaryWorkspace: boolean
+  /** The workspace, when we created it (so whoever removes the container removes it too). */
+  readonly temporaryWorkspace: string | undefined
   readonly options: DockerRuntimeOptions
   readonly sandbox: SandboxConfig
   readonly uid: number
@@ -136,8 +138,8 @@ const containerSpec = (input: {
     labels: {
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
       [LABEL.sessionKey]: input.sessionKey,
-      ...(input.temporaryWorkspace ? { [LABEL.temporaryWorkspace]: input.workspace } : {}),
-      ...(input.lease === null ? {} : { [LABEL.ownerLease]: input.lease.dir }),
+      [LABEL.temporaryWorkspace]: input.temporaryWorkspace,
+      [LABEL.ownerLease]: input.lease?.dir,
       ...ownerLabels()
     },
     ports: [SERVER_PORT, ...(vscode ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
@@ -229,7 +231,11 @@ const startSandbox = (
     if (existing !== null) {
       sessionKey = sessionKeyOf(existing.labels, existing.env)
       running = existing
-      if (!keepAlive) yield* Effect.addFinalizer(() => removeWithWorkspace(existing.container, existing.labels))
+      if (!keepAlive) {
+        yield* Effect.addFinalizer(() =>
+          removeWithWorkspace(existing.container, temporaryWorkspaceOf(existing.name, existing.labels))
+        )
+      }
     } else {
       const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(
         {
@@ -250,6 +256,12 @@ const startSandbox = (
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
       const sandboxNetwork = yield* sandboxNetworkFor(sandbox)
+      // A kept one is not: neither the reaper nor a later release may remove it.
+      const temporaryWorkspace = options.workspace === undefined && options.keepWorkspace !== true
+        ? workspace
+        : undefined
+      // The reaper acts only on what the lease records (leaseRecords.ts): recorded before it exists.
+      if (!keepAlive) yield* recordContainer(lease.dir, name, temporaryWorkspace)
       running = yield* startContainer(
         containerSpec({
           name,
@@ -257,8 +269,7 @@ const startSandbox = (
           sessionId,
           sessionKey,
           workspace,
-          // A kept one is not: neither the reaper nor a later release may remove it.
-          temporaryWorkspace: options.workspace === undefined && options.keepWorkspace !== true,
+          temporaryWorkspace,
           options,
           sandbox,
           uid,

@@ -3,7 +3,10 @@
  * pieces (containerSpec.ts, container.ts, sessionKey.ts, the image builder) whose labels carry
  * everything the API must remember: session id, runtime id, session key, resource factor. Its
  * status is the engine's (running, paused, exited). Nothing is held in this process, so the
- * sandboxes outlive it and a restarted API server finds every one of them.
+ * sandboxes outlive it and a restarted API server finds every one of them. Every label of ours is
+ * written at create (labels.ts), so an image's `LABEL effect-sandbox.session-key=…` never hands a
+ * sandbox a key of its choosing, and DockerRuntime's containers (their API labels empty) are never
+ * adopted; nor is a container someone else ran from such an image (`isOurs`: its name).
  */
 import type Docker from "dockerode"
 import { Effect, Layer, Redacted } from "effect"
@@ -19,7 +22,7 @@ import {
 } from "../layers/docker/containerSpec.ts"
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
-import { LABEL, ownerLabels } from "../layers/docker/labels.ts"
+import { LABEL, labelOf, ownerLabels } from "../layers/docker/labels.ts"
 import { sandboxNetworkFor } from "../layers/docker/network.ts"
 import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -142,6 +145,15 @@ export const dockerSandboxes = (
         )
       )
 
+      /**
+       * A container this API made, beyond what the label filter says: a runtime id (the filter
+       * matches a present key, an empty one too) and the name `create` gives, which no image can
+       * set, so that a container someone else ran from an image carrying our labels is not adopted.
+       */
+      const isOurs = (info: Docker.ContainerInspectInfo) =>
+        labelOf(info.Config.Labels, LABEL.runtimeId) !== undefined &&
+        info.Name === `/${prefix}-${labelOf(info.Config.Labels, LABEL.session)}`
+
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {
           const found = yield* engineCall(
@@ -156,7 +168,7 @@ export const dockerSandboxes = (
             found,
             (c) => Effect.promise(() => docker.getContainer(c.Id).inspect().catch(() => null))
           )
-          return infos.filter((i) => i !== null)
+          return infos.filter((i): i is Docker.ContainerInspectInfo => i !== null && isOurs(i))
         }).pipe(Effect.mapError(internal))
 
       const first = (filter: string) =>

@@ -2,68 +2,26 @@
  * Ownership by lease: owners in separate PID namespaces sharing the engine never
  * reap each other's live containers; a SIGKILLed owner's container stops itself
  * with no other runtime started, and the next reaper pass removes it with its
- * workspace and lease; kept-alive containers and containers whose lease cannot
- * be read are never reaped.
+ * workspace and lease; kept-alive containers, containers whose lease cannot
+ * be read and containers the lease does not record (whatever their labels say)
+ * are never reaped, nor is the workspace they name removed.
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DockerEngine } from "../../src/layers/docker/engine.ts"
 import { LABEL } from "../../src/layers/docker/labels.ts"
+import { recordContainer } from "../../src/layers/docker/leaseRecords.ts"
 import { LEASE_DIR_PREFIX } from "../../src/layers/docker/ownerLease.ts"
-import { reapOrphans } from "../../src/layers/docker/reaper.ts"
 import { LEASE_FILE } from "../../src/server/ownerLease.ts"
 import { eventually } from "../eventually.ts"
 import { containerName, dockerCli, inspect, removeLeftovers, sessionContainers, sessionId } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
-
-const NODE = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "node")
+import { hostWorkspace, kill, owner, reap, running } from "./owners.ts"
 
 /** Lease terms that make a test take seconds: renew 200 ms, stale after 1.5 s, reap every 300 ms. */
 const FAST = { renewEvery: 200, staleAfter: 1_500, reapEvery: 300 }
-
-const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
-
-/**
- * An owner process (fixtures/owner.ts) in a PID namespace of its own, where it is
- * pid 1: `unshare --kill-child` takes it down when unshare is SIGKILLed. Resolves
- * once the owner's runtime answered; `kill` SIGKILLs it (no finalizer runs).
- */
-const owner = (image: string, session: string, options: object, ownPidNamespace = true) =>
-  Effect.acquireRelease(
-    Effect.callback<ChildProcess, Error>((resume) => {
-      const command = [NODE, join(import.meta.dirname, "fixtures", "owner.ts"), image, session, JSON.stringify(options)]
-      const unshare = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL"]
-      const [file, ...args] = ownPidNamespace ? [...unshare, ...command] : command
-      const child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"] })
-      let output = ""
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString()
-        if (output.includes(`READY ${session}`)) resume(Effect.succeed(child))
-      }
-      child.stdout!.on("data", onData)
-      child.stderr!.on("data", onData)
-      child.on("exit", (code) => resume(Effect.fail(new Error(`owner exited (${code}) before READY:\n${output}`))))
-    }).pipe(Effect.timeout("120 seconds")),
-    (child) => Effect.sync(() => exited(child) || child.kill("SIGKILL"))
-  )
-
-const kill = (child: ChildProcess) =>
-  Effect.callback<void>((resume) => {
-    if (exited(child)) return resume(Effect.void)
-    child.once("exit", () => resume(Effect.void))
-    child.kill("SIGKILL")
-  })
-
-const running = (id: string) => dockerCli("inspect", "-f", "{{.State.Running}}", id).stdout.trim() === "true"
-
-const hostWorkspace = (id: string) =>
-  inspect(id).pipe(Effect.map((info) => info!.Mounts.find((m) => m.Destination === "/workspace")!.Source))
-
-const reap = reapOrphans().pipe(Effect.provide(DockerEngine.layer))
 
 /** A lease directory as an owner writes it, last renewed `ageMs` ago. */
 const leaseDir = (ageMs: number) => {
@@ -163,7 +121,8 @@ describeDocker("Docker ownership by lease", () => {
         yield* kill(child)
         yield* eventually("the orphan was removed", () => sessionContainers(session).length === 0, 60_000, 250)
         console.log(`owner SIGKILLed: its watchdog removed the container in ${Date.now() - killedAt} ms`)
-        assert.isFalse(existsSync(workspace), "the temporary workspace remains")
+        // It removes the workspace just after the container: a moment later.
+        yield* eventually("the temporary workspace was removed", () => !existsSync(workspace), 5_000, 50)
         yield* eventually("the stale lease was removed", () => !existsSync(lease), 5_000, 250)
       })),
     120_000
@@ -176,7 +135,8 @@ describeDocker("Docker ownership by lease", () => {
         const session = sessionId("own")
         const child = yield* owner(image, session, { ownerLease: FAST, keepRuntimeAlive: true })
         const [id] = sessionContainers(session)
-        assert.isUndefined((yield* inspect(id!))!.Config.Labels[LABEL.ownerLease])
+        assert.strictEqual((yield* inspect(id!))!.Config.Labels[LABEL.ownerLease], "")
+        const workspace = yield* hostWorkspace(id!)
         yield* kill(child)
         for (let pass = 0; pass < 4; pass++) {
           yield* Effect.sleep("1 second")
@@ -184,28 +144,55 @@ describeDocker("Docker ownership by lease", () => {
         }
         assert.isTrue(running(id!))
         dockerCli("rm", "-f", "-v", id!)
+        // Kept with it, and ours to remove here.
+        rmSync(workspace, { recursive: true, force: true })
       })),
     180_000
   )
 
-  it.live("the reaper removes a container only on a lease it reads as stale", () =>
-    Effect.gen(function*() {
-      const unreadable = sessionId("own")
-      const fresh = sessionId("own")
-      const stale = sessionId("own")
-      const freshLease = leaseDir(0)
-      const staleLease = leaseDir(60_000)
-      labelledContainer(image, unreadable, { [LABEL.ownerLease]: join(tmpdir(), `${LEASE_DIR_PREFIX}missing`) })
-      const freshId = labelledContainer(image, fresh, { [LABEL.ownerLease]: freshLease })
-      labelledContainer(image, stale, { [LABEL.ownerLease]: staleLease })
-      utimesSync(join(freshLease, LEASE_FILE), new Date(), new Date())
-      assert.strictEqual(yield* reap, 1)
-      assert.lengthOf(sessionContainers(unreadable), 1, "a container without a readable lease was reaped")
-      assert.deepStrictEqual(sessionContainers(fresh), [freshId])
-      assert.deepStrictEqual(sessionContainers(stale), [])
-      assert.isFalse(existsSync(staleLease), "a stale lease no container names is swept")
-      assert.isTrue(existsSync(freshLease))
-      dockerCli("rm", "-f", "-v", containerName(unreadable), freshId)
-      rmSync(freshLease, { recursive: true, force: true })
-    }), 60_000)
+  it.live(
+    "the reaper removes a container only on a lease it reads as stale, and only one the lease records",
+    () =>
+      Effect.gen(function*() {
+        const unreadable = sessionId("own")
+        const fresh = sessionId("own")
+        const stale = sessionId("own")
+        const stranger = sessionId("own")
+        const freshLease = leaseDir(0)
+        const staleLease = leaseDir(60_000)
+        // A directory that looks like one of our temporary workspaces, named by a container the
+        // lease does not record: labels anyone can write (an image, another program).
+        const decoy = mkdtempSync(join(tmpdir(), "effect-sandbox-docker-decoy-"))
+        writeFileSync(join(decoy, "keep"), "")
+        labelledContainer(image, unreadable, { [LABEL.ownerLease]: join(tmpdir(), `${LEASE_DIR_PREFIX}missing`) })
+        const freshId = labelledContainer(image, fresh, { [LABEL.ownerLease]: freshLease })
+        labelledContainer(image, stale, { [LABEL.ownerLease]: staleLease })
+        const strangerId = labelledContainer(image, stranger, {
+          [LABEL.ownerLease]: staleLease,
+          [LABEL.temporaryWorkspace]: decoy
+        })
+        for (const [lease, session] of [[freshLease, fresh], [staleLease, stale]] as const) {
+          yield* recordContainer(lease, containerName(session), undefined)
+        }
+        utimesSync(join(freshLease, LEASE_FILE), new Date(), new Date())
+        assert.strictEqual(yield* reap, 1)
+        assert.lengthOf(sessionContainers(unreadable), 1, "a container without a readable lease was reaped")
+        assert.deepStrictEqual(sessionContainers(fresh), [freshId])
+        assert.deepStrictEqual(sessionContainers(stale), [])
+        assert.deepStrictEqual(
+          sessionContainers(stranger),
+          [strangerId],
+          "a container the lease never recorded was reaped"
+        )
+        assert.isTrue(existsSync(join(decoy, "keep")), "the path a stranger's label named was removed")
+        assert.isTrue(existsSync(staleLease), "a stale lease a container still names was swept")
+        dockerCli("rm", "-f", "-v", strangerId)
+        assert.strictEqual(yield* reap, 0)
+        assert.isFalse(existsSync(staleLease), "a stale lease no container names is swept")
+        assert.isTrue(existsSync(freshLease))
+        dockerCli("rm", "-f", "-v", containerName(unreadable), freshId)
+        for (const dir of [freshLease, decoy]) rmSync(dir, { recursive: true, force: true })
+      }),
+    60_000
+  )
 })

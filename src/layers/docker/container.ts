@@ -6,12 +6,13 @@
  */
 import type Docker from "dockerode"
 import { Effect, Schedule } from "effect"
-import { existsSync, rmSync } from "node:fs"
 import { hostname } from "node:os"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
 import { type DockerEngine, engineCall, statusOf } from "./engine.ts"
-import { LABEL } from "./labels.ts"
+import { LABEL, labelOf, type Labels } from "./labels.ts"
+import { claimOf } from "./leaseRecords.ts"
+import { removeTemporaryWorkspace } from "./workspaceRemoval.ts"
 
 /** The action server's port inside every container. */
 export const SERVER_PORT = 8000
@@ -71,29 +72,24 @@ export const removeContainer = (container: Docker.Container) =>
   Effect.promise(() => container.remove({ force: true, v: true }).catch((e) => statusOf(e) === 404 ? undefined : e))
 
 /**
- * Where a workspace label is meaningful: on the owner's filesystem, which we
- * share when we can see its lease directory (or, for a kept-alive container,
- * which has none, when we run on the same host).
+ * The temporary workspace the container `name`'s labels name, when it is ours to remove with the
+ * container: one its owner recorded in a lease directory of our own user (leaseRecords.ts), or,
+ * for a kept-alive container, which has no lease, one made on this host.
  */
-const sharesOwnerFilesystem = (labels: Readonly<Record<string, string>>) => {
-  const lease = labels[LABEL.ownerLease]
-  return lease !== undefined ? existsSync(lease) : labels[LABEL.ownerHost] === hostname()
-}
+export const temporaryWorkspaceOf = (name: string, labels: Labels): string | undefined =>
+  labelOf(labels, LABEL.ownerLease) !== undefined
+    ? claimOf(name, labels)?.workspace
+    : labelOf(labels, LABEL.ownerHost) === hostname()
+    ? labelOf(labels, LABEL.temporaryWorkspace)
+    : undefined
 
 /**
- * Remove a container created earlier (by this or a dead process) and the
- * temporary workspace its labels name, when that workspace is on our filesystem.
+ * Remove a container created earlier (by this or a dead process) and then its temporary
+ * workspace, if it has one and the removal's checks let it (workspaceRemoval.ts).
  */
-export const removeWithWorkspace = (container: Docker.Container, labels: Readonly<Record<string, string>>) =>
+export const removeWithWorkspace = (container: Docker.Container, workspace: string | undefined) =>
   removeContainer(container).pipe(
-    Effect.andThen(Effect.suspend(() => {
-      const workspace = labels[LABEL.temporaryWorkspace]
-      if (workspace === undefined || !sharesOwnerFilesystem(labels)) return Effect.void
-      // Files the sandbox user made may not be ours to remove: say so, and go on.
-      return Effect.try(() => rmSync(workspace, { recursive: true, force: true })).pipe(
-        Effect.catch((e) => Effect.logWarning(`cannot remove the workspace ${workspace}: ${e.cause}`))
-      )
-    }))
+    Effect.andThen(workspace === undefined ? Effect.void : removeTemporaryWorkspace(workspace))
   )
 
 /** What must be done to a created or stopped container before each start (e.g. copy a file in). */

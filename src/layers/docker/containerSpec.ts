@@ -9,7 +9,7 @@
 import type Docker from "dockerode"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { mayBeRoot, ROOT_CAPABILITIES } from "../internal/capabilities.ts"
-import { LABEL } from "./labels.ts"
+import { LABEL, type OurLabels, ourLabels } from "./labels.ts"
 import { parseVolumes } from "./volumes.ts"
 
 /** Where the runtime image (imageBuilder.ts) keeps the Node binary: stdio MCP servers written for Node can run with it. */
@@ -43,8 +43,11 @@ export interface SandboxContainer {
   readonly workingDir?: string | undefined
   /** The user the command runs as (the image's when undefined). */
   readonly user?: string | undefined
-  /** Labels beyond the ones every sandbox carries (managed, session, creation time, version). */
-  readonly labels: Readonly<Record<string, string>>
+  /**
+   * Our labels beyond the ones every sandbox carries (managed, session, creation time, version);
+   * every other label of ours is written empty, so that the image's cannot stand in (labels.ts).
+   */
+  readonly labels: OurLabels
   /** Container ports published on 127.0.0.1, each on an engine-chosen host port. */
   readonly ports: ReadonlyArray<number>
   /** Bind mounts beyond the operator's `sandbox.volumes`. */
@@ -89,13 +92,13 @@ export const sandboxContainerSpec = (input: SandboxContainer): Docker.ContainerC
     ...(input.user === undefined ? {} : { User: input.user }),
     ...(input.workingDir === undefined ? {} : { WorkingDir: input.workingDir }),
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    Labels: {
+    Labels: ourLabels({
       [LABEL.managed]: "true",
       [LABEL.session]: input.sessionId,
       [LABEL.createdAt]: new Date().toISOString(),
       [LABEL.version]: "0.1.0",
       ...input.labels
-    },
+    }),
     ExposedPorts: Object.fromEntries(input.ports.map((p) => [`${p}/tcp`, {}])),
     HostConfig: {
       Init: true,
@@ -121,8 +124,14 @@ export const sandboxContainerSpec = (input: SandboxContainer): Docker.ContainerC
       ...(input.ociRuntime === undefined ? {} : { Runtime: input.ociRuntime })
     }
   }
-  // OpenHands' docker_runtime_kwargs: raw create options, merged last (HostConfig merged key by key).
+  // OpenHands' docker_runtime_kwargs: raw create options, merged last (HostConfig merged key by key;
+  // their Labels are added under ours, which they can neither drop nor replace).
   // The operator's escape hatch: it can give back any capability, privileges or network taken above.
   const raw = (sandbox.dockerRuntimeKwargs ?? {}) as Docker.ContainerCreateOptions
-  return { ...spec, ...raw, HostConfig: { ...spec.HostConfig, ...raw.HostConfig } }
+  return {
+    ...spec,
+    ...raw,
+    Labels: { ...raw.Labels, ...spec.Labels },
+    HostConfig: { ...spec.HostConfig, ...raw.HostConfig }
+  }
 }

@@ -6,6 +6,7 @@
  * directory read-only at LEASE_MOUNT and stop themselves when it goes stale;
  * the reaper removes containers whose lease it reads as stale. Nothing here
  * depends on pids or namespaces: only on the file and the kernel's clock.
+ * The directory also holds the owner's records of its containers (leaseRecords.ts).
  */
 import { Duration, Effect, Schedule } from "effect"
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"

@@ -5,6 +5,11 @@
  * filesystem or host) is never touched: no guessing from pids, which mean
  * nothing across PID namespaces. Kept-alive containers carry no lease.
  *
+ * Labels only point: a container is reaped, and the temporary workspace its label
+ * names removed, only when a lease directory of our own user records exactly that
+ * container and that workspace (leaseRecords.ts). A container an image labelled, or
+ * one another program started with our labels, is left alone, and so is its path.
+ *
  * An orphan does not wait for the reaper: its server stops itself once the lease
  * goes stale. What the reaper adds is removing the stopped container and its
  * temporary host workspace, and the stale lease directories left behind. It runs
@@ -17,27 +22,23 @@ import { join } from "node:path"
 import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
 import { dockerClient } from "./client.ts"
 import { removeWithWorkspace } from "./container.ts"
-import { LABEL } from "./labels.ts"
+import { LABEL, labelOf } from "./labels.ts"
+import { type Claim, claimOf, isOwnLeaseDir } from "./leaseRecords.ts"
 import { LEASE_DIR_PREFIX } from "./ownerLease.ts"
 
-type Labels = Readonly<Record<string, string>>
-
-/** The lease of a container's owner, when this process can read it. */
-const leaseOf = (labels: Labels) => {
-  const dir = labels[LABEL.ownerLease]
-  return dir === undefined || labels[LABEL.keepAlive] === "true" ? null : readLease(join(dir, LEASE_FILE))
-}
+/** The lease of a container's owner, when its claim holds and this process can read the lease. */
+const leaseOf = (claim: Claim | null) => claim === null ? null : readLease(join(claim.dir, LEASE_FILE))
 
 interface Suspect {
   readonly lease: Lease
 }
 
-/** Lease directories in our temp dir whose lease reads as stale now. */
+/** Our own user's lease directories in our temp dir whose lease reads as stale now. */
 const staleLeaseDirs = (): ReadonlyArray<Suspect & { readonly dir: string }> => {
   try {
     return readdirSync(tmpdir()).filter((e) => e.startsWith(LEASE_DIR_PREFIX)).flatMap((entry) => {
       const dir = join(tmpdir(), entry)
-      const lease = readLease(join(dir, LEASE_FILE))
+      const lease = isOwnLeaseDir(dir) ? readLease(join(dir, LEASE_FILE)) : null
       return lease !== null && isStale(lease) ? [{ dir, lease }] : []
     })
   } catch {
@@ -69,8 +70,9 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=true`] } }).catch(() => [])
   )
   const suspects = (yield* list).flatMap((c) => {
-    const lease = leaseOf(c.Labels)
-    return lease !== null && isStale(lease) ? [{ container: c, lease }] : []
+    const claim = claimOf(c.Names[0]?.replace(/^\//, "") ?? "", c.Labels)
+    const lease = leaseOf(claim)
+    return claim !== null && lease !== null && isStale(lease) ? [{ container: c, claim, lease }] : []
   })
   const staleDirs = staleLeaseDirs()
   const all: ReadonlyArray<Suspect> = [...suspects, ...staleDirs]
@@ -79,17 +81,16 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     const confirm = Math.max(...all.map(({ lease }) => Math.min(2 * lease.renewEveryMs, lease.staleAfterMs)))
     yield* Effect.sleep(Duration.millis(confirm))
   }
-  const orphans = suspects.filter((suspect) => confirmed(suspect, leaseOf(suspect.container.Labels)))
-    .map(({ container }) => container)
+  const orphans = suspects.filter((suspect) => confirmed(suspect, leaseOf(suspect.claim)))
   yield* Effect.forEach(
     orphans,
-    (c) =>
-      removeWithWorkspace(docker.getContainer(c.Id), c.Labels).pipe(
+    ({ claim, container: c }) =>
+      removeWithWorkspace(docker.getContainer(c.Id), claim.workspace).pipe(
         Effect.tap(() => Effect.logInfo(`reaped container ${c.Names[0] ?? c.Id}: its owner's lease is stale`))
       ),
     { concurrency: 4, discard: true }
   )
-  const named = new Set((yield* list).flatMap((c) => c.Labels[LABEL.ownerLease] ?? []))
+  const named = new Set((yield* list).flatMap((c) => labelOf(c.Labels, LABEL.ownerLease) ?? []))
   yield* sweepLeases(staleDirs, named)
   return orphans.length
 })
