@@ -2,11 +2,12 @@
  * VS Code on RemoteRuntime through our runtime API in proxy mode (Docker provisioner, the tools
  * image's runtime image that DockerRuntime's VS Code test builds too): `--plugins vscode` in the
  * command RemoteRuntime sends, `VSCODE_PORT` set by the API, and `info.urls.vscode` in OpenHands'
- * path mode, `<api>/<runtime_id>/vscode?tkn=..&folder=..`. A real Chromium loads the workbench
- * through the API's proxy (its WebSockets included; screenshot `.tmp/test-output/remote-vscode-workbench.png`);
- * a WebSocket handshake through the proxy reaches code-server; without the token the sandbox
- * answers 403; another sandbox's path (started without the plugin) and an unknown runtime id reach
- * nothing. Release stops the runtime: no container of the file is left. The first describe block
+ * path mode, `<api>/<runtime_id>/vscode?tkn=..&folder=..`, an entry to the IDE's own host
+ * `<runtime_id>-<mac>.localhost`. A real Chromium loads the workbench there through the API's proxy
+ * (its WebSockets included; screenshot `.tmp/test-output/remote-vscode-workbench.png`) and keeps
+ * its cookie to that host; a WebSocket handshake through the proxy reaches code-server; without
+ * the token, or from another origin, it is refused; another sandbox's path and host (started
+ * without the plugin) and an unknown runtime id reach nothing. Release stops the runtime: no container of the file is left. The first describe block
  * checks the pieces that need no engine. The proxy checks themselves are vscodeProxy.ts's (shared with
  * kubernetesApi.test.ts).
  */
@@ -16,9 +17,11 @@ import { randomBytes } from "node:crypto"
 import { Runtime } from "../../src/index.ts"
 import { remoteVsCodeBase, startRequest } from "../../src/layers/RemoteRuntime.ts"
 import { sandboxPod } from "../../src/runtimeApi/kubernetesPods.ts"
+import { hostMatches, ideDomain, ideHostLabel, ideHostOf } from "../../src/runtimeApi/vscodeHosts.ts"
 import { servesVsCode, withVsCodePort } from "../../src/runtimeApi/vscodePlugin.ts"
 import { vscodeTarget } from "../../src/runtimeApi/vscodeProxy.ts"
 import { sandboxConfigFromEnv } from "../../src/schema/SandboxConfig.ts"
+import { tokenCookieName } from "../../src/server/vscode/ideOrigin.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { dockerCli } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
@@ -67,6 +70,27 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
     assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/vscodex`))
     assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/work-1/vscode`))
     assert.isUndefined(vscodeTarget(`/rt-1/vscode`))
+  })
+
+  it("names each sandbox's IDE host with a mac of its session key, and reads it back off Host", () => {
+    const key = Redacted.make("session-key")
+    const label = ideHostLabel(RUNTIME_ID, key)
+    assert.match(label, new RegExp(`^${RUNTIME_ID}-[0-9a-f]{32}$`))
+    assert.notStrictEqual(ideHostLabel(RUNTIME_ID, Redacted.make("other-key")), label)
+    const host = ideHostOf(`${label}.localhost:8000`, "localhost")!
+    assert.deepStrictEqual(host, { runtimeId: RUNTIME_ID, mac: label.slice(-32) })
+    assert.isTrue(hostMatches(host, key))
+    assert.isFalse(hostMatches(host, Redacted.make("other-key")))
+    assert.deepStrictEqual(ideHostOf(`${label.toUpperCase()}.IDE.Example.com`, "ide.example.com"), host)
+    for (
+      const other of ["127.0.0.1:8000", `${label}.localhost.evil:80`, `x${label}.localhost`, `${label}x.localhost`]
+    ) {
+      assert.isUndefined(ideHostOf(other, "localhost"), other)
+    }
+    assert.strictEqual(ideDomain(undefined, "127.0.0.1"), "localhost")
+    assert.strictEqual(ideDomain(undefined, "localhost"), "localhost")
+    assert.isUndefined(ideDomain(undefined, "sandboxes.example.com"))
+    assert.strictEqual(ideDomain("ide.example.com", "127.0.0.1"), "ide.example.com")
   })
 
   it("RemoteRuntime sends the plugin, not the port, and puts the URL where OpenHands' client does", () =>
@@ -140,7 +164,7 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
           const runtimeId = session["runtime_id"] as string
           const sessionKey = session["session_api_key"] as string
 
-          const token = yield* expectProxiedVsCode({
+          const { token } = yield* expectProxiedVsCode({
             base: server.base,
             runtimeId,
             sessionKey,
@@ -167,14 +191,21 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
           ], [404, {
             detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
           }])
-          const upgradeElsewhere = yield* upgrade(server.base, idePath(started.runtime_id), {
-            Cookie: `vscode-tkn=${token}`
+          const cookie = `${tokenCookieName(token)}=${token}`
+          const upgradeElsewhere = yield* upgrade(server.base, idePath(`/${started.runtime_id}/vscode`), {
+            Cookie: cookie
           })
           assert.strictEqual(upgradeElsewhere.status, 404)
-          const unknown = yield* upgrade(server.base, idePath(RUNTIME_ID), {
-            Cookie: `vscode-tkn=${token}`
-          })
+          const unknown = yield* upgrade(server.base, idePath(`/${RUNTIME_ID}/vscode`), { Cookie: cookie })
           assert.strictEqual(unknown.status, 404)
+          // The other sandbox's own IDE host (its mac right) reaches nothing either.
+          const otherHost = `http://${
+            ideHostLabel(started.runtime_id, Redacted.make(started.session_api_key))
+          }.localhost:${new URL(server.base).port}`
+          const atOtherHost = yield* upgrade(otherHost, idePath(), { Cookie: cookie, Origin: otherHost })
+          assert.deepStrictEqual([atOtherHost.status, JSON.parse(atOtherHost.body)], [404, {
+            detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
+          }])
           yield* Effect.promise(() =>
             call(server.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
           )
