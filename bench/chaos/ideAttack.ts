@@ -16,15 +16,15 @@ import { isSharedLoopbackHost } from "../../src/server/vscode/ideOrigin.ts"
 
 /**
  * code-server's stand-in: answers its health check on the socket it is given; serves an attack page
- * and a service worker script under `/static/` that claims the whole origin (as code-server's own
+ * and a service worker script under `static/` that claims the whole origin (as code-server's own
  * does); records every other request and upgrade (to `$IDE_LOG`, default /tmp/ide.log).
  */
 export const RECORDING_IDE = "const fs = require('fs'); const a = process.argv; " +
   "const file = process.env.IDE_LOG || '/tmp/ide.log'; " +
   "const log = (kind, q) => fs.appendFileSync(file, JSON.stringify({ kind, path: q.url, headers: q.headers }) + '\\n'); " +
   "const s = require('http').createServer((q, r) => { " +
-  "if (q.url === '/attack.html') return r.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>a</title>'); " +
-  "if (q.url === '/static/sw.js') return r.writeHead(200, { 'content-type': 'text/javascript', 'service-worker-allowed': '/' }).end('self.onfetch = () => {}'); " +
+  "if (q.url.endsWith('/attack.html')) return r.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>a</title>'); " +
+  "if (q.url.endsWith('/static/sw.js')) return r.writeHead(200, { 'content-type': 'text/javascript', 'service-worker-allowed': '/' }).end('self.onfetch = () => {}'); " +
   "if (q.url !== '/healthz') log('http', q); r.end('ide') }); " +
   "s.on('upgrade', (q, c) => { log('upgrade', q); c.end('HTTP/1.1 101 Switching Protocols\\r\\nConnection: Upgrade\\r\\nUpgrade: websocket\\r\\n\\r\\n') }); " +
   "s.listen(a[a.indexOf('--socket') + 1])"
@@ -58,7 +58,8 @@ const appServer = () =>
 
 /** Run in A's page: the attacks on `victim` (B's IDE origin), each path carrying `marker`. */
 const attack = async ({ marker, victim }: { readonly victim: string; readonly marker: string }) => {
-  const wideWorker = await navigator.serviceWorker.register("/static/sw.js", { scope: "/" }).then(() => 1, () => 0)
+  // Relative: under the IDE's path prefix too, where an IDE is served below a shared origin.
+  const wideWorker = await navigator.serviceWorker.register("static/sw.js", { scope: "/" }).then(() => 1, () => 0)
   for (const mode of ["no-cors", "cors"] as const) {
     await fetch(`${victim}/${marker}-fetch-${mode}`, { mode, credentials: "include" }).catch(() => undefined)
   }
@@ -105,15 +106,18 @@ export const browserAttack = async (input: {
     // The user opened A's IDE, then B's, and works in B: B's cookie is the last one set.
     await page.goto(input.attackerUrl)
     const attacker = new URL(page.url())
+    const attackPage = new URL("attack.html", attacker).href
     const opened = await page.goto(input.victimUrl)
     const victim = new URL(page.url()).origin
+    // Where B's IDE lives on its host: a cookie's Path is no boundary for a server on another port.
+    const victimPath = new URL(page.url()).pathname
     // Opened, on a host of its own (the runtime API's entry and a shared loopback host send it there).
     const victimOpened = opened?.status() === 200 && !isSharedLoopbackHost(new URL(victim).hostname) ? 1 : 0
-    await page.goto(`${attacker.origin}/attack.html`)
+    await page.goto(attackPage)
     const outcome = await page.evaluate(attack, { victim, marker: input.marker })
     // A's page sends the browser to the app's port under every name it can form: B's host is not one.
     for (const host of ["127.0.0.1", "localhost", attacker.hostname]) {
-      await page.goto(`http://${host}:${app.port}/`)
+      for (const path of new Set(["/", victimPath])) await page.goto(`http://${host}:${app.port}${path}`)
     }
     return {
       victimOpened,
