@@ -89,6 +89,9 @@ it.live(
           assert.strictEqual(moved.headers.location, `${own}/?tkn=${token}&folder=%2Fworkspace`)
           assert.isUndefined(moved.headers["set-cookie"])
         }
+        // Through a front end, Host is the front end's: the token is taken where it came.
+        const forwarded = yield* get(`${base}/?tkn=${token}`, { "x-forwarded-host": "8001-x.tunnel.example" })
+        assert.deepStrictEqual([forwarded.status, forwarded.headers.location], [302, "/"])
         const entry = yield* get(`${own}/?tkn=${token}&folder=%2Fworkspace`)
         assert.strictEqual(entry.status, 302)
         assert.strictEqual(entry.headers.location, "/?folder=%2Fworkspace")

@@ -5,7 +5,8 @@
  * has no such mode (only a password login page), so it listens on a unix socket only this server
  * can reach (`--auth none` there), and this proxy on `VSCODE_PORT` does OpenVSCode's check, with
  * what a browser needs to keep IDEs apart (ideOrigin.ts): a token opened on a host every local
- * server shares is first sent to the IDE's own `ide-<h>.localhost` host, the cookie's name is the
+ * server shares (reached directly, not through a front end) is first sent to the IDE's own
+ * `ide-<h>.localhost` host, the cookie's name is the
  * token's own, a request from another origin's page is refused, and no answer may widen a service
  * worker's scope. Tokens are compared in constant time, over their SHA-256.
  */
@@ -53,6 +54,14 @@ const requestedHost = (headers: IncomingHttpHeaders): URL | undefined => {
   }
 }
 
+/**
+ * Whether a front end (a provider's proxy, an ingress) says it forwarded the request: its `Host`
+ * is then the front end's choice, not the browser's, and the browser's host is not this proxy's
+ * to move (a `ide-<h>.localhost` on the browser's machine would not reach it).
+ */
+const behindFrontEnd = (headers: IncomingHttpHeaders) =>
+  headers["x-forwarded-host"] !== undefined || headers["forwarded"] !== undefined
+
 /** The verdict on each request for the IDE behind `token` (`upgrade`: a WebSocket handshake). */
 export const tokenCheck = (token: string) => {
   const expected = digest(token)
@@ -64,7 +73,7 @@ export const tokenCheck = (token: string) => {
     const url = new URL(request.url ?? "/", "http://vscode")
     if (!upgrade && valid(url.searchParams.get("tkn"))) {
       const host = requestedHost(request.headers)
-      if (host !== undefined && isSharedLoopbackHost(host.hostname)) {
+      if (host !== undefined && isSharedLoopbackHost(host.hostname) && !behindFrontEnd(request.headers)) {
         return { _tag: "relocate", location: `${ideBase(host.origin, token)}${url.pathname}${url.search}` }
       }
       url.searchParams.delete("tkn")
