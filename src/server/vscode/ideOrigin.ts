@@ -37,14 +37,15 @@ export const isSharedLoopbackHost = (hostname: string): boolean =>
   hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
 
 /**
- * `base` (an origin, `http://<host>:<port>`, where the IDE's port is reached) on a host of the
- * IDE's own: a shared loopback host, or an earlier token's `ide-` host, becomes
- * `ide-<label>.localhost` on the same port; any other host (a sandbox's own address, a provider's
- * per-sandbox host) is the IDE's already.
+ * `base` (where the IDE's port is reached) on a host of the IDE's own: an `http://` origin on a
+ * shared loopback host, or on an earlier token's `ide-` host, becomes `ide-<label>.localhost` on
+ * the same port; any other host (a sandbox's own address, a provider's per-sandbox host), and a
+ * base with a path (a front end's route), is left as it is.
  */
 export const ideBase = (base: string, token: string): string => {
   const url = new URL(base)
-  if (!isSharedLoopbackHost(url.hostname) && !IDE_HOST.test(url.hostname)) return base
+  const moved = isSharedLoopbackHost(url.hostname) || IDE_HOST.test(url.hostname)
+  if (!moved || url.protocol !== "http:" || url.pathname !== "/" || url.search !== "") return base
   url.hostname = `${ideHostLabel(token)}.localhost`
   return url.origin
 }

@@ -74,7 +74,9 @@ export const tokenCheck = (token: string) => {
     if (!upgrade && valid(url.searchParams.get("tkn"))) {
       const host = requestedHost(request.headers)
       if (host !== undefined && isSharedLoopbackHost(host.hostname) && !behindFrontEnd(request.headers)) {
-        return { _tag: "relocate", location: `${ideBase(host.origin, token)}${url.pathname}${url.search}` }
+        // Scheme-relative: the browser keeps the scheme it came with (a TLS tunnel ends before this proxy).
+        const own = new URL(ideBase(host.origin, token))
+        return { _tag: "relocate", location: `//${own.host}${url.pathname}${url.search}` }
       }
       url.searchParams.delete("tkn")
       return { _tag: "redirect", location: `${url.pathname}${url.search}` }
