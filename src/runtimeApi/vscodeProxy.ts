@@ -57,10 +57,9 @@ const VSCODE_PREFIX = new RegExp(`^/(${RUNTIME_ID_PATTERN.source.slice(1, -1)})/
 /** The action server's endpoint under the same prefix (OpenHands' client reads the token there). */
 const TOKEN_ENDPOINT = /^\/connection_token(?=\?|$)/
 
-/** A request for the path-mode entry to a sandbox's IDE: the runtime, the prefix as sent, the target in the IDE. */
+/** A request for the path-mode entry to a sandbox's IDE: the runtime, and the target on the IDE's host. */
 export interface VsCodeTarget {
   readonly runtimeId: string
-  readonly prefix: string
   readonly rest: string
 }
 
@@ -70,7 +69,7 @@ export const vscodeTarget = (url: string): VsCodeTarget | undefined => {
   if (match === null) return undefined
   const rest = url.slice(match[0].length)
   if (TOKEN_ENDPOINT.test(rest)) return undefined
-  return { runtimeId: match[1]!, prefix: match[0], rest: rest.startsWith("/") ? rest : `/${rest}` }
+  return { runtimeId: match[1]!, rest: rest.startsWith("/") ? rest : `/${rest}` }
 }
 
 /** Headers of one connection, and the API's and action server's keys: none reaches the IDE. */

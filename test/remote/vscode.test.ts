@@ -57,7 +57,6 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
   it("takes /<runtime_id>/vscode... but the action server's /vscode/connection_token", () => {
     assert.deepStrictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode?tkn=t&folder=/workspace`), {
       runtimeId: RUNTIME_ID,
-      prefix: `/${RUNTIME_ID}/vscode`,
       rest: "/?tkn=t&folder=/workspace"
     })
     assert.strictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode`)?.rest, "/")
