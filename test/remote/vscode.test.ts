@@ -218,4 +218,41 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
       }),
     600_000
   )
+
+  it.live(
+    "a public URL off loopback and no --vscode-domain: the plugin is left off and the server says why",
+    () =>
+      Effect.gen(function*() {
+        const image = yield* toolsRuntimeImage
+        const server = yield* Effect.promise(() =>
+          startApiServer(["--proxy", "--public-url", "http://sandboxes.example:8000"], KEY)
+        )
+        servers.push(server)
+        assert.include(server.stderr(), "VS Code is off: each sandbox's IDE needs a host of its own")
+        const sid = newSessionId()
+        const started = (yield* Effect.promise(() =>
+          call(server.base, "POST", "/start", {
+            key: KEY,
+            body: { session_id: sid, image, command: ["sh", "-c", "sleep 300", "x", "--plugins", "vscode"] }
+          })
+        )).body as unknown as Started
+        const [container] = sessionContainers(sid)
+        const env = JSON.parse(dockerCli("inspect", "--format", "{{json .Config.Env}}", container!).stdout) as Array<
+          string
+        >
+        assert.isFalse(env.some((entry) => entry.startsWith("VSCODE_PORT=")), "no VSCODE_PORT")
+        assert.notInclude(dockerCli("port", container!).stdout, "8001/tcp")
+        const entry = yield* Effect.promise(() =>
+          fetch(`${server.base}/${started.runtime_id}/vscode?tkn=x`, { redirect: "manual" })
+        )
+        assert.deepStrictEqual([entry.status, yield* Effect.promise(() => entry.json())], [404, {
+          detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
+        }])
+        yield* Effect.promise(() =>
+          call(server.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
+        )
+        assert.deepStrictEqual(sessionContainers(sid), [])
+      }),
+    300_000
+  )
 })
