@@ -37,7 +37,7 @@ const cookie = (header: string | undefined, name: string): string | undefined =>
   header?.split(";").map((part) => part.trim()).find((part) => part.startsWith(`${name}=`))?.slice(name.length + 1)
 
 /** What to do with a request (`tokenCheck`). */
-export type Verdict =
+type Verdict =
   /** A valid `tkn` on the IDE's own host: set the cookie, redirect to the URL without it. */
   | { readonly _tag: "redirect"; readonly location: string }
   /** A valid `tkn` on a shared loopback host: redirect, token kept, to the IDE's own host. */
@@ -57,7 +57,7 @@ const requestedHost = (headers: IncomingHttpHeaders): URL | undefined => {
 /**
  * Whether a front end (a provider's proxy, an ingress) says it forwarded the request: its `Host`
  * is then the front end's choice, not the browser's, and the browser's host is not this proxy's
- * to move (a `ide-<h>.localhost` on the browser's machine would not reach it).
+ * to move (an `ide-<h>.localhost` on the browser's machine would not reach it).
  */
 const behindFrontEnd = (headers: IncomingHttpHeaders) =>
   headers["x-forwarded-host"] !== undefined || headers["forwarded"] !== undefined
