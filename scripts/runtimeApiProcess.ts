@@ -12,6 +12,8 @@ const MAIN = join(import.meta.dirname, "..", "src", "runtimeApi", "main.ts")
 export interface ApiServer {
   readonly base: string
   readonly process: ChildProcess
+  /** What it wrote on stderr so far (its notices at start come before it listens). */
+  readonly stderr: () => string
   /** Stop it (SIGKILL: a crash, the sandboxes stay) and wait until it is gone. */
   readonly kill: () => Promise<void>
 }
@@ -39,6 +41,7 @@ export const startApiServer = (
         resolve({
           base: `http://127.0.0.1:${port}`,
           process: child,
+          stderr: () => stderr,
           kill: () =>
             new Promise((done) => {
               if (child.exitCode !== null || child.signalCode !== null) return done()

@@ -150,6 +150,8 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
     const [a, b] = [await start(newSessionId()), await start(sessionB)]
     const sessionC = newSessionId()
     const c = await start(sessionC, vscodeStart(sessionC))
+    const sessionD = newSessionId()
+    const d = await start(sessionD, vscodeStart(sessionD))
     for (const s of [a, b]) {
       const alive = {
         method: "GET",
@@ -207,6 +209,7 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
       key,
       without: [a, b],
       c,
+      d,
       seenByIde: () =>
         docker("exec", `${PREFIX}-${sessionC}`, "cat", "/tmp/ide.log").split("\n").filter((l) => l).map((l) =>
           JSON.parse(l)

@@ -14,7 +14,7 @@ import { Activity, idleSweeper } from "./activity.ts"
 import { buildRoutes } from "./buildRoutes.ts"
 import { runtimeApiGate } from "./gate.ts"
 import { lifecycleRoutes } from "./routes.ts"
-import { divertVsCode } from "./vscodeProxy.ts"
+import { divertVsCode, type IdeHosting } from "./vscodeProxy.ts"
 
 export interface RuntimeApiOptions {
   readonly port: number
@@ -25,6 +25,11 @@ export interface RuntimeApiOptions {
   readonly proxy?: boolean | undefined
   /** The URL clients reach this server at, for proxy-mode runtime URLs (default from the listening address). */
   readonly publicUrl?: string | undefined
+  /**
+   * Proxy mode: the domain of the IDE hosts, `<runtime_id>-<mac>.<domain>` (vscodeHosts.ts).
+   * Undefined: VS Code is not served (main.ts picks `localhost` for a loopback public URL).
+   */
+  readonly vscodeDomain?: string | undefined
   readonly idlePauseAfter?: Duration.Duration | undefined
   readonly idleStopAfter?: Duration.Duration | undefined
 }
@@ -43,16 +48,30 @@ export const layer = (options: RuntimeApiOptions) => {
     ),
     idleSweeper({ pauseAfter: options.idlePauseAfter, stopAfter: options.idleStopAfter })
   ).pipe(
-    Layer.provideMerge(httpServer(options.port, options.host, proxy)),
+    Layer.provideMerge(httpServer(options, proxy)),
     Layer.provide(Activity.layer),
     Layer.provide(Layer.succeed(Limits, DEFAULT_LIMITS))
   )
 }
 
-/** Node's HTTP server on `host:port`; in proxy mode with VS Code's path taken off it first (vscodeProxy.ts). */
-const httpServer = (port: number, host: string, proxy: boolean) => {
-  const listen = { port, host, disablePreemptiveShutdown: true }
-  return proxy
-    ? Layer.unwrap(Effect.map(divertVsCode(closingServer()), (server) => NodeHttpServer.layer(() => server, listen)))
-    : NodeHttpServer.layer(closingServer, listen)
+/** Node's HTTP server on `host:port`; in proxy mode with VS Code's hosts and path taken off it first (vscodeProxy.ts). */
+const httpServer = (options: RuntimeApiOptions, proxy: boolean) => {
+  const listen = { port: options.port, host: options.host, disablePreemptiveShutdown: true }
+  if (!proxy) return NodeHttpServer.layer(closingServer, listen)
+  const server = closingServer()
+  const hosting: IdeHosting = {
+    domain: options.vscodeDomain,
+    // The public URL's scheme and port (the port listened on when none is given: `--port 0`).
+    origin: (label) => {
+      const address = server.address()
+      const url = new URL(
+        options.publicUrl ?? `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 80}`
+      )
+      url.hostname = `${label}.${options.vscodeDomain}`
+      return url.origin
+    }
+  }
+  return Layer.unwrap(
+    Effect.map(divertVsCode(server, hosting), (diverted) => NodeHttpServer.layer(() => diverted, listen))
+  )
 }

@@ -1,6 +1,6 @@
 /**
  * The command line of `effect-sandbox-runtime-api`:
- *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL]
+ *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL] [--vscode-domain D]
  *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
  *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
  *   with `--provisioner kubernetes`: [--namespace NS] [--kube-connect direct|port-forward]
@@ -31,6 +31,7 @@ const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "--host",
   "--provisioner",
   "--public-url",
+  "--vscode-domain",
   "--container-name-prefix",
   "--registry-prefix",
   "--namespace",
@@ -45,6 +46,8 @@ export interface RuntimeApiArgs {
   readonly provisioner: (typeof PROVISIONERS)[number]
   readonly proxy: boolean
   readonly publicUrl: string | undefined
+  /** Proxy mode: IDE hosts are `<runtime_id>-<mac>.<D>` (runtimeApi/vscodeHosts.ts). */
+  readonly vscodeDomain: string | undefined
   readonly maxSandboxes: number | undefined
   readonly idlePauseAfterSeconds: number | undefined
   readonly idleStopAfterSeconds: number | undefined
@@ -63,7 +66,7 @@ export interface RuntimeApiArgs {
 
 export const RUNTIME_API_USAGE =
   "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker|kubernetes] [--proxy] " +
-  "[--public-url URL] [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] " +
+  "[--public-url URL] [--vscode-domain DOMAIN] [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] " +
   "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] " +
   "[--namespace NS] [--kube-connect direct|port-forward] [--pvc-storage-size QUANTITY] " +
   "[--pvc-storage-class CLASS] [--delete-workspace]"
@@ -91,6 +94,7 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     provisioner: "docker",
     proxy: false,
     publicUrl: undefined,
+    vscodeDomain: undefined,
     maxSandboxes: undefined,
     idlePauseAfterSeconds: undefined,
     idleStopAfterSeconds: undefined,
@@ -153,6 +157,16 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
           return error(`--public-url needs an http(s) URL, got ${value}`)
         }
         args.publicUrl = value
+        break
+      }
+      case "--vscode-domain": {
+        // Names under it are `<60-character label>.<domain>`: a host name holds 253 characters.
+        if (!/^(?=.{1,190}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(value)) {
+          return error(
+            `--vscode-domain needs a lower-case DNS name (its names' host is <label>.<domain>), got ${value}`
+          )
+        }
+        args.vscodeDomain = value
         break
       }
       case "--container-name-prefix":

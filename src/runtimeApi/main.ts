@@ -20,7 +20,9 @@ import { parseRuntimeApiArgs, type RuntimeApiArgs } from "./argv.ts"
 import { dockerImages } from "./dockerImages.ts"
 import { dockerSandboxes } from "./dockerSandboxes.ts"
 import { kubernetesSandboxes } from "./kubernetesSandboxes.ts"
+import { urlHost } from "./routes.ts"
 import * as RuntimeApi from "./RuntimeApi.ts"
+import { ideDomain } from "./vscodeHosts.ts"
 
 export const RUNTIME_API_LISTENING = "effect-sandbox-runtime-api listening "
 
@@ -53,12 +55,20 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
         `${RUNTIME_API_LISTENING}${JSON.stringify({ host: args.host, port: server.address.port })}\n`
       )
     }))
+    const vscodeDomain = args.proxy ? ideDomain(args.vscodeDomain, publicHostname(args)) : undefined
+    if (args.proxy && vscodeDomain === undefined) {
+      process.stderr.write(
+        "VS Code is off: each sandbox's IDE needs a host of its own, and the public URL is not on loopback " +
+          "(where <label>.localhost serves): give --vscode-domain D, a domain whose every name reaches this server.\n"
+      )
+    }
     const api = RuntimeApi.layer({
       port: args.port,
       host: args.host,
       apiKey: key ? Redacted.make(key) : undefined,
       proxy: args.proxy,
       publicUrl: args.publicUrl,
+      vscodeDomain,
       idlePauseAfter: seconds(args.idlePauseAfterSeconds),
       idleStopAfter: seconds(args.idleStopAfterSeconds)
     })
@@ -68,7 +78,7 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
           "add --proxy, so that clients reach them through this server."
       )
     }
-    const backend = backendOf(args, sandbox).pipe(
+    const backend = backendOf(args, sandbox, vscodeDomain !== undefined).pipe(
       Layer.merge(dockerImages(args.registryPrefix)),
       Layer.provide(ImageBuilder.layer),
       Layer.provideMerge(DockerEngine.layer)
@@ -83,16 +93,21 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
 const defined = <A extends Record<string, unknown>>(record: A) =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
 
-/** The sandboxes of `--provisioner`. */
-const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
+/** The host name clients reach this server at (`--public-url`'s, else the one listened on). */
+const publicHostname = (args: RuntimeApiArgs) =>
+  args.publicUrl !== undefined ? new URL(args.publicUrl).hostname : urlHost(args.host)
+
+/** The sandboxes of `--provisioner`; `vscode`: IDEs can be served (proxy mode, with hosts for them). */
+const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig, vscode: boolean) => {
   const limits = {
     sandbox,
     maxSandboxes: args.maxSandboxes,
     cpus: args.cpus,
     memoryBytes: args.memoryMb === undefined ? undefined : args.memoryMb * 1024 * 1024,
-    // VS Code's port is reached through this server only (vscodeProxy.ts): without --proxy no
-    // client could open it, so the plugin stays off (vscodePlugin.ts).
-    vscode: args.proxy
+    // VS Code's port is reached through this server only (vscodeProxy.ts), on a host per sandbox:
+    // without --proxy, or without such hosts, no client could open it, so the plugin stays off
+    // (vscodePlugin.ts).
+    vscode
   }
   if (args.provisioner === "docker") {
     return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix })

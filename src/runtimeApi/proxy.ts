@@ -14,7 +14,8 @@
  * not carried (fetch cannot); VS Code's `/<runtime_id>/vscode/...`, which needs them, is taken off
  * the server before this proxy sees it (vscodeProxy.ts). The API key (`X-API-Key`) and
  * hop-by-hop headers are not forwarded; bodies stream both ways (NDJSON streams pass through as
- * they are written).
+ * they are written). Answers come back sandboxed (`Content-Security-Policy: sandbox`, no
+ * `Service-Worker-Allowed`): a page a sandbox serves on the API's origin runs in an opaque origin.
  */
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -92,8 +93,13 @@ export const proxyRequest = Effect.fn("runtimeApi.proxy")(function*(runtimeId: s
     return detail(502, `Runtime ${runtimeId} is not reachable: ${answer.failure.cause ?? answer.failure.message}`)
   }
   if (!keyed && path === SERVER_INFO_PATH) return yield* openAnswer(answer.success)
-  const response = HttpServerResponse.fromWeb(answer.success)
-  return HttpServerResponse.removeHeader(response, "transfer-encoding")
+  // The API's origin is every sandbox's: no page a sandbox serves through it may run as that
+  // origin (a script there could register a service worker over every other sandbox's paths).
+  return HttpServerResponse.fromWeb(answer.success).pipe(
+    HttpServerResponse.removeHeader("transfer-encoding"),
+    HttpServerResponse.removeHeader("service-worker-allowed"),
+    HttpServerResponse.setHeader("content-security-policy", "sandbox")
+  )
 })
 
 const SERVER_INFO_PATH = ENDPOINTS.serverInfo[1]

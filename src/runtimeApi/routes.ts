@@ -23,7 +23,7 @@ export interface RouteOptions {
 }
 
 /** `host` as a URL's authority part. */
-const urlHost = (host: string) =>
+export const urlHost = (host: string) =>
   host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
 
 const runtimeNotFound = (runtimeId: string) => new ApiError({ status: 404, detail: `Runtime ${runtimeId} not found` })

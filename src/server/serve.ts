@@ -18,7 +18,7 @@ import { exposureRefusal } from "./exposure.ts"
 import { watchOwnerLease } from "./ownerLease.ts"
 import { readSessionKeyDigest } from "./sessionKey.ts"
 import { removeOnStop } from "./temporaryDirs.ts"
-import { CODE_SERVER_VARIABLE, DEFAULT_CODE_SERVER } from "./vscode/codeServer.ts"
+import { CODE_SERVER_VARIABLE, DEFAULT_CODE_SERVER, PORT_PROXY_VARIABLE } from "./vscode/codeServer.ts"
 
 /** Stop as on SIGTERM: the server's finalizers run, then `--temporary-dir`s are removed. */
 const stopServer = Effect.sync(() => process.kill(process.pid, "SIGTERM"))
@@ -81,9 +81,14 @@ export const serve = (args: ServerArgs, env: NodeJS.ProcessEnv = process.env) =>
       limits: limitsFromEnv(env),
       // OpenHands' /tmp/oh-server-url unless set (servers sharing a /tmp, as tests do, set their own).
       fileViewerUrlFile: env["EFFECT_SANDBOX_FILE_VIEWER_URL_FILE"] || undefined,
-      // `--plugins vscode`: on VSCODE_PORT; EFFECT_SANDBOX_CODE_SERVER names code-server's package directory.
+      // `--plugins vscode`: on VSCODE_PORT; EFFECT_SANDBOX_CODE_SERVER names code-server's package directory,
+      // EFFECT_SANDBOX_VSCODE_PORT_PROXY=1 turns its port proxy on.
       vscode: args.plugins.includes("vscode")
-        ? { port: env["VSCODE_PORT"], codeServer: env[CODE_SERVER_VARIABLE] || DEFAULT_CODE_SERVER }
+        ? {
+          port: env["VSCODE_PORT"],
+          codeServer: env[CODE_SERVER_VARIABLE] || DEFAULT_CODE_SERVER,
+          portProxy: env[PORT_PROXY_VARIABLE] === "1"
+        }
         : undefined
     })
     return yield* Layer.launch(

@@ -30,6 +30,12 @@ export interface RuntimeTools {
    * refuses it rather than start without the IDE that was asked for.
    */
   readonly vscode?: boolean
+  /**
+   * With `vscode`: code-server's own port proxy (`/proxy/<port>/` on the IDE's origin, for
+   * previewing an app the agent runs). Off by default: it serves the agent's pages from the IDE's
+   * origin (docs/security.md, "The VS Code plugin").
+   */
+  readonly vscodePortProxy?: boolean
 }
 
 export interface RuntimeOptions extends RuntimeTools {

@@ -11,7 +11,7 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { chromiumAvailable } from "../conformance/chromium.ts"
-import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
+import { expectOwnIdeHost, expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
 import {
   assertNoContainer,
   buildRuntime,
@@ -42,7 +42,7 @@ describeDocker("DockerRuntime vscode plugin", () => {
         const url = rt.info.urls["vscode"]
         const ports = (yield* inspect(containerName(session)))!.HostConfig.PortBindings as Record<string, unknown>
         assert.deepStrictEqual((ports["8001/tcp"] as Array<{ HostIp: string }>).map((b) => b.HostIp), ["127.0.0.1"])
-        assert.strictEqual(new URL(url ?? "http://missing").hostname, "127.0.0.1")
+        expectOwnIdeHost(url)
         yield* expectWorkbench(url, { screenshot: "vscode-workbench" })
         yield* release
         assertNoContainer(session)

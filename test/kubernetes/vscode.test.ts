@@ -18,7 +18,7 @@ import { runsVsCode } from "../../src/layers/kubernetes/podSpec.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { expectWorkbench, tokenGate, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
+import { expectOwnIdeHost, expectWorkbench, tokenGate, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
 import {
   assertEngineClean,
   assertNothingLeft,
@@ -101,7 +101,7 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         assert.isString(url, "info.urls.vscode")
         const base = new URL(url!).origin
         const started = new URL(url!).searchParams.get("tkn")!
-        assert.strictEqual(new URL(base).hostname, "127.0.0.1")
+        expectOwnIdeHost(url)
         assert.notStrictEqual(base, new URL(rt.info.urls["actionServer"]!).origin)
         yield* expectWorkbench(url, { screenshot: "kubernetes-vscode-workbench" })
 
@@ -112,7 +112,9 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         const resumed = new URL(rt.info.urls["vscode"] ?? "http://missing")
         const token = resumed.searchParams.get("tkn")!
         assert.notStrictEqual(token, started)
-        assert.strictEqual(resumed.origin, base)
+        // Same listener (port), the new token's own host.
+        assert.strictEqual(resumed.port, new URL(base).port)
+        expectOwnIdeHost(resumed.href)
         assert.strictEqual(resumed.searchParams.get("folder"), "/workspace")
         assert.strictEqual(yield* tokenGate(base, token), 302)
         assert.strictEqual(yield* tokenGate(base, started), 403)

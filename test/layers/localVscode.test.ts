@@ -19,7 +19,7 @@ import { chromiumAvailable } from "../conformance/chromium.ts"
 import { buildLogged, buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { hostCodeServer } from "../vscode/hostCodeServer.ts"
-import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
+import { expectOwnIdeHost, expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
 
 /** A temporary directory for the test, removed with its scope. */
 const scopedTempDir = (prefix: string) =>
@@ -136,8 +136,7 @@ describeDocker("LocalRuntime vscode with the tools image's code-server", () => {
         writeFileSync(join(workspace, WORKBENCH_FILE), WORKBENCH_TEXT)
         const { release, rt } = yield* buildLocal({ workspace, vscode: true, codeServer })
         const vscodeUrl = rt.info.urls["vscode"]
-        const url = new URL(vscodeUrl ?? "http://missing")
-        assert.strictEqual(url.hostname, "127.0.0.1")
+        const url = expectOwnIdeHost(vscodeUrl)
         // The port the server was given is the URL's, and the IDE's proxy listens on loopback only.
         const env = serverEnviron(rt.info.workspace)
         assert.strictEqual(env["VSCODE_PORT"], url.port)

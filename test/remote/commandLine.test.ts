@@ -87,6 +87,8 @@ describe("effect-sandbox-runtime-api command line", () => {
         "--proxy",
         "--public-url",
         "https://sandboxes.example/",
+        "--vscode-domain",
+        "ide.sandboxes.example",
         "--max-sandboxes",
         "20",
         "--idle-pause-after",
@@ -110,6 +112,7 @@ describe("effect-sandbox-runtime-api command line", () => {
           provisioner: "docker",
           proxy: true,
           publicUrl: "https://sandboxes.example/",
+          vscodeDomain: "ide.sandboxes.example",
           maxSandboxes: 20,
           idlePauseAfterSeconds: 300,
           idleStopAfterSeconds: 3600.5,
@@ -154,6 +157,10 @@ describe("effect-sandbox-runtime-api command line", () => {
     )
     assert.strictEqual(refused(["--port", "70000"]), "invalid port: 70000")
     assert.strictEqual(refused(["--public-url", "ftp://x"]), "--public-url needs an http(s) URL, got ftp://x")
+    assert.strictEqual(
+      refused(["--vscode-domain", "*.Ide.example"]),
+      "--vscode-domain needs a lower-case DNS name (its names' host is <label>.<domain>), got *.Ide.example"
+    )
     assert.strictEqual(refused(["--memory-mb", "1.5"]), "--memory-mb needs a positive integer, got 1.5")
     assert.strictEqual(refused(["--host"]), "--host needs a value")
     assert.strictEqual(refused(["--verbose"]), "unrecognized argument: --verbose")

@@ -312,6 +312,8 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
       body: JSON.stringify({ action: { action: "run", args: { command: "echo first; sleep 3; echo second" } } })
     })
     assert.strictEqual(response.headers.get("content-type"), "application/x-ndjson")
+    // A page a sandbox serves on the API's origin runs in an opaque origin (docs/security.md).
+    assert.strictEqual(response.headers.get("content-security-policy"), "sandbox")
     const reader = response.body!.getReader()
     const firstChunk = new TextDecoder().decode((await reader.read()).value)
     const firstAt = Date.now() - sent

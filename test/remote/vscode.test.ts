@@ -2,11 +2,12 @@
  * VS Code on RemoteRuntime through our runtime API in proxy mode (Docker provisioner, the tools
  * image's runtime image that DockerRuntime's VS Code test builds too): `--plugins vscode` in the
  * command RemoteRuntime sends, `VSCODE_PORT` set by the API, and `info.urls.vscode` in OpenHands'
- * path mode, `<api>/<runtime_id>/vscode?tkn=..&folder=..`. A real Chromium loads the workbench
- * through the API's proxy (its WebSockets included; screenshot `.tmp/test-output/remote-vscode-workbench.png`);
- * a WebSocket handshake through the proxy reaches code-server; without the token the sandbox
- * answers 403; another sandbox's path (started without the plugin) and an unknown runtime id reach
- * nothing. Release stops the runtime: no container of the file is left. The first describe block
+ * path mode, `<api>/<runtime_id>/vscode?tkn=..&folder=..`, an entry to the IDE's own host
+ * `<runtime_id>-<mac>.localhost`. A real Chromium loads the workbench there through the API's proxy
+ * (its WebSockets included; screenshot `.tmp/test-output/remote-vscode-workbench.png`) and keeps
+ * its cookie to that host; a WebSocket handshake through the proxy reaches code-server; without
+ * the token, or from another origin, it is refused; another sandbox's path and host (started
+ * without the plugin) and an unknown runtime id reach nothing. Release stops the runtime: no container of the file is left. The first describe block
  * checks the pieces that need no engine. The proxy checks themselves are vscodeProxy.ts's (shared with
  * kubernetesApi.test.ts).
  */
@@ -16,9 +17,11 @@ import { randomBytes } from "node:crypto"
 import { Runtime } from "../../src/index.ts"
 import { remoteVsCodeBase, startRequest } from "../../src/layers/RemoteRuntime.ts"
 import { sandboxPod } from "../../src/runtimeApi/kubernetesPods.ts"
+import { hostMatches, ideDomain, ideHostLabel, ideHostOf } from "../../src/runtimeApi/vscodeHosts.ts"
 import { servesVsCode, withVsCodePort } from "../../src/runtimeApi/vscodePlugin.ts"
 import { vscodeTarget } from "../../src/runtimeApi/vscodeProxy.ts"
 import { sandboxConfigFromEnv } from "../../src/schema/SandboxConfig.ts"
+import { tokenCookieName } from "../../src/server/vscode/ideOrigin.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { dockerCli } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
@@ -54,7 +57,6 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
   it("takes /<runtime_id>/vscode... but the action server's /vscode/connection_token", () => {
     assert.deepStrictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode?tkn=t&folder=/workspace`), {
       runtimeId: RUNTIME_ID,
-      prefix: `/${RUNTIME_ID}/vscode`,
       rest: "/?tkn=t&folder=/workspace"
     })
     assert.strictEqual(vscodeTarget(`/${RUNTIME_ID}/vscode`)?.rest, "/")
@@ -67,6 +69,27 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
     assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/vscodex`))
     assert.isUndefined(vscodeTarget(`/${RUNTIME_ID}/work-1/vscode`))
     assert.isUndefined(vscodeTarget(`/rt-1/vscode`))
+  })
+
+  it("names each sandbox's IDE host with a mac of its session key, and reads it back off Host", () => {
+    const key = Redacted.make("session-key")
+    const label = ideHostLabel(RUNTIME_ID, key)
+    assert.match(label, new RegExp(`^${RUNTIME_ID}-[0-9a-f]{32}$`))
+    assert.notStrictEqual(ideHostLabel(RUNTIME_ID, Redacted.make("other-key")), label)
+    const host = ideHostOf(`${label}.localhost:8000`, "localhost")!
+    assert.deepStrictEqual(host, { runtimeId: RUNTIME_ID, mac: label.slice(-32) })
+    assert.isTrue(hostMatches(host, key))
+    assert.isFalse(hostMatches(host, Redacted.make("other-key")))
+    assert.deepStrictEqual(ideHostOf(`${label.toUpperCase()}.IDE.Example.com`, "ide.example.com"), host)
+    for (
+      const other of ["127.0.0.1:8000", `${label}.localhost.evil:80`, `x${label}.localhost`, `${label}x.localhost`]
+    ) {
+      assert.isUndefined(ideHostOf(other, "localhost"), other)
+    }
+    assert.strictEqual(ideDomain(undefined, "127.0.0.1"), "localhost")
+    assert.strictEqual(ideDomain(undefined, "localhost"), "localhost")
+    assert.isUndefined(ideDomain(undefined, "sandboxes.example.com"))
+    assert.strictEqual(ideDomain("ide.example.com", "127.0.0.1"), "ide.example.com")
   })
 
   it("RemoteRuntime sends the plugin, not the port, and puts the URL where OpenHands' client does", () =>
@@ -140,7 +163,7 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
           const runtimeId = session["runtime_id"] as string
           const sessionKey = session["session_api_key"] as string
 
-          const token = yield* expectProxiedVsCode({
+          const { token } = yield* expectProxiedVsCode({
             base: server.base,
             runtimeId,
             sessionKey,
@@ -167,14 +190,21 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
           ], [404, {
             detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
           }])
-          const upgradeElsewhere = yield* upgrade(server.base, idePath(started.runtime_id), {
-            Cookie: `vscode-tkn=${token}`
+          const cookie = `${tokenCookieName(token)}=${token}`
+          const upgradeElsewhere = yield* upgrade(server.base, idePath(`/${started.runtime_id}/vscode`), {
+            Cookie: cookie
           })
           assert.strictEqual(upgradeElsewhere.status, 404)
-          const unknown = yield* upgrade(server.base, idePath(RUNTIME_ID), {
-            Cookie: `vscode-tkn=${token}`
-          })
+          const unknown = yield* upgrade(server.base, idePath(`/${RUNTIME_ID}/vscode`), { Cookie: cookie })
           assert.strictEqual(unknown.status, 404)
+          // The other sandbox's own IDE host (its mac right) reaches nothing either.
+          const otherHost = `http://${
+            ideHostLabel(started.runtime_id, Redacted.make(started.session_api_key))
+          }.localhost:${new URL(server.base).port}`
+          const atOtherHost = yield* upgrade(otherHost, idePath(), { Cookie: cookie, Origin: otherHost })
+          assert.deepStrictEqual([atOtherHost.status, JSON.parse(atOtherHost.body)], [404, {
+            detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
+          }])
           yield* Effect.promise(() =>
             call(server.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
           )
@@ -187,5 +217,42 @@ describeDocker("RemoteRuntime with vscode through effect-sandbox-runtime-api --p
         assert.deepStrictEqual([...sessionContainers(sid), ...sessionContainers(other)], [])
       }),
     600_000
+  )
+
+  it.live(
+    "a public URL off loopback and no --vscode-domain: the plugin is left off and the server says why",
+    () =>
+      Effect.gen(function*() {
+        const image = yield* toolsRuntimeImage
+        const server = yield* Effect.promise(() =>
+          startApiServer(["--proxy", "--public-url", "http://sandboxes.example:8000"], KEY)
+        )
+        servers.push(server)
+        assert.include(server.stderr(), "VS Code is off: each sandbox's IDE needs a host of its own")
+        const sid = newSessionId()
+        const started = (yield* Effect.promise(() =>
+          call(server.base, "POST", "/start", {
+            key: KEY,
+            body: { session_id: sid, image, command: ["sh", "-c", "sleep 300", "x", "--plugins", "vscode"] }
+          })
+        )).body as unknown as Started
+        const [container] = sessionContainers(sid)
+        const env = JSON.parse(dockerCli("inspect", "--format", "{{json .Config.Env}}", container!).stdout) as Array<
+          string
+        >
+        assert.isFalse(env.some((entry) => entry.startsWith("VSCODE_PORT=")), "no VSCODE_PORT")
+        assert.notInclude(dockerCli("port", container!).stdout, "8001/tcp")
+        const entry = yield* Effect.promise(() =>
+          fetch(`${server.base}/${started.runtime_id}/vscode?tkn=x`, { redirect: "manual" })
+        )
+        assert.deepStrictEqual([entry.status, yield* Effect.promise(() => entry.json())], [404, {
+          detail: `Runtime ${started.runtime_id} has no VS Code (it was not started with the vscode plugin)`
+        }])
+        yield* Effect.promise(() =>
+          call(server.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
+        )
+        assert.deepStrictEqual(sessionContainers(sid), [])
+      }),
+    300_000
   )
 })

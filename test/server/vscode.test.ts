@@ -2,15 +2,19 @@
  * The `vscode` plugin of a real action server, with a stand-in for code-server (fixtures/
  * fake-code-server: the real one is in the tools image, tested in test/docker/vscode.test.ts):
  * OpenHands' settings copied, the token on `GET /vscode/connection_token`, OpenVSCode's token check
- * on `VSCODE_PORT` in front of the IDE (HTTP and WebSocket), the IDE gone with the server, and the
- * plugin off (token null, server up) when `VSCODE_PORT` is missing.
+ * on `VSCODE_PORT` in front of the IDE (HTTP and WebSocket) on the IDE's own `ide-<h>.localhost`
+ * host with a cookie named for the token, pages of other origins refused, no
+ * `Service-Worker-Allowed` in answers, code-server's port proxy off unless asked for, the IDE gone
+ * with the server, and the plugin off (token null, server up) when `VSCODE_PORT` is missing.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync, statSync } from "node:fs"
 import { connect, createServer } from "node:net"
 import { join } from "node:path"
+import { ideHostLabel, tokenCookieName } from "../../src/server/vscode/ideOrigin.ts"
 import { OPENHANDS_VSCODE_SETTINGS } from "../../src/server/vscode/settings.ts"
+import { ideRequest } from "../vscode/ideHttp.ts"
 import { assertAlive, call, isRunning, json, startTestServer } from "./helpers.ts"
 
 const FAKE_CODE_SERVER = join(import.meta.dirname, "fixtures", "fake-code-server")
@@ -26,20 +30,18 @@ const freePort = () =>
     })
   )
 
-const get = (url: string, headers: Record<string, string> = {}) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, { headers, redirect: "manual" })
-    return { status: response.status, headers: response.headers, text: await response.text() }
-  })
+const get = (url: string, headers: Record<string, string> = {}) => Effect.promise(() => ideRequest(url, { headers }))
 
-/** A raw WebSocket-style upgrade: the answer's first line, and what came back after `ping`. */
-const upgrade = (port: number, cookie: string | undefined) =>
+/** A raw WebSocket-style upgrade to `host`'s port: the answer's first line, and what came back after `ping`. */
+const upgrade = (port: number, origin: string, headers: Record<string, string>) =>
   Effect.promise(() =>
     new Promise<string>((resolve) => {
       const socket = connect(port, "127.0.0.1", () => {
         socket.write(
-          `GET /stable/socket HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
-            (cookie === undefined ? "" : `Cookie: ${cookie}\r\n`) + "\r\n"
+          `GET /stable/socket HTTP/1.1\r\nHost: ${
+            new URL(origin).host
+          }\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+            Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") + "\r\n"
         )
       })
       let seen = ""
@@ -53,7 +55,7 @@ const upgrade = (port: number, cookie: string | undefined) =>
   )
 
 it.live(
-  "code-server behind OpenVSCode's connection-token check, with OpenHands' settings, gone with the server",
+  "code-server behind OpenVSCode's connection-token check on a host of its own, with OpenHands' settings, gone with the server",
   () =>
     Effect.gen(function*() {
       const port = yield* freePort()
@@ -72,26 +74,60 @@ it.live(
         assert.strictEqual((yield* call(server, "/vscode/connection_token", { auth: false })).status, 403)
 
         const base = `http://127.0.0.1:${port}`
-        for (const headers of [{}, { cookie: "vscode-tkn=wrong" }]) {
-          const refused = yield* get(`${base}/?folder=/workspace`, headers)
-          assert.deepStrictEqual([refused.status, refused.text], [403, "Forbidden."])
+        const own = `http://${ideHostLabel(token)}.localhost:${port}`
+        const cookie = `${tokenCookieName(token)}=${token}`
+        assert.match(tokenCookieName(token), /^vscode-tkn-[0-9a-f]{12}$/)
+        for (const headers of [{}, { cookie: `${tokenCookieName(token)}=wrong` }, { cookie: `vscode-tkn=${token}` }]) {
+          const refused = yield* get(`${own}/?folder=/workspace`, headers)
+          assert.deepStrictEqual([refused.status, refused.body], [403, "Forbidden."])
         }
         assert.strictEqual((yield* get(`${base}/?tkn=wrong&folder=/workspace`)).status, 403)
-        const entry = yield* get(`${base}/?tkn=${token}&folder=%2Fworkspace`)
+        // On a host every local server shares, the token only moves the browser to the IDE's own host.
+        for (const shared of [base, `http://localhost:${port}`]) {
+          const moved = yield* get(`${shared}/?tkn=${token}&folder=%2Fworkspace`)
+          assert.strictEqual(moved.status, 302)
+          assert.strictEqual(moved.headers.location, `${own.slice("http:".length)}/?tkn=${token}&folder=%2Fworkspace`)
+          assert.isUndefined(moved.headers["set-cookie"])
+        }
+        // Through a front end, Host is the front end's: the token is taken where it came.
+        const forwarded = yield* get(`${base}/?tkn=${token}`, { "x-forwarded-host": "8001-x.tunnel.example" })
+        assert.deepStrictEqual([forwarded.status, forwarded.headers.location], [302, "/"])
+        const entry = yield* get(`${own}/?tkn=${token}&folder=%2Fworkspace`)
         assert.strictEqual(entry.status, 302)
-        assert.strictEqual(entry.headers.get("location"), "/?folder=%2Fworkspace")
-        assert.strictEqual(entry.headers.get("set-cookie"), `vscode-tkn=${token}; Path=/; HttpOnly; SameSite=Strict`)
+        assert.strictEqual(entry.headers.location, "/?folder=%2Fworkspace")
+        assert.deepStrictEqual(entry.headers["set-cookie"], [`${cookie}; Path=/; HttpOnly; SameSite=Lax`])
 
-        const ide = json({ ...(yield* get(`${base}/?folder=%2Fworkspace`, { cookie: `vscode-tkn=${token}` })) } as any)
+        const answer = yield* get(`${own}/?folder=%2Fworkspace`, { cookie })
+        assert.isUndefined(answer.headers["service-worker-allowed"], "no answer widens a service worker's scope")
+        const ide = JSON.parse(answer.body)
         assert.strictEqual(ide.url, "/?folder=%2Fworkspace")
         assert.strictEqual(ide.cwd, server.workspace)
         assert.isFalse(ide.keyInEnv, "the session key does not reach the IDE")
         assert.deepStrictEqual(ide.argv.slice(0, 2), ["--auth", "none"])
-        assert.includeMembers(ide.argv, ["--disable-workspace-trust", server.workspace])
+        assert.includeMembers(ide.argv, ["--disable-workspace-trust", "--disable-proxy", server.workspace])
         assert.isTrue(isRunning(ide.pid, "entry.js"))
 
-        assert.strictEqual(yield* upgrade(port, undefined), "HTTP/1.1 403 Forbidden")
-        assert.strictEqual(yield* upgrade(port, `vscode-tkn=${token}`), "HTTP/1.1 101 Switching Protocols echoed")
+        // A page of another origin: refused with the cookie, as a fetch and as a WebSocket.
+        const foreign = [
+          { origin: `http://127.0.0.1:${port + 1}` },
+          { origin: `http://${ideHostLabel(token)}.localhost:${port + 1}` },
+          { origin: "null" },
+          { "sec-fetch-site": "same-site", "sec-fetch-mode": "cors" },
+          { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors" }
+        ]
+        for (const headers of foreign) {
+          assert.strictEqual((yield* get(`${own}/`, { cookie, ...headers })).status, 403, JSON.stringify(headers))
+          assert.strictEqual(yield* upgrade(port, own, { cookie, ...headers }), "HTTP/1.1 403 Forbidden")
+        }
+        // Its own pages, and a navigation from elsewhere, pass.
+        for (const headers of [{ origin: own }, { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" }]) {
+          assert.strictEqual((yield* get(`${own}/`, { cookie, ...headers })).status, 200, JSON.stringify(headers))
+        }
+        assert.strictEqual(yield* upgrade(port, own, {}), "HTTP/1.1 403 Forbidden")
+        assert.strictEqual(
+          yield* upgrade(port, own, { cookie, origin: own }),
+          "HTTP/1.1 101 Switching Protocols echoed"
+        )
         return { token, pid: ide.pid as number }
       }))
       assert.isString(token)
@@ -99,6 +135,30 @@ it.live(
       const closed = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/`).then(() => "open", () => "closed"))
       assert.strictEqual(closed, "closed")
     }),
+  60_000
+)
+
+it.live(
+  "code-server's port proxy only when asked for (EFFECT_SANDBOX_VSCODE_PORT_PROXY=1)",
+  () =>
+    Effect.gen(function*() {
+      const port = yield* freePort()
+      const server = yield* startTestServer({
+        tools: { vscode: true },
+        env: {
+          VSCODE_PORT: String(port),
+          EFFECT_SANDBOX_CODE_SERVER: FAKE_CODE_SERVER,
+          EFFECT_SANDBOX_VSCODE_PORT_PROXY: "1"
+        }
+      })
+      const { token } = json(yield* call(server, "/vscode/connection_token"))
+      const ide = JSON.parse(
+        (yield* get(`http://${ideHostLabel(token)}.localhost:${port}/`, {
+          cookie: `${tokenCookieName(token)}=${token}`
+        })).body
+      )
+      assert.notInclude(ide.argv, "--disable-proxy")
+    }).pipe(Effect.scoped),
   60_000
 )
 

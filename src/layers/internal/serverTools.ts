@@ -10,6 +10,8 @@ import { HttpClient, HttpClientRequest } from "effect/http"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
 import { browserSetting, ipythonSetting } from "../../runtime/options.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { PORT_PROXY_VARIABLE } from "../../server/vscode/codeServer.ts"
+import { ideBase } from "../../server/vscode/ideOrigin.ts"
 import type { RuntimeCapabilities } from "../../services/Runtime.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
 import { redactingHeaders, SESSION_KEY_HEADER } from "../../telemetry/secretHeaders.ts"
@@ -26,7 +28,9 @@ export const VSCODE_PORT = 8001
  * (LocalRuntime), as 8001 there may be anyone's.
  */
 export const vscodeEnv = (tools: RuntimeTools, port: number = VSCODE_PORT): Record<string, string> =>
-  tools.vscode === true ? { VSCODE_PORT: String(port) } : {}
+  tools.vscode !== true
+    ? {}
+    : { VSCODE_PORT: String(port), ...(tools.vscodePortProxy === true ? { [PORT_PROXY_VARIABLE]: "1" } : {}) }
 
 /** What a runtime started with these tools can do. */
 export const toolCapabilities = (
@@ -128,16 +132,22 @@ const connectionToken = (
 
 /**
  * OpenHands' `vscode_url`: `<base><path>?tkn=<token>&folder=<workspace>`. The URL carries the
- * token: whoever holds it can use the IDE (see docs/security.md).
+ * token: whoever holds it can use the IDE (see docs/security.md). An IDE at the root of its port
+ * (`path` `/`) reached on a shared loopback host is named on its own `ide-<h>.localhost` host
+ * instead (ideOrigin.ts), where its token proxy would send the browser anyway.
  */
-const vscodeUrl = (vscodeBase: string, path: string, token: string, workspace: string) =>
-  `${vscodeBase}${path}?${new URLSearchParams({ tkn: token, folder: workspace })}`
+const vscodeUrl = (vscodeBase: string, path: "/" | "", token: string, workspace: string) =>
+  `${path === "/" ? ideBase(vscodeBase, token) : vscodeBase}${path}?${new URLSearchParams({
+    tkn: token,
+    folder: workspace
+  })}`
 
 /**
  * `info.urls` for VS Code at `vscodeBase` (where the provisioner exposes `VSCODE_PORT`): `{ vscode }`
  * when the options asked for it and the plugin runs, else nothing. For `handOver`. `path` is what
- * comes before the query: `/` (the IDE at the root of its host), or "" for OpenHands' path-mode
- * URL of a remote runtime (`<api>/<runtime_id>/vscode?tkn=...`).
+ * comes before the query: `/` (the IDE at the root of its host: `vscodeBase` is an origin), or ""
+ * for OpenHands' path-mode URL of a remote runtime (`<api>/<runtime_id>/vscode?tkn=...`, which the
+ * API sends on to the IDE's own host).
  */
 export const vscodeUrls = (
   tools: RuntimeTools,
@@ -157,7 +167,7 @@ const VSCODE_URL_KEYS = ["vscode", "vscodeIngress"] as const
 /**
  * After a resume the server may be a new process (a new pod, a restarted devbox) whose IDE has a
  * new connection token: the VS Code URLs of `urls` (the runtime's own `info.urls` record) are
- * rewritten in place with the token the server gives now, so `rt.info.urls.vscode` keeps opening
+ * rewritten in place with the token the server gives now (and its own host), so `rt.info.urls.vscode` keeps opening
  * the IDE (a copy taken before the pause does not). Left as they are when the token cannot be read.
  */
 export const refreshVsCodeUrl = (
@@ -170,7 +180,10 @@ export const refreshVsCodeUrl = (
     const token = yield* connectionToken(baseUrl, key)
     if (token === undefined) return
     for (const name of held) {
+      // An IDE at the root of its port has a new `ide-<h>.localhost` host with a new token; a
+      // path-mode URL (the API's host) and any other host stay.
       const url = new URL(urls[name]!)
+      if (url.pathname === "/") url.hostname = new URL(ideBase(url.origin, token)).hostname
       url.searchParams.set("tkn", token)
       urls[name] = url.href
     }

@@ -30,6 +30,8 @@ export interface VsCodeOptions {
   readonly codeServer: string
   /** Marks the IDE's processes as the session's (see processTree.ts). */
   readonly marker: string
+  /** code-server's port proxy (`/proxy/<port>/`), off unless asked for (codeServer.ts). */
+  readonly portProxy?: boolean | undefined
 }
 
 /** The connection token, or null when the plugin is off (OpenHands answers `{"token": null}`). */
@@ -67,6 +69,7 @@ const startCodeServer = (options: VsCodeOptions, dir: string) =>
           "--disable-workspace-trust",
           "--disable-telemetry",
           "--disable-update-check",
+          ...(options.portProxy === true ? [] : ["--disable-proxy"]),
           // Its config file (which it creates, with a password unused here), state and extensions
           // stay in the private directory, not in the user's home.
           "--config",

@@ -13,3 +13,10 @@ export const CODE_SERVER_VARIABLE = "EFFECT_SANDBOX_CODE_SERVER"
 
 /** The script of a code-server package directory that starts it. */
 export const codeServerEntry = (codeServer: string): string => join(codeServer, "out", "node", "entry.js")
+
+/**
+ * The variable that turns code-server's own port proxy on (`1`): `/proxy/<port>/` and
+ * `/absproxy/<port>/` serve whatever listens on a port in the sandbox from the IDE's origin, so
+ * an agent's pages would run there; off (`--disable-proxy`) unless asked for (`vscodePortProxy`).
+ */
+export const PORT_PROXY_VARIABLE = "EFFECT_SANDBOX_VSCODE_PORT_PROXY"

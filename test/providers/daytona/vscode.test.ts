@@ -62,7 +62,7 @@ describeDocker("DaytonaRuntime vscode plugin (stand-in)", () => {
         assert.notInclude(url, sandbox.previewToken)
         const written = yield* rt.write({ path: `/workspace/${WORKBENCH_FILE}`, content: WORKBENCH_TEXT })
         assert.strictEqual(written._tag, "FileWriteObservation")
-        yield* expectWorkbench(url, { screenshot: "daytona-vscode-workbench" })
+        yield* expectWorkbench(url, { screenshot: "daytona-vscode-workbench", sharedHost: true })
         yield* release
         assert.strictEqual(sandbox.state, "destroyed")
       }),

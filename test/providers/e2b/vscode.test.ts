@@ -50,7 +50,7 @@ describeDocker("E2BRuntime vscode plugin (stand-in)", () => {
         assert.strictEqual(url?.split("/?")[0], standin.hostUrl(`8001-${sandbox.sandboxID}.e2b.app`))
         const written = yield* rt.write({ path: `/workspace/${WORKBENCH_FILE}`, content: WORKBENCH_TEXT })
         assert.strictEqual(written._tag, "FileWriteObservation")
-        yield* expectWorkbench(url, { screenshot: "e2b-vscode-workbench" })
+        yield* expectWorkbench(url, { screenshot: "e2b-vscode-workbench", sharedHost: true })
         yield* release
         assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
       }),

@@ -37,7 +37,11 @@ describeDocker("ModalRuntime vscode (stand-in)", () => {
         assert.strictEqual(new URL(url ?? "http://missing").origin, `https://127.0.0.1:${tunnel.port}`)
         const written = yield* rt.write({ path: `/workspace/${WORKBENCH_FILE}`, content: WORKBENCH_TEXT })
         assert.strictEqual(written._tag, "FileWriteObservation")
-        yield* expectWorkbench(url, { screenshot: "modal-vscode-workbench", certificate: standin.certificate })
+        yield* expectWorkbench(url, {
+          screenshot: "modal-vscode-workbench",
+          certificate: standin.certificate,
+          sharedHost: true
+        })
         yield* release
         assert.strictEqual(sandbox.result?.status, STATUS.terminated)
         assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])

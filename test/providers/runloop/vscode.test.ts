@@ -12,7 +12,8 @@ import { Effect } from "effect"
 import { chromiumAvailable } from "../../conformance/chromium.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
-import { expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../../vscode/workbench.ts"
+import { ideRequest } from "../../vscode/ideHttp.ts"
+import { expectOwnIdeHost, expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../../vscode/workbench.ts"
 import { runloopLayer, TOOLS_BLUEPRINT, TOOLS_USER, useStandIn } from "./fixture.ts"
 
 describeDocker("RunloopRuntime vscode (stand-in)", () => {
@@ -34,13 +35,14 @@ describeDocker("RunloopRuntime vscode (stand-in)", () => {
         const bare = yield* Effect.promise(() => fetch(`${s.tunnelUrl(8001, tunnel.tunnel_key)}/`))
         assert.strictEqual(bare.status, 401)
         const url = rt.info.urls["vscode"]
-        const relay = new URL(url ?? "http://missing").origin
-        assert.match(relay, /^http:\/\/127\.0\.0\.1:\d+$/)
+        // The relay listens on 127.0.0.1; the URL names the IDE's own host on its port.
+        const relay = `http://127.0.0.1:${expectOwnIdeHost(url).port}`
         assert.notInclude(url!, tunnel.auth_token!)
         // The relay serves pages of its own origin only.
-        const foreign = yield* Effect.promise(() => fetch(url!, { headers: { origin: "https://elsewhere.example" } }))
-        assert.strictEqual(foreign.status, 403)
-        assert.strictEqual(yield* Effect.promise(() => foreign.text()), "Forbidden.")
+        const foreign = yield* Effect.promise(() =>
+          ideRequest(url!, { headers: { origin: "https://elsewhere.example" } })
+        )
+        assert.deepStrictEqual([foreign.status, foreign.body], [403, "Forbidden."])
 
         const written = yield* rt.write({ path: `/workspace/${WORKBENCH_FILE}`, content: WORKBENCH_TEXT })
         assert.strictEqual(written._tag, "FileWriteObservation")
