@@ -69,7 +69,7 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
       )
     }
     const backend = backendOf(args, sandbox).pipe(
-      Layer.merge(dockerImages(args.registryPrefix)),
+      Layer.merge(dockerImages(buildOptionsOf(args))),
       Layer.provide(ImageBuilder.layer),
       Layer.provideMerge(DockerEngine.layer)
     )
@@ -82,6 +82,20 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
 /** The entries that are set (options are optional keys, never `undefined` values). */
 const defined = <A extends Record<string, unknown>>(record: A) =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
+
+/** `/build`'s options from the command line. */
+const buildOptionsOf = (args: RuntimeApiArgs) => ({
+  registryPrefix: args.registryPrefix,
+  maxUploadBytes: args.buildMaxUploadMb * 1024 * 1024,
+  concurrency: args.buildConcurrency,
+  timeout: Duration.seconds(args.buildTimeoutSeconds),
+  limits: {
+    memoryBytes: args.buildMemoryMb * 1024 * 1024,
+    cpus: args.buildCpus,
+    network: args.buildNetwork,
+    cgroupParent: args.buildCgroupParent
+  }
+})
 
 /** The sandboxes of `--provisioner`. */
 const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
