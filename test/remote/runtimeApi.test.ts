@@ -12,26 +12,19 @@ import { dockerCli, inspect } from "../docker/helpers.ts"
 import { baseImage, describeDocker } from "../docker/infra.ts"
 import {
   type Answer,
-  type ApiServer,
+  apiServers,
   call,
   newSessionId,
-  removeLeftovers,
   run,
   sessionContainers,
-  startApiServer,
   type Started,
   waitReady
 } from "./apiServer.ts"
 import { buildAndWait, buildForm as form } from "./builds.ts"
 
 const KEY = randomBytes(16).toString("hex")
-const servers: Array<ApiServer> = []
-
-const apiServer = async (args: ReadonlyArray<string> = []) => {
-  const server = await startApiServer(args, KEY)
-  servers.push(server)
-  return server
-}
+const servers = apiServers(KEY)
+const apiServer = servers.start
 
 const start = async (base: string, sessionId: string, extra: Record<string, unknown> = {}) => {
   const answer = await call(base, "POST", "/start", { key: KEY, body: { session_id: sessionId, ...extra } })
@@ -57,8 +50,7 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
   }, 300_000)
 
   afterEach(async () => {
-    for (const server of servers.splice(0)) await server.kill()
-    removeLeftovers()
+    await servers.stopAll()
   })
 
   it("start, execute, pause, resume (shell state kept), stop: every state seen through /sessions", async () => {

@@ -52,19 +52,23 @@ const ensureRuntimeImage = (
     const manifest = readManifest(payload)
     const tag = `${RUNTIME_IMAGE_REPOSITORY}:${runtimeImageHash(base.Id, manifest, options)}`
     const digest = contextDigest(base.Id, manifest, options, tag)
-    const usable = Effect.gen(function*() {
-      const image = yield* Effect.promise(() =>
-        docker.getImage(tag).inspect().catch(() => undefined)
-      )
-      if (image === undefined) return false
-      const foreign = foreignImage(image, base, tag, digest)
-      if (foreign !== undefined) yield* Effect.logWarning(`runtime image ${tag} ${foreign}: building it again`)
-      return foreign === undefined
-    })
-    if (options.forceRebuild !== true && (yield* usable)) return tag
+    /** Whether the tag holds an image built for it; `warn` says so when it holds another. */
+    const usable = (warn: boolean) =>
+      Effect.gen(function*() {
+        const image = yield* Effect.promise(() =>
+          docker.getImage(tag).inspect().catch(() => undefined)
+        )
+        if (image === undefined) return false
+        const foreign = foreignImage(image, base, tag, digest)
+        if (foreign !== undefined && warn) {
+          yield* Effect.logWarning(`runtime image ${tag} ${foreign}: building it again`)
+        }
+        return foreign === undefined
+      })
+    if (options.forceRebuild !== true && (yield* usable(true))) return tag
     return yield* withBuildLock(tag)(Effect.gen(function*() {
       // Built by another process while this one waited for the lock.
-      if (options.forceRebuild !== true && (yield* usable)) return tag
+      if (options.forceRebuild !== true && (yield* usable(false))) return tag
       return yield* buildImage(base.Id, payload, manifest, options, tag, digest, onBuildStart)
     }))
   })
