@@ -4,7 +4,8 @@
  * receive. Hostile requests at the API (bad keys, bad bodies, huge bodies, path tricks) must get no
  * 5xx and change no sandbox; requests at B's path without B's key in `X-Session-API-Key` must never
  * reach B; and no sandbox may ever see the operator's `X-API-Key` (docs/security.md, "The runtime
- * API server"). A third sandbox C has VS Code: its rows are runtimeApiVsCode.ts's.
+ * API server"). A third sandbox C has VS Code: its rows are runtimeApiVsCode.ts's; `/build`'s rows
+ * (runtimeApiBuild.ts) aim build steps at sandbox A.
  */
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -12,6 +13,7 @@ import { request } from "node:http"
 import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
 import { baseImage } from "./ownerKill.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { buildRows } from "./runtimeApiBuild.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
 /** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
@@ -145,7 +147,8 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
       started.push(answer.body as unknown as Started)
       return answer.body as unknown as Started
     }
-    const [a, b] = [await start(newSessionId()), await start(sessionB)]
+    const sessionA = newSessionId()
+    const [a, b] = [await start(sessionA), await start(sessionB)]
     const sessionC = newSessionId()
     const c = await start(sessionC, vscodeStart(sessionC))
     for (const s of [a, b]) {
@@ -211,8 +214,10 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
         ),
       repeat: quick ? 1 : 5
     })
+    const build = await buildRows({ quick, sandbox: `${PREFIX}-${sessionA}` })
     return [
       ...vscode,
+      ...build,
       atLeast(`runtime-api: hostile requests sent`, sent, "requests", quick ? hostile.length : 200),
       atMost(`runtime-api: 5xx answers to hostile requests (of ${sent})`, serverErrors, "answers", 0),
       atMost(`runtime-api: hostile requests answered 2xx (of ${sent})`, accepted, "answers", 0),

@@ -49,12 +49,33 @@ export const unsafeRegistryPrefix = (prefix: string): string | undefined =>
       "choose a namespace of your own, such as effect-sandbox or registry.example/team"
     : undefined
 
-/** The 403 for a tag outside the prefix, or nothing when `tag` is under it. */
-export const outsidePrefix = (prefix: string, tag: string): ApiError | undefined =>
-  canonicalReference(tag).startsWith(`${canonicalPrefix(prefix)}/`) ? undefined : new ApiError({
-    status: 403,
-    detail: `Refusing to tag ${tag}: /build tags images only under this server's registry prefix ${prefix}`
-  })
+/**
+ * Docker's grammar of a tagged name (distribution/reference): an optional registry host, path
+ * components of lower-case letters and digits joined by `.`, `_`, `__` or dashes (so never `..`),
+ * and a tag.
+ */
+const DOMAIN = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?$/
+const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/
+const TAG = /^\w[\w.-]{0,127}$/
+
+const wellFormed = (reference: string) => {
+  const { repo, tag } = splitReference(reference)
+  const parts = repo.split("/")
+  const domain = parts.length > 1 && (parts[0]!.includes(".") || parts[0]!.includes(":") || parts[0] === "localhost")
+  return repo.length <= 255 && TAG.test(tag) && (!domain || DOMAIN.test(parts[0]!)) &&
+    parts.slice(domain ? 1 : 0).every((part) => COMPONENT.test(part))
+}
+
+/** Why `/build` may not write `tag` whatever the engine holds: not a name Docker takes (400), outside the prefix (403). */
+export const refusedTag = (prefix: string, tag: string): ApiError | undefined =>
+  !wellFormed(tag)
+    ? new ApiError({ status: 400, detail: `Refusing to tag ${tag}: not an image name Docker accepts (repository:tag)` })
+    : canonicalReference(tag).startsWith(`${canonicalPrefix(prefix)}/`)
+    ? undefined
+    : new ApiError({
+      status: 403,
+      detail: `Refusing to tag ${tag}: /build tags images only under this server's registry prefix ${prefix}`
+    })
 
 /** True when the image labels say an earlier `/build` made `tag`. */
 export const madeByApi = (labels: Readonly<Record<string, string>> | null | undefined, tag: string) =>

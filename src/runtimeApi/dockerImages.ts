@@ -19,7 +19,7 @@ import { createReadStream } from "node:fs"
 import { dockerClient } from "../layers/docker/client.ts"
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
-import { API_TAGS_LABEL, madeByApi, notOurs, outsidePrefix, splitReference } from "./buildTags.ts"
+import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
 import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
 
@@ -54,8 +54,8 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
       const writable = Effect.fn("dockerImages.writable")(function*(tags: ReadonlyArray<string>) {
         const held = new Map<string, string>()
         for (const tag of tags) {
-          const outside = outsidePrefix(options.registryPrefix, tag)
-          if (outside !== undefined) return yield* outside
+          const refused = refusedTag(options.registryPrefix, tag)
+          if (refused !== undefined) return yield* refused
           const image = yield* inspect(tag)
           if (image === undefined) continue
           if (!madeByApi(image.Config.Labels, tag)) return yield* notOurs(tag)

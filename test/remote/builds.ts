@@ -3,6 +3,8 @@
  * base64 of a gzip tar, then `/build_status` polled to the end. Shared by the runtime API tests
  * and the chaos rows of `/build`.
  */
+import { randomBytes } from "node:crypto"
+import { request } from "node:http"
 import { gzipSync } from "node:zlib"
 import { pack } from "tar-stream"
 import { type Answer, call } from "../../scripts/runtimeApiProcess.ts"
@@ -63,4 +65,41 @@ export const buildAndWait = async (
   const answer = await postBuild(base, key, target, tags, dockerfile)
   if (answer.status !== 200) throw new Error(`POST /build answered ${answer.status}: ${JSON.stringify(answer.body)}`)
   return waitBuild(base, key, answer.body["build_id"] as string)
+}
+
+/** `bytes` random bytes after gzip's magic number, base64-encoded: a context as far as its first bytes tell. */
+export const gzipLike = (bytes: number) =>
+  Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(bytes)]).toString("base64")
+
+/**
+ * `POST /build` of `form`, chunked (no Content-Length) or not; the answer, also when the server
+ * answers before the body is sent and closes (as httpcore, OpenHands' HTTP client, reads it).
+ */
+export const rawBuild = async (base: string, key: string, form: FormData, chunked: boolean) => {
+  const encoded = new Response(form)
+  const body = Buffer.from(await encoded.arrayBuffer())
+  return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+    const { hostname, port } = new URL(base)
+    const outgoing = request({
+      hostname,
+      port,
+      path: "/build",
+      method: "POST",
+      headers: {
+        "X-API-Key": key,
+        "Content-Type": encoded.headers.get("content-type")!,
+        ...(chunked ? { "Transfer-Encoding": "chunked" } : { "Content-Length": String(body.length) })
+      }
+    }, (response) => {
+      let text = ""
+      response.on("data", (chunk: Buffer) => text += chunk.toString("utf8"))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }))
+    })
+    // The server may answer (and close) before the whole body is sent.
+    outgoing.on("error", (error) => (error as NodeJS.ErrnoException).code === "EPIPE" ? undefined : reject(error))
+    for (let offset = 0; offset < body.length; offset += 1024 * 1024) {
+      outgoing.write(body.subarray(offset, offset + 1024 * 1024))
+    }
+    outgoing.end()
+  })
 }

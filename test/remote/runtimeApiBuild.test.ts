@@ -11,7 +11,7 @@ import { Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
-import { createServer, request } from "node:http"
+import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { DockerEngine } from "../../src/layers/docker/engine.ts"
@@ -20,7 +20,7 @@ import { CONTEXT_LABEL } from "../../src/layers/internal/imageContext.ts"
 import { dockerCli } from "../docker/helpers.ts"
 import { baseImage, describeDocker, toolsImage } from "../docker/infra.ts"
 import { type ApiServer, apiServers, call, PREFIX } from "./apiServer.ts"
-import { buildForm, postBuild, waitBuild } from "./builds.ts"
+import { buildForm, gzipLike, postBuild, rawBuild, waitBuild } from "./builds.ts"
 
 const KEY = randomBytes(16).toString("hex")
 const servers = apiServers(KEY)
@@ -53,9 +53,6 @@ const hostService = async () => {
     close: () => new Promise<void>((closed) => server.close(() => closed()))
   }
 }
-
-/** `bytes` random bytes after gzip's magic number, base64-encoded: a context as far as its first bytes tell. */
-const gzipLike = (bytes: number) => Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(bytes)]).toString("base64")
 
 /** A step that prints REACHED when `host:port` answers, else BLOCKED, and fails either way. */
 const probeStep = (host: string, port: number) =>
@@ -203,7 +200,7 @@ describeDocker("runtime API /build confinement (Docker)", () => {
     // refused once the part passes the cap.
     for (const chunked of [false, true]) {
       assert.deepStrictEqual(
-        await rawBuild(server.base, buildForm(gzipLike(200 * 1024 * 1024), tag, []), chunked),
+        await rawBuild(server.base, KEY, buildForm(gzipLike(200 * 1024 * 1024), tag, []), chunked),
         tooLarge
       )
     }
@@ -212,7 +209,7 @@ describeDocker("runtime API /build confinement (Docker)", () => {
     // 187 MB of base64, under the cap, to a tag outside the prefix: read to its end, then refused.
     const dirs = contextDirs().length
     const before = rssMiB(server)
-    const large = await rawBuild(server.base, buildForm(gzipLike(140 * 1024 * 1024), "debian:large", []), true)
+    const large = await rawBuild(server.base, KEY, buildForm(gzipLike(140 * 1024 * 1024), "debian:large", []), true)
     assert.strictEqual(large.status, 403)
     const after = rssMiB(server)
     const rss = `RSS ${fresh.toFixed(0)} MiB fresh, ${before.toFixed(0)} MiB after two refused 200 MB uploads, ${
@@ -268,36 +265,3 @@ describeDocker("runtime API /build confinement (Docker)", () => {
     300_000
   )
 })
-
-/**
- * `POST /build` of `form`, chunked (no Content-Length) or not; the answer, also when the server
- * answers before the body is sent and closes (as httpcore, OpenHands' HTTP client, reads it).
- */
-const rawBuild = async (base: string, form: FormData, chunked: boolean) => {
-  const encoded = new Response(form)
-  const body = Buffer.from(await encoded.arrayBuffer())
-  return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
-    const { hostname, port } = new URL(base)
-    const outgoing = request({
-      hostname,
-      port,
-      path: "/build",
-      method: "POST",
-      headers: {
-        "X-API-Key": KEY,
-        "Content-Type": encoded.headers.get("content-type")!,
-        ...(chunked ? { "Transfer-Encoding": "chunked" } : { "Content-Length": String(body.length) })
-      }
-    }, (response) => {
-      let text = ""
-      response.on("data", (chunk: Buffer) => text += chunk.toString("utf8"))
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }))
-    })
-    // The server may answer (and close) before the whole body is sent.
-    outgoing.on("error", (error) => (error as NodeJS.ErrnoException).code === "EPIPE" ? undefined : reject(error))
-    for (let offset = 0; offset < body.length; offset += 1024 * 1024) {
-      outgoing.write(body.subarray(offset, offset + 1024 * 1024))
-    }
-    outgoing.end()
-  })
-}
