@@ -3,6 +3,7 @@
  * tar, as OpenHands' remote builder sends it) decoded chunk by chunk into a file of its own, so a
  * large upload costs disk, not the server's memory. The part is capped (`Images.maxUploadBytes`):
  * a request that declares or sends more is a 413 that names the limit, and nothing is built.
+ * Unpacked for the engine, the context is capped again (unpackedContext.ts).
  */
 import { Effect, Stream } from "effect"
 import { HttpServerRequest, Multipart } from "effect/http"

@@ -15,13 +15,16 @@
 import type Docker from "dockerode"
 import { Duration, Effect, FiberSet, Layer, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
-import { createReadStream } from "node:fs"
 import { dockerClient } from "../layers/docker/client.ts"
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
-import { type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
+import { BuildFailed, type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
 import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
+import { unpackedContext } from "./unpackedContext.ts"
+
+/** How much larger than its upload a context may unpack (source code compresses 3 to 5 times). */
+const UNPACKED_PER_UPLOADED = 4
 
 export interface DockerImagesOptions {
   readonly registryPrefix: string
@@ -84,10 +87,22 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
 
       const runBuild = (id: string, context: UploadedContext, tags: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          const { imageId } = yield* engineBuild(createReadStream(context.path), {
+          const unpacked = unpackedContext(context, UNPACKED_PER_UPLOADED * options.maxUploadBytes)
+          const { imageId } = yield* engineBuild(unpacked.stream, {
             labels: { [API_TAGS_LABEL]: tags.join(" ") },
             limits: options.limits
-          })
+          }).pipe(
+            Effect.mapError((error) =>
+              unpacked.exceeded()
+                ? new BuildFailed({
+                  error: `The build context unpacks to more than ${
+                    Math.floor(UNPACKED_PER_UPLOADED * options.maxUploadBytes / (1024 * 1024))
+                  } MiB (${UNPACKED_PER_UPLOADED} times --build-max-upload-mb)`,
+                  log: []
+                })
+                : error
+            )
+          )
           yield* tagBuilt(imageId, tags)
           builds.set(id, { status: "SUCCESS", image: tags[0]! })
         }).pipe(

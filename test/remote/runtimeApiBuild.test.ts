@@ -14,6 +14,8 @@ import { readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
+import { gzipSync } from "node:zlib"
+import { pack } from "tar-stream"
 import { DockerEngine } from "../../src/layers/docker/engine.ts"
 import { ImageBuilder } from "../../src/layers/docker/imageBuilder.ts"
 import { CONTEXT_LABEL } from "../../src/layers/internal/imageContext.ts"
@@ -185,42 +187,67 @@ describeDocker("runtime API /build confinement (Docker)", () => {
     }
   }, 120_000)
 
-  it("refuses an upload above the cap with 413, builds nothing, and keeps no memory after a large one", async () => {
-    const server = await apiServer(["--build-max-upload-mb", "256"])
-    const fresh = rssMiB(server)
-    const tag = `effect-sandbox/rapi-build:t${randomBytes(4).toString("hex")}`
-    const tooLarge = {
-      status: 413,
-      body: {
-        detail:
-          "The build context is larger than this server's limit of 256 MiB (base64); build a smaller context or raise --build-max-upload-mb"
+  it(
+    "refuses an upload above the cap with 413, keeps no memory after a large one, and stops a context that unpacks too far",
+    async () => {
+      const server = await apiServer(["--build-max-upload-mb", "256"])
+      const fresh = rssMiB(server)
+      const tag = `effect-sandbox/rapi-build:t${randomBytes(4).toString("hex")}`
+      const tooLarge = {
+        status: 413,
+        body: {
+          detail:
+            "The build context is larger than this server's limit of 256 MiB (base64); build a smaller context or raise --build-max-upload-mb"
+        }
       }
-    }
-    // Refused from its Content-Length, before a byte of it is read; and streamed without a length,
-    // refused once the part passes the cap.
-    for (const chunked of [false, true]) {
-      assert.deepStrictEqual(
-        await rawBuild(server.base, KEY, buildForm(gzipLike(200 * 1024 * 1024), tag, []), chunked),
-        tooLarge
-      )
-    }
-    assert.strictEqual(imageId(tag), "")
+      // Refused from its Content-Length, before a byte of it is read; and streamed without a length,
+      // refused once the part passes the cap.
+      for (const chunked of [false, true]) {
+        assert.deepStrictEqual(
+          await rawBuild(server.base, KEY, buildForm(gzipLike(200 * 1024 * 1024), tag, []), chunked),
+          tooLarge
+        )
+      }
+      assert.strictEqual(imageId(tag), "")
 
-    // 187 MB of base64, under the cap, to a tag outside the prefix: read to its end, then refused.
-    const dirs = contextDirs().length
-    const before = rssMiB(server)
-    const large = await rawBuild(server.base, KEY, buildForm(gzipLike(140 * 1024 * 1024), "debian:large", []), true)
-    assert.strictEqual(large.status, 403)
-    const after = rssMiB(server)
-    const rss = `RSS ${fresh.toFixed(0)} MiB fresh, ${before.toFixed(0)} MiB after two refused 200 MB uploads, ${
-      after.toFixed(0)
-    } MiB after a read 187 MB one`
-    console.log(rss)
-    assert.isBelow(after - fresh, 200, rss)
-    assert.isBelow(after - before, 50, rss)
-    assert.strictEqual(contextDirs().length, dirs, "the refused upload's file is removed")
-    assert.strictEqual((await call(server.base, "GET", "/registry_prefix", { key: KEY })).status, 200)
-  }, 120_000)
+      // 187 MB of base64, under the cap, to a tag outside the prefix: read to its end, then refused.
+      const dirs = contextDirs().length
+      const before = rssMiB(server)
+      const large = await rawBuild(server.base, KEY, buildForm(gzipLike(140 * 1024 * 1024), "debian:large", []), true)
+      assert.strictEqual(large.status, 403)
+      const after = rssMiB(server)
+      const rss = `RSS ${fresh.toFixed(0)} MiB fresh, ${before.toFixed(0)} MiB after two refused 200 MB uploads, ${
+        after.toFixed(0)
+      } MiB after a read 187 MB one`
+      console.log(rss)
+      assert.isBelow(after - fresh, 200, rss)
+      assert.isBelow(after - before, 50, rss)
+      assert.strictEqual(contextDirs().length, dirs, "the refused upload's file is removed")
+      assert.strictEqual((await call(server.base, "GET", "/registry_prefix", { key: KEY })).status, 200)
+
+      // 16 MiB of zeros gzip to 16 KiB: within a 1 MiB upload cap, and stopped unpacking at 4 MiB.
+      const small = await apiServer(["--build-max-upload-mb", "1"])
+      const tar = pack()
+      tar.entry({ name: "Dockerfile" }, `FROM ${baseImage()}\nCOPY zeros /zeros\n`)
+      tar.entry({ name: "zeros" }, Buffer.alloc(16 * 1024 * 1024))
+      tar.finalize()
+      const chunks: Array<Buffer> = []
+      for await (const chunk of tar) chunks.push(chunk as Buffer)
+      const bomb = await rawBuild(
+        small.base,
+        KEY,
+        buildForm(gzipSync(Buffer.concat(chunks)).toString("base64"), tag, []),
+        false
+      )
+      assert.strictEqual(bomb.status, 200)
+      assert.deepStrictEqual(await waitBuild(small.base, KEY, (bomb.body as { build_id: string }).build_id), {
+        status: "FAILURE",
+        error: "The build context unpacks to more than 4 MiB (4 times --build-max-upload-mb)"
+      })
+      assert.strictEqual(imageId(tag), "")
+    },
+    120_000
+  )
 
   it.live(
     "DockerRuntime's image builder builds a runtime tag again when it holds another image",
