@@ -23,6 +23,9 @@ import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
 import { unpackedContext } from "./unpackedContext.ts"
 
+/** Finished builds `/build_status` remembers; the oldest beyond this many read as unknown (404). */
+const REMEMBERED_BUILDS = 1000
+
 /** How much larger than its upload a context may unpack (source code compresses 3 to 5 times). */
 const UNPACKED_PER_UPLOADED = 4
 
@@ -47,6 +50,16 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
       let admitted = 0
       // Builds under way belong to the server: stopping it interrupts them.
       const running = yield* FiberSet.make()
+
+      /** Record how build `id` ended, forgetting the oldest finished builds beyond the bound. */
+      const finish = (id: string, state: BuildState) =>
+        Effect.sync(() => {
+          builds.set(id, state)
+          for (const [old, { status }] of builds) {
+            if (builds.size <= REMEMBERED_BUILDS) break
+            if (status !== "RUNNING") builds.delete(old)
+          }
+        })
 
       const inspect = (image: string) =>
         Effect.promise(() =>
@@ -104,28 +117,25 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
             )
           )
           yield* tagBuilt(imageId, tags)
-          builds.set(id, { status: "SUCCESS", image: tags[0]! })
+          yield* finish(id, { status: "SUCCESS", image: tags[0]! })
         }).pipe(
           Effect.timeoutOrElse({
             duration: options.timeout,
             orElse: () =>
-              Effect.sync(() =>
-                builds.set(id, {
-                  status: "TIMEOUT",
-                  error: `The build ran longer than this server's limit of ${
-                    Duration.toSeconds(options.timeout)
-                  } s and was stopped`
-                })
-              )
+              finish(id, {
+                status: "TIMEOUT",
+                error: `The build ran longer than this server's limit of ${
+                  Duration.toSeconds(options.timeout)
+                } s and was stopped`
+              })
           }),
           slots.withPermits(1),
           Effect.catchTags({
             BuildFailed: ({ error, log }) =>
-              Effect.sync(() => builds.set(id, { status: "FAILURE", error: [error, ...log.slice(-15)].join("\n") })),
-            RuntimeStartError: ({ message }) =>
-              Effect.sync(() => builds.set(id, { status: "INTERNAL_ERROR", error: message })),
+              finish(id, { status: "FAILURE", error: [error, ...log.slice(-15)].join("\n") }),
+            RuntimeStartError: ({ message }) => finish(id, { status: "INTERNAL_ERROR", error: message }),
             // A tag taken by an image /build did not make while this one built.
-            ApiError: ({ detail }) => Effect.sync(() => builds.set(id, { status: "FAILURE", error: detail }))
+            ApiError: ({ detail }) => finish(id, { status: "FAILURE", error: detail })
           }),
           Effect.ensuring(Effect.andThen(context.remove, Effect.sync(() => admitted--))),
           Effect.provideService(DockerEngine, engine)
@@ -140,8 +150,9 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
               `${options.concurrency} builds are running and ${options.concurrency} waiting, this server's limit: retry later`
           })
         }
-        yield* writable(tags)
+        // Counted before the tags are checked, so requests checked side by side cannot pass the bound.
         admitted++
+        yield* writable(tags).pipe(Effect.onError(() => Effect.sync(() => admitted--)))
         const id = `build-${randomBytes(12).toString("hex")}`
         builds.set(id, { status: "RUNNING" })
         yield* FiberSet.run(running, runBuild(id, context, tags))
