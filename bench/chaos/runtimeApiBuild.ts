@@ -107,7 +107,8 @@ export const buildRows = async ({ quick, sandbox }: { quick: boolean; sandbox: s
         `${base}RUN echo quick\n`,
         `${base}${probeStep(gateway, (listener.address() as AddressInfo).port)}\n`,
         `${base}${probeStep(sandboxIp, 60000)}\n`,
-        `${base}RUN perl -e '$x = "x" x (${4 * MEMORY_MB} * 1024 * 1024); print length $x'\n`
+        `${base}RUN perl -e '$x = "x" x (${4 * MEMORY_MB} * 1024 * 1024); print length $x'\n`,
+        `${base}ADD http://127.0.0.1:${(listener.address() as AddressInfo).port}/secret /s\n`
       ].map(async (dockerfile, i) =>
         waitBuild(
           server.base,
@@ -119,7 +120,7 @@ export const buildRows = async ({ quick, sandbox }: { quick: boolean; sandbox: s
     const hungState = await waitBuild(server.base, key, hung.body["build_id"] as string)
     const stoppedAfter = (performance.now() - started) / 1000
     const leftAfterTimeout = (await waitFor(() => stepContainers(mark).length === 0, 10_000)) === null ? 1 : 0
-    const [quickBuild, hostProbe, sandboxProbe, hog] = others.map((state) => ({
+    const [quickBuild, hostProbe, sandboxProbe, hog, remoteAdd] = others.map((state) => ({
       status: state["status"],
       error: String(state["error"] ?? "")
     }))
@@ -175,7 +176,18 @@ export const buildRows = async ({ quick, sandbox }: { quick: boolean; sandbox: s
         "probes",
         0
       ),
-      atMost("runtime-api build: host service connections from build steps", hostConnections, "connections", 0),
+      atLeast(
+        "runtime-api build: ADD of a host-loopback URL (the engine would fetch it) refused",
+        remoteAdd!.status === "FAILURE" && remoteAdd!.error.includes("the engine would fetch it itself") ? 1 : 0,
+        "builds",
+        1
+      ),
+      atMost(
+        "runtime-api build: host service connections from builds (steps and ADD)",
+        hostConnections,
+        "connections",
+        0
+      ),
       atLeast(
         `runtime-api build: a step allocating 4x --build-memory-mb ${MEMORY_MB} ended by the limit`,
         hog!.status === "FAILURE" && hog!.error.includes("returned a non-zero code: 137") ? 1 : 0,

@@ -18,7 +18,9 @@ import { randomBytes } from "node:crypto"
 import { dockerClient } from "../layers/docker/client.ts"
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { BuildFailed, type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
+import { pullImage } from "../layers/docker/pull.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
+import { baseImages, instructions, readDockerfile, remoteFetch } from "./dockerfileCheck.ts"
 import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
 import { unpackedContext } from "./unpackedContext.ts"
@@ -98,24 +100,49 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
         for (const previous of new Set(held.values())) if (previous !== imageId) yield* removeIfUntagged(previous)
       })
 
+      const refuse = (error: string) => Effect.fail(new BuildFailed({ error, log: [] }))
+      const maxUnpacked = UNPACKED_PER_UPLOADED * options.maxUploadBytes
+      const tooLarge = new BuildFailed({
+        error: `The build context unpacks to more than ${
+          Math.floor(maxUnpacked / (1024 * 1024))
+        } MiB (${UNPACKED_PER_UPLOADED} times --build-max-upload-mb)`,
+        log: []
+      })
+
+      /**
+       * Refuse a Dockerfile that makes the engine fetch something from the host's network (`ADD
+       * <url>`, its own or a base image's ONBUILD), pulling its base images first to read theirs.
+       */
+      const checkDockerfile = Effect.fn("dockerImages.checkDockerfile")(function*(context: UploadedContext) {
+        const unpacked = unpackedContext(context, maxUnpacked)
+        const text = yield* Effect.tryPromise({
+          try: () => readDockerfile(unpacked.stream),
+          catch: () =>
+            unpacked.exceeded() ? tooLarge : new BuildFailed({ error: "The build context is not a gzip tar", log: [] })
+        })
+        if (text === undefined) return yield* refuse("The build context has no Dockerfile")
+        const list = instructions(text)
+        const own = remoteFetch(list)
+        if (own !== undefined) return yield* refuse(own)
+        for (const image of baseImages(list)) {
+          if (image.includes("$")) {
+            return yield* refuse(`FROM ${image}: name the base image, whose ONBUILD triggers /build reads first`)
+          }
+          if ((yield* inspect(image)) === undefined) yield* pullImage(image)
+          const triggers = (yield* inspect(image))?.Config.OnBuild ?? []
+          const inherited = remoteFetch(instructions(triggers.join("\n")))
+          if (inherited !== undefined) return yield* refuse(`${image} has ONBUILD ${inherited}`)
+        }
+      })
+
       const runBuild = (id: string, context: UploadedContext, tags: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          const unpacked = unpackedContext(context, UNPACKED_PER_UPLOADED * options.maxUploadBytes)
+          yield* checkDockerfile(context)
+          const unpacked = unpackedContext(context, maxUnpacked)
           const { imageId } = yield* engineBuild(unpacked.stream, {
             labels: { [API_TAGS_LABEL]: tags.join(" ") },
             limits: options.limits
-          }).pipe(
-            Effect.mapError((error) =>
-              unpacked.exceeded()
-                ? new BuildFailed({
-                  error: `The build context unpacks to more than ${
-                    Math.floor(UNPACKED_PER_UPLOADED * options.maxUploadBytes / (1024 * 1024))
-                  } MiB (${UNPACKED_PER_UPLOADED} times --build-max-upload-mb)`,
-                  log: []
-                })
-                : error
-            )
-          )
+          }).pipe(Effect.mapError((error) => unpacked.exceeded() ? tooLarge : error))
           yield* tagBuilt(imageId, tags)
           yield* finish(id, { status: "SUCCESS", image: tags[0]! })
         }).pipe(

@@ -150,7 +150,7 @@ describeDocker("runtime API /build confinement (Docker)", () => {
     }
   }, 120_000)
 
-  it("a build step reaches neither a host service nor a neighbour container", async () => {
+  it("a build reaches neither a host service nor a neighbour container, by a step or by ADD <url>", async () => {
     const service = await hostService()
     const neighbour = `${PREFIX}-neighbour-${randomBytes(3).toString("hex")}`
     dockerCli("run", "-d", "--name", neighbour, toolsImage(), "python3", "-m", "http.server", "8000")
@@ -181,6 +181,38 @@ describeDocker("runtime API /build confinement (Docker)", () => {
       assert.strictEqual(await probe(confined, gateway, service.port), "BLOCKED")
       assert.strictEqual(await probe(confined, neighbourIp, 8000), "BLOCKED")
       assert.strictEqual(service.connections(), seen)
+
+      // ADD <url> is fetched by the engine itself, from the host's loopback: refused, in the
+      // Dockerfile and in a base image's ONBUILD trigger.
+      const url = `http://127.0.0.1:${service.port}/secret`
+      const onbuild = `effect-sandbox/rapi-onbuild:t${randomBytes(4).toString("hex")}`
+      const made = spawnSync("docker", ["build", "-q", "-t", onbuild, "-"], {
+        input: `FROM ${baseImage()}\nONBUILD ADD ${url} /s\n`,
+        encoding: "utf8"
+      })
+      assert.strictEqual(made.status, 0, made.stderr)
+      try {
+        const fetched = async (dockerfile: string) =>
+          waitBuild(
+            confined.base,
+            KEY,
+            (await postBuild(confined.base, KEY, "effect-sandbox/rapi-build:add", [], dockerfile))
+              .body["build_id"] as string
+          )
+        const refusal =
+          `ADD ${url}: the engine would fetch it itself, from the host's network; download it in a RUN step (or COPY it from the context)`
+        assert.deepStrictEqual(await fetched(`FROM ${baseImage()}\nADD ${url} /s\nRUN cat /s\n`), {
+          status: "FAILURE",
+          error: refusal
+        })
+        assert.deepStrictEqual(await fetched(`FROM ${onbuild}\nRUN cat /s\n`), {
+          status: "FAILURE",
+          error: `${onbuild} has ONBUILD ${refusal}`
+        })
+        assert.strictEqual(service.connections(), seen)
+      } finally {
+        dockerCli("rmi", onbuild)
+      }
     } finally {
       dockerCli("rm", "-f", neighbour)
       await service.close()

@@ -1,0 +1,119 @@
+/**
+ * What a `/build` Dockerfile may not do though its steps have no network: `ADD <url>` is fetched by
+ * the engine itself, from the host's network (its loopback, the sandboxes' addresses, a cloud's
+ * metadata service), and so is an `ADD` in a base image's `ONBUILD` triggers. Such builds are
+ * refused; a source with a variable is refused too, since it could expand to a URL.
+ */
+import type { Readable } from "node:stream"
+import { extract } from "tar-stream"
+
+export interface Instruction {
+  readonly keyword: string
+  readonly args: string
+}
+
+/** The Dockerfile's instructions: comments dropped, continued lines joined, the escape directive honoured. */
+export const instructions = (text: string): Array<Instruction> => {
+  const escape = /^#\s*escape\s*=\s*`/im.test(text.split("\n").slice(0, 5).join("\n")) ? "`" : "\\"
+  const result: Array<Instruction> = []
+  let pending = ""
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim()
+    if (line.startsWith("#")) continue
+    if (line.endsWith(escape)) {
+      pending += `${line.slice(0, -1)} `
+      continue
+    }
+    const whole = (pending + line).trim()
+    pending = ""
+    const match = /^(\S+)\s*(.*)$/.exec(whole)
+    if (match !== null) result.push({ keyword: match[1]!.toUpperCase(), args: match[2]! })
+  }
+  if (pending.trim() !== "") {
+    const match = /^(\S+)\s*(.*)$/.exec(pending.trim())
+    if (match !== null) result.push({ keyword: match[1]!.toUpperCase(), args: match[2]! })
+  }
+  return result
+}
+
+/** An instruction's words: its JSON form, or its shell form split at spaces, without `--flags`. */
+const words = (args: string): Array<string> => {
+  if (args.startsWith("[")) {
+    try {
+      const parsed: unknown = JSON.parse(args)
+      if (Array.isArray(parsed)) return parsed.map(String)
+    } catch {
+      // Not JSON: the shell form.
+    }
+  }
+  return args.split(/\s+/).filter((word) => word !== "" && !word.startsWith("--"))
+}
+
+/** Why `instruction` makes the engine fetch something itself, or undefined. */
+const fetches = (instruction: Instruction): string | undefined => {
+  if (instruction.keyword === "ONBUILD") {
+    const inner = instructions(instruction.args)[0]
+    return inner === undefined ? undefined : fetches(inner)
+  }
+  if (instruction.keyword !== "ADD") return undefined
+  const sources = words(instruction.args).slice(0, -1)
+  const remote = sources.find((source) => /^[a-z][a-z0-9+.-]*:\/\//i.test(source) || source.includes("$"))
+  return remote === undefined
+    ? undefined
+    : `ADD ${remote}: the engine would fetch it itself, from the host's network; download it in a RUN step (or COPY it from the context)`
+}
+
+/** Why these instructions (a Dockerfile's, or a base image's ONBUILD triggers) cannot be built here. */
+export const remoteFetch = (list: ReadonlyArray<Instruction>): string | undefined => {
+  for (const instruction of list) {
+    const why = fetches(instruction)
+    if (why !== undefined) return why
+  }
+  return undefined
+}
+
+/** The images a Dockerfile's stages start from (not `scratch`, not an earlier stage's name). */
+export const baseImages = (list: ReadonlyArray<Instruction>): Array<string> => {
+  const stages = new Set<string>(["scratch"])
+  const images: Array<string> = []
+  for (const { keyword, args } of list) {
+    if (keyword !== "FROM") continue
+    const [image, as, name] = words(args)
+    if (image !== undefined && !stages.has(image.toLowerCase())) images.push(image)
+    if (as?.toUpperCase() === "AS" && name !== undefined) stages.add(name.toLowerCase())
+  }
+  return images
+}
+
+/** Most bytes of a Dockerfile read from a context (the engine's own limit is far below). */
+const MAX_DOCKERFILE_BYTES = 1024 * 1024
+
+/** The Dockerfile of a context (an uncompressed tar): `Dockerfile`, else `dockerfile`, as the engine picks it. */
+export const readDockerfile = (tar: Readable): Promise<string | undefined> =>
+  new Promise((resolve, reject) => {
+    const found = new Map<string, string>()
+    const reader = extract()
+    reader.on("entry", (header, stream, next) => {
+      const name = header.name.replace(/^\.\//, "")
+      if ((name !== "Dockerfile" && name !== "dockerfile") || header.size! > MAX_DOCKERFILE_BYTES) {
+        stream.on("end", next)
+        stream.resume()
+        return
+      }
+      const chunks: Array<Buffer> = []
+      stream.on("data", (chunk: unknown) => chunks.push(chunk as Buffer))
+      stream.on("end", () => {
+        found.set(name, Buffer.concat(chunks).toString("utf8"))
+        // The engine's choice is found: the rest of the context need not be read.
+        if (name === "Dockerfile") {
+          resolve(found.get(name))
+          tar.destroy()
+        }
+        next()
+      })
+    })
+    reader.on("finish", () => resolve(found.get("Dockerfile") ?? found.get("dockerfile")))
+    reader.on("error", reject)
+    tar.on("error", reject)
+    tar.pipe(reader)
+  })
