@@ -20,7 +20,7 @@ import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { BuildFailed, type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
 import { pullImage } from "../layers/docker/pull.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
-import { baseImages, instructions, readDockerfile, remoteFetch } from "./dockerfileCheck.ts"
+import { baseImages, instructions, localRegistry, readDockerfile, remoteFetch } from "./dockerfileCheck.ts"
 import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
 import { unpackedContext } from "./unpackedContext.ts"
@@ -111,7 +111,8 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
 
       /**
        * Refuse a Dockerfile that makes the engine fetch something from the host's network (`ADD
-       * <url>`, its own or a base image's ONBUILD), pulling its base images first to read theirs.
+       * <url>`, its own or a base image's ONBUILD; a pull from a loopback or address registry),
+       * pulling its base images first to read their triggers.
        */
       const checkDockerfile = Effect.fn("dockerImages.checkDockerfile")(function*(context: UploadedContext) {
         const unpacked = unpackedContext(context, maxUnpacked)
@@ -128,7 +129,11 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
           if (image.includes("$")) {
             return yield* refuse(`FROM ${image}: name the base image, whose ONBUILD triggers /build reads first`)
           }
-          if ((yield* inspect(image)) === undefined) yield* pullImage(image)
+          if ((yield* inspect(image)) === undefined) {
+            const local = localRegistry(image)
+            if (local !== undefined) return yield* refuse(local)
+            yield* pullImage(image)
+          }
           const triggers = (yield* inspect(image))?.Config.OnBuild ?? []
           const inherited = remoteFetch(instructions(triggers.join("\n")))
           if (inherited !== undefined) return yield* refuse(`${image} has ONBUILD ${inherited}`)

@@ -72,17 +72,39 @@ export const remoteFetch = (list: ReadonlyArray<Instruction>): string | undefine
   return undefined
 }
 
-/** The images a Dockerfile's stages start from (not `scratch`, not an earlier stage's name). */
+/**
+ * The images a Dockerfile needs from the engine: its stages' bases (not `scratch`, not an earlier
+ * stage's name) and the images `COPY --from=` names.
+ */
 export const baseImages = (list: ReadonlyArray<Instruction>): Array<string> => {
   const stages = new Set<string>(["scratch"])
   const images: Array<string> = []
+  const need = (image: string) => {
+    if (!stages.has(image.toLowerCase()) && !/^\d+$/.test(image) && !images.includes(image)) images.push(image)
+  }
   for (const { keyword, args } of list) {
-    if (keyword !== "FROM") continue
-    const [image, as, name] = words(args)
-    if (image !== undefined && !stages.has(image.toLowerCase())) images.push(image)
-    if (as?.toUpperCase() === "AS" && name !== undefined) stages.add(name.toLowerCase())
+    if (keyword === "FROM") {
+      const [image, as, name] = words(args)
+      if (image !== undefined) need(image)
+      if (as?.toUpperCase() === "AS" && name !== undefined) stages.add(name.toLowerCase())
+    }
+    const from = keyword === "COPY" ? /--from=(\S+)/.exec(args)?.[1] : undefined
+    if (from !== undefined) need(from)
   }
   return images
+}
+
+/**
+ * Why the engine may not pull `image`, if it may not: from a registry on the host's loopback or at
+ * an address (a sandbox's, the host's), which the engine would contact from the host's network.
+ */
+export const localRegistry = (image: string): string | undefined => {
+  const first = image.split("/")[0]!
+  const host = first.replace(/:\d+$/, "").replace(/^\[|\]$/g, "")
+  const registry = image.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost")
+  return registry && (host === "localhost" || /^[\d.]+$/.test(host) || host.includes(":"))
+    ? `${image}: the engine would pull it from ${first}, on the host's network; pull it onto the engine first`
+    : undefined
 }
 
 /** Most bytes of a Dockerfile read from a context (the engine's own limit is far below). */

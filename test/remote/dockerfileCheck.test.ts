@@ -4,7 +4,7 @@
  * parses, directly or as an ONBUILD trigger; and the base images whose triggers it reads.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { baseImages, instructions, remoteFetch } from "../../src/runtimeApi/dockerfileCheck.ts"
+import { baseImages, instructions, localRegistry, remoteFetch } from "../../src/runtimeApi/dockerfileCheck.ts"
 
 const verdict = (dockerfile: string) => remoteFetch(instructions(dockerfile))
 
@@ -37,12 +37,30 @@ describe("/build Dockerfile check", () => {
     assert.isDefined(remoteFetch(instructions(["RUN true", "ADD http://127.0.0.1/ /x"].join("\n"))))
   })
 
-  it("names the base images of every stage, not stage names or scratch", () => {
+  it("names the images a Dockerfile needs, not stage names or scratch", () => {
     assert.deepStrictEqual(
       baseImages(instructions(
-        "FROM --platform=linux/amd64 python:3.12 AS build\nRUN x\nFROM build\nFROM scratch\nFROM debian:bookworm as final\nCOPY --from=build /a /a"
+        "FROM --platform=linux/amd64 python:3.12 AS build\nRUN x\nFROM build\nFROM scratch\nFROM debian:bookworm as final\n" +
+          "COPY --from=build /a /a\nCOPY --from=0 /b /b\nCOPY --from=busybox:1 /bin/sh /sh"
       )),
-      ["python:3.12", "debian:bookworm"]
+      ["python:3.12", "debian:bookworm", "busybox:1"]
+    )
+  })
+
+  it("refuses pulls from a registry on the host's loopback or at an address", () => {
+    for (
+      const image of ["localhost:5000/x", "127.0.0.1:5000/x:1", "172.17.0.5:60000/a/b", "[::1]:5000/x", "localhost/x"]
+    ) {
+      assert.isDefined(localRegistry(image), image)
+    }
+    for (
+      const image of ["debian:bookworm", "ghcr.io/all-hands-ai/runtime:0.59", "registry.example:5000/team/x", "a/b:1"]
+    ) {
+      assert.isUndefined(localRegistry(image), image)
+    }
+    assert.strictEqual(
+      localRegistry("127.0.0.1:5000/x:1"),
+      "127.0.0.1:5000/x:1: the engine would pull it from 127.0.0.1:5000, on the host's network; pull it onto the engine first"
     )
   })
 })

@@ -209,6 +209,13 @@ describeDocker("runtime API /build confinement (Docker)", () => {
           status: "FAILURE",
           error: `${onbuild} has ONBUILD ${refusal}`
         })
+        // A registry on the host's loopback: the engine would pull from it, from the host.
+        const registry = `127.0.0.1:${service.port}/x:1`
+        assert.deepStrictEqual(await fetched(`FROM ${registry}\n`), {
+          status: "FAILURE",
+          error:
+            `${registry}: the engine would pull it from 127.0.0.1:${service.port}, on the host's network; pull it onto the engine first`
+        })
         assert.strictEqual(service.connections(), seen)
       } finally {
         dockerCli("rmi", onbuild)
