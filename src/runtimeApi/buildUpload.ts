@@ -110,7 +110,13 @@ export const readBuildUpload = (maxBytes: number) =>
     yield* request.multipartStream.pipe(
       Stream.runForEach((part) =>
         Effect.gen(function*() {
-          if (part._tag === "Field" && part.key !== "context") {
+          if (part.key !== "context") {
+            if (part._tag !== "Field") {
+              return yield* new ApiError({
+                status: 400,
+                detail: `A build request's one file is its context, not ${part.key}`
+              })
+            }
             fields.set(part.key, [...(fields.get(part.key) ?? []), part.value])
           } else if (gzip !== undefined) {
             return yield* new ApiError({ status: 400, detail: "A build request has one context" })

@@ -264,6 +264,16 @@ describeDocker("runtime API /build confinement (Docker)", () => {
       assert.strictEqual(contextDirs().length, dirs, "the refused upload's file is removed")
       assert.strictEqual((await call(server.base, "GET", "/registry_prefix", { key: KEY })).status, 200)
 
+      // Only the context may be a file: any other file part is refused, and nothing is kept.
+      const extra = buildForm(gzipLike(1024), tag, [])
+      extra.append("tags", new Blob([gzipLike(1024)]), "tags.bin")
+      const stray = await fetch(`${server.base}/build`, { method: "POST", headers: { "X-API-Key": KEY }, body: extra })
+      assert.deepStrictEqual({ status: stray.status, body: await stray.json() }, {
+        status: 400,
+        body: { detail: "A build request's one file is its context, not tags" }
+      })
+      assert.strictEqual(contextDirs().length, dirs)
+
       // 16 MiB of zeros gzip to 16 KiB: within a 1 MiB upload cap, and stopped unpacking at 4 MiB.
       const small = await apiServer(["--build-max-upload-mb", "1"])
       const tar = pack()
