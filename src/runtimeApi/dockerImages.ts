@@ -4,7 +4,8 @@
  *
  * A build is confined, because an API key is all its author has: it tags only under the registry
  * prefix and never over a tag `/build` did not make (buildTags.ts; checked when asked and again
- * before tagging, the image being built untagged), its steps run with the server's build limits
+ * before tagging, the image being built untagged), its Dockerfile may not make the engine fetch
+ * anything from the host's network (dockerfileCheck.ts), its steps run with the server's build limits
  * (memory, CPU, network, nproc; engineBuild.ts), a time limit stops it on the engine, and at most
  * `concurrency` run at once with as many waiting (more are a 429, which OpenHands' client re-sends
  * after 30 s), so one hung build holds one slot until its time limit, never the others.
@@ -17,19 +18,15 @@ import { Duration, Effect, FiberSet, Layer, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
 import { dockerClient } from "../layers/docker/client.ts"
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
-import { BuildFailed, type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
-import { pullImage } from "../layers/docker/pull.ts"
+import { type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
-import { baseImages, instructions, localRegistry, readDockerfile, remoteFetch } from "./dockerfileCheck.ts"
+import { checkDockerfile } from "./dockerfileCheck.ts"
 import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
 import { unpackedContext } from "./unpackedContext.ts"
 
 /** Finished builds `/build_status` remembers; the oldest beyond this many read as unknown (404). */
 const REMEMBERED_BUILDS = 1000
-
-/** How much larger than its upload a context may unpack (source code compresses 3 to 5 times). */
-const UNPACKED_PER_UPLOADED = 4
 
 export interface DockerImagesOptions {
   readonly registryPrefix: string
@@ -100,54 +97,14 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
         for (const previous of new Set(held.values())) if (previous !== imageId) yield* removeIfUntagged(previous)
       })
 
-      const refuse = (error: string) => Effect.fail(new BuildFailed({ error, log: [] }))
-      const maxUnpacked = UNPACKED_PER_UPLOADED * options.maxUploadBytes
-      const tooLarge = new BuildFailed({
-        error: `The build context unpacks to more than ${
-          Math.floor(maxUnpacked / (1024 * 1024))
-        } MiB (${UNPACKED_PER_UPLOADED} times --build-max-upload-mb)`,
-        log: []
-      })
-
-      /**
-       * Refuse a Dockerfile that makes the engine fetch something from the host's network (`ADD
-       * <url>`, its own or a base image's ONBUILD; a pull from a loopback or address registry),
-       * pulling its base images first to read their triggers.
-       */
-      const checkDockerfile = Effect.fn("dockerImages.checkDockerfile")(function*(context: UploadedContext) {
-        const unpacked = unpackedContext(context, maxUnpacked)
-        const text = yield* Effect.tryPromise({
-          try: () => readDockerfile(unpacked.stream),
-          catch: () =>
-            unpacked.exceeded() ? tooLarge : new BuildFailed({ error: "The build context is not a gzip tar", log: [] })
-        })
-        if (text === undefined) return yield* refuse("The build context has no Dockerfile")
-        const list = instructions(text)
-        const own = remoteFetch(list)
-        if (own !== undefined) return yield* refuse(own)
-        for (const image of baseImages(list)) {
-          if (image.includes("$")) {
-            return yield* refuse(`FROM ${image}: name the base image, whose ONBUILD triggers /build reads first`)
-          }
-          if ((yield* inspect(image)) === undefined) {
-            const local = localRegistry(image)
-            if (local !== undefined) return yield* refuse(local)
-            yield* pullImage(image)
-          }
-          const triggers = (yield* inspect(image))?.Config.OnBuild ?? []
-          const inherited = remoteFetch(instructions(triggers.join("\n")))
-          if (inherited !== undefined) return yield* refuse(`${image} has ONBUILD ${inherited}`)
-        }
-      })
-
       const runBuild = (id: string, context: UploadedContext, tags: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          yield* checkDockerfile(context)
-          const unpacked = unpackedContext(context, maxUnpacked)
+          yield* checkDockerfile(context, options.maxUploadBytes)
+          const unpacked = unpackedContext(context, options.maxUploadBytes)
           const { imageId } = yield* engineBuild(unpacked.stream, {
             labels: { [API_TAGS_LABEL]: tags.join(" ") },
             limits: options.limits
-          }).pipe(Effect.mapError((error) => unpacked.exceeded() ? tooLarge : error))
+          }).pipe(Effect.mapError(unpacked.explain))
           yield* tagBuilt(imageId, tags)
           yield* finish(id, { status: "SUCCESS", image: tags[0]! })
         }).pipe(

@@ -1,11 +1,19 @@
 /**
  * What a `/build` Dockerfile may not do though its steps have no network: `ADD <url>` is fetched by
  * the engine itself, from the host's network (its loopback, the sandboxes' addresses, a cloud's
- * metadata service), and so is an `ADD` in a base image's `ONBUILD` triggers. Such builds are
- * refused; a source with a variable is refused too, since it could expand to a URL.
+ * metadata service), and so is an `ADD` in a base image's `ONBUILD` triggers, and a pull from a
+ * registry on the host's loopback or at an address. Such builds are refused; a source with a
+ * variable is refused too, since it could expand to a URL.
  */
+import type Docker from "dockerode"
+import { Effect } from "effect"
 import type { Readable } from "node:stream"
 import { extract } from "tar-stream"
+import { dockerClient } from "../layers/docker/client.ts"
+import { BuildFailed } from "../layers/docker/engineBuild.ts"
+import { pullImage } from "../layers/docker/pull.ts"
+import type { UploadedContext } from "./images.ts"
+import { unpackedContext } from "./unpackedContext.ts"
 
 export interface Instruction {
   readonly keyword: string
@@ -139,3 +147,40 @@ export const readDockerfile = (tar: Readable): Promise<string | undefined> =>
     tar.on("error", reject)
     tar.pipe(reader)
   })
+
+const refuse = (error: string) => Effect.fail(new BuildFailed({ error, log: [] }))
+
+/**
+ * Refuse a context whose Dockerfile makes the engine fetch something from the host's network (its
+ * own `ADD <url>`, its base images' ONBUILD ones, a pull from a loopback or address registry),
+ * pulling its base images first to read their triggers.
+ */
+export const checkDockerfile = Effect.fn("dockerfileCheck.checkDockerfile")(
+  function*(context: UploadedContext, maxUploadBytes: number) {
+    const docker: Docker = yield* dockerClient
+    const inspect = (image: string) =>
+      Effect.promise(() => docker.getImage(image).inspect().catch((): Docker.ImageInspectInfo | undefined => undefined))
+    const unpacked = unpackedContext(context, maxUploadBytes)
+    const text = yield* Effect.tryPromise({
+      try: () => readDockerfile(unpacked.stream),
+      catch: () => unpacked.explain(new BuildFailed({ error: "The build context is not a gzip tar", log: [] }))
+    })
+    if (text === undefined) return yield* refuse("The build context has no Dockerfile")
+    const list = instructions(text)
+    const own = remoteFetch(list)
+    if (own !== undefined) return yield* refuse(own)
+    for (const image of baseImages(list)) {
+      if (image.includes("$")) {
+        return yield* refuse(`FROM ${image}: name the base image, whose ONBUILD triggers /build reads first`)
+      }
+      if ((yield* inspect(image)) === undefined) {
+        const local = localRegistry(image)
+        if (local !== undefined) return yield* refuse(local)
+        yield* pullImage(image)
+      }
+      const triggers = (yield* inspect(image))?.Config.OnBuild ?? []
+      const inherited = remoteFetch(instructions(triggers.join("\n")))
+      if (inherited !== undefined) return yield* refuse(`${image} has ONBUILD ${inherited}`)
+    }
+  }
+)
