@@ -202,7 +202,7 @@ export const buildRows = async ({ quick, sandbox }: { quick: boolean; sandbox: s
         "answers",
         1
       ),
-      atMost("runtime-api build: API server RSS over fresh after uploads of 213 and 150 MiB", rssGrowth, "MiB", 256),
+      atMost("runtime-api build: API server RSS over fresh after uploads of 213 and 150 MiB", rssGrowth, "MiB", 384),
       atMost(
         `runtime-api build: builds admitted of ${answers.length} (bound: ${CONCURRENCY} running, ${CONCURRENCY} waiting)`,
         admitted,

@@ -259,8 +259,9 @@ describeDocker("runtime API /build confinement (Docker)", () => {
         after.toFixed(0)
       } MiB after a read 187 MB one`
       console.log(rss)
-      assert.isBelow(after - fresh, 200, rss)
-      assert.isBelow(after - before, 50, rss)
+      // The upload held 6 times its size in memory before (1.2 GB for 200 MB).
+      assert.isBelow(after - fresh, 300, rss)
+      assert.isBelow(after - before, 64, rss)
       assert.strictEqual(contextDirs().length, dirs, "the refused upload's file is removed")
       assert.strictEqual((await call(server.base, "GET", "/registry_prefix", { key: KEY })).status, 200)
 
