@@ -7,9 +7,10 @@
  */
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
 import { type ApiServer, startApiServer } from "../../scripts/runtimeApiProcess.ts"
 import { buildForm, gzipLike, postBuild, rawBuild, waitBuild } from "../../test/remote/builds.ts"
 import { baseImage } from "./ownerKill.ts"
@@ -149,6 +150,12 @@ export const buildRows = async ({ quick, sandbox }: { quick: boolean; sandbox: s
     const leftAfterKill = (await waitFor(() => stepContainers(flood).length === 0, 15_000)) === null
       ? stepContainers(flood).length
       : 0
+    // The killed server's contexts, removed by the next server to start.
+    const killedContexts = () =>
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`effect-sandbox-build-context-${server.process.pid}-`))
+    const contextsAtKill = killedContexts().length
+    await (await startApiServer([], { EFFECT_SANDBOX_API_KEY: key })).kill()
+    const contextsLeft = killedContexts().length
 
     return [
       atLeast("runtime-api build: hostile tag requests sent", hostileSent, "requests", 2 * tags.length),
@@ -219,6 +226,12 @@ export const buildRows = async ({ quick, sandbox }: { quick: boolean; sandbox: s
         "runtime-api build: step containers left after the server was killed mid-build",
         leftAfterKill,
         "containers",
+        0
+      ),
+      atMost(
+        `runtime-api build: contexts of the killed server left once another started (of ${contextsAtKill})`,
+        contextsLeft,
+        "directories",
         0
       )
     ]

@@ -7,10 +7,10 @@
  */
 import { Effect, Stream } from "effect"
 import { HttpServerRequest, Multipart } from "effect/http"
-import { mkdtempSync, rmSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { open } from "node:fs/promises"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { newContextDir } from "./contextFiles.ts"
 import { ApiError } from "./errors.ts"
 import type { UploadedContext } from "./images.ts"
 
@@ -100,7 +100,7 @@ export const readBuildUpload = (maxBytes: number) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const declared = Number(request.headers["content-length"] ?? 0)
     if (declared > maxBytes + MAX_PARTS * MAX_FIELD_BYTES) return yield* tooLarge(maxBytes)
-    const dir = mkdtempSync(join(tmpdir(), "effect-sandbox-build-context-"))
+    const dir = newContextDir()
     const context: UploadedContext = {
       path: join(dir, "context.tar.gz"),
       remove: Effect.sync(() => rmSync(dir, { recursive: true, force: true }))

@@ -20,6 +20,7 @@ import { dockerClient } from "../layers/docker/client.ts"
 import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
+import { removeOrphanContexts } from "./contextFiles.ts"
 import { checkDockerfile } from "./dockerfileCheck.ts"
 import { ApiError } from "./errors.ts"
 import { type BuildState, Images, type UploadedContext } from "./images.ts"
@@ -44,6 +45,7 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
     Effect.gen(function*() {
       const docker = yield* dockerClient
       const engine = yield* DockerEngine
+      yield* Effect.sync(removeOrphanContexts)
       const builds = new Map<string, BuildState>()
       const slots = yield* Semaphore.make(options.concurrency)
       let admitted = 0
