@@ -4,7 +4,8 @@
  * receive. Hostile requests at the API (bad keys, bad bodies, huge bodies, path tricks) must get no
  * 5xx and change no sandbox; requests at B's path without B's key in `X-Session-API-Key` must never
  * reach B; and no sandbox may ever see the operator's `X-API-Key` (docs/security.md, "The runtime
- * API server"). A third sandbox C has VS Code: its rows are runtimeApiVsCode.ts's.
+ * API server"). A third sandbox C has VS Code: its rows are runtimeApiVsCode.ts's; `/build`'s rows
+ * (runtimeApiBuild.ts) aim build steps at sandbox A.
  */
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -14,6 +15,7 @@ import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
 import { resourceFactorRows } from "./runtimeApiFactor.ts"
 import { serverInfoRows, startEnvironmentRows } from "./runtimeApiLeaks.ts"
+import { buildRows } from "./runtimeApiBuild.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
 /** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
@@ -147,7 +149,8 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
       started.push(answer.body as unknown as Started)
       return answer.body as unknown as Started
     }
-    const [a, b] = [await start(newSessionId()), await start(sessionB)]
+    const sessionA = newSessionId()
+    const [a, b] = [await start(sessionA), await start(sessionB)]
     const sessionC = newSessionId()
     const c = await start(sessionC, vscodeStart(sessionC))
     const sessionD = newSessionId()
@@ -221,9 +224,11 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
       ...(await serverInfoRows(server.base, key, c, a)),
       ...(await resourceFactorRows(server.base, key, PREFIX))
     ]
+    const build = await buildRows({ quick, sandbox: `${PREFIX}-${sessionA}` })
     return [
       ...vscode,
       ...leaks,
+      ...build,
       atLeast(`runtime-api: hostile requests sent`, sent, "requests", quick ? hostile.length : 200),
       atMost(`runtime-api: 5xx answers to hostile requests (of ${sent})`, serverErrors, "answers", 0),
       atMost(`runtime-api: hostile requests answered 2xx (of ${sent})`, accepted, "answers", 0),

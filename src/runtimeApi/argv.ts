@@ -3,12 +3,16 @@
  *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL] [--vscode-domain D]
  *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
  *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
+ *   [--build-concurrency N] [--build-timeout SECONDS] [--build-memory-mb N] [--build-cpus N]
+ *   [--build-network NAME] [--build-cgroup-parent P] [--build-max-upload-mb N]
  *   with `--provisioner kubernetes`: [--namespace NS] [--kube-connect direct|port-forward]
  *   [--pvc-storage-size Q] [--pvc-storage-class C] [--delete-workspace]
  * (the cluster from `KUBECONFIG`, ~/.kube/config or the pod's service account).
  * The API key and the sandbox configuration come from the environment (main.ts), never argv,
  * where any local user could read them in `ps`.
  */
+
+import { unsafeRegistryPrefix } from "./buildTags.ts"
 
 /** The provisioners the API can run sandboxes on. */
 export const PROVISIONERS = ["docker", "kubernetes"] as const
@@ -34,6 +38,8 @@ const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "--vscode-domain",
   "--container-name-prefix",
   "--registry-prefix",
+  "--build-network",
+  "--build-cgroup-parent",
   "--namespace",
   "--kube-connect",
   "--pvc-storage-size",
@@ -56,6 +62,15 @@ export interface RuntimeApiArgs {
   readonly containerNamePrefix: string | undefined
   /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */
   readonly registryPrefix: string
+  /** `/build`'s limits (dockerImages.ts): builds at once, seconds each, and what a step may use. */
+  readonly buildConcurrency: number
+  readonly buildTimeoutSeconds: number
+  readonly buildMemoryMb: number
+  readonly buildCpus: number
+  /** `none`, or a network made for builds; never the host's. */
+  readonly buildNetwork: string
+  readonly buildCgroupParent: string | undefined
+  readonly buildMaxUploadMb: number
   /** `--provisioner kubernetes`'s (checked by checkKubernetesOptions as the backend starts). */
   readonly namespace: string | undefined
   readonly kubeConnect: "direct" | "portForward" | undefined
@@ -68,6 +83,8 @@ export const RUNTIME_API_USAGE =
   "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker|kubernetes] [--proxy] " +
   "[--public-url URL] [--vscode-domain DOMAIN] [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] " +
   "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] " +
+  "[--build-concurrency N] [--build-timeout SECONDS] [--build-memory-mb N] [--build-cpus N] " +
+  "[--build-network NAME] [--build-cgroup-parent CGROUP] [--build-max-upload-mb N] " +
   "[--namespace NS] [--kube-connect direct|port-forward] [--pvc-storage-size QUANTITY] " +
   "[--pvc-storage-class CLASS] [--delete-workspace]"
 
@@ -102,6 +119,13 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     memoryMb: undefined,
     containerNamePrefix: undefined,
     registryPrefix: "effect-sandbox",
+    buildConcurrency: 2,
+    buildTimeoutSeconds: 1200,
+    buildMemoryMb: 2048,
+    buildCpus: 1,
+    buildNetwork: "none",
+    buildCgroupParent: undefined,
+    buildMaxUploadMb: 512,
     namespace: undefined,
     kubeConnect: undefined,
     pvcStorageSize: undefined,
@@ -114,7 +138,12 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     "--idle-pause-after": ["idlePauseAfterSeconds", false],
     "--idle-stop-after": ["idleStopAfterSeconds", false],
     "--cpus": ["cpus", false],
-    "--memory-mb": ["memoryMb", true]
+    "--memory-mb": ["memoryMb", true],
+    "--build-concurrency": ["buildConcurrency", true],
+    "--build-timeout": ["buildTimeoutSeconds", false],
+    "--build-memory-mb": ["buildMemoryMb", true],
+    "--build-cpus": ["buildCpus", false],
+    "--build-max-upload-mb": ["buildMaxUploadMb", true]
   } as const
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
@@ -172,8 +201,21 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
       case "--container-name-prefix":
         args.containerNamePrefix = value
         break
-      case "--registry-prefix":
+      case "--registry-prefix": {
+        const unsafe = unsafeRegistryPrefix(value)
+        if (unsafe !== undefined) return error(unsafe)
         args.registryPrefix = value
+        break
+      }
+      case "--build-network": {
+        if (value === "host" || value.startsWith("container:")) {
+          return error(`--build-network ${value} would give build steps the host's or a container's network`)
+        }
+        args.buildNetwork = value
+        break
+      }
+      case "--build-cgroup-parent":
+        args.buildCgroupParent = value
         break
       case "--namespace":
         args.namespace = value

@@ -79,7 +79,7 @@ const run = (args: RuntimeApiArgs, env: NodeJS.ProcessEnv) =>
       )
     }
     const backend = backendOf(args, sandbox, vscodeDomain !== undefined).pipe(
-      Layer.merge(dockerImages(args.registryPrefix)),
+      Layer.merge(dockerImages(buildOptionsOf(args))),
       Layer.provide(ImageBuilder.layer),
       Layer.provideMerge(DockerEngine.layer)
     )
@@ -96,6 +96,20 @@ const defined = <A extends Record<string, unknown>>(record: A) =>
 /** The host name clients reach this server at (`--public-url`'s, else the one listened on). */
 const publicHostname = (args: RuntimeApiArgs) =>
   args.publicUrl !== undefined ? new URL(args.publicUrl).hostname : urlHost(args.host)
+
+/** `/build`'s options from the command line. */
+const buildOptionsOf = (args: RuntimeApiArgs) => ({
+  registryPrefix: args.registryPrefix,
+  maxUploadBytes: args.buildMaxUploadMb * 1024 * 1024,
+  concurrency: args.buildConcurrency,
+  timeout: Duration.seconds(args.buildTimeoutSeconds),
+  limits: {
+    memoryBytes: args.buildMemoryMb * 1024 * 1024,
+    cpus: args.buildCpus,
+    network: args.buildNetwork,
+    cgroupParent: args.buildCgroupParent
+  }
+})
 
 /** The sandboxes of `--provisioner`; `vscode`: IDEs can be served (proxy mode, with hosts for them). */
 const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig, vscode: boolean) => {

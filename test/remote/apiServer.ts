@@ -81,3 +81,22 @@ export const sessionContainers = (sessionId: string) => containersWithLabel(`eff
 
 /** Remove whatever a failed test left: every container named `<PREFIX>-...`. */
 export const removeLeftovers = () => removeContainersNamed(PREFIX)
+
+/**
+ * The API servers of one test file, all with `key`: `start` one, and `stopAll` (after each test)
+ * kills them and removes every container the file's sandboxes left.
+ */
+export const apiServers = (key: string) => {
+  const servers: Array<ApiServer> = []
+  return {
+    start: async (args: ReadonlyArray<string> = []) => {
+      const server = await startApiServer(args, key)
+      servers.push(server)
+      return server
+    },
+    stopAll: async () => {
+      for (const server of servers.splice(0)) await server.kill()
+      removeLeftovers()
+    }
+  }
+}

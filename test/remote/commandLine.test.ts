@@ -102,7 +102,21 @@ describe("effect-sandbox-runtime-api command line", () => {
         "--container-name-prefix",
         "team-a",
         "--registry-prefix",
-        "registry.local/team-a"
+        "registry.local/team-a",
+        "--build-concurrency",
+        "3",
+        "--build-timeout",
+        "90.5",
+        "--build-memory-mb",
+        "512",
+        "--build-cpus",
+        "0.5",
+        "--build-network",
+        "builds",
+        "--build-cgroup-parent",
+        "builds.slice",
+        "--build-max-upload-mb",
+        "64"
       ]),
       {
         _tag: "Ok",
@@ -120,6 +134,13 @@ describe("effect-sandbox-runtime-api command line", () => {
           memoryMb: 1024,
           containerNamePrefix: "team-a",
           registryPrefix: "registry.local/team-a",
+          buildConcurrency: 3,
+          buildTimeoutSeconds: 90.5,
+          buildMemoryMb: 512,
+          buildCpus: 0.5,
+          buildNetwork: "builds",
+          buildCgroupParent: "builds.slice",
+          buildMaxUploadMb: 64,
           namespace: undefined,
           kubeConnect: undefined,
           pvcStorageSize: undefined,
@@ -163,6 +184,20 @@ describe("effect-sandbox-runtime-api command line", () => {
     )
     assert.strictEqual(refused(["--memory-mb", "1.5"]), "--memory-mb needs a positive integer, got 1.5")
     assert.strictEqual(refused(["--host"]), "--host needs a value")
+    // /build must not get Docker Hub's official images, nor the host's network, through an option.
+    for (const prefix of ["docker.io", "docker.io/library/", "index.docker.io/library", "library"]) {
+      assert.strictEqual(
+        refused(["--registry-prefix", prefix]),
+        `--registry-prefix ${prefix} would let /build replace Docker Hub's official images (debian, postgres, ...): ` +
+          "choose a namespace of your own, such as effect-sandbox or registry.example/team",
+        prefix
+      )
+    }
+    assert.strictEqual(
+      refused(["--build-network", "host"]),
+      "--build-network host would give build steps the host's or a container's network"
+    )
+    assert.strictEqual(refused(["--build-concurrency", "0"]), "--build-concurrency needs a positive integer, got 0")
     assert.strictEqual(refused(["--verbose"]), "unrecognized argument: --verbose")
     assert.strictEqual(
       refused(["--idle-pause-after", "60", "--idle-stop-after", "30"]),

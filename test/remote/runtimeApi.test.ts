@@ -8,31 +8,23 @@ import { afterEach, assert, beforeAll, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { request } from "node:http"
-import { gzipSync } from "node:zlib"
-import { pack } from "tar-stream"
 import { dockerCli, inspect } from "../docker/helpers.ts"
 import { baseImage, describeDocker } from "../docker/infra.ts"
 import {
   type Answer,
-  type ApiServer,
+  apiServers,
   call,
   newSessionId,
-  removeLeftovers,
   run,
   sessionContainers,
-  startApiServer,
   type Started,
   waitReady
 } from "./apiServer.ts"
+import { buildAndWait, buildForm as form } from "./builds.ts"
 
 const KEY = randomBytes(16).toString("hex")
-const servers: Array<ApiServer> = []
-
-const apiServer = async (args: ReadonlyArray<string> = []) => {
-  const server = await startApiServer(args, KEY)
-  servers.push(server)
-  return server
-}
+const servers = apiServers(KEY)
+const apiServer = servers.start
 
 const start = async (base: string, sessionId: string, extra: Record<string, unknown> = {}) => {
   const answer = await call(base, "POST", "/start", { key: KEY, body: { session_id: sessionId, ...extra } })
@@ -58,8 +50,7 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
   }, 300_000)
 
   afterEach(async () => {
-    for (const server of servers.splice(0)) await server.kill()
-    removeLeftovers()
+    await servers.stopAll()
   })
 
   it("start, execute, pause, resume (shell state kept), stop: every state seen through /sessions", async () => {
@@ -438,7 +429,7 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     const other = `${tag}-lock`
     assert.deepStrictEqual((await call(base, "GET", query(tag), { key: KEY })).body, { exists: false, image: null })
     try {
-      const built = await buildAndWait(base, tag, [other], `FROM ${baseImage()}\nRUN echo built > /built\n`)
+      const built = await buildAndWait(base, KEY, tag, [other], `FROM ${baseImage()}\nRUN echo built > /built\n`)
       assert.deepStrictEqual(built, { status: "SUCCESS", image: tag })
       for (const image of [tag, other]) {
         const exists = await call(base, "GET", query(image), { key: KEY })
@@ -447,7 +438,7 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
       }
       assert.strictEqual(dockerCli("run", "--rm", tag, "cat", "/built").stdout, "built\n")
 
-      const failed = await buildAndWait(base, `${tag}-bad`, [], `FROM ${baseImage()}\nRUN exit 3\n`)
+      const failed = await buildAndWait(base, KEY, `${tag}-bad`, [], `FROM ${baseImage()}\nRUN exit 3\n`)
       assert.strictEqual(failed["status"], "FAILURE")
       assert.match(failed["error"] as string, /returned a non-zero code: 3/)
     } finally {
@@ -491,40 +482,4 @@ const sessionUntil = async (base: string, sid: string, done: (answer: Answer) =>
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
   throw new Error(`session ${sid} did not reach the expected state within ${ms} ms`)
-}
-
-/** The multipart body OpenHands' remote builder sends. */
-const form = (context: string, target: string, tags: ReadonlyArray<string>) => {
-  const body = new FormData()
-  body.append("context", new Blob([context]), "context.tar.gz")
-  body.append("target_image", target)
-  for (const tag of tags) body.append("tags", tag)
-  return body
-}
-
-/** A gzip tar holding one Dockerfile, base64-encoded. */
-const contextOf = async (dockerfile: string) => {
-  const tar = pack()
-  tar.entry({ name: "Dockerfile" }, dockerfile)
-  tar.finalize()
-  const chunks: Array<Buffer> = []
-  for await (const chunk of tar) chunks.push(chunk as Buffer)
-  return gzipSync(Buffer.concat(chunks)).toString("base64")
-}
-
-/** `POST /build`, then `/build_status` every 500 ms until it leaves RUNNING; its last answer. */
-const buildAndWait = async (base: string, target: string, tags: ReadonlyArray<string>, dockerfile: string) => {
-  const response = await fetch(`${base}/build`, {
-    method: "POST",
-    headers: { "X-API-Key": KEY },
-    body: form(await contextOf(dockerfile), target, tags)
-  })
-  const { build_id } = await response.json() as { build_id: string }
-  assert.strictEqual(response.status, 200)
-  for (let attempt = 0; attempt < 120; attempt++) {
-    const { body } = await call(base, "GET", `/build_status?build_id=${build_id}`, { key: KEY })
-    if (body["status"] !== "RUNNING") return body
-    await new Promise((done) => setTimeout(done, 500))
-  }
-  throw new Error(`build ${build_id} never finished`)
 }

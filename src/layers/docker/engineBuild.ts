@@ -3,16 +3,21 @@
  * build log goes to the Effect logger (debug), and a failed build fails with the engine's error
  * and the log so far. Used by the runtime image builder (imageBuilder.ts) and by the runtime API's
  * `/build` (runtimeApi/dockerImages.ts), so both read the engine's progress stream the same way.
+ *
+ * Interrupting a build stops it on the engine: the request is aborted (the classic builder then
+ * kills its step's container) and every step container the log named is removed and waited for,
+ * so a build stopped at its time limit leaves no container running behind it.
  */
 import type Docker from "dockerode"
-import { Cause, Data, Effect, Queue, Stream } from "effect"
+import { Cause, Data, Effect, Queue, Schedule, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
-import { engineCall } from "./engine.ts"
+import { engineCall, statusOf } from "./engine.ts"
 
 interface BuildEvent {
   readonly stream?: string
   readonly error?: string
+  readonly aux?: { readonly ID?: string }
 }
 
 /** The engine refused or failed the build: its error, and the build's log lines until then. */
@@ -21,39 +26,121 @@ export class BuildFailed extends Data.TaggedError("BuildFailed")<{
   readonly log: ReadonlyArray<string>
 }> {}
 
-/** Build `context` (a tar, gzip allowed) as `tag`; the build's log lines. */
-export const engineBuild = (context: NodeJS.ReadableStream | Buffer, tag: string) =>
+/**
+ * What a build step's container may use. Docker 20.10's classic builder takes memory, CPU, network
+ * and ulimits, but no pids limit: `nproc` bounds steps that run as another user than root (the
+ * kernel exempts host uid 0 from it), and a cgroup parent with `pids.max` set bounds every step.
+ */
+export interface BuildLimits {
+  readonly memoryBytes: number
+  readonly cpus: number
+  /** `none`, or a network the operator made for builds (a step on it reaches what it reaches). */
+  readonly network: string
+  readonly cgroupParent?: string | undefined
+}
+
+/** Processes a non-root build user may have (the kernel counts that uid's processes host-wide). */
+const BUILD_NPROC = 4096
+
+const limitOptions = (limits: BuildLimits) => ({
+  memory: limits.memoryBytes,
+  // No swap beyond the memory limit.
+  memswap: limits.memoryBytes,
+  cpuperiod: 100_000,
+  cpuquota: Math.round(limits.cpus * 100_000),
+  networkmode: limits.network,
+  // dockerode sends arrays as repeated keys; the engine reads ulimits as one JSON text.
+  ulimits: JSON.stringify([{ Name: "nproc", Soft: BUILD_NPROC, Hard: BUILD_NPROC }]),
+  ...(limits.cgroupParent === undefined ? {} : { cgroupparent: limits.cgroupParent })
+})
+
+export interface BuildRequest {
+  /** The tag to build as; without one the image is left untagged (its id is returned). */
+  readonly tag?: string
+  /** Labels set on the image by the engine, after (and over) the Dockerfile's own. */
+  readonly labels?: Readonly<Record<string, string>>
+  readonly limits?: BuildLimits
+}
+
+export interface BuildResult {
+  readonly imageId: string
+  readonly log: ReadonlyArray<string>
+}
+
+/** The id of a step's container in the classic builder's log line ` ---> Running in 59a551d4841d`. */
+const STEP_CONTAINER = /^ ---> Running in ([0-9a-f]{12,64})$/
+
+/** Remove a build step's container and wait until the engine no longer has it. */
+const removeStepContainer = Effect.fn("engineBuild.removeStepContainer")(function*(id: string) {
+  const docker = yield* dockerClient
+  const container = docker.getContainer(id)
+  yield* Effect.promise(() => container.remove({ force: true }).catch(() => undefined))
+  yield* Effect.promise(() => container.inspect().then(() => false, (error) => statusOf(error) === 404)).pipe(
+    Effect.repeat({ until: (gone) => gone, schedule: Schedule.spaced("100 millis"), times: 100 })
+  )
+})
+
+/** Build `context` (a tar, gzip allowed); the image's id and the build's log lines. */
+export const engineBuild = (context: NodeJS.ReadableStream | Buffer, request: BuildRequest = {}) =>
   Effect.gen(function*() {
     const docker: Docker = yield* dockerClient
-    const output = yield* engineCall(
-      "start the image build",
-      () => docker.buildImage(context as NodeJS.ReadableStream, { t: tag, rm: true, forcerm: true })
-    )
+    const abort = new AbortController()
     const log: Array<string> = []
-    yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
-      Effect.sync(() =>
-        docker.modem.followProgress(
-          output,
-          (error) =>
-            error
-              ? Queue.failCauseUnsafe(
-                queue,
-                Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
-              )
-              : Queue.endUnsafe(queue),
-          (event: BuildEvent) => Queue.offerUnsafe(queue, event)
+    const steps: Array<string> = []
+    let imageId: string | undefined
+    const follow = Effect.gen(function*() {
+      const output = yield* engineCall(
+        "start the image build",
+        () =>
+          docker.buildImage(context as NodeJS.ReadableStream, {
+            ...(request.tag === undefined ? {} : { t: request.tag }),
+            ...(request.labels === undefined ? {} : { labels: request.labels }),
+            ...(request.limits === undefined ? {} : limitOptions(request.limits)),
+            rm: true,
+            forcerm: true,
+            abortSignal: abort.signal
+          } as Docker.ImageBuildOptions)
+      )
+      yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
+        Effect.sync(() =>
+          docker.modem.followProgress(
+            output,
+            (error) =>
+              error
+                ? Queue.failCauseUnsafe(
+                  queue,
+                  Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
+                )
+                : Queue.endUnsafe(queue),
+            (event: BuildEvent) => Queue.offerUnsafe(queue, event)
+          )
+        )
+      ).pipe(
+        Stream.runForEach((event) =>
+          Effect.gen(function*() {
+            if (event.aux?.ID !== undefined) imageId = event.aux.ID
+            if (event.stream !== undefined && event.stream.trim() !== "") {
+              const line = event.stream.trimEnd()
+              log.push(line)
+              const step = STEP_CONTAINER.exec(line)?.[1]
+              if (step !== undefined) steps.push(step)
+              yield* Effect.logDebug(`[image build] ${line}`)
+            }
+            if (event.error !== undefined) return yield* new BuildFailed({ error: event.error, log })
+          })
         )
       )
-    ).pipe(
-      Stream.runForEach((event) =>
+      if (imageId === undefined) {
+        return yield* new BuildFailed({ error: "the engine did not name the image it built", log })
+      }
+      return { imageId, log } satisfies BuildResult
+    })
+    return yield* follow.pipe(
+      Effect.onInterrupt(() =>
         Effect.gen(function*() {
-          if (event.stream !== undefined && event.stream.trim() !== "") {
-            log.push(event.stream.trimEnd())
-            yield* Effect.logDebug(`[image build] ${event.stream.trimEnd()}`)
-          }
-          if (event.error !== undefined) return yield* new BuildFailed({ error: event.error, log })
+          abort.abort()
+          yield* Effect.forEach(steps, removeStepContainer, { discard: true })
         })
       )
     )
-    return log
   })

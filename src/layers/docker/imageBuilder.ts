@@ -2,12 +2,16 @@
  * Builds the runtime image: any base image with a glibc userland, plus the
  * action server payload and a Node binary under /opt/effect-sandbox. The tag is
  * a hash of (base image id, payload hash, Node version, build options), so an
- * unchanged input is never rebuilt. Builds go through the Engine API (`/build`,
- * no buildx needed); the build log goes to the Effect logger.
+ * unchanged input is never rebuilt. An image found under the tag is reused only
+ * when it is one this builder made for it (its context label, its base's layers):
+ * a tag moved to another image (by a `docker tag`, by a build someone else ran)
+ * is built again, never run as the sandbox. Builds go through the Engine API
+ * (`/build`, no buildx needed); the build log goes to the Effect logger.
  */
+import type Docker from "dockerode"
 import { Context, Effect, Layer } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { buildContext, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
+import { buildContext, CONTEXT_LABEL, contextDigest, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
 import { type Manifest, payloadDirectory, readManifest } from "../internal/payload.ts"
 import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
@@ -47,16 +51,46 @@ const ensureRuntimeImage = (
     const payload = yield* payloadDirectory
     const manifest = readManifest(payload)
     const tag = `${RUNTIME_IMAGE_REPOSITORY}:${runtimeImageHash(base.Id, manifest, options)}`
-    const exists = Effect.promise(() =>
-      docker.getImage(tag).inspect().then(() => true, () => false)
-    )
-    if ((yield* exists) && options.forceRebuild !== true) return tag
+    const digest = contextDigest(base.Id, manifest, options, tag)
+    /** Whether the tag holds an image built for it; `warn` says so when it holds another. */
+    const usable = (warn: boolean) =>
+      Effect.gen(function*() {
+        const image = yield* Effect.promise(() =>
+          docker.getImage(tag).inspect().catch(() => undefined)
+        )
+        if (image === undefined) return false
+        const foreign = foreignImage(image, base, tag, digest)
+        if (foreign !== undefined && warn) {
+          yield* Effect.logWarning(`runtime image ${tag} ${foreign}: building it again`)
+        }
+        return foreign === undefined
+      })
+    if (options.forceRebuild !== true && (yield* usable(true))) return tag
     return yield* withBuildLock(tag)(Effect.gen(function*() {
       // Built by another process while this one waited for the lock.
-      if ((yield* exists) && options.forceRebuild !== true) return tag
-      return yield* buildImage(base.Id, payload, manifest, options, tag, onBuildStart)
+      if (options.forceRebuild !== true && (yield* usable(false))) return tag
+      return yield* buildImage(base.Id, payload, manifest, options, tag, digest, onBuildStart)
     }))
   })
+
+/**
+ * Why the image under `tag` is not one this builder made for it, or undefined when it is: it must
+ * carry the tag's context digest (a label the engine sets from the build's options) and the base's
+ * layers first. Labels can be forged by whoever can build on the engine (root-equivalent anyway);
+ * this catches a tag moved to an image that was not built for it.
+ */
+const foreignImage = (
+  image: Docker.ImageInspectInfo,
+  base: Docker.ImageInspectInfo,
+  tag: string,
+  digest: string
+): string | undefined => {
+  const labels = image.Config.Labels ?? {}
+  if (labels[TAG_LABEL] !== tag || labels[CONTEXT_LABEL] !== digest) return "is not labelled as built from its context"
+  const layers = image.RootFS.Layers ?? []
+  const baseLayers = base.RootFS.Layers ?? []
+  return baseLayers.every((layer, i) => layers[i] === layer) ? undefined : "is not built on its base image"
+}
 
 /** Build `tag` (holding its build lock), then remove what an earlier build of it left. */
 const buildImage = (
@@ -65,12 +99,16 @@ const buildImage = (
   manifest: Manifest,
   options: ImageOptions,
   tag: string,
+  digest: string,
   onBuildStart: Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
-    yield* engineBuild(buildContext(baseId, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, tag)
+    yield* engineBuild(buildContext(baseId, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, {
+      tag,
+      labels: { [CONTEXT_LABEL]: digest }
+    })
       .pipe(
         Effect.catchTag("BuildFailed", ({ error, log }) => {
           const preflight = log.find((line) => line.includes(PREFLIGHT_MARK) && !line.endsWith("ok"))

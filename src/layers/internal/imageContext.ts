@@ -27,6 +27,48 @@ export interface ImageContextOptions {
 }
 
 /**
+ * Every runtime image carries the digest of what its build context is made from under this label
+ * (set by the engine's build options). DockerRuntime reuses an image found under the tag only when
+ * the label matches, so a tag moved to another image is built again rather than run.
+ */
+export const CONTEXT_LABEL = "effect-sandbox.runtime-context"
+
+/** The Dockerfile of a runtime image `FROM` the base. */
+const dockerfile = (from: string, tag: string) =>
+  [
+    `FROM ${from}`,
+    // Node and the payload first: runtime images that differ only in their preflight share these layers.
+    "COPY opt/bin /opt/effect-sandbox/bin",
+    "COPY opt/payload /opt/effect-sandbox/payload",
+    "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
+    "USER root",
+    "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
+    `LABEL ${TAG_LABEL}="${tag}"`,
+    ""
+  ].join("\n")
+
+/**
+ * The digest of what the build context is made from: its Dockerfile, its preflight script, the
+ * payload (by its manifest's hash and file list) and the Node binary (by its version; hashing the
+ * 120 MB binary would cost every first start of a process).
+ */
+export const contextDigest = (
+  from: string,
+  manifest: Manifest,
+  options: ImageContextOptions,
+  tag: string
+): string =>
+  createHash("sha256")
+    .update(JSON.stringify([
+      dockerfile(from, tag),
+      preflightScript(options.userId, options.username, options.requires),
+      manifest.hash,
+      manifest.files,
+      process.version
+    ]))
+    .digest("hex")
+
+/**
  * The build context (a tar stream): Dockerfile, preflight script, Node binary and payload, `FROM`
  * the base (an image id on a local engine, a reference for a remote builder).
  */
@@ -39,20 +81,7 @@ export const buildContext = (
 ) => {
   const tar = pack()
   const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
-  file(
-    "Dockerfile",
-    [
-      `FROM ${from}`,
-      // Node and the payload first: runtime images that differ only in their preflight share these layers.
-      "COPY opt/bin /opt/effect-sandbox/bin",
-      "COPY opt/payload /opt/effect-sandbox/payload",
-      "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
-      "USER root",
-      "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
-      `LABEL ${TAG_LABEL}="${tag}"`,
-      ""
-    ].join("\n")
-  )
+  file("Dockerfile", dockerfile(from, tag))
   file("opt/preflight.sh", preflightScript(options.userId, options.username, options.requires), 0o755)
   file("opt/bin/node", readFileSync(process.execPath), 0o755)
   for (const name of manifest.files) {
