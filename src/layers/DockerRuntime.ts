@@ -48,6 +48,7 @@ import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
+import { containerUser, DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "./internal/sandboxUser.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
 
@@ -60,7 +61,13 @@ import { scopedWorkspace } from "./internal/workspace.ts"
 export interface DockerRuntimeOptions extends RuntimeOptions {
   /** Base image to build the runtime image from (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
-  /** The sandbox user (default uid 1000 `openhands`, as OpenHands; created in the image if missing). */
+  /**
+   * The sandbox user's uid, and its gid (created in the image if missing, named `username`,
+   * default `openhands`). Default: on an engine of this machine, the owner's own uid when it is
+   * not root, else 74289, a uid no host account may have (the start fails if one does: give
+   * another here); OpenHands' is 1000. Whoever has this uid on the engine's host can read the
+   * sandbox's processes and files (internal/sandboxUser.ts).
+   */
   readonly userId?: number
   readonly username?: string
   /** Limits; defaults 4 GiB of memory, 2 CPUs (and `pidsLimit` 4096 processes). */
@@ -128,7 +135,7 @@ const containerSpec = (input: {
       ...sessionKeyFileEnv,
       ...(vscode ? vscodeEnv(options) : {})
     }),
-    user: String(input.uid),
+    user: containerUser(input.uid),
     workingDir: WORKSPACE,
     labels: {
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
@@ -205,6 +212,7 @@ const startSandbox = (
   options: DockerRuntimeOptions,
   sandbox: SandboxConfig,
   lease: OwnerLease,
+  uid: number,
   onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
@@ -212,8 +220,7 @@ const startSandbox = (
     const docker = yield* dockerClient
     const sessionId = options.sessionId ?? randomUUID()
     const name = `${options.containerNamePrefix ?? "effect-sandbox"}-${sessionId}`
-    const uid = options.userId ?? 1000
-    const username = options.username ?? "openhands"
+    const username = options.username ?? DEFAULT_SANDBOX_USERNAME
     const keepAlive = sandbox.keepRuntimeAlive
 
     // Before every start, the server's key goes in as a file it reads and removes.
@@ -242,7 +249,8 @@ const startSandbox = (
         `docker-${sessionId.slice(0, 8)}`,
         "DockerRuntime options"
       )
-      // A workspace we created belongs to the sandbox user, who must be able to write it.
+      // A workspace we created belongs to the sandbox user, who must be able to write it; the
+      // owner-only directory around it (internal/workspace.ts) keeps other host users out.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
       running = yield* startContainer(
@@ -313,11 +321,12 @@ const startSandbox = (
 const dockerProvisioner = (options: DockerRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("DockerRuntime options", options)
+    const uid = yield* dockerSandboxUid(options.userId, (yield* DockerEngine).local)
     const lease = yield* acquireOwnerLease(options.ownerLease)
     yield* startReaper(options.ownerLease?.reapEvery)
     return {
       kind: "docker",
-      provision: (onStatus) => startSandbox(options, sandbox, lease, onStatus)
+      provision: (onStatus) => startSandbox(options, sandbox, lease, uid, onStatus)
     } satisfies Provisioner<DockerEngine | ImageBuilder>
   })
 

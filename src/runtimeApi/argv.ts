@@ -2,7 +2,7 @@
  * The command line of `effect-sandbox-runtime-api`:
  *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL]
  *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
- *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
+ *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P] [--sandbox-uid N]
  *   with `--provisioner kubernetes`: [--namespace NS] [--kube-connect direct|port-forward]
  *   [--pvc-storage-size Q] [--pvc-storage-class C] [--delete-workspace]
  * (the cluster from `KUBECONFIG`, ~/.kube/config or the pod's service account).
@@ -50,6 +50,8 @@ export interface RuntimeApiArgs {
   readonly idleStopAfterSeconds: number | undefined
   readonly cpus: number | undefined
   readonly memoryMb: number | undefined
+  /** The uid (and gid) our server runs as in the sandboxes; default layers/internal/sandboxUser.ts's. */
+  readonly sandboxUid: number | undefined
   readonly containerNamePrefix: string | undefined
   /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */
   readonly registryPrefix: string
@@ -64,7 +66,7 @@ export interface RuntimeApiArgs {
 export const RUNTIME_API_USAGE =
   "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker|kubernetes] [--proxy] " +
   "[--public-url URL] [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] " +
-  "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] " +
+  "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] [--sandbox-uid N] " +
   "[--namespace NS] [--kube-connect direct|port-forward] [--pvc-storage-size QUANTITY] " +
   "[--pvc-storage-class CLASS] [--delete-workspace]"
 
@@ -96,6 +98,7 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     idleStopAfterSeconds: undefined,
     cpus: undefined,
     memoryMb: undefined,
+    sandboxUid: undefined,
     containerNamePrefix: undefined,
     registryPrefix: "effect-sandbox",
     namespace: undefined,
@@ -110,7 +113,8 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     "--idle-pause-after": ["idlePauseAfterSeconds", false],
     "--idle-stop-after": ["idleStopAfterSeconds", false],
     "--cpus": ["cpus", false],
-    "--memory-mb": ["memoryMb", true]
+    "--memory-mb": ["memoryMb", true],
+    "--sandbox-uid": ["sandboxUid", true]
   } as const
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!

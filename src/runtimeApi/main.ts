@@ -95,7 +95,7 @@ const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
     vscode: args.proxy
   }
   if (args.provisioner === "docker") {
-    return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix })
+    return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix, sandboxUid: args.sandboxUid })
   }
   return kubernetesSandboxes({
     ...limits,
@@ -105,7 +105,8 @@ const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig) => {
         namespace: args.namespace,
         connect: args.kubeConnect,
         pvcStorageSize: args.pvcStorageSize,
-        pvcStorageClass: args.pvcStorageClass
+        pvcStorageClass: args.pvcStorageClass,
+        userId: args.sandboxUid
       }),
       deleteWorkspace: args.deleteWorkspace
     }

@@ -100,7 +100,9 @@ describe("effect-sandbox-runtime-api command line", () => {
         "--container-name-prefix",
         "team-a",
         "--registry-prefix",
-        "registry.local/team-a"
+        "registry.local/team-a",
+        "--sandbox-uid",
+        "81000"
       ]),
       {
         _tag: "Ok",
@@ -115,6 +117,7 @@ describe("effect-sandbox-runtime-api command line", () => {
           idleStopAfterSeconds: 3600.5,
           cpus: 0.5,
           memoryMb: 1024,
+          sandboxUid: 81000,
           containerNamePrefix: "team-a",
           registryPrefix: "registry.local/team-a",
           namespace: undefined,

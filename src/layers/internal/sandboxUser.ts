@@ -1,0 +1,69 @@
+/**
+ * The sandbox user of the runtimes that run our image on a host shared with other accounts
+ * (Docker, the runtime API's Docker backend, Kubernetes nodes). Docker cannot give one container
+ * a user namespace of its own (only the daemon-wide `userns-remap`, which is not ours to set), so
+ * a sandbox's processes and files carry host uids: a sandbox running as uid 1000 is, to the
+ * host's kernel, whoever is uid 1000 there, who could read its `/proc/<pid>/environ` (secrets,
+ * an OpenHands-style session key) and its workspace. The default is therefore a uid (and gid of
+ * the same number) that no distribution hands out: past the 16-bit range that login accounts,
+ * systemd's dynamic users and `nobody` come from, below 100000, where subordinate ranges
+ * (rootless Docker, Podman) start. docs/design-notes.md has the reasoning.
+ */
+import { Effect } from "effect"
+import { InvalidOptionsError } from "../../schema/errors.ts"
+import { hostHoldersOf } from "./hostAccounts.ts"
+
+/** The sandbox uid, and its gid, unless told otherwise (OpenHands' is 1000). */
+export const DEFAULT_SANDBOX_UID = 74289
+
+/** The sandbox user's name, as OpenHands names it. */
+export const DEFAULT_SANDBOX_USERNAME = "openhands"
+
+/** `user` of a container: the uid and a group of the same number (the image builder makes it). */
+export const containerUser = (uid: number): string => `${uid}:${uid}`
+
+/**
+ * The default uid, when no account of this host holds it or its gid; else an
+ * `InvalidOptionsError` naming the holders and `option`, where another uid is given.
+ */
+export const unheldDefaultUid = (subject: string, option: string): Effect.Effect<number, InvalidOptionsError> =>
+  Effect.suspend(() => {
+    const holders = hostHoldersOf(DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
+    return holders.length === 0
+      ? Effect.succeed(DEFAULT_SANDBOX_UID)
+      : Effect.fail(
+        new InvalidOptionsError({
+          message: `Invalid ${subject}: ${option}: the default sandbox uid/gid ${DEFAULT_SANDBOX_UID} belongs to ` +
+            `${holders.join(", ")} on this host, who could read the sandboxes' processes and files: ` +
+            `give ${option} a number that no account of this host has.`
+        })
+      )
+  })
+
+/**
+ * The uid DockerRuntime's sandbox runs as (its gid is the same number). `userId` when given
+ * (with a warning when another account of this host has it). Otherwise, on an engine of this
+ * machine, an owner that is not root gets its own uid: it holds the engine socket, so the
+ * sandbox shows it nothing new, and it can still remove what the sandbox wrote in the temporary
+ * workspace it cannot chown; root gets the default uid, refused if a host account has it. A
+ * remote engine's host accounts are not visible from here: the default, unchecked.
+ */
+export const dockerSandboxUid = Effect.fn("dockerSandboxUid")(function*(
+  userId: number | undefined,
+  local: boolean
+) {
+  const owner = process.getuid?.()
+  if (userId !== undefined) {
+    const holders = local && userId !== owner ? hostHoldersOf(userId, userId) : []
+    if (holders.length > 0) {
+      yield* Effect.logWarning(
+        `DockerRuntime: the sandbox uid/gid ${userId} (userId) belongs to ${holders.join(", ")} on this host: ` +
+          "that account can read the sandbox's processes and files."
+      )
+    }
+    return userId
+  }
+  if (!local) return DEFAULT_SANDBOX_UID
+  if (owner !== undefined && owner !== 0) return owner
+  return yield* unheldDefaultUid("DockerRuntime options", "userId")
+})
