@@ -8,10 +8,14 @@ import { Effect } from "effect"
 import { spawnSync, type SpawnSyncReturns } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { required } from "./conformance/requirement.ts"
 
-/** Whether this process can act as another user (root, with util-linux's `setpriv`). */
-export const canActAsOtherUsers = (): boolean =>
-  process.getuid?.() === 0 && spawnSync("setpriv", ["--version"], { stdio: "ignore" }).status === 0
+/** Whether this process can act as another user (root, with util-linux's `setpriv`); in CI it must. */
+export const mayActAsOtherUsers = (): boolean =>
+  required(process.getuid?.() === 0 && spawnSync("setpriv", ["--version"], { stdio: "ignore" }).status === 0, {
+    ci: "CI runs as root with setpriv (util-linux): the host-user tests act as other users.",
+    skipped: "Skipping the host-user tests: acting as another user needs root and setpriv."
+  })
 
 /**
  * Run `command` as uid `uid` and gid `gid`, with no supplementary groups (output as text). Through

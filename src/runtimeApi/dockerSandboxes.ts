@@ -25,7 +25,7 @@ import {
   containerUser,
   DEFAULT_SANDBOX_UID,
   DEFAULT_SANDBOX_USERNAME,
-  unheldDefaultUid
+  unheldUid
 } from "../layers/internal/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -143,7 +143,9 @@ export const dockerSandboxes = (
       const engineCpus = yield* Effect.promise(() => docker.info().then((i) => Number(i.NCPU), () => Infinity))
       // No bind mounts here, so no owner's uid to share: the default unless told, checked on a local engine.
       const sandboxUid = options.sandboxUid ??
-        (engine.local ? yield* unheldDefaultUid("runtime API options", "--sandbox-uid") : DEFAULT_SANDBOX_UID)
+        (engine.local
+          ? yield* unheldUid(DEFAULT_SANDBOX_UID, "runtime API options", "--sandbox-uid")
+          : DEFAULT_SANDBOX_UID)
 
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {

@@ -42,17 +42,24 @@ const subordinateHolders = (file: string, id: number): ReadonlyArray<string> =>
     return id >= first && id <= last ? [`${name}'s subordinate ids ${first}-${last} (${file})`] : []
   })
 
+/** Where users' subordinate ids are listed (shadow's files; a test points elsewhere). */
+export const SUBORDINATE_FILES = { uids: "/etc/subuid", gids: "/etc/subgid" } as const
+
 /**
  * What on this host holds uid `uid` or gid `gid`, one phrase each ("user cloudsdk (passwd)");
  * empty when nothing does.
  */
-export const hostHoldersOf = (uid: number, gid: number): ReadonlyArray<string> => {
+export const hostHoldersOf = (
+  uid: number,
+  gid: number,
+  subordinate: { readonly uids: string; readonly gids: string } = SUBORDINATE_FILES
+): ReadonlyArray<string> => {
   const user = entryOf("passwd", uid)
   const group = entryOf("group", gid)
   return [
     ...(user === undefined ? [] : [`user ${user.split(":")[0]} (passwd)`]),
     ...(group === undefined ? [] : [`group ${group.split(":")[0]} (group)`]),
-    ...subordinateHolders("/etc/subuid", uid),
-    ...subordinateHolders("/etc/subgid", gid)
+    ...subordinateHolders(subordinate.uids, uid),
+    ...subordinateHolders(subordinate.gids, gid)
   ]
 }

@@ -23,19 +23,19 @@ export const DEFAULT_SANDBOX_USERNAME = "openhands"
 export const containerUser = (uid: number): string => `${uid}:${uid}`
 
 /**
- * The default uid, when no account of this host holds it or its gid; else an
+ * `uid`, when no account of this host holds it or the gid of that number; else an
  * `InvalidOptionsError` naming the holders and `option`, where another uid is given.
  */
-export const unheldDefaultUid = (subject: string, option: string): Effect.Effect<number, InvalidOptionsError> =>
+export const unheldUid = (uid: number, subject: string, option: string): Effect.Effect<number, InvalidOptionsError> =>
   Effect.suspend(() => {
-    const holders = hostHoldersOf(DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
+    const holders = hostHoldersOf(uid, uid)
     return holders.length === 0
-      ? Effect.succeed(DEFAULT_SANDBOX_UID)
+      ? Effect.succeed(uid)
       : Effect.fail(
         new InvalidOptionsError({
-          message: `Invalid ${subject}: ${option}: the default sandbox uid/gid ${DEFAULT_SANDBOX_UID} belongs to ` +
-            `${holders.join(", ")} on this host, who could read the sandboxes' processes and files: ` +
-            `give ${option} a number that no account of this host has.`
+          message: `Invalid ${subject}: ${option}: the sandbox uid/gid ${uid} belongs to ${holders.join(", ")} ` +
+            `on this host, who could read the sandboxes' processes and files: give ${option} a number that no ` +
+            "account of this host has."
         })
       )
   })
@@ -65,5 +65,5 @@ export const dockerSandboxUid = Effect.fn("dockerSandboxUid")(function*(
   }
   if (!local) return DEFAULT_SANDBOX_UID
   if (owner !== undefined && owner !== 0) return owner
-  return yield* unheldDefaultUid("DockerRuntime options", "userId")
+  return yield* unheldUid(DEFAULT_SANDBOX_UID, "DockerRuntime options", "userId")
 })

@@ -4,7 +4,7 @@
  * (`workspaceParent`): a sandbox may open up its own workspace (DockerRuntime hands it to the
  * sandbox user) or plant a set-uid binary there, and other users of the host must not reach it.
  */
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -82,7 +82,11 @@ export const workspaceParent: Effect.Effect<string, RuntimeStartError> = Effect.
     })
 })
 
-export const scopedWorkspace = (choice: WorkspaceChoice, label: string, subject: string) =>
+export const scopedWorkspace = (
+  choice: WorkspaceChoice,
+  label: string,
+  subject: string
+): Effect.Effect<string, InvalidOptionsError | RuntimeStartError, Scope.Scope> =>
   choice.workspace !== undefined
     ? ensureDirectory(choice.workspace, subject)
     : Effect.acquireRelease(
