@@ -204,6 +204,15 @@ const whyStopped = (running: RunningContainer): Effect.Effect<Disconnect | undef
     )
   )
 
+/** The uid a container runs as (its `User`, `uid` or `uid:gid`), else `fallback`. */
+const containerUid = (container: Docker.Container, fallback: number) =>
+  Effect.promise(() =>
+    container.inspect().then(
+      (info) => /^(\d+)(:\d+)?$/.exec(info.Config.User)?.[1],
+      () => undefined
+    )
+  ).pipe(Effect.map((user) => user === undefined ? fallback : Number(user)))
+
 /**
  * Start (or attach to) the container of a session, in the current scope, until its server
  * listens (the builder waits for it to answer). `onStatus` reports BUILDING_RUNTIME.
@@ -223,9 +232,11 @@ const startSandbox = (
     const username = options.username ?? DEFAULT_SANDBOX_USERNAME
     const keepAlive = sandbox.keepRuntimeAlive
 
-    // Before every start, the server's key goes in as a file it reads and removes.
+    // Before every start, the server's key goes in as a file it reads and removes, its user's: a
+    // kept container's own, which may be another than this layer's (made with another userId,
+    // or before this default).
     const copyKeyIn = (key: (labels: Readonly<Record<string, string>>) => string): BeforeStart => (container, labels) =>
-      putSessionKey(container, key(labels), uid)
+      Effect.flatMap(containerUid(container, uid), (owner) => putSessionKey(container, key(labels), owner))
     const existing = yield* findContainer(name, copyKeyIn((labels) => sessionKeyOf(labels, [])))
     let running: RunningContainer
     let sessionKey: string

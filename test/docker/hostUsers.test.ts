@@ -8,8 +8,9 @@
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { statSync } from "node:fs"
+import { rmSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
+import { SandboxConfig } from "../../src/index.ts"
 import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
 import { workspaceParentPath } from "../../src/layers/internal/workspace.ts"
 import {
@@ -24,6 +25,7 @@ import {
   assertNoContainer,
   buildRuntime,
   containerName,
+  dockerCli,
   dockerLayer,
   hostWorkspace,
   removeLeftovers,
@@ -69,6 +71,29 @@ describeDocker("DockerRuntime and the host's other users", () => {
         assertNoContainer(session)
       }),
     120_000
+  )
+
+  it.live(
+    "a stopped kept container made for another uid (OpenHands' 1000, or before this default) restarts with its key file its own user's",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("hostusers")
+        const kept = yield* buildRuntime(dockerLayer(image, {
+          sessionId: session,
+          userId: 1000,
+          sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+        }))
+        const workspace = yield* hostWorkspace(session)
+        yield* kept.release
+        dockerCli("stop", "-t", "1", containerName(session))
+        // This layer's own uid is the default: the container's server still runs as 1000.
+        const attached = yield* buildRuntime(dockerLayer(image, { sessionId: session }))
+        assert.strictEqual((yield* sh(attached.rt, "id -u")).content, "1000")
+        yield* attached.release
+        assertNoContainer(session)
+        rmSync(workspace, { recursive: true, force: true })
+      }),
+    90_000
   )
 
   it.live.skipIf(!actAsOthers)(
