@@ -126,10 +126,16 @@ describe("the sandbox uid and the host's accounts", () => {
     () =>
       Effect.gen(function*() {
         const user = yield* throwawayHostUser
-        assert.deepStrictEqual(hostHoldersOf(user.uid, user.gid), [
-          `user ${user.name} (passwd)`,
-          `group ${user.name} (group)`
-        ])
+        const named = [`user ${user.name} (passwd)`, `group ${user.name} (group)`]
+        assert.deepStrictEqual(hostHoldersOf(user.uid, user.gid), named)
+        // Without getent (not a glibc host), the files themselves.
+        const path = process.env["PATH"]
+        process.env["PATH"] = ""
+        try {
+          assert.deepStrictEqual(hostHoldersOf(user.uid, user.gid), named)
+        } finally {
+          process.env["PATH"] = path
+        }
         const refused = yield* Effect.flip(unheldUid(user.uid, "DockerRuntime options", "userId"))
         const holders = hostHoldersOf(user.uid, user.uid).join(", ")
         assert.deepStrictEqual(

@@ -11,7 +11,7 @@ type Database = "passwd" | "group"
 
 /**
  * The entry of `id` in `database`: `getent` first (it also asks LDAP, SSSD and the other NSS
- * sources a host may use), the file itself where there is no `getent`.
+ * sources a host may use), the file itself where `getent` is missing or cannot answer.
  */
 const entryOf = (database: Database, id: number): string | undefined => {
   try {
@@ -20,7 +20,6 @@ const entryOf = (database: Database, id: number): string | undefined => {
   } catch (error) {
     // getent's exit code 2: no such entry.
     if ((error as { status?: number }).status === 2) return undefined
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
   }
   return linesOf(`/etc/${database}`).find((line) => line.split(":")[2] === String(id))
 }
