@@ -47,6 +47,13 @@ const started = (layer: Layer.Layer<Runtime, unknown>) =>
 const ranAs = (id: { readonly uid: number; readonly gid: number }, commands: ReadonlyArray<ReadonlyArray<string>>) =>
   commands.filter((command) => !deniedAccess(asHostUser(id.uid, id.gid, command))).length
 
+/**
+ * What root must reach for the attempts to mean something: the plant by its 3 paths, the 3
+ * workspace files, and the secret in the environments of at least docker-init, the server, the
+ * shell and `sleep` (a process that comes and goes, such as a subshell, may add one).
+ */
+const MIN_TARGETS = 3 + 3 + 4
+
 const root = { uid: 0, gid: 0 }
 const uid1000 = { uid: UID_1000, gid: UID_1000 }
 
@@ -80,7 +87,7 @@ const dockerAttempts = Effect.gen(function*() {
     ["cat", `/proc/${server.pid}/cwd/notes.txt`]
   ]
   return {
-    targets: { expected: plants.length + reads.length, reached: ranAs(root, plants) + ranAs(root, reads) },
+    reached: ranAs(root, plants) + ranAs(root, reads),
     plantsRun: ranAs(user, plants),
     reads: ranAs(uid1000, reads),
     heldIds: processes.filter((p) =>
@@ -94,20 +101,19 @@ const localAttempts = Effect.gen(function*() {
   const rt = yield* started(LocalRuntime.layer({ serverEntry: payloadEntry() }))
   yield* run(rt, "echo notes > notes.txt && chmod 0755 .")
   const read = [["cat", join(rt.info.workspace, "notes.txt")]]
-  return { targets: { expected: 1, reached: ranAs(root, read) }, reads: ranAs(uid1000, read) }
+  return { reached: ranAs(root, read), reads: ranAs(uid1000, read) }
 })
 
 export const hostUserRows = async (_: GroupContext): Promise<ReadonlyArray<Row>> => {
   if (!mayActAsOtherUsers()) return []
   const docker = await Effect.runPromise(Effect.scoped(dockerAttempts))
   const local = await Effect.runPromise(Effect.scoped(localAttempts))
-  const expected = docker.targets.expected + local.targets.expected
   return [
     atLeast(
-      "host-users: targets root reaches (the plant by 3 paths, environs holding the secret, workspace files): coverage",
-      docker.targets.reached + local.targets.reached,
+      "host-users: targets root reaches (the plant by 3 paths, 3 workspace files, environs holding the secret): coverage",
+      docker.reached + local.reached,
       "targets",
-      expected
+      MIN_TARGETS
     ),
     atMost("host-users: Docker set-uid plant run by another host user (3 paths)", docker.plantsRun, "runs", 0),
     atMost("host-users: Docker sandbox read by host uid 1000 (environs, workspace)", docker.reads, "reads", 0),
