@@ -21,12 +21,7 @@ import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
 import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
 import { LABEL, ownerLabels } from "../layers/docker/labels.ts"
 import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
-import {
-  containerUser,
-  DEFAULT_SANDBOX_UID,
-  DEFAULT_SANDBOX_USERNAME,
-  unheldUid
-} from "../layers/internal/sandboxUser.ts"
+import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../layers/internal/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
@@ -142,10 +137,7 @@ export const dockerSandboxes = (
       const prefix = options.containerNamePrefix ?? "effect-sandbox-api"
       const engineCpus = yield* Effect.promise(() => docker.info().then((i) => Number(i.NCPU), () => Infinity))
       // No bind mounts here, so no owner's uid to share: the default unless told, checked on a local engine.
-      const sandboxUid = options.sandboxUid ??
-        (engine.local
-          ? yield* unheldUid(DEFAULT_SANDBOX_UID, "runtime API options", "--sandbox-uid")
-          : DEFAULT_SANDBOX_UID)
+      const uid = yield* sandboxUid(options.sandboxUid, engine.local, "runtime API options", "--sandbox-uid")
 
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {
@@ -187,7 +179,7 @@ export const dockerSandboxes = (
           ? Effect.succeed(options.sandbox.runtimeContainerImage)
           : builder.ensure({
             baseImage: options.sandbox.baseContainerImage,
-            userId: sandboxUid,
+            userId: uid,
             username: DEFAULT_SANDBOX_USERNAME,
             forceRebuild: false
           }).pipe(Effect.mapError(internal))
@@ -221,7 +213,7 @@ export const dockerSandboxes = (
             workingDir: IMAGE_WORKSPACE,
             host: "0.0.0.0",
             username: DEFAULT_SANDBOX_USERNAME,
-            userId: sandboxUid,
+            userId: uid,
             tools: {},
             restrictToWorkspace: true
           }),
@@ -235,7 +227,7 @@ export const dockerSandboxes = (
             })
             : { ...startupEnv, SESSION_API_KEY: key },
           workingDir: request.working_dir ?? (ours ? IMAGE_WORKSPACE : undefined),
-          user: ours ? containerUser(sandboxUid) : undefined,
+          user: ours ? containerUser(uid) : undefined,
           labels: {
             // Outlives its owner (this process): the DockerRuntime reaper leaves it alone.
             [LABEL.keepAlive]: "true",
@@ -260,7 +252,7 @@ export const dockerSandboxes = (
           startContainer(
             spec,
             () => started,
-            (container) => ours ? putSessionKey(container, key, sandboxUid) : Effect.void
+            (container) => ours ? putSessionKey(container, key, uid) : Effect.void
           ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
         ).pipe(Effect.provideService(DockerEngine, engine), Effect.mapError(internal))
         return runtimeId

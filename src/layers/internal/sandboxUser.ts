@@ -41,29 +41,37 @@ export const unheldUid = (uid: number, subject: string, option: string): Effect.
   })
 
 /**
- * The uid DockerRuntime's sandbox runs as (its gid is the same number). `userId` when given
- * (with a warning when another account of this host has it). Otherwise, on an engine of this
- * machine, an owner that is not root gets its own uid: it holds the engine socket, so the
- * sandbox shows it nothing new, and it can still remove what the sandbox wrote in the temporary
- * workspace it cannot chown; root gets the default uid, refused if a host account has it. A
+ * The uid a Docker engine's sandboxes run as (their gid is the same number): `given` (`option`)
+ * when there is one, with a warning when another account of this host has it (the owner's
+ * choice, as OpenHands' 1000 may be); else the default, refused if a host account has it. A
  * remote engine's host accounts are not visible from here: the default, unchecked.
  */
-export const dockerSandboxUid = Effect.fn("dockerSandboxUid")(function*(
-  userId: number | undefined,
-  local: boolean
+export const sandboxUid = Effect.fn("sandboxUid")(function*(
+  given: number | undefined,
+  local: boolean,
+  subject: string,
+  option: string
 ) {
-  const owner = process.getuid?.()
-  if (userId !== undefined) {
-    const holders = local && userId !== owner ? hostHoldersOf(userId, userId) : []
-    if (holders.length > 0) {
-      yield* Effect.logWarning(
-        `DockerRuntime: the sandbox uid/gid ${userId} (userId) belongs to ${holders.join(", ")} on this host: ` +
-          "that account can read the sandbox's processes and files."
-      )
-    }
-    return userId
+  if (given === undefined) return local ? yield* unheldUid(DEFAULT_SANDBOX_UID, subject, option) : DEFAULT_SANDBOX_UID
+  const holders = local && given !== process.getuid?.() ? hostHoldersOf(given, given) : []
+  if (holders.length > 0) {
+    yield* Effect.logWarning(
+      `${subject}: the sandbox uid/gid ${given} (${option}) belongs to ${holders.join(", ")} on this host: ` +
+        "that account can read the sandbox's processes and files."
+    )
   }
-  if (!local) return DEFAULT_SANDBOX_UID
-  if (owner !== undefined && owner !== 0) return owner
-  return yield* unheldUid(DEFAULT_SANDBOX_UID, "DockerRuntime options", "userId")
+  return given
 })
+
+/**
+ * DockerRuntime's sandbox uid: `sandboxUid`'s, except that on an engine of this machine an owner
+ * that is not root gets its own uid by default: it holds the engine socket, so the sandbox shows
+ * it nothing new, and it can still remove what the sandbox wrote in the temporary workspace,
+ * which it cannot chown to another uid.
+ */
+export const dockerSandboxUid = (userId: number | undefined, local: boolean) => {
+  const owner = process.getuid?.()
+  return userId === undefined && local && owner !== undefined && owner !== 0
+    ? Effect.succeed(owner)
+    : sandboxUid(userId, local, "DockerRuntime options", "userId")
+}
