@@ -7,6 +7,7 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { rmSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -28,6 +29,7 @@ import {
   dockerCli,
   dockerLayer,
   hostWorkspace,
+  refusedStart,
   removeLeftovers,
   sessionId,
   sh
@@ -35,6 +37,23 @@ import {
 import { baseImage, describeDocker } from "./infra.ts"
 
 const actAsOthers = mayActAsOtherUsers()
+
+/**
+ * The base image with a user `openhands` of uid 1000, as an image made for OpenHands has (cached
+ * by the base image's id).
+ */
+const imageWithOpenHandsUser = (base: string): string => {
+  const baseId = dockerCli("image", "inspect", "-f", "{{.Id}}", base).stdout.trim().replace("sha256:", "").slice(0, 12)
+  const tag = `effect-sandbox-test/openhands-1000:${baseId}`
+  if (dockerCli("image", "inspect", tag).status === 0) return tag
+  const built = spawnSync("docker", ["build", "-q", "-t", tag, "-"], {
+    input: `FROM ${base}\nRUN useradd --no-log-init --uid 1000 openhands\n`,
+    encoding: "utf8",
+    env: { ...process.env, DOCKER_BUILDKIT: "0" }
+  })
+  if (built.status !== 0) throw new Error(`docker build ${tag} failed: ${built.stderr}`)
+  return tag
+}
 
 describeDocker("DockerRuntime and the host's other users", () => {
   const image = baseImage()
@@ -94,6 +113,21 @@ describeDocker("DockerRuntime and the host's other users", () => {
         rmSync(workspace, { recursive: true, force: true })
       }),
     90_000
+  )
+
+  it.live(
+    "a base image whose `openhands` has another uid is refused by the preflight, naming userId",
+    () =>
+      Effect.gen(function*() {
+        const base = imageWithOpenHandsUser(image)
+        const message = yield* refusedStart("hostusers", (session) => dockerLayer(base, { sessionId: session }))
+        assert.strictEqual(
+          message,
+          `The base image ${base} cannot host the sandbox: the base image's user openhands has uid 1000, not ` +
+            `${DEFAULT_SANDBOX_UID}: give userId that uid, or another username.`
+        )
+      }),
+    120_000
   )
 
   it.live.skipIf(!actAsOthers)(
