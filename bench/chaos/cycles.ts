@@ -7,12 +7,13 @@
 import { type Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { DockerRuntime } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
 import { SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
+import { workspaceParentPath } from "../../src/layers/internal/workspace.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { baseImage } from "./ownerProcess.ts"
 import { atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
@@ -91,6 +92,16 @@ const completed = (name: string, done: number, planned: number, budget: Budget):
   pass: done === planned || (budget.over && done > 0)
 })
 
+/**
+ * What the runtimes left in the private TMPDIR: its entries, and those of the owner's directory of
+ * workspaces, which stays for the next workspace (internal/workspace.ts).
+ */
+const leftoverTempDirs = () => {
+  const parent = workspaceParentPath()
+  const inParent = existsSync(parent) ? readdirSync(parent).length : 0
+  return readdirSync(dirname(parent)).filter((entry) => entry !== basename(parent)).length + inParent
+}
+
 const added = (before: ReadonlySet<string>, after: ReadonlySet<string>) =>
   [...after].filter((x) => !before.has(x)).length
 
@@ -140,7 +151,7 @@ export const cyclesRows = async ({ budget, quick }: GroupContext): Promise<Reado
         "images",
         0
       ),
-      atMost("cycles: leftover temp dirs (Local and Docker)", readdirSync(privateTmp).length, "dirs", 0)
+      atMost("cycles: leftover temp dirs (Local and Docker)", leftoverTempDirs(), "dirs", 0)
     ]
   } finally {
     if (savedTmp === undefined) delete process.env["TMPDIR"]

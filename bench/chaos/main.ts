@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { cyclesRows } from "./cycles.ts"
 import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
+import { hostUserRows } from "./hostUsers.ts"
 import { interruptRows } from "./interrupt.ts"
 import { kubernetesRows } from "./kubernetes.ts"
 import { neighbourRows } from "./neighbours.ts"
@@ -40,7 +41,8 @@ const GROUPS: ReadonlyArray<{
   { name: "processes", share: 0.03, run: processRows },
   { name: "kubernetes", share: 0.12, run: kubernetesRows },
   { name: "runtime-api", share: 0.06, run: runtimeApiRows },
-  { name: "neighbours", share: 0.03, run: neighbourRows }
+  { name: "neighbours", share: 0.03, run: neighbourRows },
+  { name: "host-users", share: 0.03, run: hostUserRows }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {

@@ -54,7 +54,10 @@ export interface DaytonaRuntimeOptions extends RuntimeOptions {
    * sandbox user's: docs/runtimes/daytona.md).
    */
   readonly server?: "snapshot" | "upload"
-  /** The sandbox user, who owns the workspace and runs the server (default `openhands`, uid 1000, as the runtime image). */
+  /**
+   * The sandbox user, who owns the workspace and runs the server (default `openhands`, uid 1000, made
+   * by the snapshot's Dockerfile; Daytona runs it under Sysbox, whose user namespace maps it to host ids of its own).
+   */
   readonly username?: string
   readonly userId?: number
   /** Minutes without activity before Daytona stops the sandbox (default 15; 0 never: then only the reaper removes orphans). */

@@ -51,6 +51,7 @@ import { startReaper } from "./docker/reaper.ts"
 import { putSessionKey, sessionKeyFileEnv, sessionKeyOf } from "./docker/sessionKey.ts"
 import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
+import { containerUser, DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "./internal/sandboxUser.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { scopedWorkspace } from "./internal/workspace.ts"
 
@@ -63,7 +64,13 @@ import { scopedWorkspace } from "./internal/workspace.ts"
 export interface DockerRuntimeOptions extends RuntimeOptions {
   /** Base image to build the runtime image from (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
-  /** The sandbox user (default uid 1000 `openhands`, as OpenHands; created in the image if missing). */
+  /**
+   * The sandbox user's uid, and its gid (created in the image if missing, named `username`,
+   * default `openhands`). Default: on an engine of this machine, the owner's own uid when it is
+   * not root, else 74289, a uid no host account may have (the start fails if one does: give
+   * another here); OpenHands' is 1000. Whoever has this uid on the engine's host can read the
+   * sandbox's processes and files (internal/sandboxUser.ts).
+   */
   readonly userId?: number
   readonly username?: string
   /** Limits; defaults 4 GiB of memory, 2 CPUs (and `pidsLimit` 4096 processes). */
@@ -133,7 +140,7 @@ const containerSpec = (input: {
       ...sessionKeyFileEnv,
       ...(vscode ? vscodeEnv(options) : {})
     }),
-    user: String(input.uid),
+    user: containerUser(input.uid),
     workingDir: WORKSPACE,
     labels: {
       [LABEL.keepAlive]: String(sandbox.keepRuntimeAlive),
@@ -203,6 +210,15 @@ const whyStopped = (running: RunningContainer): Effect.Effect<Disconnect | undef
     )
   )
 
+/** The uid a container runs as (its `User`, `uid` or `uid:gid`), else `fallback`. */
+const containerUid = (container: Docker.Container, fallback: number) =>
+  Effect.promise(() =>
+    container.inspect().then(
+      (info) => /^(\d+)(:\d+)?$/.exec(info.Config.User)?.[1],
+      () => undefined
+    )
+  ).pipe(Effect.map((user) => user === undefined ? fallback : Number(user)))
+
 /**
  * Start (or attach to) the container of a session, in the current scope, until its server
  * listens (the builder waits for it to answer). `onStatus` reports BUILDING_RUNTIME.
@@ -211,6 +227,7 @@ const startSandbox = (
   options: DockerRuntimeOptions,
   sandbox: SandboxConfig,
   lease: OwnerLease,
+  uid: number,
   onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
@@ -218,13 +235,14 @@ const startSandbox = (
     const docker = yield* dockerClient
     const sessionId = options.sessionId ?? randomUUID()
     const name = `${options.containerNamePrefix ?? "effect-sandbox"}-${sessionId}`
-    const uid = options.userId ?? 1000
-    const username = options.username ?? "openhands"
+    const username = options.username ?? DEFAULT_SANDBOX_USERNAME
     const keepAlive = sandbox.keepRuntimeAlive
 
-    // Before every start, the server's key goes in as a file it reads and removes.
+    // Before every start, the server's key goes in as a file it reads and removes, its user's: a
+    // kept container's own, which may be another than this layer's (made with another userId,
+    // or before this default).
     const copyKeyIn = (key: (labels: Readonly<Record<string, string>>) => string): BeforeStart => (container, labels) =>
-      putSessionKey(container, key(labels), uid)
+      Effect.flatMap(containerUid(container, uid), (owner) => putSessionKey(container, key(labels), owner))
     const existing = yield* findContainer(name, copyKeyIn((labels) => sessionKeyOf(labels, [])))
     let running: RunningContainer
     let sessionKey: string
@@ -252,7 +270,8 @@ const startSandbox = (
         `docker-${sessionId.slice(0, 8)}`,
         "DockerRuntime options"
       )
-      // A workspace we created belongs to the sandbox user, who must be able to write it.
+      // A workspace we created belongs to the sandbox user, who must be able to write it; the
+      // owner-only directory around it (internal/workspace.ts) keeps other host users out.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
       sessionKey = randomBytes(24).toString("base64url")
       const sandboxNetwork = yield* sandboxNetworkFor(sandbox)
@@ -330,11 +349,12 @@ const startSandbox = (
 const dockerProvisioner = (options: DockerRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("DockerRuntime options", options)
+    const uid = yield* dockerSandboxUid(options.userId, (yield* DockerEngine).local)
     const lease = yield* acquireOwnerLease(options.ownerLease)
     yield* startReaper(options.ownerLease?.reapEvery)
     return {
       kind: "docker",
-      provision: (onStatus) => startSandbox(options, sandbox, lease, onStatus)
+      provision: (onStatus) => startSandbox(options, sandbox, lease, uid, onStatus)
     } satisfies Provisioner<DockerEngine | ImageBuilder>
   })
 

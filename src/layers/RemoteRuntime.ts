@@ -19,6 +19,7 @@ import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "./docker/containerSpec.ts"
 import { imageRequirements } from "./internal/imageContext.ts"
 import { provisionedLayer } from "./internal/provisioned.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "./internal/sandboxUser.ts"
 import { toolCapabilities, vscodeUrls } from "./internal/serverTools.ts"
 import { remoteServerErrors } from "./remote/actionServerErrors.ts"
 import { makeRuntimeApi, type RuntimeApi, type StartRequest } from "./remote/api.ts"
@@ -77,7 +78,7 @@ export interface RemoteRuntimeOptions extends Omit<RuntimeOptions, "workspace" |
   readonly apiTimeout?: Duration.Input
   /** Re-send action-server requests that never reached it (default true). */
   readonly enableRetries?: boolean
-  /** The user the server runs as inside the runtime (default 1000, `openhands`). */
+  /** The user of the runtime image the API builds (default uid 74289 `openhands`, as DockerRuntime's). */
   readonly userId?: number
   readonly username?: string
   readonly schedules?: RemoteSchedules
@@ -123,8 +124,8 @@ const apiKeyOf = (options: RemoteRuntimeOptions) =>
       }))
     )
 
-const usernameOf = (options: RemoteRuntimeOptions) => options.username ?? "openhands"
-const userIdOf = (options: RemoteRuntimeOptions) => options.userId ?? 1000
+const usernameOf = (options: RemoteRuntimeOptions) => options.username ?? DEFAULT_SANDBOX_USERNAME
+const userIdOf = (options: RemoteRuntimeOptions) => options.userId ?? DEFAULT_SANDBOX_UID
 
 /** `POST /start`'s body: our server on port 60000, its environment, and the API's own fields. */
 export const startRequest = (

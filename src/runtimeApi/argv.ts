@@ -2,7 +2,7 @@
  * The command line of `effect-sandbox-runtime-api`:
  *   [--port N] [--host H] [--provisioner docker] [--proxy] [--public-url URL] [--vscode-domain D]
  *   [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS]
- *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P]
+ *   [--cpus N] [--memory-mb N] [--container-name-prefix P] [--registry-prefix P] [--sandbox-uid N]
  *   [--build-concurrency N] [--build-timeout SECONDS] [--build-memory-mb N] [--build-cpus N]
  *   [--build-network NAME] [--build-cgroup-parent P] [--build-max-upload-mb N]
  *   with `--provisioner kubernetes`: [--namespace NS] [--kube-connect direct|port-forward]
@@ -59,6 +59,8 @@ export interface RuntimeApiArgs {
   readonly idleStopAfterSeconds: number | undefined
   readonly cpus: number | undefined
   readonly memoryMb: number | undefined
+  /** The uid (and gid) our server runs as in the sandboxes; default layers/internal/sandboxUser.ts's. */
+  readonly sandboxUid: number | undefined
   readonly containerNamePrefix: string | undefined
   /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */
   readonly registryPrefix: string
@@ -82,7 +84,7 @@ export interface RuntimeApiArgs {
 export const RUNTIME_API_USAGE =
   "usage: effect-sandbox-runtime-api [--port N] [--host HOST] [--provisioner docker|kubernetes] [--proxy] " +
   "[--public-url URL] [--vscode-domain DOMAIN] [--max-sandboxes N] [--idle-pause-after SECONDS] [--idle-stop-after SECONDS] [--cpus N] " +
-  "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] " +
+  "[--memory-mb N] [--container-name-prefix PREFIX] [--registry-prefix PREFIX] [--sandbox-uid N] " +
   "[--build-concurrency N] [--build-timeout SECONDS] [--build-memory-mb N] [--build-cpus N] " +
   "[--build-network NAME] [--build-cgroup-parent CGROUP] [--build-max-upload-mb N] " +
   "[--namespace NS] [--kube-connect direct|port-forward] [--pvc-storage-size QUANTITY] " +
@@ -117,6 +119,7 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     idleStopAfterSeconds: undefined,
     cpus: undefined,
     memoryMb: undefined,
+    sandboxUid: undefined,
     containerNamePrefix: undefined,
     registryPrefix: "effect-sandbox",
     buildConcurrency: 2,
@@ -143,7 +146,8 @@ export const parseRuntimeApiArgs = (argv: ReadonlyArray<string>): ParsedRuntimeA
     "--build-timeout": ["buildTimeoutSeconds", false],
     "--build-memory-mb": ["buildMemoryMb", true],
     "--build-cpus": ["buildCpus", false],
-    "--build-max-upload-mb": ["buildMaxUploadMb", true]
+    "--build-max-upload-mb": ["buildMaxUploadMb", true],
+    "--sandbox-uid": ["sandboxUid", true]
   } as const
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!

@@ -25,6 +25,8 @@ import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
 import { LABEL, labelOf, ownerLabels } from "../layers/docker/labels.ts"
 import { sandboxNetworkFor } from "../layers/docker/network.ts"
 import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
+import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../layers/internal/sandboxUser.ts"
+import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
 import { ApiError, internalError } from "./errors.ts"
@@ -58,11 +60,12 @@ export interface DockerSandboxesOptions {
    * port published on 127.0.0.1 (proxy mode, where the API server forwards to it; vscodePlugin.ts).
    */
   readonly vscode?: boolean | undefined
+  /**
+   * The uid and gid our server runs as in the sandboxes (`--sandbox-uid`); default 74289, refused
+   * at start when an account of this host has it (internal/sandboxUser.ts).
+   */
+  readonly sandboxUid?: number | undefined
 }
-
-/** The sandbox user of our runtime image (the image builder creates it), as DockerRuntime's default. */
-const SANDBOX_UID = 1000
-const SANDBOX_USER = "openhands"
 
 /** The OCI runtime for OpenHands' `runtime_class`. */
 const ociRuntimes = { "sysbox-runc": "sysbox-runc", sysbox: "sysbox-runc", gvisor: "runsc" } as const
@@ -128,7 +131,7 @@ const reasonOf = (state: Docker.ContainerInspectInfo["State"]): string =>
 /** The Docker backend of the runtime API, with the engine and image builder it needs. */
 export const dockerSandboxes = (
   options: DockerSandboxesOptions
-): Layer.Layer<Sandboxes, never, DockerEngine | ImageBuilder> =>
+): Layer.Layer<Sandboxes, InvalidOptionsError, DockerEngine | ImageBuilder> =>
   Layer.effect(
     Sandboxes,
     Effect.gen(function*() {
@@ -153,6 +156,9 @@ export const dockerSandboxes = (
       const isOurs = (info: Docker.ContainerInspectInfo) =>
         labelOf(info.Config.Labels, LABEL.runtimeId) !== undefined &&
         info.Name === `/${prefix}-${labelOf(info.Config.Labels, LABEL.session)}`
+
+      // No bind mounts here, so no owner's uid to share: the default unless told, checked on a local engine.
+      const uid = yield* sandboxUid(options.sandboxUid, engine.local, "runtime API options", "--sandbox-uid")
 
       const inspectAll = (filters: ReadonlyArray<string>) =>
         Effect.gen(function*() {
@@ -194,8 +200,8 @@ export const dockerSandboxes = (
           ? Effect.succeed(options.sandbox.runtimeContainerImage)
           : builder.ensure({
             baseImage: options.sandbox.baseContainerImage,
-            userId: SANDBOX_UID,
-            username: SANDBOX_USER,
+            userId: uid,
+            username: DEFAULT_SANDBOX_USERNAME,
             forceRebuild: false
           }).pipe(Effect.mapError(internal))
       )
@@ -231,8 +237,8 @@ export const dockerSandboxes = (
             port: SANDBOX_SERVER_PORT,
             workingDir: IMAGE_WORKSPACE,
             host: "0.0.0.0",
-            username: SANDBOX_USER,
-            userId: SANDBOX_UID,
+            username: DEFAULT_SANDBOX_USERNAME,
+            userId: uid,
             tools: {},
             restrictToWorkspace: true
           }),
@@ -246,7 +252,7 @@ export const dockerSandboxes = (
             })
             : { ...startupEnv, SESSION_API_KEY: key },
           workingDir: request.working_dir ?? (ours ? IMAGE_WORKSPACE : undefined),
-          user: ours ? String(SANDBOX_UID) : undefined,
+          user: ours ? containerUser(uid) : undefined,
           labels: {
             // Outlives its owner (this process): the DockerRuntime reaper leaves it alone.
             [LABEL.keepAlive]: "true",
@@ -275,7 +281,7 @@ export const dockerSandboxes = (
           startContainer(
             spec,
             () => started,
-            (container) => ours ? putSessionKey(container, key, SANDBOX_UID) : Effect.void
+            (container) => ours ? putSessionKey(container, key, uid) : Effect.void
           ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
         ).pipe(
           Effect.provideService(DockerEngine, engine),

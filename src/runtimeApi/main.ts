@@ -124,7 +124,7 @@ const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig, vscode: boolean
     vscode
   }
   if (args.provisioner === "docker") {
-    return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix })
+    return dockerSandboxes({ ...limits, containerNamePrefix: args.containerNamePrefix, sandboxUid: args.sandboxUid })
   }
   return kubernetesSandboxes({
     ...limits,
@@ -134,7 +134,8 @@ const backendOf = (args: RuntimeApiArgs, sandbox: SandboxConfig, vscode: boolean
         namespace: args.namespace,
         connect: args.kubeConnect,
         pvcStorageSize: args.pvcStorageSize,
-        pvcStorageClass: args.pvcStorageClass
+        pvcStorageClass: args.pvcStorageClass,
+        userId: args.sandboxUid
       }),
       deleteWorkspace: args.deleteWorkspace
     }

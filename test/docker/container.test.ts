@@ -8,6 +8,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
 import { eventually } from "../eventually.ts"
 import {
   assertNoContainer,
@@ -91,8 +92,9 @@ describeDocker("DockerRuntime container", () => {
       assert.strictEqual(info.HostConfig.NanoCpus, 1_500_000_000)
       assert.strictEqual(info.HostConfig.PidsLimit, 300)
       assert.strictEqual(info.HostConfig.Init, true)
-      assert.strictEqual(info.Config.User, "1000")
-      assert.strictEqual((yield* sh(rt, "id -u")).content, "1000")
+      // The gid is the uid's number too (the image builder makes the group).
+      assert.strictEqual(info.Config.User, "1000:1000")
+      assert.strictEqual((yield* sh(rt, "echo $(id -u):$(id -g)")).content, "1000:1000")
       // The pids limit holds inside: the cgroup says so.
       assert.strictEqual((yield* sh(rt, "cat /sys/fs/cgroup/pids/pids.max")).content, "300")
       yield* release
@@ -215,7 +217,8 @@ describeDocker("DockerRuntime container", () => {
     Effect.gen(function*() {
       const session = sessionId("ctr")
       const dir = tempDir("ws")
-      chownSync(dir, 1000, 1000) // the sandbox user's directory, as on a developer's machine
+      // The sandbox user's directory (on a developer's machine, the owner's: a non-root owner's sandbox runs as itself).
+      chownSync(dir, DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
       const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, workspace: dir }))
       assert.strictEqual(rt.info.workspace, "/workspace")
       assert.strictEqual((yield* sh(rt, "pwd")).content, "/workspace")

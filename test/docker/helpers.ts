@@ -91,6 +91,12 @@ export const asCmd = (obs: CmdOutputObservation | ErrorObservation): CmdOutputOb
 export const inspect = (nameOrId: string) =>
   Effect.promise(() => docker.getContainer(nameOrId).inspect().catch(() => null))
 
+/** The host directory a session's container has bound at /workspace. */
+export const hostWorkspace = (session: string) =>
+  inspect(containerName(session)).pipe(
+    Effect.map((info) => info!.Mounts.find((m) => m.Destination === "/workspace")!.Source)
+  )
+
 /** The `docker` CLI, synchronously. */
 export const dockerCli = (...args: Array<string>) => spawnSync("docker", args, { encoding: "utf8" })
 

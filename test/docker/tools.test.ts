@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { chownSync, copyFileSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
 import { assertKeyHidden, envDumpingMcpServer } from "../layers/sandboxEnvProbe.ts"
 import {
   assertNoContainer,
@@ -30,7 +31,7 @@ describeDocker("DockerRuntime tools", () => {
   afterAll(() => removeLeftovers("tools"))
 
   it.live(
-    "ipython and browser pass --plugins jupyter agent_skills and --enable-browser to the server and reports them; Chromium renders as uid 1000",
+    "ipython and browser pass --plugins jupyter agent_skills and --enable-browser to the server and reports them; Chromium renders as the sandbox uid",
     () =>
       Effect.gen(function*() {
         const session = sessionId("tools")
@@ -46,7 +47,7 @@ describeDocker("DockerRuntime tools", () => {
           "--enable-browser"
         ])
         assert.notInclude(cmd, "--no-enable-browser")
-        assert.strictEqual((yield* sh(rt, "id -u")).content, "1000")
+        assert.strictEqual((yield* sh(rt, "id -u")).content, String(DEFAULT_SANDBOX_UID))
         const dom = yield* sh(
           rt,
           "/usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage " +
@@ -67,7 +68,7 @@ describeDocker("DockerRuntime tools", () => {
         const session = sessionId("tools")
         // Mounted at /workspace: a stdio MCP server for the image's Node that records its environment.
         const workspace = mkdtempSync(join(tmpdir(), "docker-key-"))
-        chownSync(workspace, 1000, 1000)
+        chownSync(workspace, DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
         copyFileSync(join(import.meta.dirname, "fixtures", "envdumpMcp.mjs"), join(workspace, "envdump.mjs"))
         const { release, rt } = yield* buildRuntime(dockerLayer(tools, {
           sessionId: session,

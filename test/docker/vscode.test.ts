@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { expectOwnIdeHost, expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
 import {
@@ -33,8 +34,8 @@ describeDocker("DockerRuntime vscode plugin", () => {
         const session = sessionId("vscode")
         const workspace = mkdtempSync(join(tmpdir(), "docker-vscode-"))
         writeFileSync(join(workspace, WORKBENCH_FILE), WORKBENCH_TEXT)
-        chownSync(workspace, 1000, 1000)
-        chownSync(join(workspace, WORKBENCH_FILE), 1000, 1000)
+        chownSync(workspace, DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
+        chownSync(join(workspace, WORKBENCH_FILE), DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(workspace, { recursive: true, force: true })))
         const { release, rt } = yield* buildRuntime(
           dockerLayer(toolsImage(), { sessionId: session, workspace, vscode: true })

@@ -1,7 +1,7 @@
 /**
  * Runtime images the providers' stand-ins run, made by ImageBuilder as DockerRuntime makes them
  * (built once, then found by their tags): from the base image for a provider's own user, or the
- * one Docker's tools tests build (the tools image for uid 1000 `openhands`, with code-server),
+ * tools image for uid 1000 `openhands` (with code-server; the remote VS Code tests use it too),
  * shared by every stand-in whose user may be that one, so no provider costs another build of it.
  */
 import { Effect } from "effect"
@@ -16,5 +16,5 @@ export const runtimeImageFor = (baseImage: string, userId: number, username: str
     }).pipe(Effect.provide(ImageBuilder.layer), Effect.provide(DockerEngine.layer))
   )
 
-/** The runtime image Docker's VS Code and tools tests build: the tools image for uid 1000 `openhands`. */
+/** The tools image for uid 1000 `openhands` (Daytona's default user; the providers' users are uid 1000). */
 export const toolsRuntimeImage = (): Promise<string> => runtimeImageFor(toolsImage(), 1000, "openhands")

@@ -116,7 +116,9 @@ describe("effect-sandbox-runtime-api command line", () => {
         "--build-cgroup-parent",
         "builds.slice",
         "--build-max-upload-mb",
-        "64"
+        "64",
+        "--sandbox-uid",
+        "81000"
       ]),
       {
         _tag: "Ok",
@@ -132,6 +134,7 @@ describe("effect-sandbox-runtime-api command line", () => {
           idleStopAfterSeconds: 3600.5,
           cpus: 0.5,
           memoryMb: 1024,
+          sandboxUid: 81000,
           containerNamePrefix: "team-a",
           registryPrefix: "registry.local/team-a",
           buildConcurrency: 3,

@@ -16,7 +16,10 @@ import { tokenCookieName } from "../../src/server/vscode/ideOrigin.ts"
 import { toolsImage } from "../docker/infra.ts"
 import { ideRequest } from "../vscode/ideHttp.ts"
 
-/** The tools image's runtime image for uid 1000 `openhands`: DockerRuntime's VS Code test builds the same one. */
+/**
+ * The tools image's runtime image for uid 1000 `openhands` (the providers' tests build the same one). The
+ * server it runs is given as a `command`, so it runs as the image's user whatever the image's uid.
+ */
 export const toolsRuntimeImage = Effect.gen(function*() {
   return yield* (yield* ImageBuilder).ensure({ baseImage: toolsImage(), userId: 1000, username: "openhands" })
 }).pipe(Effect.provide(ImageBuilder.layer), Effect.provide(DockerEngine.layer), Effect.orDie)

@@ -57,7 +57,11 @@ fail() { echo "${PREFLIGHT_MARK} $1"; exit 1; }
   || fail "node-pty's native addon cannot load in the base image (glibc too old or a different architecture)."
 ${requirementChecks(requires)}if ! getent passwd ${uid} >/dev/null 2>&1; then
   command -v useradd >/dev/null 2>&1 || fail "no user with uid ${uid} and no useradd to create it: use a base image with 'passwd', or run as an existing user."
-  useradd --create-home --uid ${uid} --shell /bin/bash ${username} || fail "cannot create user ${username} (uid ${uid})."
+  getent passwd ${username} >/dev/null 2>&1 \\
+    && fail "the base image's user ${username} has uid $(id -u ${username}), not ${uid}: give userId that uid, or another username."
+  getent group ${uid} >/dev/null 2>&1 || groupadd --gid ${uid} ${username} || fail "cannot create group ${username} (gid ${uid}): give another username."
+  # --no-log-init: lastlog and faillog would grow to a record per uid below a large one.
+  useradd --no-log-init --create-home --uid ${uid} --gid ${uid} --shell /bin/bash ${username} || fail "cannot create user ${username} (uid ${uid})."
 fi
 mkdir -p /workspace && chmod 0777 /workspace
 echo "${PREFLIGHT_MARK} ok"

@@ -60,7 +60,10 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
   readonly image?: string
   /** Base image of a locally built runtime image (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
-  /** The sandbox user (default uid 1000 `openhands`, as the Docker runtime; the image has it). */
+  /**
+   * The sandbox user's uid and gid (`runAsUser`, `runAsGroup`, `fsGroup`; default 74289 `openhands`,
+   * DockerRuntime's as root: a uid no account of a node should have; the image has it).
+   */
   readonly userId?: number
   readonly username?: string
   /** The workspace PVC's size (default `2Gi`, as OpenHands) and storage class (default the cluster's). */

@@ -12,6 +12,7 @@ import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { pluginsIn, sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../internal/sandboxUser.ts"
 import { VSCODE_PORT, vscodeEnv } from "../internal/serverTools.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 
@@ -56,7 +57,7 @@ const resourcesOf = (options: KubernetesRuntimeOptions) => ({
 /** The pod's metadata and spec (for a bare pod, or a Sandbox's `podTemplate`). */
 export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
   const { options, sandbox } = input
-  const uid = options.userId ?? 1000
+  const uid = options.userId ?? DEFAULT_SANDBOX_UID
   const env = sandboxServerEnv(sandbox, options, input.sessionId, {
     [SESSION_KEY_SHA256_VARIABLE]: input.keySha256 ?? lockedDigest(),
     ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) }),
@@ -85,7 +86,7 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
           workingDir: WORKSPACE,
           // Reached from outside its network namespace (with the key).
           host: "0.0.0.0",
-          username: options.username ?? "openhands",
+          username: options.username ?? DEFAULT_SANDBOX_USERNAME,
           userId: uid,
           tools: options,
           restrictToWorkspace: restrictsToWorkspace(options)

@@ -9,6 +9,7 @@ import { Effect, Layer } from "effect"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import type { ProvisionStatus } from "../../services/Provisioner.ts"
 import { imageRequirements } from "../internal/imageContext.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../internal/sandboxUser.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 
 export const runtimeImage = Effect.fn("runtimeImage")(function*(
@@ -26,8 +27,8 @@ export const runtimeImage = Effect.fn("runtimeImage")(function*(
     return yield* builder.ensure(
       {
         baseImage: options.baseImage ?? sandbox.baseContainerImage,
-        userId: options.userId ?? 1000,
-        username: options.username ?? "openhands",
+        userId: options.userId ?? DEFAULT_SANDBOX_UID,
+        username: options.username ?? DEFAULT_SANDBOX_USERNAME,
         forceRebuild: sandbox.forceRebuildRuntime,
         requires: imageRequirements(options, sandbox)
       },
