@@ -25,7 +25,7 @@ import { broken, Budget, type GroupContext, type Row } from "./rows.ts"
 import { runtimeApiRows } from "./runtimeApi.ts"
 import { secretRows } from "./secrets.ts"
 
-/** Each group's share of the budget (they sum to 1). */
+/** Each group's share of the budget, relative to the groups run (a run of some groups splits the whole budget among them). */
 const GROUPS: ReadonlyArray<{
   readonly name: string
   readonly share: number
