@@ -13,9 +13,9 @@ import { request } from "node:http"
 import { call, removeContainersNamed, startApiServer, type Started } from "../../scripts/runtimeApiProcess.ts"
 import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { buildRows } from "./runtimeApiBuild.ts"
 import { resourceFactorRows } from "./runtimeApiFactor.ts"
 import { serverInfoRows, startEnvironmentRows } from "./runtimeApiLeaks.ts"
-import { buildRows } from "./runtimeApiBuild.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
 /** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
