@@ -7,19 +7,19 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { CmdRunAction } from "../schema/Action.ts"
+import { invalidOptions } from "../schema/issues.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
-import { Runtime } from "../services/Runtime.ts"
+import { Runtime, type RuntimeShape } from "../services/Runtime.ts"
 import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
-import { CLI_RUNTIMES, cliRuntimeLayer } from "./runtimeLayer.ts"
+import { CLI_RUNTIME_HELP, CLI_RUNTIMES, cliRuntimeLayer } from "./runtimeLayer.ts"
 import { EXIT_HINT, shellSession } from "./shellSession.ts"
 
 const runtimeFlags = {
   runtime: Flag.Literals("runtime", CLI_RUNTIMES).pipe(
     Flag.withDescription(
-      "cli: in this process; local: an action server child process over HTTP; docker: a container;"
-        + " kubernetes: a pod (KUBECONFIG); e2b, daytona: a cloud sandbox (E2B_API_KEY, DAYTONA_API_KEY);"
-        + " remote: a sandbox of a runtime API (--api-url)"
+      Object.entries(CLI_RUNTIME_HELP).map(([name, help]) => `${name}: ${help}`).join("; ")
     ),
     Flag.withDefault("cli")
   ),
@@ -61,6 +61,14 @@ const forUsers = <A, R>(
     Effect.provideService(Logger.LogToStderr, true)
   )
 
+/**
+ * Where a command runs, said on stderr before it does: a temporary workspace is gone when the CLI
+ * exits, so its path is worth having in a log. Said on every run, not only on a terminal: stderr is
+ * where diagnostics go whatever it is connected to, stdout stays the command's output either way,
+ * and a CI log, where the line is most needed afterwards, has no terminal.
+ */
+const whereItRuns = (rt: RuntimeShape) => `${rt.info.kind} runtime, workspace ${rt.info.workspace}`
+
 const run = Command.make(
   "run",
   {
@@ -69,14 +77,16 @@ const run = Command.make(
     command: Argument.String("command").pipe(Argument.variadic({ min: 1 }))
   },
   Effect.fn(function*(options) {
+    // Made before the runtime starts: a bad --timeout is one line (InvalidOptionsError), and nothing starts.
+    const action = yield* CmdRunAction.makeEffect({
+      command: options.command.join(" "),
+      blocking: true,
+      ...(Option.isSome(options.timeout) ? { timeout: options.timeout.value } : {})
+    }).pipe(Effect.mapError((issue) => invalidOptions(CmdRunAction.identifier, issue)))
     const obs = yield* Effect.gen(function*() {
       const rt = yield* Runtime
-      // A plain object: a bad --timeout is runCommand's InvalidOptionsError (one line), not a throw.
-      return yield* rt.runCommand({
-        command: options.command.join(" "),
-        blocking: true,
-        ...(Option.isSome(options.timeout) ? { timeout: options.timeout.value } : {})
-      })
+      yield* Console.error(`effect-sandbox run (${whereItRuns(rt)})`)
+      return yield* rt.runCommand(action)
     }).pipe(Effect.provide(cliRuntimeLayer(options)))
     if (obs.content !== "") yield* Console.log(obs.content)
     if (obs._tag === "CmdOutputObservation") {
@@ -92,8 +102,8 @@ const shell = Command.make(
   (options) =>
     Effect.gen(function*() {
       const rt = yield* Runtime
-      yield* Console.log(
-        `effect-sandbox shell (${rt.info.kind} runtime, workspace ${rt.info.workspace}). Output streams as it ` +
+      yield* Console.error(
+        `effect-sandbox shell (${whereItRuns(rt)}). Output streams as it ` +
           `comes; while a command runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}`
       )
       yield* shellSession(rt)

@@ -1,8 +1,8 @@
 /**
  * The runtime `effect-sandbox run` and `shell` work on (`--runtime`). Each is built with the
  * shared options the flags give; how it reaches its provider (a kubeconfig, an API key and URL)
- * comes from the environment variables its layer already reads (`KUBECONFIG`, `E2B_API_KEY`,
- * `DAYTONA_API_KEY`, `MODAL_TOKEN_ID`, `RUNLOOP_API_KEY`, `SANDBOX_API_KEY`, ...), so the CLI adds no second way to set them; the one
+ * comes from the environment variables its layer already reads (`CLI_RUNTIME_HELP` names them),
+ * so the CLI adds no second way to set them; the one
  * flag of its own is `--api-url`, the runtime API of `--runtime remote`, which RemoteRuntime takes
  * as an option only. An option a runtime has no use for is refused in one line by that runtime (a
  * `--workspace` for a cloud sandbox) or here (`--image` where the image is the provider's template
@@ -21,20 +21,27 @@ import { RunloopRuntime } from "../layers/RunloopRuntime.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
 import { Runtime } from "../services/Runtime.ts"
 
-/** The `--runtime` values, in the order `--help` lists them. */
-export const CLI_RUNTIMES = [
-  "cli",
-  "local",
-  "docker",
-  "kubernetes",
-  "e2b",
-  "daytona",
-  "modal",
-  "runloop",
-  "remote"
-] as const
+/**
+ * Each `--runtime` value, in the order `--help` lists them, with what it runs on and the variables
+ * its layer reads to reach its provider: `--help` is made from this table, so a runtime added here
+ * is described there too.
+ */
+export const CLI_RUNTIME_HELP = {
+  cli: "in this process",
+  local: "an action server child process over HTTP",
+  docker: "a container (DOCKER_HOST, else the default socket)",
+  kubernetes: "a pod (KUBECONFIG)",
+  e2b: "an E2B sandbox (E2B_API_KEY)",
+  daytona: "a Daytona sandbox (DAYTONA_API_KEY, DAYTONA_API_URL)",
+  modal: "a Modal sandbox (MODAL_TOKEN_ID, MODAL_TOKEN_SECRET, MODAL_SERVER_URL)",
+  runloop: "a Runloop devbox (RUNLOOP_API_KEY, RUNLOOP_BASE_URL)",
+  remote: "a sandbox of a runtime API (--api-url, SANDBOX_API_KEY)"
+} as const
 
-export type CliRuntimeName = (typeof CLI_RUNTIMES)[number]
+/** The `--runtime` values. */
+export const CLI_RUNTIMES = Object.keys(CLI_RUNTIME_HELP) as ReadonlyArray<keyof typeof CLI_RUNTIME_HELP>
+
+export type CliRuntimeName = keyof typeof CLI_RUNTIME_HELP
 
 /** The runtimes whose `--image` is the base image of the runtime image they build. */
 const TAKES_IMAGE: ReadonlyArray<CliRuntimeName> = ["docker", "kubernetes", "remote"]

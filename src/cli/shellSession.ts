@@ -3,6 +3,10 @@
  * prints a command's output as it comes (`runStream`) and its exit line, and
  * follows a running command step by step (interactive.ts). At the prompt a
  * second Ctrl-C in a row, or Ctrl-D, ends the session.
+ *
+ * stdout carries the commands' output only, byte for byte: the prompt, the echo of what is typed,
+ * the exit lines and the hints go to stderr, as an interactive bash writes its prompt and echo, so
+ * `effect-sandbox shell > out.txt` (or piped input) leaves only the output in the file.
  */
 import { Console, Effect, Option, Queue, Stream } from "effect"
 import { createInterface } from "node:readline"
@@ -24,7 +28,7 @@ const terminalInputs = (interactive: boolean) =>
     let open = true
     const terminal = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        createInterface({ input: process.stdin, output: process.stdout, terminal: interactive, prompt: "$ " })
+        createInterface({ input: process.stdin, output: process.stderr, terminal: interactive, prompt: "$ " })
       ),
       (rl) => Effect.sync(() => rl.close())
     )
@@ -66,18 +70,21 @@ export const shellSession = Effect.fn("shellSession")(function*(rt: RuntimeShape
     const text = observation instanceof CmdOutputObservation ? observation.metadata.suffix.trim() : observation.content
     const separator = atLineStart ? "" : "\n"
     atLineStart = true
-    return text === "" ? Effect.void : Console.log(separator + text)
+    return text === "" ? Effect.void : Console.error(separator + text)
   }
+
+  /** The session ends at the prompt: end the prompt's line, so the user's own prompt starts on a fresh one. */
+  const endAtPrompt = Effect.sync(() => void (interactive && process.stderr.write("\n")))
 
   let interruptedAtPrompt = false
   while (true) {
     prompt()
     const input = yield* Queue.take(inputs)
-    if (input._tag === "End") return
+    if (input._tag === "End") return yield* endAtPrompt
     if (input._tag === "Interrupt") {
-      if (interruptedAtPrompt) return
+      if (interruptedAtPrompt) return yield* endAtPrompt
       interruptedAtPrompt = true
-      yield* Console.log(`\n${EXIT_HINT}`)
+      yield* Console.error(`\n${EXIT_HINT}`)
       continue
     }
     interruptedAtPrompt = false

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { baseImage, containersWithLabel, describeDocker } from "../docker/infra.ts"
@@ -23,6 +23,18 @@ describe("effect-sandbox run", () => {
     const result = cli(["run", "--runtime", "local", "--", "echo hi; exit 3"])
     assert.strictEqual(result.stdout, "hi\n", result.stderr)
     assert.strictEqual(result.status, 3)
+  }, 60_000)
+
+  it("says on stderr which runtime and workspace it runs in; stdout is the command's output", () => {
+    const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-run-"))
+    try {
+      const result = cli(["run", "--workspace", workspace, "--", "pwd"])
+      assert.strictEqual(result.stdout, `${workspace}\n`, result.stderr)
+      assert.strictEqual(result.stderr, `effect-sandbox run (cli runtime, workspace ${workspace})\n`)
+      assert.strictEqual(result.status, 0)
+    } finally {
+      rmSync(workspace, { recursive: true, force: true })
+    }
   }, 60_000)
 
   it("refuses --image on a runtime that builds no image (cli), in one line, running nothing", () => {

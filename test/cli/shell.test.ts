@@ -2,19 +2,26 @@
  * `effect-sandbox shell` as a user meets it: the real CLI (from source) on a
  * pseudo-terminal. Output streams as the command prints it; Ctrl-C goes to the
  * running command (which stops, the session going on) instead of ending the CLI;
- * at the prompt a second Ctrl-C, or Ctrl-D, ends it.
+ * at the prompt a second Ctrl-C, or Ctrl-D, ends it, ending the prompt's line. Piped, its stdout
+ * is the commands' output alone.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type * as Pty from "node-pty"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { CLI_RUNTIMES } from "../../src/cli/runtimeLayer.ts"
 import { EXIT_HINT } from "../../src/cli/shellSession.ts"
 import { awaitProcessCount, hostProcesses, uniqueSeconds } from "../conformance/helpers.ts"
 import { eventually } from "../eventually.ts"
 
 const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts")
 const pty = createRequire(import.meta.url)("node-pty") as typeof Pty
+/** The prompt as readline draws it on a terminal: to column 1, clear to the end, `$ `, cursor to column 3. */
+const PROMPT = "\x1b[1G\x1b[0J$ \x1b[3G"
 
 /** The CLI's shell on a PTY: everything it printed so far, and how it exited. Killed when the scope closes. */
 const shellOnPty = Effect.acquireRelease(
@@ -73,6 +80,11 @@ describe("effect-sandbox shell on a terminal", () => {
         session.term.write("\x03")
         yield* eventually("the CLI exited", () => session.exit !== undefined, 10_000)
         assert.strictEqual(session.exit, 0)
+        // The prompt's line is ended: the user's own prompt starts on a fresh line.
+        assert.isTrue(
+          session.output.endsWith(`${EXIT_HINT}\r\n${PROMPT}\r\n`),
+          JSON.stringify(session.output.slice(at))
+        )
       }).pipe(Effect.scoped),
     60_000
   )
@@ -88,7 +100,46 @@ describe("effect-sandbox shell on a terminal", () => {
       session.term.write("\x04")
       yield* eventually("the CLI exited", () => session.exit !== undefined, 10_000)
       assert.strictEqual(session.exit, 0)
+      assert.isTrue(session.output.endsWith(`${PROMPT}\r\n`), JSON.stringify(session.output.slice(-40)))
       yield* awaitProcessCount(`sleep ${seconds}`, 0)
       assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
     }).pipe(Effect.scoped), 60_000)
+})
+
+describe("effect-sandbox shell, piped", () => {
+  it("prints the commands' output alone on stdout; the banner and exit lines on stderr", () => {
+    const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
+    try {
+      const result = spawnSync(process.execPath, [CLI, "shell", "--workspace", workspace], {
+        input: "echo one\nprintf two\nfalse\n",
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      assert.strictEqual(result.stdout, "one\ntwo", result.stderr)
+      assert.strictEqual(
+        result.stderr,
+        `effect-sandbox shell (cli runtime, workspace ${workspace}). Output streams as it comes; while a command`
+          + ` runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}\n`
+          + "[The command completed with exit code 0.]\n"
+          // `two` ended no line: the exit line starts on its own.
+          + "\n[The command completed with exit code 0.]\n"
+          + "[The command completed with exit code 1.]\n"
+      )
+      assert.strictEqual(result.status, 0)
+    } finally {
+      rmSync(workspace, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it("--help names every runtime with the variables its layer reads", () => {
+    const result = spawnSync(process.execPath, [CLI, "shell", "--help"], { encoding: "utf8", timeout: 60_000 })
+    assert.strictEqual(result.status, 0, result.stderr)
+    for (const name of CLI_RUNTIMES) assert.include(result.stdout, `${name}: `)
+    assert.include(result.stdout, "modal: a Modal sandbox (MODAL_TOKEN_ID, MODAL_TOKEN_SECRET, MODAL_SERVER_URL)")
+    assert.include(result.stdout, "runloop: a Runloop devbox (RUNLOOP_API_KEY, RUNLOOP_BASE_URL)")
+    assert.include(result.stdout, "daytona: a Daytona sandbox (DAYTONA_API_KEY, DAYTONA_API_URL)")
+    assert.include(result.stdout, "e2b: an E2B sandbox (E2B_API_KEY)")
+    assert.include(result.stdout, "kubernetes: a pod (KUBECONFIG)")
+    assert.include(result.stdout, "remote: a sandbox of a runtime API (--api-url, SANDBOX_API_KEY)")
+  }, 60_000)
 })
