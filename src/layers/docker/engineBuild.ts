@@ -1,6 +1,6 @@
 /**
  * One image build through the Engine API (`/build`, no buildx needed), followed to its end: the
- * build log goes to the Effect logger (debug), and a failed build fails with the engine's error
+ * build log goes to the Effect logger (debug) a line at a time (streamLines.ts), and a failed build fails with the engine's error
  * and the log so far. Used by the runtime image builder (imageBuilder.ts) and by the runtime API's
  * `/build` (runtimeApi/dockerImages.ts), so both read the engine's progress stream the same way.
  *
@@ -13,6 +13,7 @@ import { Cause, Data, Effect, Queue, Schedule, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
 import { engineCall, statusOf } from "./engine.ts"
+import { lineSplitter } from "./streamLines.ts"
 
 interface BuildEvent {
   readonly stream?: string
@@ -88,6 +89,17 @@ export const engineBuild = (context: NodeJS.ReadableStream | Buffer, request: Bu
     const log: Array<string> = []
     const steps: Array<string> = []
     let imageId: string | undefined
+    const lines = lineSplitter()
+    /** Keep and log each non-blank line of the build's output; note the step containers it names. */
+    const record = (pieces: ReadonlyArray<string>) =>
+      Effect.forEach(pieces, (piece) => {
+        const line = piece.trimEnd()
+        if (line.trim() === "") return Effect.void
+        log.push(line)
+        const step = STEP_CONTAINER.exec(line)?.[1]
+        if (step !== undefined) steps.push(step)
+        return Effect.logDebug(`[image build] ${line}`)
+      }, { discard: true })
     const follow = Effect.gen(function*() {
       const output = yield* engineCall(
         "start the image build",
@@ -119,17 +131,15 @@ export const engineBuild = (context: NodeJS.ReadableStream | Buffer, request: Bu
         Stream.runForEach((event) =>
           Effect.gen(function*() {
             if (event.aux?.ID !== undefined) imageId = event.aux.ID
-            if (event.stream !== undefined && event.stream.trim() !== "") {
-              const line = event.stream.trimEnd()
-              log.push(line)
-              const step = STEP_CONTAINER.exec(line)?.[1]
-              if (step !== undefined) steps.push(step)
-              yield* Effect.logDebug(`[image build] ${line}`)
+            if (event.stream !== undefined) yield* record(lines.push(event.stream))
+            if (event.error !== undefined) {
+              yield* record(lines.end())
+              return yield* new BuildFailed({ error: event.error, log })
             }
-            if (event.error !== undefined) return yield* new BuildFailed({ error: event.error, log })
           })
         )
       )
+      yield* record(lines.end())
       if (imageId === undefined) {
         return yield* new BuildFailed({ error: "the engine did not name the image it built", log })
       }
