@@ -241,9 +241,11 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const capabilities = { ...DEFAULT_CAPABILITIES, ...options.capabilities }
       const status = yield* makeStatus
       const actions = yield* Ref.make<ReadonlyArray<Action>>([])
-      const queue = yield* Ref.make<ReadonlyArray<ScriptedStep>>([])
-      // How many queued steps were taken: a strict defect names the step by its place.
-      const taken = yield* Ref.make(0)
+      // The steps still queued, and how many were taken: a strict defect names a step by its place.
+      const script = yield* Ref.make<{ readonly queued: ReadonlyArray<ScriptedStep>; readonly taken: number }>({
+        queued: [],
+        taken: 0
+      })
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
@@ -253,8 +255,12 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         Effect.gen(function*() {
           const missing = withoutTool(action, capabilities)
           if (missing !== undefined) return missing
-          const next = yield* Ref.modify(queue, (q) => [q[0], q.slice(1)] as const)
-          const step = yield* Ref.updateAndGet(taken, (n) => next === undefined ? n : n + 1)
+          // One update, so that actions run side by side each take their own step.
+          const { next, step } = yield* Ref.modify(script, ({ queued, taken }) => {
+            const next: ScriptedStep | undefined = queued[0]
+            const step = taken + 1
+            return [{ next, step }, next === undefined ? { queued, taken } : { queued: queued.slice(1), taken: step }]
+          })
           if (next !== undefined) {
             if (!isFailure(next)) {
               const observation = next instanceof StreamedStep ? next.observation : next
@@ -267,7 +273,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
             return yield* next
           }
           if (options.respond === undefined) {
-            if (options.strict === true) return yield* Effect.die(unscripted(step + 1, action))
+            if (options.strict === true) return yield* Effect.die(unscripted(step, action))
             return new ErrorObservation({
               content: `TestRuntime has no scripted observation for this "${actionWireType(action)}" action.`
             })
@@ -301,7 +307,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
 
       return Context.make(Runtime, runtime).pipe(Context.add(TestRuntime, {
         actions: Ref.get(actions),
-        enqueue: (...steps) => Ref.update(queue, (q) => [...q, ...steps]),
+        enqueue: (...steps) => Ref.update(script, ({ queued, taken }) => ({ queued: [...queued, ...steps], taken })),
         env: Ref.get(env),
         copies: Ref.get(copies),
         setStatus: (s) => status.set(s),
