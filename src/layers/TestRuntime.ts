@@ -193,6 +193,20 @@ const misscripted = (step: number, observation: Observation, action: Action) => 
   })
 }
 
+/** The steps still queued, and how many were taken. */
+interface Script {
+  readonly queued: ReadonlyArray<ScriptedStep>
+  readonly taken: number
+}
+
+/** The next step (none if nothing is queued), the place among the steps an action meeting it takes, and the script after. */
+const takeStep = ({ queued, taken }: Script) => {
+  const next: ScriptedStep | undefined = queued[0]
+  const step = taken + 1
+  const after: Script = next === undefined ? { queued, taken } : { queued: queued.slice(1), taken: step }
+  return [{ next, step }, after] as const
+}
+
 const isFailure = (step: ScriptedStep): step is RuntimeError => step instanceof Error
 
 /** What a real runtime would stream for an unscripted-output observation: a command's content, whole. */
@@ -242,10 +256,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const status = yield* makeStatus
       const actions = yield* Ref.make<ReadonlyArray<Action>>([])
       // The steps still queued, and how many were taken: a strict defect names a step by its place.
-      const script = yield* Ref.make<{ readonly queued: ReadonlyArray<ScriptedStep>; readonly taken: number }>({
-        queued: [],
-        taken: 0
-      })
+      const script = yield* Ref.make<Script>({ queued: [], taken: 0 })
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
@@ -256,11 +267,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
           const missing = withoutTool(action, capabilities)
           if (missing !== undefined) return missing
           // One update, so that actions run side by side each take their own step.
-          const { next, step } = yield* Ref.modify(script, ({ queued, taken }) => {
-            const next: ScriptedStep | undefined = queued[0]
-            const step = taken + 1
-            return [{ next, step }, next === undefined ? { queued, taken } : { queued: queued.slice(1), taken: step }]
-          })
+          const { next, step } = yield* Ref.modify(script, takeStep)
           if (next !== undefined) {
             if (!isFailure(next)) {
               const observation = next instanceof StreamedStep ? next.observation : next
