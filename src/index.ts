@@ -19,6 +19,7 @@ export {
 } from "./layers/internal/scriptedProcesses.ts"
 export {
   type FailingTestRuntimeOptions,
+  MisscriptedStepError,
   type RecordedCopy,
   type ScriptedStep,
   StreamedStep,

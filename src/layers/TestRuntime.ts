@@ -4,6 +4,8 @@
  * failures (or answer with a function), then assert on the actions your code
  * sent, exactly as it sent them. It goes through the same wrapper as every
  * runtime, so masking, spans and capability checks behave as in production.
+ * With `strict`, a wrong script (an extra action, or a step that cannot answer
+ * the action it meets) is a defect that fails the test, not an observation.
  *
  * @example
  * ```ts
@@ -23,12 +25,13 @@ import { NO_MCP_SERVERS_TEXT } from "../executor/mcp/McpHub.ts"
 import { makeRuntime } from "../runtime/makeRuntime.ts"
 import { makeStatus } from "../runtime/statusCell.ts"
 import type { Action } from "../schema/Action.ts"
+import { answeredBy, answers } from "../schema/answers.ts"
 import { RuntimeDisconnectedError, type RuntimeError, type RuntimeStartError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import { ErrorObservation, type Observation } from "../schema/Observation.ts"
 import type { ProcessSpec } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
-import { actionWireType } from "../schema/wire.ts"
+import { actionTagToWire, actionWireType } from "../schema/wire.ts"
 import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
 import { makeScriptedProcesses, type RecordedProcess, type ScriptedProcess } from "./internal/scriptedProcesses.ts"
 
@@ -65,9 +68,13 @@ export interface TestRuntimeOptions {
    */
   readonly capabilities?: Partial<RuntimeCapabilities>
   /**
-   * An action with no queued step and no `respond` is a defect (`UnscriptedActionError`,
-   * naming the action) that fails the test, instead of an `ErrorObservation` the code under
-   * test might take in its stride.
+   * A wrong script fails the test with a defect instead of an `ErrorObservation` the code under
+   * test might take in its stride: an action with no queued step and no `respond`
+   * (`UnscriptedActionError`), or a queued observation that cannot answer the action it meets,
+   * say a `FileReadObservation` for a command (`MisscriptedStepError`). Both name the step (its
+   * place among the steps queued, from 1) and the action the code sent. Without `strict` the
+   * first is an `ErrorObservation` saying nothing was scripted; the second is answered as
+   * queued, which the shortcuts (`read`, `runCommand`, ...) turn into an `ErrorObservation`.
    */
   readonly strict?: boolean
   /** Calls made while paused (with `capabilities.pause`): fail with `RuntimePausedError` (default) or wait for `resume`. */
@@ -87,6 +94,25 @@ export interface FailingTestRuntimeOptions extends TestRuntimeOptions {
 
 /** A strict TestRuntime got an action nobody scripted: a bug in the test or in the code under test. */
 export class UnscriptedActionError extends Schema.TaggedError<UnscriptedActionError>()("UnscriptedActionError", {
+  /** The step this action would have taken: one more than the steps queued so far. */
+  step: Schema.Number,
+  /** The action's OpenHands type (`"run"`, `"read"`, ...). */
+  action: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * A strict TestRuntime's queued step cannot answer the action it met (a `FileReadObservation`
+ * for a command): the script and the code under test disagree about what happens next.
+ */
+export class MisscriptedStepError extends Schema.TaggedError<MisscriptedStepError>()("MisscriptedStepError", {
+  /** The step's place among the steps queued, from 1. */
+  step: Schema.Number,
+  /** The queued observation's tag. */
+  observation: Schema.String,
+  /** The OpenHands types of the actions it can answer (`"browse or browse_interactive"`). */
+  expected: Schema.String,
+  /** The OpenHands type of the action the code sent. */
   action: Schema.String,
   message: Schema.String
 }) {}
@@ -136,15 +162,49 @@ const subject = (action: Action): string => {
   }
 }
 
-/** The defect of a strict TestRuntime's unscripted action. */
-const unscripted = (action: Action) => {
-  const type = actionWireType(action)
-  return new UnscriptedActionError({
-    action: type,
-    message: `TestRuntime (strict) got an unscripted "${type}" action (${
-      JSON.stringify(subject(action))
-    }): enqueue an answer for it or pass \`respond\`.`
+/** An action for a message: its OpenHands type and what tells it apart (`"run" action ("make")`). */
+const described = (action: Action) => `"${actionWireType(action)}" action (${JSON.stringify(subject(action))})`
+
+const queuedBefore = (steps: number) =>
+  steps === 0 ? "no step was" : steps === 1 ? "only 1 step was" : `only ${steps} steps were`
+
+/** The defect of a strict TestRuntime's unscripted action, the `step`-th. */
+const unscripted = (step: number, action: Action) =>
+  new UnscriptedActionError({
+    step,
+    action: actionWireType(action),
+    message: `TestRuntime (strict) step ${step}: got an unscripted ${described(action)}, but ${
+      queuedBefore(step - 1)
+    } queued: enqueue an answer for it or pass \`respond\`.`
   })
+
+/** The defect of a strict TestRuntime's `step`-th queued observation, which cannot answer `action`. */
+const misscripted = (step: number, observation: Observation, action: Action) => {
+  const expected = answeredBy(observation).map(actionTagToWire).map((type) => `"${type}"`).join(" or ")
+  return new MisscriptedStepError({
+    step,
+    observation: observation._tag,
+    expected,
+    action: actionWireType(action),
+    message:
+      `TestRuntime (strict) step ${step}: the queued ${observation._tag} answers a ${expected} action, but the code sent a ${
+        described(action)
+      }.`
+  })
+}
+
+/** The steps still queued, and how many were taken. */
+interface Script {
+  readonly queued: ReadonlyArray<ScriptedStep>
+  readonly taken: number
+}
+
+/** The next step (none if nothing is queued), the place among the steps an action meeting it takes, and the script after. */
+const takeStep = ({ queued, taken }: Script) => {
+  const next: ScriptedStep | undefined = queued[0]
+  const step = taken + 1
+  const after: Script = next === undefined ? { queued, taken } : { queued: queued.slice(1), taken: step }
+  return [{ next, step }, after] as const
 }
 
 const isFailure = (step: ScriptedStep): step is RuntimeError => step instanceof Error
@@ -178,7 +238,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
    *
    * @example
    * ```ts
-   * // Every action must be scripted; no IPython, as on a runtime started without it.
+   * // Every action must meet a queued step that can answer it; no IPython, as on a runtime started without it.
    * TestRuntime.layer({ strict: true, capabilities: { ipython: false } })
    * // A runtime that cannot start: providing it fails with this error.
    * TestRuntime.layer({ failStart: new RuntimeStartError({ message: "image not found" }) })
@@ -195,7 +255,8 @@ export class TestRuntime extends Context.Service<TestRuntime, {
       const capabilities = { ...DEFAULT_CAPABILITIES, ...options.capabilities }
       const status = yield* makeStatus
       const actions = yield* Ref.make<ReadonlyArray<Action>>([])
-      const queue = yield* Ref.make<ReadonlyArray<ScriptedStep>>([])
+      // The steps still queued, and how many were taken: a strict defect names a step by its place.
+      const script = yield* Ref.make<Script>({ queued: [], taken: 0 })
       const env = yield* Ref.make<Readonly<Record<string, string>>>({})
       const copies = yield* Ref.make<ReadonlyArray<RecordedCopy>>([])
       const recordCopy = (copy: RecordedCopy) => Ref.update(copies, (all) => [...all, copy])
@@ -205,14 +266,21 @@ export class TestRuntime extends Context.Service<TestRuntime, {
         Effect.gen(function*() {
           const missing = withoutTool(action, capabilities)
           if (missing !== undefined) return missing
-          const next = yield* Ref.modify(queue, (q) => [q[0], q.slice(1)] as const)
+          // One update, so that actions run side by side each take their own step.
+          const { next, step } = yield* Ref.modify(script, takeStep)
           if (next !== undefined) {
-            if (!isFailure(next)) return next
+            if (!isFailure(next)) {
+              const observation = next instanceof StreamedStep ? next.observation : next
+              if (options.strict === true && !answers(action, observation)) {
+                return yield* Effect.die(misscripted(step, observation, action))
+              }
+              return next
+            }
             if (next instanceof RuntimeDisconnectedError) yield* status.set("ERROR_RUNTIME_DISCONNECTED")
             return yield* next
           }
           if (options.respond === undefined) {
-            if (options.strict === true) return yield* Effect.die(unscripted(action))
+            if (options.strict === true) return yield* Effect.die(unscripted(step, action))
             return new ErrorObservation({
               content: `TestRuntime has no scripted observation for this "${actionWireType(action)}" action.`
             })
@@ -246,7 +314,7 @@ export class TestRuntime extends Context.Service<TestRuntime, {
 
       return Context.make(Runtime, runtime).pipe(Context.add(TestRuntime, {
         actions: Ref.get(actions),
-        enqueue: (...steps) => Ref.update(queue, (q) => [...q, ...steps]),
+        enqueue: (...steps) => Ref.update(script, ({ queued, taken }) => ({ queued: [...queued, ...steps], taken })),
         env: Ref.get(env),
         copies: Ref.get(copies),
         setStatus: (s) => status.set(s),

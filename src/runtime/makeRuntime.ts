@@ -19,6 +19,7 @@ import {
   McpCallAction
 } from "../schema/Action.ts"
 import { type ActionEvent, FinalObservation, OutputChunk } from "../schema/ActionEvent.ts"
+import { ANSWERS, answers } from "../schema/answers.ts"
 import { copyWith } from "../schema/copy.ts"
 import {
   invalidEnvMessage,
@@ -143,16 +144,17 @@ export const makeRuntime = (
       )
     })
   /**
-   * Run, keeping the shortcut's type true: an observation of another type than `tags` (a server
-   * answering out of turn) becomes an ErrorObservation saying so.
+   * Run, keeping the shortcut's type true: an observation that cannot answer the action (a
+   * server answering out of turn, a mis-scripted TestRuntime step) becomes an ErrorObservation
+   * saying so. `O` is the shortcut's declared answer.
    */
-  const runAs = <O extends Observation>(action: Action, ...tags: ReadonlyArray<O["_tag"]>) =>
+  const runAs = <O extends Observation>(action: Action): Effect.Effect<O | ErrorObservation, RuntimeError> =>
     Effect.map(run(action), (observation) =>
-      observation instanceof ErrorObservation || tags.includes(observation._tag)
+      answers(action, observation)
         ? observation as O | ErrorObservation
         : new ErrorObservation({
           content: `The ${kind} runtime answered a ${action._tag} with a ${observation._tag}, not a ${
-            tags.join(" or ")
+            ANSWERS[action._tag].join(" or ")
           }.`
         }))
 
@@ -231,29 +233,23 @@ export const makeRuntime = (
     runCommand: (command) =>
       Effect.flatMap(
         actionOf(typeof command === "string" ? new CmdRunAction({ command }) : command, CmdRunAction),
-        (action) => runAs(action, "CmdOutputObservation")
+        (action) => runAs(action)
       ),
-    runIPython: (code) =>
-      runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code, "IPythonRunCellObservation"),
-    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path, "FileReadObservation"),
-    write: (file) => Effect.flatMap(actionOf(file, FileWriteAction), (action) => runAs(action, "FileWriteObservation")),
-    edit: (edit) => Effect.flatMap(actionOf(edit, FileEditAction), (action) => runAs(action, "FileEditObservation")),
+    runIPython: (code) => runAs(typeof code === "string" ? new IPythonRunCellAction({ code }) : code),
+    read: (path) => runAs(typeof path === "string" ? new FileReadAction({ path }) : path),
+    write: (file) => Effect.flatMap(actionOf(file, FileWriteAction), (action) => runAs(action)),
+    edit: (edit) => Effect.flatMap(actionOf(edit, FileEditAction), (action) => runAs(action)),
     browse: (url) =>
       runAs(
-        typeof url === "string" ? new BrowseURLAction({ url }) : url,
-        "BrowserOutputObservation",
-        "FileDownloadObservation"
+        typeof url === "string" ? new BrowseURLAction({ url }) : url
       ),
     browseInteractive: (actions) =>
       runAs(
-        typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions,
-        "BrowserOutputObservation",
-        "FileDownloadObservation"
+        typeof actions === "string" ? new BrowseInteractiveAction({ browserActions: actions }) : actions
       ),
     callTool: (call) =>
       runAs(
-        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} }),
-        "McpObservation"
+        call instanceof McpCallAction ? call : new McpCallAction({ name: call.name, arguments: call.arguments ?? {} })
       ),
     listTools: masked(backend.listTools).pipe(
       Effect.withSpan("Runtime.listTools", { attributes: { "runtime.kind": kind } })

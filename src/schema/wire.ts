@@ -45,9 +45,9 @@ const wireTypeOf = <T extends JsonRecord>(table: T) => {
 }
 
 /** `CmdRunAction` → `"run"`: the OpenHands `action` string of an action. */
-export const actionWireType: (action: A.Action) => ActionWireType = (action) =>
-  actionTagToWire(action._tag) as ActionWireType
-const actionTagToWire = wireTypeOf(actionClasses)
+export const actionWireType: (action: A.Action) => ActionWireType = (action) => actionTagToWire(action._tag)
+/** The same, from the action's tag alone. */
+export const actionTagToWire = wireTypeOf(actionClasses) as (tag: A.Action["_tag"]) => ActionWireType
 
 /** `CmdOutputObservation` → `"run"`: the OpenHands `observation` string. */
 export const observationWireType: (observation: O.Observation) => ObservationWireType = (observation) =>

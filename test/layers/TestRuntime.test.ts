@@ -1,12 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Redacted, Stream } from "effect"
 import {
+  BrowserOutputObservation,
   CmdOutputMetadata,
   CmdOutputObservation,
   CmdRunAction,
   ErrorObservation,
   FileReadObservation,
+  McpCallAction,
   McpTool,
+  MisscriptedStepError,
   ProcessError,
   ProcessNotFoundError,
   Runtime,
@@ -14,6 +17,7 @@ import {
   RuntimeRequestError,
   RuntimeStartError,
   RuntimeTimeoutError,
+  StreamedStep,
   TestRuntime,
   UnscriptedActionError,
   UnscriptedProcessError,
@@ -194,29 +198,98 @@ describe("TestRuntime capabilities", () => {
     }))))
 })
 
+/** The defect an effect died with (it must die: a strict mis-script is no failure a program could handle). */
+const defectOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.exit(effect), (exit) => {
+    assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause) && !Cause.hasFails(exit.cause))
+    return Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+  })
+
 describe("TestRuntime strict mode", () => {
-  it.effect("an unscripted action is a defect naming it; scripted ones are answered", () =>
+  it.effect("an action with no queued step left is a defect naming the step and the action", () =>
     Effect.gen(function*() {
       const control = yield* TestRuntime
       const rt = yield* Runtime
+      const first = yield* defectOf(rt.read("/workspace/a.txt"))
+      assert.instanceOf(first, UnscriptedActionError)
+      assert.strictEqual(
+        first.message,
+        "TestRuntime (strict) step 1: got an unscripted \"read\" action (\"/workspace/a.txt\"), but no step was queued: enqueue an answer for it or pass `respond`."
+      )
+      // It took no step: the first one queued answers the next action.
       yield* control.enqueue(built("make"))
       assert.strictEqual((yield* rt.runCommand("make")).content, "built")
-      const exit = yield* Effect.exit(rt.runCommand("rm -rf build"))
-      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
-      const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+      const defect = yield* defectOf(rt.runCommand("rm -rf build"))
       assert.instanceOf(defect, UnscriptedActionError)
-      assert.strictEqual(defect.action, "run")
+      assert.deepStrictEqual([defect.step, defect.action], [2, "run"])
       assert.strictEqual(
         defect.message,
-        "TestRuntime (strict) got an unscripted \"run\" action (\"rm -rf build\"): enqueue an answer for it or pass `respond`."
+        "TestRuntime (strict) step 2: got an unscripted \"run\" action (\"rm -rf build\"), but only 1 step was queued: enqueue an answer for it or pass `respond`."
+      )
+      assert.strictEqual((yield* control.actions).length, 3)
+    }).pipe(Effect.provide(TestRuntime.layer({ strict: true }))))
+
+  it.effect("a queued observation that cannot answer the action is a defect naming the step, expected and actual", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      yield* control.enqueue(built("make"), new FileReadObservation({ content: "x", path: "/workspace/a.txt" }))
+      assert.strictEqual((yield* rt.runCommand("make")).content, "built")
+      const defect = yield* defectOf(rt.runCommand("make test"))
+      assert.instanceOf(defect, MisscriptedStepError)
+      assert.deepStrictEqual(
+        [defect.step, defect.observation, defect.expected, defect.action],
+        [2, "FileReadObservation", "\"read\"", "run"]
+      )
+      assert.strictEqual(
+        defect.message,
+        "TestRuntime (strict) step 2: the queued FileReadObservation answers a \"read\" action, but the code sent a \"run\" action (\"make test\")."
       )
     }).pipe(Effect.provide(TestRuntime.layer({ strict: true }))))
+
+  it.effect("the check holds for run and runStream too, and for scripted chunks", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      const page = new BrowserOutputObservation({ content: "page", url: "https://a.test", triggerByAction: "browse" })
+      yield* control.enqueue(new StreamedStep(["1\n"], page), page)
+      const streamed = yield* defectOf(Stream.runCollect(rt.runStream(new CmdRunAction({ command: "seq 1" }))))
+      assert.instanceOf(streamed, MisscriptedStepError)
+      assert.strictEqual(
+        streamed.message,
+        "TestRuntime (strict) step 1: the queued BrowserOutputObservation answers a \"browse\" or \"browse_interactive\" action, but the code sent a \"run\" action (\"seq 1\")."
+      )
+      const ran = yield* defectOf(rt.run(new McpCallAction({ name: "search", arguments: {} })))
+      assert.instanceOf(ran, MisscriptedStepError)
+      assert.strictEqual(ran.step, 2)
+      assert.strictEqual(ran.action, "call_tool_mcp")
+    }).pipe(Effect.provide(TestRuntime.layer({ strict: true }))))
+
+  it.effect("an ErrorObservation answers any action; a tool that is off takes no step", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      yield* control.enqueue(new ErrorObservation({ content: "no such file" }), built("make"))
+      assert.strictEqual((yield* rt.read("/workspace/missing")).content, "no such file")
+      const off = yield* rt.runIPython("1 + 1")
+      assert.strictEqual(off.content, "JupyterRequirement not found. Unable to run IPython action.")
+      assert.strictEqual((yield* rt.runCommand("make")).content, "built")
+    }).pipe(Effect.provide(TestRuntime.layer({ strict: true, capabilities: { ipython: false } }))))
 
   it.effect("respond answers in strict mode", () =>
     Effect.gen(function*() {
       const rt = yield* Runtime
       assert.strictEqual((yield* rt.runCommand("make")).content, "built")
     }).pipe(Effect.provide(TestRuntime.layer({ strict: true, respond: () => built("make") }))))
+
+  it.effect("without strict, a mis-scripted step is answered as queued (a shortcut then says so: shortcuts.test.ts)", () =>
+    Effect.gen(function*() {
+      const control = yield* TestRuntime
+      const rt = yield* Runtime
+      const read = new FileReadObservation({ content: "x", path: "/workspace/a.txt" })
+      yield* control.enqueue(read)
+      assert.strictEqual(yield* rt.run(new CmdRunAction({ command: "make" })), read)
+    }).pipe(Effect.provide(TestRuntime.layer())))
 })
 
 describe("TestRuntime background processes", () => {
