@@ -256,6 +256,12 @@ const startSandbox = (
         )
       }
     } else {
+      // The workspace first: one that cannot be created is an InvalidOptionsError before any build.
+      const workspace = yield* scopedWorkspace(
+        { workspace: options.workspace, keepWorkspace: keepAlive || options.keepWorkspace === true },
+        `docker-${sessionId.slice(0, 8)}`,
+        "DockerRuntime options"
+      )
       const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(
         {
           baseImage: options.baseImage ?? sandbox.baseContainerImage,
@@ -266,11 +272,6 @@ const startSandbox = (
         },
         onStatus("BUILDING_RUNTIME")
       ))
-      const workspace = yield* scopedWorkspace(
-        { workspace: options.workspace, keepWorkspace: keepAlive || options.keepWorkspace === true },
-        `docker-${sessionId.slice(0, 8)}`,
-        "DockerRuntime options"
-      )
       // A workspace we created belongs to the sandbox user, who must be able to write it; the
       // owner-only directory around it (internal/workspace.ts) keeps other host users out.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)

@@ -6,7 +6,7 @@
  * it first thing, so a bad option's InvalidOptionsError proves nothing was built, made or created.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { DockerRuntime, type DockerRuntimeOptions } from "../../src/docker.ts"
 
 const NOWHERE = `unix:///nonexistent/effect-sandbox-${process.pid}.sock`
@@ -21,7 +21,7 @@ afterAll(() => {
   else process.env["DOCKER_HOST"] = previousHost
 })
 
-const startError = (layer: Layer.Layer<unknown, { readonly _tag: string; readonly message: string }>) =>
+const startError = <A>(layer: Layer.Layer<A, { readonly _tag: string; readonly message: string }>) =>
   Effect.flip(Effect.scoped(Layer.build(layer))).pipe(Effect.map((error) => `${error._tag}: ${error.message}`))
 
 const refused = (rule: string) => `InvalidOptionsError: Invalid DockerRuntime options: ${rule}`
@@ -82,6 +82,16 @@ const cases: ReadonlyArray<readonly [string, DockerRuntimeOptions, string]> = [
     "a session id that cannot name a container",
     { sessionId: "a/b" },
     "sessionId: Expected letters, digits, _ . - (it names the container)"
+  ],
+  [
+    "an ownerLease term that is no duration",
+    { ownerLease: { reapEvery: "soon" as Duration.Input } },
+    "ownerLease.reapEvery: not a duration"
+  ],
+  [
+    "a lease renewed no sooner than it goes stale",
+    { ownerLease: { renewEvery: "30 seconds", staleAfter: "20 seconds" } },
+    "ownerLease.renewEvery: must be shorter than staleAfter"
   ],
   ["an empty baseImage", { baseImage: "" }, "baseImage: Expected a value with a length of at least 1"]
 ]

@@ -6,11 +6,12 @@
  * the rule instead.
  */
 import { Effect, Schema } from "effect"
-import { checkRuntimeOptions } from "../../runtime/options.ts"
+import { checkLeaseTerms, checkRuntimeOptions } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
 import { VSCODE_PORT } from "../internal/serverTools.ts"
 import { SERVER_PORT } from "./container.ts"
+import type { OwnerLeaseOptions } from "./ownerLease.ts"
 
 const SUBJECT = "DockerRuntime options"
 
@@ -18,6 +19,7 @@ const SUBJECT = "DockerRuntime options"
 export interface CheckedDockerOptions {
   readonly appPorts?: ReadonlyArray<number> | undefined
   readonly vscode?: boolean | undefined
+  readonly ownerLease?: OwnerLeaseOptions | undefined
 }
 
 /** Docker's smallest memory limit (the engine refuses less: "Minimum memory limit allowed is 6MB"). */
@@ -68,6 +70,7 @@ const reservedPorts = (options: CheckedDockerOptions): ReadonlyArray<readonly [n
 export const checkDockerOptions = Effect.fn("checkDockerOptions")(function*(options: CheckedDockerOptions) {
   yield* checkRuntimeOptions(SUBJECT, options)
   yield* decodeOptions(DockerOptionsSchema, SUBJECT)(options)
+  yield* checkLeaseTerms(SUBJECT, { ...options.ownerLease })
   for (const [reserved, whose] of reservedPorts(options)) {
     if (options.appPorts?.includes(reserved) === true) {
       return yield* new InvalidOptionsError({
