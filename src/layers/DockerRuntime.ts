@@ -40,7 +40,7 @@ import { LABEL, ownerLabels } from "./docker/labels.ts"
 import { recordContainer } from "./docker/leaseRecords.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
 import { sandboxNetworkFor } from "./docker/network.ts"
-import { checkDockerOptions } from "./docker/options.ts"
+import { checkDockerOptions, type CheckedDockerOptions } from "./docker/options.ts"
 import {
   acquireOwnerLease,
   LEASE_IN_CONTAINER,
@@ -363,7 +363,7 @@ const dockerProvisioner = (options: DockerRuntimeOptions) => (sandbox: SandboxCo
  * `layer` once `options` are checked: a bad one fails before the engine is reached (its layer pings
  * it), so nothing is built, made or created for options that cannot work.
  */
-const checked = <A, E, R>(options: DockerRuntimeOptions, layer: Layer.Layer<A, E, R>) =>
+const checked = <A, E, R>(options: CheckedDockerOptions, layer: Layer.Layer<A, E, R>) =>
   Layer.unwrap(Effect.as(checkDockerOptions(options), layer))
 
 /** Warm containers waiting for a runtime. */
@@ -394,7 +394,7 @@ export const DockerRuntime = {
     // Pool members get fresh session ids; a fixed one would name one container only.
     const { sessionId: _, warmContainers, ...shared } = options
     return checked(
-      shared,
+      { ...shared, warmContainers },
       provisionedPoolLayer(DockerSandboxPool, warmContainers, "Docker container", shared, dockerProvisioner(shared))
         .pipe(
           Layer.provide(ImageBuilder.layer),

@@ -114,6 +114,14 @@ describe("DockerRuntime options", () => {
 
   // The control: good options (VS Code's port is an app's like any other without the plugin) go
   // on to the engine, which is the first thing a start touches.
+  it.effect("a pool of no containers is refused (its layerWarm would wait forever)", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* startError(DockerRuntime.layerPool({ warmContainers: 0 })),
+        refused("warmContainers: Expected a value greater than or equal to 1")
+      )
+    }))
+
   it.effect("good options reach the engine first", () =>
     Effect.gen(function*() {
       assert.strictEqual(

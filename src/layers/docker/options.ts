@@ -15,11 +15,12 @@ import type { OwnerLeaseOptions } from "./ownerLease.ts"
 
 const SUBJECT = "DockerRuntime options"
 
-/** The fields checked here, as DockerRuntimeOptions names them (it extends this module's caller's type). */
+/** The options read here by name (the schema decodes the rest of DockerRuntimeOptions, and layerPool's `warmContainers`). */
 export interface CheckedDockerOptions {
   readonly appPorts?: ReadonlyArray<number> | undefined
   readonly vscode?: boolean | undefined
   readonly ownerLease?: OwnerLeaseOptions | undefined
+  readonly warmContainers?: number | undefined
 }
 
 /** Docker's smallest memory limit (the engine refuses less: "Minimum memory limit allowed is 6MB"). */
@@ -52,6 +53,8 @@ const DockerOptionsSchema = Schema.Struct({
   containerNamePrefix: Schema.optionalKey(Schema.String.check(Schema.isPattern(CONTAINER_NAME_START, {
     expected: "a container name's start (a letter or digit, then letters, digits, _ . -)"
   }))),
+  /** `layerPool`'s: none would be a pool whose `layerWarm` waits forever. */
+  warmContainers: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   sessionId: Schema.optionalKey(Schema.String.check(Schema.isPattern(CONTAINER_NAME_PART, {
     expected: "letters, digits, _ . - (it names the container)"
   })))
