@@ -254,8 +254,8 @@ describe("package", () => {
           encoding: "utf8",
           env: { ...process.env, SANDBOX_API_KEY: undefined }
         }).trim(),
-        "object\nAPI key is required to use the remote runtime. Please set the API key in the config (config.toml) or " +
-          "as an environment variable (SANDBOX_API_KEY)."
+        "object\nRemoteRuntime options: no apiKey given and SANDBOX_API_KEY is not set (the runtime API's key, sent as " +
+          "X-API-Key)."
       )
       assert.strictEqual(
         run("docker.ts"),

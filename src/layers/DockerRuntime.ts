@@ -14,7 +14,7 @@ import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chownSync } from "node:fs"
 import type { RuntimeSchedules } from "../client/policies.ts"
-import { checkRuntimeOptions, restrictsToWorkspace } from "../runtime/options.ts"
+import { restrictsToWorkspace } from "../runtime/options.ts"
 import { type InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
@@ -40,6 +40,7 @@ import { LABEL, ownerLabels } from "./docker/labels.ts"
 import { recordContainer } from "./docker/leaseRecords.ts"
 import { forwardContainerLogs, logTail } from "./docker/logs.ts"
 import { sandboxNetworkFor } from "./docker/network.ts"
+import { checkDockerOptions, type CheckedDockerOptions } from "./docker/options.ts"
 import {
   acquireOwnerLease,
   LEASE_IN_CONTAINER,
@@ -255,6 +256,12 @@ const startSandbox = (
         )
       }
     } else {
+      // The workspace first: one that cannot be created is an InvalidOptionsError before any build.
+      const workspace = yield* scopedWorkspace(
+        { workspace: options.workspace, keepWorkspace: keepAlive || options.keepWorkspace === true },
+        `docker-${sessionId.slice(0, 8)}`,
+        "DockerRuntime options"
+      )
       const image = sandbox.runtimeContainerImage ?? (yield* (yield* ImageBuilder).ensure(
         {
           baseImage: options.baseImage ?? sandbox.baseContainerImage,
@@ -265,11 +272,6 @@ const startSandbox = (
         },
         onStatus("BUILDING_RUNTIME")
       ))
-      const workspace = yield* scopedWorkspace(
-        { workspace: options.workspace, keepWorkspace: keepAlive || options.keepWorkspace === true },
-        `docker-${sessionId.slice(0, 8)}`,
-        "DockerRuntime options"
-      )
       // A workspace we created belongs to the sandbox user, who must be able to write it; the
       // owner-only directory around it (internal/workspace.ts) keeps other host users out.
       if (options.workspace === undefined && process.getuid?.() === 0) chownSync(workspace, uid, uid)
@@ -344,11 +346,10 @@ const startSandbox = (
 /**
  * The Docker provisioner for one layer or pool: the owner's lease over its containers (acquired
  * first, released last: it outlives the containers it covers) and the reaper, then a container per
- * `provision`.
+ * `provision`. Its options were checked already (`checked`).
  */
 const dockerProvisioner = (options: DockerRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
-    yield* checkRuntimeOptions("DockerRuntime options", options)
     const uid = yield* dockerSandboxUid(options.userId, (yield* DockerEngine).local)
     const lease = yield* acquireOwnerLease(options.ownerLease)
     yield* startReaper(options.ownerLease?.reapEvery)
@@ -357,6 +358,13 @@ const dockerProvisioner = (options: DockerRuntimeOptions) => (sandbox: SandboxCo
       provision: (onStatus) => startSandbox(options, sandbox, lease, uid, onStatus)
     } satisfies Provisioner<DockerEngine | ImageBuilder>
   })
+
+/**
+ * `layer` once `options` are checked: a bad one fails before the engine is reached (its layer pings
+ * it), so nothing is built, made or created for options that cannot work.
+ */
+const checked = <A, E, R>(options: CheckedDockerOptions, layer: Layer.Layer<A, E, R>) =>
+  Layer.unwrap(Effect.as(checkDockerOptions(options), layer))
 
 /** Warm containers waiting for a runtime. */
 export class DockerSandboxPool extends Context.Service<DockerSandboxPool, ProvisionedPool>()(
@@ -368,9 +376,12 @@ export const DockerRuntime = {
   layer: (
     options: DockerRuntimeOptions = {}
   ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
-    provisionedLayer(options, dockerProvisioner(options)).pipe(
-      Layer.provide(ImageBuilder.layer),
-      Layer.provide(DockerEngine.layer)
+    checked(
+      options,
+      provisionedLayer(options, dockerProvisioner(options)).pipe(
+        Layer.provide(ImageBuilder.layer),
+        Layer.provide(DockerEngine.layer)
+      )
     ),
 
   /**
@@ -382,17 +393,14 @@ export const DockerRuntime = {
   ): Layer.Layer<DockerSandboxPool, RuntimeStartError | InvalidOptionsError | Config.ConfigError> => {
     // Pool members get fresh session ids; a fixed one would name one container only.
     const { sessionId: _, warmContainers, ...shared } = options
-    return provisionedPoolLayer(
-      DockerSandboxPool,
-      warmContainers,
-      "Docker container",
-      shared,
-      dockerProvisioner(shared)
+    return checked(
+      { ...shared, warmContainers },
+      provisionedPoolLayer(DockerSandboxPool, warmContainers, "Docker container", shared, dockerProvisioner(shared))
+        .pipe(
+          Layer.provide(ImageBuilder.layer),
+          Layer.provide(DockerEngine.layer)
+        )
     )
-      .pipe(
-        Layer.provide(ImageBuilder.layer),
-        Layer.provide(DockerEngine.layer)
-      )
   },
 
   /** A runtime on a container taken from the pool (ready at once when one is warm); the pool refills. */

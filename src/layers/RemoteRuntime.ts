@@ -86,9 +86,12 @@ export interface RemoteRuntimeOptions extends Omit<RuntimeOptions, "workspace" |
 
 const SUBJECT = "RemoteRuntime options"
 
-/** OpenHands' text for a remote runtime without a key. */
-export const MISSING_API_KEY = "API key is required to use the remote runtime. Please set the API key in the " +
-  "config (config.toml) or as an environment variable (SANDBOX_API_KEY)."
+/**
+ * The error of a remote runtime without a key, naming where ours go (OpenHands' own text points to
+ * its `config.toml`, which this package does not read).
+ */
+export const MISSING_API_KEY =
+  "RemoteRuntime options: no apiKey given and SANDBOX_API_KEY is not set (the runtime API's key, sent as X-API-Key)."
 
 const RemoteOptionsSchema = Schema.Struct({
   apiUrl: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^https?:\/\/[^/]/))),
@@ -113,7 +116,7 @@ const checkRemoteOptions = (options: RemoteRuntimeOptions) =>
     }
   })
 
-/** The key from the options, else `SANDBOX_API_KEY`; neither is OpenHands' error. */
+/** The key from the options, else `SANDBOX_API_KEY`; neither is `MISSING_API_KEY`. */
 const apiKeyOf = (options: RemoteRuntimeOptions) =>
   options.apiKey !== undefined ?
     Effect.succeed(options.apiKey) :

@@ -5,7 +5,7 @@
  * silently falls back to its default (a negative no-change timeout became 10 s) or a shell that
  * returns at once.
  */
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import { DEFAULT_PYTHON, type ExecutorOptions } from "../executor/ActionExecutor.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
 import { decodeOptions } from "../schema/issues.ts"
@@ -20,6 +20,33 @@ const RuntimeOptionsSchema = Schema.Struct({
 /** Fails with `Invalid <subject>: noChangeTimeoutSeconds: Expected a value greater than 0` and the like. */
 export const checkRuntimeOptions = (subject: string, options: object) =>
   decodeOptions(RuntimeOptionsSchema, subject)(options)
+
+/**
+ * Each duration of an owner's lease (`ownerLease` of Docker and Kubernetes) readable, and a renewal
+ * well inside the term (else the lease lapses between beats): `Invalid <subject>: ownerLease.<field>: ...`.
+ */
+export const checkLeaseTerms = Effect.fn("checkLeaseTerms")(function*(
+  subject: string,
+  terms: { readonly [field: string]: Duration.Input | undefined }
+) {
+  const read = (field: string) => {
+    const input = terms[field]
+    if (input === undefined) return Effect.succeed(undefined)
+    return Option.match(Duration.fromInput(input), {
+      onNone: () =>
+        Effect.fail(new InvalidOptionsError({ message: `Invalid ${subject}: ownerLease.${field}: not a duration` })),
+      onSome: Effect.succeed
+    })
+  }
+  const renewEvery = yield* read("renewEvery")
+  const staleAfter = yield* read("staleAfter")
+  yield* Effect.forEach(Object.keys(terms), read)
+  if (renewEvery !== undefined && staleAfter !== undefined && Duration.isGreaterThanOrEqualTo(renewEvery, staleAfter)) {
+    return yield* new InvalidOptionsError({
+      message: `Invalid ${subject}: ownerLease.renewEvery: must be shorter than staleAfter`
+    })
+  }
+})
 
 /**
  * Refuses `workspace` for a runtime whose sandbox lives elsewhere (a provider's VM or container):

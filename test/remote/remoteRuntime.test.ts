@@ -223,8 +223,7 @@ describe("RemoteRuntime", () => {
       )
       assert.strictEqual(
         message,
-        "API key is required to use the remote runtime. Please set the API key in the config (config.toml) or as " +
-          "an environment variable (SANDBOX_API_KEY)."
+        "RemoteRuntime options: no apiKey given and SANDBOX_API_KEY is not set (the runtime API's key, sent as X-API-Key)."
       )
       assert.deepStrictEqual(api.calls(), [])
     }))

@@ -6,6 +6,7 @@
  */
 import type * as K8s from "@kubernetes/client-node"
 import { Effect } from "effect"
+import { join } from "node:path"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { type KubeApiError, kubeCall as apiCall, kubeCallUnlessGone } from "./apiCall.ts"
 import type { KubeConfigLike } from "./options.ts"
@@ -29,6 +30,31 @@ export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect
 /** Like `kubeCall`, with a 404 as `undefined` (for reads of what may be gone, deletes of what may be). */
 export const kubeCallOrMissing = <A>(what: string, call: () => Promise<A>) =>
   kubeCallUnlessGone(what, call).pipe(Effect.mapError(startError))
+
+/** Where client-node finds the in-cluster service account's token (`loadFromDefault`'s third place). */
+const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+/**
+ * Whether `loadFromDefault` found nothing: it then makes up a cluster at http://localhost:8080
+ * (`loadFromClusterAndUser({ name: "cluster", server: "http://localhost:8080" }, { name: "user" })`),
+ * on which every call fails with "HTTP protocol is not allowed when skipTLSVerify is not set or
+ * false", a message about TLS for what is a missing kubeconfig.
+ */
+const foundNothing = (config: K8s.KubeConfig): boolean => {
+  const [cluster, ...others] = config.clusters
+  return config.getCurrentContext() === "loaded-context" && others.length === 0 && cluster?.name === "cluster" &&
+    cluster.server === "http://localhost:8080" && config.users.length === 1 && config.users[0]?.name === "user"
+}
+
+/** The message for `foundNothing`: each place `loadFromDefault` looked, as this process saw it. */
+const noKubeconfig = (): string => {
+  const home = process.env["HOME"]
+  const homeConfig = home === undefined || home === "" ? "HOME is not set" : join(home, ".kube", "config")
+  const variable = process.env["KUBECONFIG"] === "" ? "KUBECONFIG is empty" : "KUBECONFIG is not set"
+  return `No kubeconfig found: ${variable}, there is no ~/.kube/config ` +
+    `(${homeConfig}) and no in-cluster service account (${SERVICE_ACCOUNT_TOKEN}). Set KUBECONFIG, ` +
+    "write ~/.kube/config, or run in a pod with a service account."
+}
 
 /**
  * Load client-node and connect: the given KubeConfig, else `loadFromDefault()`; the namespace given,
@@ -55,6 +81,9 @@ export const makeKube = Effect.fn("makeKube")(function*(options: {
     },
     catch: (cause) => new RuntimeStartError({ message: `Cannot load the kubeconfig: ${(cause as Error).message}` })
   }))
+  if (options.kubeConfig === undefined && foundNothing(config)) {
+    return yield* new RuntimeStartError({ message: noKubeconfig() })
+  }
   if (config.getCurrentCluster() === null) {
     return yield* new RuntimeStartError({
       message:

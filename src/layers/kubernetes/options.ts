@@ -6,9 +6,9 @@
  * a bad value is an `InvalidOptionsError` naming the field, never a pod the API server refuses
  * half-way through a start.
  */
-import { Duration, Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { RuntimeSchedules } from "../../client/policies.ts"
-import { checkRuntimeOptions } from "../../runtime/options.ts"
+import { checkLeaseTerms, checkRuntimeOptions } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
 import type { WhilePaused } from "../../services/Runtime.ts"
@@ -209,27 +209,6 @@ const OptionsSchema = Schema.Struct({
 
 const SUBJECT = "KubernetesRuntime options"
 
-/** Each duration of `ownerLease` readable, and a renewal well inside the term (else the lease lapses between beats). */
-const checkLeaseTerms = Effect.fn("checkLeaseTerms")(function*(terms: KubeOwnershipOptions) {
-  const read = (field: keyof KubeOwnershipOptions) => {
-    const input = terms[field]
-    if (input === undefined) return Effect.succeed(undefined)
-    return Option.match(Duration.fromInput(input), {
-      onNone: () =>
-        Effect.fail(new InvalidOptionsError({ message: `Invalid ${SUBJECT}: ownerLease.${field}: not a duration` })),
-      onSome: Effect.succeed
-    })
-  }
-  const renewEvery = yield* read("renewEvery")
-  const staleAfter = yield* read("staleAfter")
-  yield* Effect.forEach(["reapEvery", "clockSkew", "missingLeaseGrace"] as const, read)
-  if (renewEvery !== undefined && staleAfter !== undefined && Duration.isGreaterThanOrEqualTo(renewEvery, staleAfter)) {
-    return yield* new InvalidOptionsError({
-      message: `Invalid ${SUBJECT}: ownerLease.renewEvery: must be shorter than staleAfter`
-    })
-  }
-})
-
 /**
  * A claim's Sandbox comes from the operator's template: it is always agent-sandbox, and what the
  * runtime would add to a pod of its own (an ingress to its service) has nothing to point at.
@@ -257,7 +236,7 @@ export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(functi
       message: `Invalid ${SUBJECT}: workspace: a pod cannot mount a host directory; its workspace is a PVC`
     })
   }
-  yield* checkLeaseTerms(options.ownerLease ?? {})
+  yield* checkLeaseTerms(SUBJECT, { ...options.ownerLease })
   yield* checkClaimOptions(options)
   yield* checkMetadataKeys(options)
   if (options.keepWorkspace === true && options.deleteWorkspace === true) {
