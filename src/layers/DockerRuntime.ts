@@ -211,14 +211,11 @@ const whyStopped = (running: RunningContainer): Effect.Effect<Disconnect | undef
     )
   )
 
-/** The uid a container runs as (its `User`, `uid` or `uid:gid`), else `fallback`. */
-const containerUid = (container: Docker.Container, fallback: number) =>
-  Effect.promise(() =>
-    container.inspect().then(
-      (info) => /^(\d+)(:\d+)?$/.exec(info.Config.User)?.[1],
-      () => undefined
-    )
-  ).pipe(Effect.map((user) => user === undefined ? fallback : Number(user)))
+/** The uid a container runs as, from its `User` (`uid` or `uid:gid`), else `fallback`. */
+const containerUid = (user: string | undefined, fallback: number) => {
+  const uid = /^(\d+)(:\d+)?$/.exec(user ?? "")?.[1]
+  return uid === undefined ? fallback : Number(uid)
+}
 
 /**
  * Start (or attach to) the container of a session, in the current scope, until its server
@@ -242,8 +239,9 @@ const startSandbox = (
     // Before every start, the server's key goes in as a file it reads and removes, its user's: a
     // kept container's own, which may be another than this layer's (made with another userId,
     // or before this default).
-    const copyKeyIn = (key: (labels: Readonly<Record<string, string>>) => string): BeforeStart => (container, labels) =>
-      Effect.flatMap(containerUid(container, uid), (owner) => putSessionKey(container, key(labels), owner))
+    const copyKeyIn =
+      (key: (labels: Readonly<Record<string, string>>) => string): BeforeStart => (container, labels, user) =>
+        putSessionKey(container, key(labels), containerUid(user, uid))
     const existing = yield* findContainer(name, copyKeyIn((labels) => sessionKeyOf(labels, [])))
     let running: RunningContainer
     let sessionKey: string

@@ -92,11 +92,15 @@ export const removeWithWorkspace = (container: Docker.Container, workspace: stri
     Effect.andThen(workspace === undefined ? Effect.void : removeTemporaryWorkspace(workspace))
   )
 
-/** What must be done to a created or stopped container before each start (e.g. copy a file in). */
-export type BeforeStart = (container: Docker.Container, labels: Readonly<Record<string, string>>) => Effect.Effect<
-  void,
-  RuntimeStartError
->
+/**
+ * What must be done to a created or stopped container before each start (e.g. copy a file in), given
+ * its labels and its `User` as created (the create options', or the inspect's already at hand).
+ */
+export type BeforeStart = (
+  container: Docker.Container,
+  labels: Readonly<Record<string, string>>,
+  user: string | undefined
+) => Effect.Effect<void, RuntimeStartError>
 
 /** Create and start a container; closing the scope removes it unless `keep` says otherwise at that time. */
 export const startContainer = (options: Docker.ContainerCreateOptions, keep: () => boolean, beforeStart: BeforeStart) =>
@@ -107,7 +111,7 @@ export const startContainer = (options: Docker.ContainerCreateOptions, keep: () 
       engineCall(`create container ${name}`, () => docker.createContainer(options)),
       (c) => keep() ? Effect.void : removeContainer(c)
     )
-    yield* beforeStart(container, options.Labels ?? {})
+    yield* beforeStart(container, options.Labels ?? {}, options.User)
     yield* engineCall(`start container ${name}`, () => container.start())
     return yield* inspectRunning(container, name)
   })
@@ -137,7 +141,7 @@ export const findContainer = (
     if (info === null) return null
     if (info.State.Paused) yield* engineCall(`unpause ${name}`, () => container.unpause())
     else if (!info.State.Running) {
-      yield* beforeStart(container, info.Config.Labels ?? {})
+      yield* beforeStart(container, info.Config.Labels ?? {}, info.Config.User)
       yield* engineCall(`start ${name}`, () => container.start())
     }
     return yield* inspectRunning(container, name)
