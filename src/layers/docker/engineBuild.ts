@@ -12,6 +12,7 @@ import type Docker from "dockerode"
 import { Cause, Data, Effect, Queue, Schedule, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { dockerClient } from "./client.ts"
+import { removeContainer } from "./container.ts"
 import { engineCall, statusOf } from "./engine.ts"
 import { lineSplitter } from "./streamLines.ts"
 
@@ -75,7 +76,7 @@ const STEP_CONTAINER = /^ ---> Running in ([0-9a-f]{12,64})$/
 const removeStepContainer = Effect.fn("engineBuild.removeStepContainer")(function*(id: string) {
   const docker = yield* dockerClient
   const container = docker.getContainer(id)
-  yield* Effect.promise(() => container.remove({ force: true }).catch(() => undefined))
+  yield* removeContainer(container)
   yield* Effect.promise(() => container.inspect().then(() => false, (error) => statusOf(error) === 404)).pipe(
     Effect.repeat({ until: (gone) => gone, schedule: Schedule.spaced("100 millis"), times: 100 })
   )
