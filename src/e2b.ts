@@ -5,5 +5,5 @@
  * dependency, loaded when a layer is built, never by the root `effect-sandbox` (DESIGN.md
  * principle 11).
  */
-export { E2B_RATE_LIMIT_RETRY } from "./layers/e2b/rateLimit.ts"
-export { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "./layers/E2BRuntime.ts"
+export { PROVIDER_RETRY } from "./hosted/options.ts"
+export { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "./providers/e2b/E2BRuntime.ts"

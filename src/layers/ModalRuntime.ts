@@ -16,6 +16,7 @@ import type { App, Image, ModalClient, Sandbox } from "modal"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { SESSION_KEY_SHA256_VARIABLE } from "../executor/childEnv.ts"
+import { sandboxTags, TAGS } from "../hosted/ownerTags.ts"
 import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace } from "../runtime/options.ts"
 import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -23,7 +24,6 @@ import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
 import type { Disconnect, ProvisionedSandbox, Provisioner } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
-import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { IMAGE_FILES, launcherCommand, WORKSPACE } from "./modal/launcher.ts"
@@ -103,10 +103,10 @@ const startError = (error: ModalError | RuntimeStartError) =>
 
 /** The running sandbox of a session, with its key, if there is one (attach). */
 const findSession = (ctx: ModalContext, sessionId: string) =>
-  sandboxesTagged(ctx.client, ctx.app, { [METADATA.managed]: "true", [METADATA.session]: sessionId }, ctx.retry, 1)
+  sandboxesTagged(ctx.client, ctx.app, { [TAGS.managed]: "true", [TAGS.session]: sessionId }, ctx.retry, 1)
     .pipe(
       Effect.map(([found]) => {
-        const key = found?.tags[METADATA.sessionKey]
+        const key = found?.tags[TAGS.sessionKey]
         return found === undefined || key === undefined ? undefined : { sandbox: found.sandbox, sessionKey: key }
       })
     )
@@ -144,7 +144,7 @@ const createSandbox = (ctx: ModalContext, sessionId: string, sessionKey: string)
           ...(keepAlive ? {} : { idleTimeoutMs: ctx.idleTimeoutMs }),
           ...(options.cpu === undefined ? {} : { cpu: options.cpu }),
           ...(options.memoryMiB === undefined ? {} : { memoryMiB: options.memoryMiB }),
-          tags: sandboxMetadata({ sessionId, sessionKey, keepAlive })
+          tags: sandboxTags({ sessionId, sessionKey, keepAlive })
         }),
       ctx.retry
     ),

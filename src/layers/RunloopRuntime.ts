@@ -15,6 +15,7 @@ import type { Runloop } from "@runloop/api-client"
 import { type Config, Context, Duration, Effect, Layer, Redacted, type Schedule } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
+import { sandboxTags, TAGS } from "../hosted/ownerTags.ts"
 import { checkRuntimeOptions, refuseHostWorkspace, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { InvalidOptionsError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -24,7 +25,6 @@ import type { Runtime, WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { pollDisconnect } from "./internal/disconnectPoll.ts"
 import { headerRelay } from "./internal/headerRelay.ts"
-import { METADATA, sandboxMetadata } from "./internal/ownerMetadata.ts"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "./internal/provisioned.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
 import { type RunloopClient, runloopClient } from "./runloop/client.ts"
@@ -143,7 +143,7 @@ const createDevbox = (ctx: RunloopContext, sessionId: string, sessionKey: string
       ctx.client.api.devboxes.create({
         blueprint_name: ctx.blueprint,
         name: `effect-sandbox-${sessionId}`,
-        metadata: sandboxMetadata({ sessionId, sessionKey, keepAlive: ctx.sandbox.keepRuntimeAlive }),
+        metadata: sandboxTags({ sessionId, sessionKey, keepAlive: ctx.sandbox.keepRuntimeAlive }),
         environment_variables: serverEnv({
           env: startupEnv(ctx.sandbox, ctx.options),
           tools: ctx.options,
@@ -243,14 +243,14 @@ const startDevbox = (ctx: RunloopContext) =>
     const sessionId = ctx.options.sessionId ?? randomUUID()
     const [existing] = ctx.options.sessionId === undefined
       ? []
-      : yield* managedDevboxes(api, { [METADATA.session]: sessionId }, ctx.retry)
+      : yield* managedDevboxes(api, { [TAGS.session]: sessionId }, ctx.retry)
     const release = (made: Runloop.DevboxView) =>
       ctx.sandbox.keepRuntimeAlive ? Effect.void : shutdownDevbox(ctx, made.id)
     // Acquired uninterruptibly with its release: a start interrupted mid-create still shuts down what Runloop made.
     const made = existing === undefined
       ? yield* Effect.acquireRelease(createDevbox(ctx, sessionId, randomBytes(24).toString("base64url")), release)
       : yield* Effect.acquireRelease(Effect.succeed(existing), release)
-    const sessionKey = made.metadata[METADATA.sessionKey] ?? ""
+    const sessionKey = made.metadata[TAGS.sessionKey] ?? ""
     if (made.status === "suspended") {
       yield* runloopCall(`resume devbox ${made.id}`, () => api.devboxes.resume(made.id), ctx.retry)
     }

@@ -4,8 +4,76 @@
  */
 import { Schema } from "effect"
 
-/** The runtime could not be started (bad config, missing binary, server never became alive). */
+/**
+ * Why a provider refused or failed a call, as a caller acts on it: wait and retry (`rate-limited`,
+ * `unavailable`, `transition`), fix credentials (`unauthorized`, `forbidden`), free or buy capacity
+ * (`quota`), fix the image or template (`image-missing`), change the request (`invalid`,
+ * `unschedulable`), or nothing to do (`not-found` on a delete). `unknown` when the provider's answer
+ * says nothing a caller could act on.
+ */
+export const ProviderReason = Schema.Literals([
+  "unauthorized",
+  "forbidden",
+  "rate-limited",
+  "quota",
+  "not-found",
+  "conflict",
+  "transition",
+  "unavailable",
+  "image-missing",
+  "unschedulable",
+  "invalid",
+  "timeout",
+  "unknown"
+])
+export type ProviderReason = typeof ProviderReason.Type
+
+/**
+ * A call to a sandbox provider (Docker's engine, a Kubernetes apiserver, a cloud's API) failed:
+ * which provider, what we were doing, why (`reason`), and the HTTP status where there was one. The
+ * message is one line: "<provider> could not <operation>: <the provider's own text>".
+ */
+export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
+  provider: Schema.String,
+  operation: Schema.String,
+  reason: ProviderReason,
+  status: Schema.optionalKey(Schema.Number),
+  message: Schema.String
+}) {}
+
+/**
+ * How a start failed: the provider refused (`provider` carries its error), the action server
+ * exited before it answered (`exitCode` and `output` carry its last words), the server did not
+ * answer `/alive` in time, or anything else (`other`: options the provider took but the sandbox
+ * could not honour, a missing SDK).
+ */
+export const StartFailureReason = Schema.Literals(["provider", "server-exited", "alive-timeout", "other"])
+export type StartFailureReason = typeof StartFailureReason.Type
+
+/**
+ * The runtime could not be started (bad config, missing binary, server never became alive).
+ * `reason` (absent: `other`) says which kind of failure it was, so a caller can retry a rate limit
+ * and report a broken image without parsing the message.
+ */
 export class RuntimeStartError extends Schema.TaggedError<RuntimeStartError>()("RuntimeStartError", {
+  message: Schema.String,
+  reason: Schema.optionalKey(StartFailureReason),
+  provider: Schema.optionalKey(ProviderError),
+  exitCode: Schema.optionalKey(Schema.Number),
+  output: Schema.optionalKey(Schema.String)
+}) {}
+
+/** A start failure made of a provider's refusal: its message, with the refusal as data. */
+export const providerStartError = (error: ProviderError): RuntimeStartError =>
+  new RuntimeStartError({ message: error.message, reason: "provider", provider: error })
+
+/**
+ * Pausing or resuming the sandbox failed at the provider (`provider` carries why). The runtime's
+ * status is unchanged: a failed pause leaves it running, a failed resume leaves it paused.
+ */
+export class RuntimePauseError extends Schema.TaggedError<RuntimePauseError>()("RuntimePauseError", {
+  operation: Schema.Literals(["pause", "resume"]),
+  provider: Schema.optionalKey(ProviderError),
   message: Schema.String
 }) {}
 
@@ -71,6 +139,7 @@ export class InvalidOptionsError extends Schema.TaggedError<InvalidOptionsError>
 /** Any failure of the runtime (not of an action). */
 export type RuntimeError =
   | RuntimeStartError
+  | RuntimePauseError
   | RuntimeDisconnectedError
   | RuntimeTimeoutError
   | RuntimeRequestError

@@ -15,7 +15,7 @@ import { captureDraftEditor } from "../../editor/draftEditor.ts"
 import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
 import { makeRuntime } from "../../runtime/makeRuntime.ts"
 import { makeStatus, type StatusCell } from "../../runtime/statusCell.ts"
-import type { RuntimeStartError } from "../../schema/errors.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../../schema/SandboxConfig.ts"
 import type { ProvisionedSandbox, Provisioner } from "../../services/Provisioner.ts"
 import { Runtime, type WhilePaused } from "../../services/Runtime.ts"
@@ -50,7 +50,9 @@ const readySandbox = <R>(
     const box = yield* provisioner.provision((s) => status?.set(s) ?? Effect.void)
     if (status !== undefined) yield* status.set("RUNTIME_STARTED")
     return yield* Effect.gen(function*() {
-      const alive = waitUntilAlive(box.baseUrl, box.aliveTimeout, options.schedules?.waitUntilAlive)
+      const alive = waitUntilAlive(box.baseUrl, box.aliveTimeout, options.schedules?.waitUntilAlive).pipe(
+        Effect.mapError((error) => new RuntimeStartError({ message: error.message, reason: "alive-timeout" }))
+      )
       yield* box.startFailure === undefined ? alive : Effect.raceFirst(alive, box.startFailure)
       yield* sendMcpServers(box.baseUrl, box.sessionApiKey, options.mcp?.stdio)
       const capabilities = yield* serverCapabilities(box.baseUrl, box.sessionApiKey, box.capabilities)

@@ -6,7 +6,7 @@
  */
 import { type Duration, Effect, Schedule } from "effect"
 import type { App, ModalClient } from "modal"
-import { METADATA, ownedHere, ownerGone } from "../internal/ownerMetadata.ts"
+import { ownedHere, ownerGone, TAGS } from "../../hosted/ownerTags.ts"
 import { sandboxesTagged } from "./sandboxes.ts"
 import { modalCall } from "./sdk.ts"
 
@@ -22,7 +22,7 @@ export const reapOrphans = Effect.fn("ModalRuntime.reapOrphans")(function*(
     ({ sandbox, tags }) =>
       modalCall(`terminate the orphaned sandbox ${sandbox.sandboxId}`, () => sandbox.terminate(), retry).pipe(
         Effect.andThen(Effect.logInfo(
-          `ModalRuntime: terminated sandbox ${sandbox.sandboxId}, whose owner (pid ${tags[METADATA.ownerPid]}) is gone`
+          `ModalRuntime: terminated sandbox ${sandbox.sandboxId}, whose owner (pid ${tags[TAGS.ownerPid]}) is gone`
         ))
       ),
     { discard: true }

@@ -5,7 +5,7 @@
  */
 import type { Runloop } from "@runloop/api-client"
 import { Effect, type Schedule } from "effect"
-import { METADATA } from "../internal/ownerMetadata.ts"
+import { TAGS } from "../../hosted/ownerTags.ts"
 import { runloopCall } from "./errors.ts"
 
 /** The states a live devbox of ours can be found in. */
@@ -21,7 +21,7 @@ export const managedDevboxes = (
     runloopCall(`list the ${status} devboxes`, async () => {
       const found: Array<Runloop.DevboxView> = []
       for await (const devbox of api.devboxes.list({ status, limit: 100 })) {
-        const wanted = { [METADATA.managed]: "true", ...metadata }
+        const wanted = { [TAGS.managed]: "true", ...metadata }
         if (Object.entries(wanted).every(([k, v]) => devbox.metadata[k] === v)) found.push(devbox)
       }
       return found

@@ -7,7 +7,7 @@
  */
 import type { Runloop } from "@runloop/api-client"
 import { type Duration, Effect, Schedule, type Schedule as ScheduleType } from "effect"
-import { METADATA, ownedHere, ownerGone } from "../internal/ownerMetadata.ts"
+import { ownedHere, ownerGone, TAGS } from "../../hosted/ownerTags.ts"
 import { managedDevboxes } from "./devboxes.ts"
 import { runloopCall } from "./errors.ts"
 
@@ -24,9 +24,7 @@ export const reapOrphans = Effect.fn("RunloopRuntime.reapOrphans")(function*(
       runloopCall(`shut down the orphaned devbox ${devbox.id}`, () => api.devboxes.shutdown(devbox.id), retry).pipe(
         Effect.tap(() =>
           Effect.logInfo(
-            `RunloopRuntime: shut down devbox ${devbox.id}, whose owner (pid ${
-              devbox.metadata[METADATA.ownerPid]
-            }) is gone`
+            `RunloopRuntime: shut down devbox ${devbox.id}, whose owner (pid ${devbox.metadata[TAGS.ownerPid]}) is gone`
           )
         )
       ),

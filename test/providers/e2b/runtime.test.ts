@@ -184,7 +184,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
     Effect.gen(function*() {
       const before = creates(limited).length
       const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 }))
-      const error = yield* startError(E2BRuntime.layer(standinOptions(limited, { rateLimitRetry: quick })))
+      const error = yield* startError(E2BRuntime.layer(standinOptions(limited, { providerRetry: quick })))
       assert.strictEqual(
         (error as RuntimeStartError).message,
         "E2B could not create a sandbox from template effect-sandbox-runtime: Rate limit exceeded, please try again " +
@@ -192,7 +192,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
       )
       assert.strictEqual(creates(limited).length - before, 2)
       // The stand-in refused twice: a third attempt gets a sandbox.
-      yield* inSandbox(limited, { rateLimitRetry: Schedule.spaced("10 millis") }, (rt) =>
+      yield* inSandbox(limited, { providerRetry: Schedule.spaced("10 millis") }, (rt) =>
         Effect.gen(function*() {
           const obs = yield* rt.runCommand("echo after-429")
           assert.strictEqual(obs.content.trim(), "after-429")
@@ -204,7 +204,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const before = standin.calls.length
-        yield* inSandbox(standin, { sessionId: "e2b-ttl-test", timeout: "6 seconds" }, (rt) =>
+        yield* inSandbox(standin, { sessionId: "e2b-ttl-test", idleTimeout: "6 seconds" }, (rt) =>
           Effect.gen(function*() {
             const create = creates(standin).at(-1)!
             const body = create.body as { timeout: number; templateID: string; metadata: Record<string, string> }
@@ -222,7 +222,9 @@ describeDocker("E2BRuntime (stand-in)", () => {
               s.metadata["effect-sandbox.session"] === "e2b-ttl-test"
             )!
               .sandboxID
-            const renewals = standin.calls.slice(before).filter((c) => c.path === `/sandboxes/${sandboxId}/timeout`)
+            const renewals = standin.calls.slice(before).filter((c) =>
+              c.path === `/sandboxes/${sandboxId}/timeout`
+            )
             assert.isAtLeast(renewals.length, 3)
             assert.deepStrictEqual(renewals[0]!.body, { timeout: 6 })
           }))

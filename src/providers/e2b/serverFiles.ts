@@ -4,36 +4,36 @@
  * the payload uploaded through the SDK's filesystem and run by the template's Node (22.19 or
  * newer, as the payload needs). A template with neither is a RuntimeStartError naming what it lacks.
  */
-import { Effect, type Schedule } from "effect"
+import type { Sandbox } from "e2b"
+import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { shellQuote } from "../../executor/env.ts"
+import { payloadDirectory, readManifest } from "../../layers/internal/payload.ts"
+import { IMAGE_FILES, NODE_MINIMUM, parseProbe, PROBE, recentEnough } from "../../layers/internal/serverProbe.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { payloadDirectory, readManifest } from "../internal/payload.ts"
-import { IMAGE_FILES, NODE_MINIMUM, parseProbe, PROBE, recentEnough } from "../internal/serverProbe.ts"
-import { e2bCall, type E2BSandbox } from "./sdk.ts"
+import type { ProviderCall } from "../../services/Driver.ts"
 
 /**
  * Upload the payload under `dir` (one multipart request), for the template's Node to run. The
  * directory is made by root and given to the user first: it is outside the user's home, beside
  * where the runtime image keeps it.
  */
-const uploadPayload = (sandbox: E2BSandbox, dir: string, user: string, retry: Schedule.Schedule<unknown>) =>
+const uploadPayload = (sandbox: Sandbox, dir: string, user: string, call: ProviderCall) =>
   Effect.gen(function*() {
     const local = yield* payloadDirectory
-    yield* e2bCall(
+    yield* call(
       `create ${dir} for ${user}`,
       () =>
         sandbox.commands.run(`mkdir -p ${shellQuote(dir)} && chown ${shellQuote(user)} ${shellQuote(dir)}`, {
           user: "root"
-        }),
-      retry
+        })
     )
     const entries = readManifest(local).files.map((name) => ({
       path: `${dir}/${name}`,
       data: new Blob([readFileSync(join(local, name))])
     }))
-    yield* e2bCall(`upload the action-server payload to ${dir}`, () => sandbox.files.write(entries, { user }), retry)
+    yield* call(`upload the action-server payload to ${dir}`, () => sandbox.files.write(entries, { user }))
   })
 
 /**
@@ -41,18 +41,17 @@ const uploadPayload = (sandbox: E2BSandbox, dir: string, user: string, retry: Sc
  * template lacks it and `upload` allows.
  */
 export const serverFiles = Effect.fn("E2BRuntime.serverFiles")(function*(input: {
-  readonly sandbox: E2BSandbox
+  readonly sandbox: Sandbox
   readonly template: string
   readonly user: string
   readonly upload: boolean
   readonly uploadDir: string
-  readonly retry: Schedule.Schedule<unknown>
+  readonly call: ProviderCall
 }) {
   const { sandbox, template, user } = input
-  const probe = yield* e2bCall(
+  const probe = yield* input.call(
     `look for the action server in template ${template}`,
-    () => sandbox.commands.run(PROBE, { user }),
-    input.retry
+    () => sandbox.commands.run(PROBE, { user })
   )
   const probed = parseProbe(probe.stdout)
   if (probed.found === "image") return IMAGE_FILES
@@ -75,6 +74,6 @@ export const serverFiles = Effect.fn("E2BRuntime.serverFiles")(function*(input: 
       } the payload needs: ${howToMake}, or use a template with a newer Node.`
     })
   }
-  yield* uploadPayload(sandbox, input.uploadDir, user, input.retry)
+  yield* uploadPayload(sandbox, input.uploadDir, user, input.call)
   return { node, entry: `${input.uploadDir}/server.mjs` }
 })

@@ -1,0 +1,91 @@
+/**
+ * A hosted runtime module from one driver definition: `layer` (a sandbox of its own, or the
+ * session's when `sessionId` names one that exists), `layerPool` / `layerWarm` (ready sandboxes
+ * handed over at once), and `attach` (the session's sandbox, which must exist). The same four verbs
+ * and one options vocabulary (options.ts) for every provider; the builder underneath
+ * (layers/internal/provisioned.ts) does the `/alive` wait, the MCP hand-over and the client.
+ */
+import { type Config, type Context, Effect, type Layer, type Scope } from "effect"
+import {
+  provisionedLayer,
+  type ProvisionedPool,
+  provisionedPoolLayer,
+  warmLayer
+} from "../layers/internal/provisioned.ts"
+import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
+import { providerStartError } from "../schema/errors.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import type { DriverDefinition } from "../services/Driver.ts"
+import type { Provisioner } from "../services/Provisioner.ts"
+import type { Runtime } from "../services/Runtime.ts"
+import { checkHostedOptions, type HostedOptions, type PoolOptions, PROVIDER_RETRY } from "./options.ts"
+import { makeProviderCall } from "./providerCall.ts"
+import { provisionHosted } from "./provisioner.ts"
+import { startReaper } from "./reaper.ts"
+
+/** What building a hosted layer can fail with. */
+export type HostedLayerError = RuntimeStartError | InvalidOptionsError | Config.ConfigError
+
+/** The runtime's name in messages: `E2BRuntime`. */
+const runtimeName = (definition: DriverDefinition<never, unknown>) => `${definition.provider}Runtime`
+
+/**
+ * The provisioner of one layer or pool: the shared options checked, the driver connected (its
+ * credentials, SDK and shared lookups), the reaper started, then a sandbox per `provision`.
+ */
+const hostedProvisioner = <O extends HostedOptions, S>(
+  definition: DriverDefinition<O, S>,
+  options: O,
+  attachOnly: boolean
+) =>
+(sandbox: SandboxConfig): Effect.Effect<Provisioner, HostedLayerError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const name = runtimeName(definition as DriverDefinition<never, unknown>)
+    yield* checkHostedOptions(name, `a ${definition.provider} sandbox`, options)
+    const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
+    const driver = yield* definition.connect(options, call).pipe(
+      Effect.mapError((error) => error._tag === "ProviderError" ? providerStartError(error) : error),
+      Effect.withSpan("hosted.connect", { attributes: { provider: definition.provider } })
+    )
+    yield* startReaper(definition.provider, driver, options.reapEvery ?? "60 seconds")
+    const ctx = { provider: definition.provider, kind: definition.kind, driver, options, sandbox, attachOnly }
+    return { kind: definition.kind, provision: () => provisionHosted(ctx) } satisfies Provisioner
+  })
+
+/** The four verbs every hosted runtime module exports. */
+export interface HostedRuntime<O extends HostedOptions, I> {
+  /** A runtime in a sandbox of its own (or the session's, when `sessionId` names one); removed on release unless kept alive. */
+  readonly layer: (options?: O) => Layer.Layer<Runtime, HostedLayerError>
+  /** Keep `poolSize` sandboxes started (server alive) in the background, for `layerWarm`. */
+  readonly layerPool: (options: O & PoolOptions) => Layer.Layer<I, HostedLayerError>
+  /** A runtime on a sandbox taken from the pool (ready at once when one is warm); the pool refills. */
+  readonly layerWarm: () => Layer.Layer<Runtime, never, I>
+  /**
+   * A runtime on the existing sandbox of `sessionId` (one made with `keepRuntimeAlive`): resumed
+   * when paused, started again when stopped; a start error when there is none.
+   */
+  readonly attach: (sessionId: string, options?: O) => Layer.Layer<Runtime, HostedLayerError>
+}
+
+/** The runtime module of a driver, its warm pool served under `pool`. */
+export const hostedRuntime = <O extends HostedOptions, S, I>(
+  definition: DriverDefinition<O, S>,
+  pool: Context.Key<I, ProvisionedPool>
+): HostedRuntime<O, I> => ({
+  layer: (options = {} as O) => provisionedLayer(options, hostedProvisioner(definition, options, false)),
+  layerPool: (options) => {
+    const { sessionId: _, poolSize, ...shared } = options
+    return provisionedPoolLayer(
+      pool,
+      poolSize,
+      `${definition.provider} sandbox`,
+      shared,
+      hostedProvisioner(definition, shared as unknown as O, false)
+    )
+  },
+  layerWarm: () => warmLayer(pool, Effect.succeed),
+  attach: (sessionId, options = {} as O) => {
+    const attached = { ...options, sessionId }
+    return provisionedLayer(attached, hostedProvisioner(definition, attached, true))
+  }
+})

@@ -1,0 +1,261 @@
+/**
+ * A driver (services/Driver.ts) turned into the provisioner the runtime builder takes
+ * (services/Provisioner.ts): everything a hosted sandbox needs besides its provider's verbs, once.
+ * Attach by session id (a paused sandbox resumed, a stopped one started and its server launched
+ * again), release under `keepRuntimeAlive`, the owner tags, the keep-alive loop that rests while
+ * paused, the start failure with the server's exit code and output, the disconnect watch, the app
+ * ports and VS Code's URL, pause and resume as their own error.
+ */
+import { type Duration, Effect, Redacted, Ref, Schedule, type Scope } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
+import { toolCapabilities, VSCODE_PORT, vscodeUrls } from "../layers/internal/serverTools.ts"
+import {
+  type ProviderError,
+  providerStartError,
+  type RuntimeError,
+  RuntimePauseError,
+  RuntimeStartError
+} from "../schema/errors.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import type { Driver, Endpoint, Found, Launched, Made, SandboxSpec, SandboxState } from "../services/Driver.ts"
+import type { Disconnect, ProvisionedSandbox } from "../services/Provisioner.ts"
+import type { HostedOptions } from "./options.ts"
+import { sandboxTags, TAGS } from "./ownerTags.ts"
+import { SERVER_PORT, serverLaunch } from "./serverLaunch.ts"
+import { serverExitedMessage } from "./startFailure.ts"
+
+/** One layer's (or pool's) driver, with the names and options every sandbox of it shares. */
+export interface HostedContext<O extends HostedOptions, S> {
+  readonly provider: string
+  readonly kind: string
+  readonly driver: Driver<S>
+  readonly options: O
+  readonly sandbox: SandboxConfig
+  /** `attach`: the session's sandbox must exist (never made anew). */
+  readonly attachOnly: boolean
+}
+
+const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
+const DEFAULT_WATCH_EVERY: Duration.Input = "5 seconds"
+
+/** What a start made of a provider's refusal: the refusal, as data, in a start error. */
+const asStartError = <A, R>(effect: Effect.Effect<A, ProviderError | RuntimeStartError, R>) =>
+  Effect.mapError(effect, (error) => error._tag === "ProviderError" ? providerStartError(error) : error)
+
+/** The spec of the session's sandbox. */
+const specOf = <O extends HostedOptions, S>(
+  ctx: HostedContext<O, S>,
+  sessionId: string,
+  sessionKey: Redacted.Redacted<string>
+): SandboxSpec => {
+  const { options } = ctx
+  const user = {
+    name: options.user ?? ctx.driver.user.name,
+    id: options.userId ?? (options.user === undefined ? ctx.driver.user.id : 1000)
+  }
+  return {
+    sessionId,
+    sessionKey,
+    tags: sandboxTags({ sessionId, sessionKey: Redacted.value(sessionKey), keepAlive: ctx.sandbox.keepRuntimeAlive }),
+    keepAlive: ctx.sandbox.keepRuntimeAlive,
+    server: serverLaunch(options, ctx.sandbox, sessionId, user),
+    user,
+    ports: [...(options.vscode === true ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
+    sandbox: ctx.sandbox
+  }
+}
+
+/** Destroy the sandbox on release unless it is kept alive (a failure is logged: release never fails). */
+const releaseWith = <O extends HostedOptions, S>(ctx: HostedContext<O, S>, made: Made<S>) =>
+  Effect.addFinalizer(() =>
+    ctx.sandbox.keepRuntimeAlive ? Effect.void : ctx.driver.destroy(made.sandbox).pipe(
+      Effect.catch((error) => Effect.logWarning(error.message)),
+      Effect.withSpan("hosted.destroy", { attributes: { provider: ctx.provider, sandbox: made.id } })
+    )
+  )
+
+/** The session's sandbox if one exists: the first `find` lists with the session's tag and a key. */
+const findSession = <O extends HostedOptions, S>(ctx: HostedContext<O, S>, sessionId: string) =>
+  ctx.driver.find({ [TAGS.managed]: "true", [TAGS.session]: sessionId }).pipe(
+    Effect.map((listed) => listed.find((found) => found.tags[TAGS.sessionKey] !== undefined))
+  )
+
+/**
+ * An existing sandbox made ready for its session: resumed when paused, started and its server
+ * launched again when stopped (its memory, and the server with it, are gone).
+ */
+const reattach = <O extends HostedOptions, S>(
+  ctx: HostedContext<O, S>,
+  found: Found<S>,
+  spec: SandboxSpec
+): Effect.Effect<Launched | undefined, RuntimeStartError | ProviderError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { driver } = ctx
+    yield* releaseWith(ctx, found)
+    if (found.state === "gone") {
+      return yield* new RuntimeStartError({
+        message: `${ctx.provider} sandbox ${found.id} of session ${spec.sessionId} is gone.`,
+        reason: "other"
+      })
+    }
+    if (found.state === "paused") {
+      if (driver.pause === undefined) {
+        return yield* new RuntimeStartError({ message: `${ctx.provider} sandbox ${found.id} is paused.` })
+      }
+      yield* driver.pause.resume(found.sandbox)
+    }
+    if (found.state !== "stopped") return undefined
+    if (driver.start === undefined) {
+      return yield* new RuntimeStartError({
+        message:
+          `${ctx.provider} sandbox ${found.id} of session ${spec.sessionId} is stopped and cannot be started again.`
+      })
+    }
+    yield* driver.start(found.sandbox)
+    return yield* driver.launch(found.sandbox, spec)
+  })
+
+/** The disconnect watch: the provider no longer runs the sandbox (gone, or stopped under us). */
+const followSandbox = <S>(
+  provider: string,
+  driver: Driver<S>,
+  made: Made<S>
+): NonNullable<ProvisionedSandbox["disconnect"]> => {
+  const explain = driver.state(made.sandbox).pipe(
+    Effect.map((state: SandboxState): Disconnect | undefined =>
+      state._tag === "gone"
+        ? { outOfMemory: state.outOfMemory === true, message: state.why }
+        : state._tag === "stopped"
+        ? { outOfMemory: false, message: `${provider} sandbox ${made.id} was stopped` }
+        : undefined
+    ),
+    // A failed check is not taken for an answer.
+    Effect.catch(() => Effect.succeed(undefined))
+  )
+  return {
+    stopped: explain.pipe(
+      Effect.repeat({
+        schedule: Schedule.spaced(driver.watchEvery ?? DEFAULT_WATCH_EVERY),
+        until: (why) => why !== undefined
+      }),
+      Effect.asVoid
+    ),
+    explain
+  }
+}
+
+/** Fails with the server's exit code and last output once it exits before answering. */
+const exitedAtStart = (provider: string, made: Made<unknown>, launched: Launched) =>
+  launched.serverExit === undefined ? undefined : launched.serverExit.pipe(
+    Effect.flatMap((exit) =>
+      Effect.fail(
+        new RuntimeStartError({
+          message: serverExitedMessage({ provider, sandboxId: made.id, ...exit }),
+          reason: "server-exited",
+          exitCode: exit.exitCode,
+          output: exit.output
+        })
+      )
+    ),
+    asStartError
+  )
+
+/** Pause or resume through the driver, as the runtime's own error kind. */
+const pauseStep = (
+  provider: string,
+  operation: "pause" | "resume",
+  step: Effect.Effect<void, ProviderError>
+): Effect.Effect<void, RuntimeError> =>
+  step.pipe(
+    Effect.mapError((error) => new RuntimePauseError({ operation, provider: error, message: error.message })),
+    Effect.withSpan(`hosted.${operation}`, { attributes: { provider } })
+  )
+
+/** The server's endpoint and the app ports' URLs. */
+const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    const server: Endpoint = yield* driver.endpoint(sandbox, SERVER_PORT, "server")
+    const apps = yield* Effect.forEach(
+      appPorts,
+      (port) => Effect.map(driver.endpoint(sandbox, port, "app"), (app) => [`app-${port}`, app.url] as const)
+    )
+    return { server, urls: Object.fromEntries(apps) }
+  })
+
+/**
+ * Start (or attach to) the sandbox of a session, in the current scope, until its server was started
+ * (the builder waits for it to answer, raced against its exit).
+ */
+export const provisionHosted = <O extends HostedOptions, S>(
+  ctx: HostedContext<O, S>
+): Effect.Effect<ProvisionedSandbox, RuntimeStartError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { driver, options, provider } = ctx
+    const sessionId = options.sessionId ?? randomUUID()
+    const found = options.sessionId === undefined ? undefined : yield* findSession(ctx, sessionId)
+    if (found === undefined && ctx.attachOnly) {
+      return yield* new RuntimeStartError({
+        message: `${provider} has no sandbox of session ${sessionId} to attach to.`,
+        reason: "other"
+      })
+    }
+    const sessionKey = Redacted.make(found?.tags[TAGS.sessionKey] ?? randomBytes(24).toString("base64url"))
+    const spec = specOf(ctx, sessionId, sessionKey)
+    const paused = yield* Ref.make(false)
+    let made: Made<S>
+    let launched: Launched | undefined
+    if (found !== undefined) {
+      made = found
+      launched = yield* reattach(ctx, found, spec)
+    } else {
+      // Made and its release registered without a gap: an interrupted start still removes it.
+      made = yield* Effect.uninterruptible(
+        driver.create(spec).pipe(Effect.tap((fresh) => releaseWith(ctx, fresh)))
+      ).pipe(Effect.withSpan("hosted.create", { attributes: { provider } }))
+    }
+    if (driver.keepAlive !== undefined && !ctx.sandbox.keepRuntimeAlive) {
+      // Started before the server is: a slow start must not outlast a short provider time-out.
+      const { every, touch } = driver.keepAlive
+      const renew = touch(made.sandbox).pipe(
+        Effect.catch((error) => Effect.logWarning(error.message)),
+        Effect.withSpan("hosted.keepAlive", { attributes: { provider } })
+      )
+      yield* Ref.get(paused).pipe(
+        Effect.flatMap((isPaused) => isPaused ? Effect.void : renew),
+        Effect.delay(every),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+    if (found === undefined) launched = yield* driver.launch(made.sandbox, spec)
+    const { server, urls } = yield* endpoints(driver, made.sandbox, options.appPorts ?? [])
+    const workspace = launched?.workspace ?? found?.workspace ?? "/workspace"
+    const startFailure = launched === undefined ? undefined : exitedAtStart(provider, made, launched)
+    const { pause } = driver
+    return {
+      id: sessionId,
+      baseUrl: server.url,
+      sessionApiKey: sessionKey,
+      ...(server.headers === undefined ? {} : { headers: server.headers }),
+      workspace,
+      urls,
+      capabilities: toolCapabilities(options, { pause: pause !== undefined }),
+      aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
+      ...(startFailure === undefined ? {} : { startFailure }),
+      ...(pause === undefined ? {} : {
+        pause: pauseStep(provider, "pause", pause.pause(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, true))),
+        resume: pauseStep(provider, "resume", pause.resume(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, false)))
+      }),
+      disconnect: followSandbox(provider, driver, made),
+      handOver: Effect.gen(function*() {
+        if (launched?.started !== undefined) yield* launched.started
+        if (options.vscode !== true) return {}
+        // Asked for when handed over, so a signed link lives its whole expiry in its runtime.
+        const ide = yield* driver.endpoint(made.sandbox, VSCODE_PORT, "vscode").pipe(
+          Effect.map((endpoint) => endpoint.url),
+          Effect.catch((error) => Effect.as(Effect.logWarning(error.message), undefined))
+        )
+        return yield* vscodeUrls(options, { baseUrl: server.url, sessionApiKey: sessionKey, workspace }, ide)
+      })
+    } satisfies ProvisionedSandbox
+  }).pipe(asStartError, Effect.withSpan("hosted.provision", { attributes: { provider: ctx.provider } }))

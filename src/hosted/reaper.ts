@@ -1,0 +1,35 @@
+/**
+ * The one reaper of every hosted runtime: the sandboxes of owners that died on this host, removed.
+ * A running orphan would also end on the provider's side once nobody keeps it alive, but a paused
+ * or stopped one has no clock, so the reaper removes both kinds as soon as it sees the owner's
+ * process gone. Only owners on this host are judged (ownerTags.ts), and sandboxes kept alive on
+ * release are left alone.
+ */
+import { type Duration, Effect, Schedule } from "effect"
+import type { Driver } from "../services/Driver.ts"
+import { ownedHere, ownerGone, TAGS } from "./ownerTags.ts"
+
+/** One pass: destroy every sandbox of this host whose owner is gone. The provider ids destroyed. */
+export const reapOrphans = Effect.fn("hosted.reap")(function*<S>(provider: string, driver: Driver<S>) {
+  yield* Effect.annotateCurrentSpan("provider", provider)
+  const listed = yield* driver.find(ownedHere())
+  const reaped: Array<string> = []
+  for (const found of listed) {
+    if (!ownerGone(found.tags)) continue
+    yield* driver.destroy(found.sandbox)
+    yield* Effect.logInfo(
+      `${provider}: removed sandbox ${found.id}, whose owner (pid ${found.tags[TAGS.ownerPid]}) is gone`
+    )
+    reaped.push(found.id)
+  }
+  return reaped
+})
+
+/** Reap at once, then every `every`, in the current scope (failures are logged, never fatal). */
+export const startReaper = <S>(provider: string, driver: Driver<S>, every: Duration.Input) =>
+  reapOrphans(provider, driver).pipe(
+    Effect.catch((error) => Effect.logWarning(`${provider} reaper: ${error.message}`)),
+    Effect.repeat(Schedule.spaced(every)),
+    Effect.forkScoped,
+    Effect.asVoid
+  )

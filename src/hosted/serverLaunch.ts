@@ -1,0 +1,38 @@
+/**
+ * How the hosted runtime tells a driver to start the action server (services/Driver.ts
+ * `ServerLaunch`): the argv and environment made from the shared options once, so every provider
+ * starts the same server the same way; the driver adds only where Node and the entry are and how
+ * the session key reaches the server.
+ */
+import { vscodeEnv } from "../layers/internal/serverTools.ts"
+import { restrictsToWorkspace } from "../runtime/options.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
+import type { SandboxSpec, ServerLaunch } from "../services/Driver.ts"
+import type { HostedOptions } from "./options.ts"
+
+/** The action server's port inside a sandbox of its own. */
+export const SERVER_PORT = 8000
+
+export const serverLaunch = (
+  options: HostedOptions,
+  sandbox: SandboxConfig,
+  sessionId: string,
+  user: SandboxSpec["user"]
+): ServerLaunch => ({
+  port: SERVER_PORT,
+  argv: (where) =>
+    serverCommand({
+      node: where.node,
+      entry: where.entry,
+      port: SERVER_PORT,
+      workingDir: where.workingDir,
+      // Reached from outside the sandbox through the provider's proxy: all interfaces, behind the key.
+      host: where.host ?? "0.0.0.0",
+      username: user.name,
+      userId: user.id,
+      tools: options,
+      restrictToWorkspace: restrictsToWorkspace(options)
+    }),
+  env: sandboxServerEnv(sandbox, options, sessionId, vscodeEnv(options))
+})

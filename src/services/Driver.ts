@@ -1,0 +1,213 @@
+/**
+ * The driver contract: what a sandbox provider (a cloud's SDK, a container engine, a cluster)
+ * says it can do, as a handful of verbs. One generic hosted runtime (src/hosted/) builds every
+ * runtime layer from them, so what every provider needs the same way is written once: attach by
+ * session id, release under `keepRuntimeAlive`, one owner-tag scheme and one reaper, the keep-alive
+ * loop (which knows about pause), retries driven by the driver's classifier under one schedule,
+ * the start failure's text, the disconnect watch, app ports and VS Code URLs, and the
+ * `layer` / `layerPool` / `layerWarm` / `attach` shape. A driver only talks to its provider.
+ *
+ * The shape follows Effect's `HttpClient.make` (a client derived from one primitive) and
+ * testcontainers (the container definition, the engine client, the wait strategy and one reaper
+ * over one label scheme kept apart). docs/design-notes.md walks through one driver.
+ */
+import type { Config, Duration, Effect, Redacted, Scope } from "effect"
+import type { InvalidOptionsError, ProviderError, ProviderReason, RuntimeStartError } from "../schema/errors.ts"
+import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+
+/** What a classifier makes of one failed provider call. */
+export interface Classified {
+  readonly reason: ProviderReason
+  /** The HTTP (or gRPC mapped to HTTP) status, where the provider answered with one. */
+  readonly status?: number | undefined
+  /** The provider's own text, one line. */
+  readonly text: string
+  /** How long the provider asked us to wait before trying again (`Retry-After`). */
+  readonly retryAfter?: Duration.Duration | undefined
+}
+
+/**
+ * The one primitive a driver calls its provider with, given to it by the hosted runtime: the
+ * promise's rejection classified by the driver's `classify`, a span named after `operation` with
+ * the provider as an attribute, and retried under the runtime's one `providerRetry` schedule while
+ * the reason is one worth waiting out (rate-limited, unavailable, a transition in progress).
+ */
+export type ProviderCall = <A>(operation: string, call: () => PromiseLike<A>) => Effect.Effect<A, ProviderError>
+
+/**
+ * How the action server is started inside a sandbox: the argv once the driver knows where Node
+ * and the server's entry are (the image's, or a payload it uploaded), and the environment (the
+ * sandbox's startup variables, the options' `env`, the tools', VS Code's port). The session key
+ * is not in it: the driver delivers `spec.sessionKey` its own way (a file the server reads and
+ * removes, or only its SHA-256), never in an environment a command could read.
+ */
+export interface ServerLaunch {
+  readonly port: number
+  readonly argv: (where: {
+    readonly node: string
+    readonly entry: string
+    readonly workingDir: string
+    /** Where the server listens (default all interfaces: the provider's proxy reaches it from outside). */
+    readonly host?: string
+  }) => Array<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** What the hosted runtime asks a driver to make: one sandbox running the action server. */
+export interface SandboxSpec {
+  readonly sessionId: string
+  readonly sessionKey: Redacted.Redacted<string>
+  /**
+   * The owner tags (src/hosted/ownerTags.ts), to be stored on the sandbox as the provider keeps
+   * key/value pairs (labels, metadata, tags) and given back by `find`.
+   */
+  readonly tags: Readonly<Record<string, string>>
+  /** Released with its owner unless true (`SandboxConfig.keepRuntimeAlive`): no idle end, no reaping. */
+  readonly keepAlive: boolean
+  readonly server: ServerLaunch
+  /** The user the server and commands run as (the options', else the driver's `user`). */
+  readonly user: { readonly name: string; readonly id: number }
+  /** The ports besides the server's that must be reachable from outside (VS Code's, the app ports). */
+  readonly ports: ReadonlyArray<number>
+  readonly sandbox: SandboxConfig
+}
+
+/** How an action server exited before it answered (a start failure). */
+export interface ServerExit {
+  readonly exitCode: number
+  /** Its last output (stdout and stderr); the runtime keeps the last 20 lines. */
+  readonly output: string
+}
+
+/**
+ * How a driver's making and starting can fail: a provider's refusal (from `ProviderCall`), or a
+ * start error of its own (a template without the server, a missing SDK) that says what to do.
+ */
+export type DriverFailure = ProviderError | RuntimeStartError
+
+/** A sandbox a driver made: its handle and the provider's id of it (for messages and logs). */
+export interface Made<S> {
+  readonly sandbox: S
+  readonly id: string
+}
+
+/** The action server started in a sandbox, with what the hosted runtime needs of it. */
+export interface Launched {
+  /** The workspace as the sandbox sees it (`info.workspace`). */
+  readonly workspace: string
+  /**
+   * Completes when the server exits, with its exit code and last output; raced against the
+   * `/alive` wait so that a server that dies at start fails the start at once, with its words.
+   */
+  readonly serverExit?: Effect.Effect<ServerExit, ProviderError>
+  /** Run once the server answers: let go of what only the start needed (a command handle's buffers). */
+  readonly started?: Effect.Effect<void>
+}
+
+/**
+ * Where a sandbox is, as the provider reports it. `gone` says why, for the disconnect's message; an
+ * out-of-memory end shows as ERROR_MEMORY.
+ */
+export type SandboxState =
+  | { readonly _tag: "running" }
+  | { readonly _tag: "paused" }
+  | { readonly _tag: "stopped" }
+  | {
+    readonly _tag: "gone"
+    /** The disconnect's message: a sentence naming the sandbox and, where known, why it ended. */
+    readonly why: string
+    readonly outOfMemory?: boolean
+  }
+
+/** A sandbox `find` listed: the handle, the provider's id, the tags it was made with, and its state. */
+export interface Found<S> {
+  readonly sandbox: S
+  readonly id: string
+  readonly tags: Readonly<Record<string, string>>
+  readonly state: SandboxState["_tag"]
+  /** The workspace as the sandbox sees it, where it is not the usual /workspace. */
+  readonly workspace?: string
+}
+
+/** A URL that reaches a port of the sandbox, and the headers the provider's proxy asks for there. */
+export interface Endpoint {
+  readonly url: string
+  readonly headers?: Readonly<Record<string, Redacted.Redacted<string>>>
+}
+
+/**
+ * A provider's driver, made once per layer or pool by `DriverDefinition.connect` (credentials read,
+ * the SDK loaded, the app or image looked up). `S` is the driver's own handle of one sandbox.
+ */
+export interface Driver<S> {
+  /** The user the provider's image runs the server as, unless the options name another. */
+  readonly user: { readonly name: string; readonly id: number }
+  /**
+   * Make a sandbox (with `spec.tags`), not yet running the server unless the provider starts it
+   * as the sandbox's own command. The hosted runtime destroys it on release (or on a failed start).
+   */
+  readonly create: (spec: SandboxSpec) => Effect.Effect<Made<S>, DriverFailure>
+  /**
+   * Start the action server in a sandbox `create` made (or in one `start` brought back), in the
+   * current scope: deliver the session key, run `spec.server`; for a provider whose sandbox's
+   * command is the server, only follow it.
+   */
+  readonly launch: (sandbox: S, spec: SandboxSpec) => Effect.Effect<Launched, DriverFailure, Scope.Scope>
+  /** Remove the sandbox; one that is gone already is no failure. */
+  readonly destroy: (sandbox: S) => Effect.Effect<void, ProviderError>
+  /** The sandboxes whose tags include all of `tags` (attach looks up a session, the reaper an owner's host). */
+  readonly find: (tags: Readonly<Record<string, string>>) => Effect.Effect<ReadonlyArray<Found<S>>, ProviderError>
+  /** Where the sandbox is now (the disconnect watch asks this). */
+  readonly state: (sandbox: S) => Effect.Effect<SandboxState, ProviderError>
+  /** Where a port of the sandbox is reached (`purpose` lets a provider sign VS Code's link apart). */
+  readonly endpoint: (
+    sandbox: S,
+    port: number,
+    purpose: "server" | "app" | "vscode"
+  ) => Effect.Effect<Endpoint, ProviderError>
+  /**
+   * Start a stopped sandbox again (its memory, and so its server, are gone: `launch` follows);
+   * absent: a stopped sandbox cannot be attached to.
+   */
+  readonly start?: (sandbox: S) => Effect.Effect<void, ProviderError>
+  /**
+   * Tell the provider the owner still wants the sandbox (renew a time-out, count as activity),
+   * every `every`; skipped while paused. Absent: the provider ends nothing on its own.
+   */
+  readonly keepAlive?: {
+    readonly every: Duration.Input
+    readonly touch: (sandbox: S) => Effect.Effect<void, ProviderError>
+  }
+  /** Freeze and thaw; `keepsMemory`: running processes survive (else only the files do). */
+  readonly pause?: {
+    readonly keepsMemory: boolean
+    readonly pause: (sandbox: S) => Effect.Effect<void, ProviderError>
+    readonly resume: (sandbox: S) => Effect.Effect<void, ProviderError>
+  }
+  /** How long the first `/alive` wait may take (default 60 s). */
+  readonly aliveTimeout?: Duration.Input
+  /** How often the disconnect watch asks `state` (default 5 s). */
+  readonly watchEvery?: Duration.Input
+}
+
+/**
+ * A provider, as a runtime module declares it: its names, its classifier, and how a driver is
+ * made from the options. `O` is the runtime's options (src/hosted/options.ts `HostedOptions` and the
+ * provider's own).
+ */
+export interface DriverDefinition<O, S> {
+  /** The provider's name in messages ("E2B", "Daytona"). */
+  readonly provider: string
+  /** `info.kind` ("e2b", "daytona"). */
+  readonly kind: string
+  /** What one failed call of this provider's SDK means. */
+  readonly classify: (cause: unknown) => Classified
+  /**
+   * Read credentials (missing ones are an `InvalidOptionsError`), check the provider's own options,
+   * load the SDK, look up what every sandbox shares; in the layer's scope.
+   */
+  readonly connect: (
+    options: O,
+    call: ProviderCall
+  ) => Effect.Effect<Driver<S>, DriverFailure | InvalidOptionsError | Config.ConfigError, Scope.Scope>
+}
