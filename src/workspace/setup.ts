@@ -4,7 +4,7 @@
  * server or a container, and every output is masked by the runtime.
  */
 import { Effect, Option, Redacted } from "effect"
-import { shellQuote } from "../executor/env.ts"
+import { shellQuote } from "../quoting/shellQuote.ts"
 import { FileReadAction, FileWriteAction } from "../schema/Action.ts"
 import { ErrorObservation } from "../schema/Observation.ts"
 import type { EnvValue } from "../services/EnvValue.ts"

@@ -7,7 +7,7 @@
 import { Effect, type Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { shellQuote } from "../../executor/env.ts"
+import { shellQuote } from "../../quoting/shellQuote.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { payloadDirectory, readManifest } from "../internal/payload.ts"
 import { IMAGE_FILES, NODE_MINIMUM, parseProbe, PROBE, recentEnough } from "../internal/serverProbe.ts"
