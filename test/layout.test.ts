@@ -13,10 +13,11 @@ const src = join(root, "src")
 
 /**
  * The specifiers of a module's static `import ... from`, `import "..."`, `export ... from` and
- * `import("...")` forms. A scan rather than a parse: src/ writes one statement per line start, and
- * only relative specifiers matter here, which the embedded Python and shell texts never start with.
+ * `import("...")` forms. A scan rather than a parse (the TypeScript here is the native compiler,
+ * without a JavaScript API): a statement starts a line and its clause holds only names, braces,
+ * commas and `*`, so an `export const` or a comment that says "from" is not taken for one.
  */
-const STATIC_FORM = /^\s*(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']/gm
+const STATIC_FORM = /^\s*(?:import|export)\s[\w$*{},\s]*?\bfrom\s*["']([^"']+)["']/gm
 const BARE_IMPORT = /^\s*import\s*["']([^"']+)["']/gm
 const DYNAMIC_IMPORT = /\bimport\(\s*["']([^"']+)["']\s*\)/g
 
@@ -97,10 +98,10 @@ const publicEntries = (): Array<string> => {
 }
 
 /** `export ... from` forms only: what a module publishes of another one's. */
-const REEXPORT = /^\s*export\b[^;"'`]*?\bfrom\s*["']([^"']+)["']/gm
+const REEXPORT = /^\s*export\s[\w$*{},\s]*?\bfrom\s*["']([^"']+)["']/gm
 /** An `export { a, b }` without `from`, which may publish names the module imported. */
 const LOCAL_EXPORT = /^\s*export\s+(?:type\s+)?\{([^}]*)\}\s*(?:$|;)/gm
-const IMPORT_CLAUSE = /^\s*import\s+(?:type\s+)?([^;"'`]*?)\s+from\s*["']([^"']+)["']/gm
+const IMPORT_CLAUSE = /^\s*import\s+(?:type\s+)?([\w$*{},\s]*?)\s*\bfrom\s*["']([^"']+)["']/gm
 
 const inInternalFolder = (file: string): boolean => relative(src, file).split(sep).slice(0, -1).includes("internal")
 
