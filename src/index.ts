@@ -13,11 +13,6 @@ export { DraftEditorSettings, type DraftEditorSettingsShape, type LintInput } fr
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"
 export {
-  type RecordedProcess,
-  type ScriptedProcess,
-  UnscriptedProcessError
-} from "./layers/internal/scriptedProcesses.ts"
-export {
   type FailingTestRuntimeOptions,
   MisscriptedStepError,
   type RecordedCopy,
@@ -27,6 +22,11 @@ export {
   type TestRuntimeOptions,
   UnscriptedActionError
 } from "./layers/TestRuntime.ts"
+export {
+  type RecordedProcess,
+  type ScriptedProcess,
+  UnscriptedProcessError
+} from "./layers/testRuntime/scriptedProcesses.ts"
 export { ActionMetrics } from "./runtime/telemetry.ts"
 export * from "./schema/Action.ts"
 export * from "./schema/ActionEvent.ts"
@@ -39,6 +39,7 @@ export * from "./schema/RuntimeStatus.ts"
 export * from "./schema/SandboxConfig.ts"
 export * from "./schema/wire.ts"
 export * from "./services/ActionExecutor.ts"
+export type { EnvValue } from "./services/EnvValue.ts"
 export * from "./services/Processes.ts"
 export * from "./services/Runtime.ts"
 export type * from "./services/RuntimeOptions.ts"

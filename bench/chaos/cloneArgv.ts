@@ -10,8 +10,8 @@
 import { Effect, Fiber, type Layer, Option, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
-import { shellQuote } from "../../src/executor/env.ts"
 import { CliRuntime, cloneOrInitRepo, Runtime } from "../../src/index.ts"
+import { shellQuote } from "../../src/quoting/shellQuote.ts"
 import { atLeast, atMost, type Row } from "./rows.ts"
 
 const PIECE = 8

@@ -6,6 +6,7 @@
  * The file is on a tmpfs where the executor can put it there (envDir.ts), not on disk.
  */
 import { writeFileSync } from "node:fs"
+import { shellQuote } from "../quoting/shellQuote.ts"
 import { SecretMask } from "../schema/secrets.ts"
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -13,9 +14,6 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** Names a shell cannot export. */
 export const invalidEnvNames = (vars: Readonly<Record<string, unknown>>): Array<string> =>
   Object.keys(vars).filter((name) => !NAME.test(name))
-
-/** Single-quote a value for bash. */
-export const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`
 
 export class EnvStore {
   private readonly vars = new Map<string, string>()

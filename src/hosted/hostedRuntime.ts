@@ -41,15 +41,16 @@ const hostedProvisioner = <O extends HostedOptions, S>(
 (sandbox: SandboxConfig): Effect.Effect<Provisioner, HostedLayerError, Scope.Scope> =>
   Effect.gen(function*() {
     const name = runtimeName(definition as DriverDefinition<never, unknown>)
-    yield* checkHostedOptions(name, `a ${definition.provider} sandbox`, options)
+    const noun = definition.sandboxNoun ?? "sandbox"
+    yield* checkHostedOptions(name, `a ${definition.provider} ${noun}`, options, definition.hostWorkspace === true)
     const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
     const driver = yield* definition.connect(options, call).pipe(
       Effect.mapError((error) => error._tag === "ProviderError" ? providerStartError(error) : error),
       Effect.withSpan("hosted.connect", { attributes: { provider: definition.provider } })
     )
     yield* startReaper(definition.provider, driver, options.reapEvery ?? "60 seconds")
-    const ctx = { provider: definition.provider, kind: definition.kind, driver, options, sandbox, attachOnly }
-    return { kind: definition.kind, provision: () => provisionHosted(ctx) } satisfies Provisioner
+    const ctx = { provider: definition.provider, noun, kind: definition.kind, driver, options, sandbox, attachOnly }
+    return { kind: definition.kind, provision: (onStatus) => provisionHosted(ctx, onStatus) } satisfies Provisioner
   })
 
 /** The four verbs every hosted runtime module exports. */
@@ -78,7 +79,7 @@ export const hostedRuntime = <O extends HostedOptions, S, I>(
     return provisionedPoolLayer(
       pool,
       poolSize,
-      `${definition.provider} sandbox`,
+      `${definition.provider} ${definition.sandboxNoun ?? "sandbox"}`,
       shared,
       hostedProvisioner(definition, shared as unknown as O, false)
     )

@@ -81,10 +81,11 @@ export const unsupported = (runtime: string, options: object, names: ReadonlyArr
 export const checkHostedOptions = Effect.fn("checkHostedOptions")(function*(
   runtime: string,
   sandboxName: string,
-  options: HostedOptions
+  options: HostedOptions,
+  hostWorkspace: boolean
 ) {
   yield* checkRuntimeOptions(`${runtime} options`, options)
-  yield* refuseHostWorkspace(runtime, sandboxName, options)
+  if (!hostWorkspace) yield* refuseHostWorkspace(runtime, sandboxName, options)
   if (!positive(options.cpus) || !positive(options.memoryMiB)) {
     return yield* invalid(runtime, "cpus and memoryMiB must be positive.")
   }

@@ -27,6 +27,8 @@ import { serverExitedMessage } from "./startFailure.ts"
 /** One layer's (or pool's) driver, with the names and options every sandbox of it shares. */
 export interface HostedContext<O extends HostedOptions, S> {
   readonly provider: string
+  /** The provider's word for a sandbox ("sandbox", Runloop's "devbox"). */
+  readonly noun: string
   readonly kind: string
   readonly driver: Driver<S>
   readonly options: O
@@ -46,7 +48,8 @@ const asStartError = <A, R>(effect: Effect.Effect<A, ProviderError | RuntimeStar
 const specOf = <O extends HostedOptions, S>(
   ctx: HostedContext<O, S>,
   sessionId: string,
-  sessionKey: Redacted.Redacted<string>
+  sessionKey: Redacted.Redacted<string>,
+  onStatus: SandboxSpec["onStatus"]
 ): SandboxSpec => {
   const { options } = ctx
   const user = {
@@ -61,7 +64,8 @@ const specOf = <O extends HostedOptions, S>(
     server: serverLaunch(options, ctx.sandbox, sessionId, user),
     user,
     ports: [...(options.vscode === true ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
-    sandbox: ctx.sandbox
+    sandbox: ctx.sandbox,
+    onStatus
   }
 }
 
@@ -94,13 +98,13 @@ const reattach = <O extends HostedOptions, S>(
     yield* releaseWith(ctx, found)
     if (found.state === "gone") {
       return yield* new RuntimeStartError({
-        message: `${ctx.provider} sandbox ${found.id} of session ${spec.sessionId} is gone.`,
+        message: `${ctx.provider} ${ctx.noun} ${found.id} of session ${spec.sessionId} is gone.`,
         reason: "other"
       })
     }
     if (found.state === "paused") {
       if (driver.pause === undefined) {
-        return yield* new RuntimeStartError({ message: `${ctx.provider} sandbox ${found.id} is paused.` })
+        return yield* new RuntimeStartError({ message: `${ctx.provider} ${ctx.noun} ${found.id} is paused.` })
       }
       yield* driver.pause.resume(found.sandbox)
     }
@@ -108,7 +112,7 @@ const reattach = <O extends HostedOptions, S>(
     if (driver.start === undefined) {
       return yield* new RuntimeStartError({
         message:
-          `${ctx.provider} sandbox ${found.id} of session ${spec.sessionId} is stopped and cannot be started again.`
+          `${ctx.provider} ${ctx.noun} ${found.id} of session ${spec.sessionId} is stopped and cannot be started again.`
       })
     }
     yield* driver.start(found.sandbox)
@@ -116,17 +120,17 @@ const reattach = <O extends HostedOptions, S>(
   })
 
 /** The disconnect watch: the provider no longer runs the sandbox (gone, or stopped under us). */
-const followSandbox = <S>(
-  provider: string,
-  driver: Driver<S>,
+const followSandbox = <O extends HostedOptions, S>(
+  ctx: HostedContext<O, S>,
   made: Made<S>
 ): NonNullable<ProvisionedSandbox["disconnect"]> => {
+  const { driver } = ctx
   const explain = driver.state(made.sandbox).pipe(
     Effect.map((state: SandboxState): Disconnect | undefined =>
       state._tag === "gone"
         ? { outOfMemory: state.outOfMemory === true, message: state.why }
         : state._tag === "stopped"
-        ? { outOfMemory: false, message: `${provider} sandbox ${made.id} was stopped` }
+        ? { outOfMemory: false, message: state.why ?? `${ctx.provider} ${ctx.noun} ${made.id} was stopped` }
         : undefined
     ),
     // A failed check is not taken for an answer.
@@ -145,12 +149,16 @@ const followSandbox = <S>(
 }
 
 /** Fails with the server's exit code and last output once it exits before answering. */
-const exitedAtStart = (provider: string, made: Made<unknown>, launched: Launched) =>
+const exitedAtStart = (
+  ctx: { readonly provider: string; readonly noun: string },
+  made: Made<unknown>,
+  launched: Launched
+) =>
   launched.serverExit === undefined ? undefined : launched.serverExit.pipe(
     Effect.flatMap((exit) =>
       Effect.fail(
         new RuntimeStartError({
-          message: serverExitedMessage({ provider, sandboxId: made.id, ...exit }),
+          message: serverExitedMessage({ provider: ctx.provider, sandboxNoun: ctx.noun, sandboxId: made.id, ...exit }),
           reason: "server-exited",
           exitCode: exit.exitCode,
           output: exit.output
@@ -187,7 +195,8 @@ const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<num
  * (the builder waits for it to answer, raced against its exit).
  */
 export const provisionHosted = <O extends HostedOptions, S>(
-  ctx: HostedContext<O, S>
+  ctx: HostedContext<O, S>,
+  onStatus: SandboxSpec["onStatus"]
 ): Effect.Effect<ProvisionedSandbox, RuntimeStartError, Scope.Scope> =>
   Effect.gen(function*() {
     const { driver, options, provider } = ctx
@@ -195,12 +204,12 @@ export const provisionHosted = <O extends HostedOptions, S>(
     const found = options.sessionId === undefined ? undefined : yield* findSession(ctx, sessionId)
     if (found === undefined && ctx.attachOnly) {
       return yield* new RuntimeStartError({
-        message: `${provider} has no sandbox of session ${sessionId} to attach to.`,
+        message: `${provider} has no ${ctx.noun} of session ${sessionId} to attach to.`,
         reason: "other"
       })
     }
     const sessionKey = Redacted.make(found?.tags[TAGS.sessionKey] ?? randomBytes(24).toString("base64url"))
-    const spec = specOf(ctx, sessionId, sessionKey)
+    const spec = specOf(ctx, sessionId, sessionKey, onStatus)
     const paused = yield* Ref.make(false)
     let made: Made<S>
     let launched: Launched | undefined
@@ -230,7 +239,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
     if (found === undefined) launched = yield* driver.launch(made.sandbox, spec)
     const { server, urls } = yield* endpoints(driver, made.sandbox, options.appPorts ?? [])
     const workspace = launched?.workspace ?? found?.workspace ?? "/workspace"
-    const startFailure = launched === undefined ? undefined : exitedAtStart(provider, made, launched)
+    const startFailure = launched === undefined ? undefined : exitedAtStart(ctx, made, launched)
     const { pause } = driver
     return {
       id: sessionId,
@@ -246,7 +255,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
         pause: pauseStep(provider, "pause", pause.pause(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, true))),
         resume: pauseStep(provider, "resume", pause.resume(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, false)))
       }),
-      disconnect: followSandbox(provider, driver, made),
+      disconnect: followSandbox(ctx, made),
       handOver: Effect.gen(function*() {
         if (launched?.started !== undefined) yield* launched.started
         if (options.vscode !== true) return {}

@@ -33,7 +33,7 @@ import type { ProcessSpec } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
 import { actionTagToWire, actionWireType } from "../schema/wire.ts"
 import { Runtime, type RuntimeCapabilities, type WhilePaused } from "../services/Runtime.ts"
-import { makeScriptedProcesses, type RecordedProcess, type ScriptedProcess } from "./internal/scriptedProcesses.ts"
+import { makeScriptedProcesses, type RecordedProcess, type ScriptedProcess } from "./testRuntime/scriptedProcesses.ts"
 
 /**
  * An observation with the output chunks `runStream` emits before it (`run` returns the

@@ -14,6 +14,7 @@
 import type { Config, Duration, Effect, Redacted, Scope } from "effect"
 import type { InvalidOptionsError, ProviderError, ProviderReason, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import type { ProvisionStatus } from "./Provisioner.ts"
 
 /** What a classifier makes of one failed provider call. */
 export interface Classified {
@@ -70,6 +71,8 @@ export interface SandboxSpec {
   /** The ports besides the server's that must be reachable from outside (VS Code's, the app ports). */
   readonly ports: ReadonlyArray<number>
   readonly sandbox: SandboxConfig
+  /** Report BUILDING_RUNTIME while the driver builds something first (an image). */
+  readonly onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 }
 
 /** How an action server exited before it answered (a start failure). */
@@ -111,7 +114,7 @@ export interface Launched {
 export type SandboxState =
   | { readonly _tag: "running" }
   | { readonly _tag: "paused" }
-  | { readonly _tag: "stopped" }
+  | { readonly _tag: "stopped"; readonly why?: string }
   | {
     readonly _tag: "gone"
     /** The disconnect's message: a sentence naming the sandbox and, where known, why it ended. */
@@ -198,6 +201,14 @@ export interface Driver<S> {
 export interface DriverDefinition<O, S> {
   /** The provider's name in messages ("E2B", "Daytona"). */
   readonly provider: string
+  /** The provider's word for a sandbox in messages (default "sandbox"; Runloop's "devbox"). */
+  readonly sandboxNoun?: string
+  /**
+   * The sandbox mounts a directory of this machine as its workspace (Docker): the shared
+   * `workspace` option applies. Otherwise it is refused (a directory here cannot reach the
+   * provider's sandbox, and ignoring it would let a swapped-in layer work elsewhere).
+   */
+  readonly hostWorkspace?: boolean
   /** `info.kind` ("e2b", "daytona"). */
   readonly kind: string
   /** What one failed call of this provider's SDK means. */

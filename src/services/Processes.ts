@@ -13,7 +13,7 @@ import type {
   ProcessSpec,
   ProcessStarted
 } from "../schema/process.ts"
-import type { EnvValue } from "./Runtime.ts"
+import type { EnvValue } from "./EnvValue.ts"
 
 export interface SpawnOptions {
   /** Working directory (relative: to the session shell's); default the workspace. Within it on CliRuntime. */

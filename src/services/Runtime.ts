@@ -3,7 +3,7 @@
  * (CliRuntime, LocalRuntime, DockerRuntime, ... and TestRuntime). Code written
  * against it runs unchanged wherever the layer puts the sandbox.
  */
-import { Context, type Effect, type Redacted, type Scope, type Stream } from "effect"
+import { Context, type Effect, type Scope, type Stream } from "effect"
 import type {
   Action,
   BrowseInteractiveAction,
@@ -38,6 +38,7 @@ import type {
 } from "../schema/Observation.ts"
 import type { ProcessError } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
+import type { EnvValue } from "./EnvValue.ts"
 import type { ProcessHandle, SpawnOptions } from "./Processes.ts"
 
 /** What a runtime can do beyond the actions every runtime answers. */
@@ -77,9 +78,6 @@ export type WhilePaused = "fail" | "wait"
  * (`Invalid FileWriteAction: start: Expected an integer...`), not an exception thrown by `new`.
  */
 export type ActionFields<C extends abstract new(...args: any) => any> = ConstructorParameters<C>[0]
-
-/** An environment value: plain, or `Redacted` (never logged, masked in every observation). */
-export type EnvValue = string | Redacted.Redacted<string>
 
 export interface RuntimeShape {
   readonly info: RuntimeInfo

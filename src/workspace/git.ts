@@ -5,7 +5,8 @@
  */
 import { Effect, Schema } from "effect"
 import { splitlines, strip } from "../executor/editor/python.ts"
-import { shellQuote } from "../executor/env.ts"
+import { pythonRepr } from "../quoting/pythonRepr.ts"
+import { shellQuote } from "../quoting/shellQuote.ts"
 import { runSetupCommand } from "./command.ts"
 import { GitHelperError } from "./errors.ts"
 import { GIT_CHANGES_SCRIPT, GIT_DIFF_SCRIPT } from "./gitScripts.ts"
@@ -30,14 +31,7 @@ const records = (content: string): Array<{ readonly key: string; readonly value:
   })
 
 /** Python's `repr` of a list of strings, as OpenHands' error texts embed `changed_files`. */
-const pyStrList = (items: ReadonlyArray<string>) =>
-  `[${
-    items.map((s) => {
-      const quote = s.includes("'") && !s.includes("\"") ? "\"" : "'"
-      const body = s.replaceAll("\\", "\\\\").replaceAll("\t", "\\t").replaceAll("\n", "\\n").replaceAll("\r", "\\r")
-      return quote + (quote === "'" ? body.replaceAll("'", "\\'") : body) + quote
-    }).join(", ")
-  }]`
+const pyStrList = (items: ReadonlyArray<string>) => `[${items.map(pythonRepr).join(", ")}]`
 
 /** `git diff --name-status` lines to changes: renames are a delete and an add, copies an add. */
 const parseNameStatus = (output: string): Array<GitChange> => {

@@ -4,10 +4,11 @@
  * server or a container, and every output is masked by the runtime.
  */
 import { Effect, Option, Redacted } from "effect"
-import { shellQuote } from "../executor/env.ts"
+import { shellQuote } from "../quoting/shellQuote.ts"
 import { FileReadAction, FileWriteAction } from "../schema/Action.ts"
 import { ErrorObservation } from "../schema/Observation.ts"
-import { type EnvValue, Runtime } from "../services/Runtime.ts"
+import type { EnvValue } from "../services/EnvValue.ts"
+import { Runtime } from "../services/Runtime.ts"
 import { type CommandResult, runSetupCommand } from "./command.ts"
 import { WorkspaceSetupError } from "./errors.ts"
 import { withStatus } from "./status.ts"

@@ -9,8 +9,8 @@ import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } f
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { LABEL } from "../../src/layers/docker/labels.ts"
+import { LEASE_DIR_PREFIX } from "../../src/layers/docker/leaseDir.ts"
 import { claimOf, isOwnLeaseDir, recordContainer } from "../../src/layers/docker/leaseRecords.ts"
-import { LEASE_DIR_PREFIX } from "../../src/layers/docker/ownerLease.ts"
 
 const made: Array<string> = []
 afterAll(() => made.forEach((path) => rmSync(path, { recursive: true, force: true })))

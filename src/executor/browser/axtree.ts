@@ -7,6 +7,7 @@
  */
 /// <reference lib="dom" />
 import type { CDPSession, Page } from "playwright-core"
+import { pythonRepr } from "../../quoting/pythonRepr.ts"
 
 /** The attribute carrying an element's bid; actions find elements by it. */
 export const BID_ATTRIBUTE = "data-sandbox-bid"
@@ -129,13 +130,6 @@ export const readAXTree = async (cdp: CDPSession): Promise<AXSnapshot> => {
   return { nodes, bids, dom: root }
 }
 
-/** Python's repr of a string, as BrowserGym prints names and values. */
-const pyRepr = (text: string): string => {
-  const quote = text.includes("'") && !text.includes("\"") ? "\"" : "'"
-  const escaped = text.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll("\t", "\\t")
-  return quote + (quote === "'" ? escaped.replaceAll("'", "\\'") : escaped) + quote
-}
-
 /** Roles that only wrap others: shown through their children. */
 const TRANSPARENT_ROLES = new Set(["none", "generic", "LineBreak"])
 /** Boolean properties shown by name when true. */
@@ -149,12 +143,12 @@ const propertyText = (node: AXNode, extra: ElementProperties | undefined): Array
     const v = value.value
     if (FLAGS.has(name) && v === true) parts.push(name)
     else if (VALUED.has(name) && v !== undefined && v !== "false" && v !== false) {
-      parts.push(`${name}=${typeof v === "string" ? pyRepr(v) : String(v)}`)
+      parts.push(`${name}=${typeof v === "string" ? pythonRepr(v) : String(v)}`)
     }
   }
   const value = node.value?.value
   if (typeof value === "string" && value !== "" && node.role?.value !== "StaticText") {
-    parts.push(`value=${pyRepr(value)}`)
+    parts.push(`value=${pythonRepr(value)}`)
   }
   if (extra?.clickable === true) parts.push("clickable")
   return parts
@@ -176,7 +170,7 @@ export const axtreeText = (snapshot: AXSnapshot, properties: Readonly<Record<str
     if (!hidden) {
       const bid = snapshot.bids.get(node.nodeId)
       const extra = bid === undefined ? undefined : properties[bid]
-      const head = `${"\t".repeat(depth)}${bid === undefined ? "" : `[${bid}] `}${role} ${pyRepr(name)}`
+      const head = `${"\t".repeat(depth)}${bid === undefined ? "" : `[${bid}] `}${role} ${pythonRepr(name)}`
       lines.push([head, ...propertyText(node, extra)].join(", "))
     }
     for (const id of node.childIds ?? []) {

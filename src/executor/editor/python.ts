@@ -2,6 +2,7 @@
  * The Python behaviours that leak into OHEditor's messages and output: how `pathlib` prints a
  * path, `str.strip`, `str.splitlines`, `int()` on a string, list and OSError formatting.
  */
+import { pythonRepr } from "../../quoting/pythonRepr.ts"
 
 /** Characters `str.isspace()` accepts (JavaScript's `\s` differs: it has U+FEFF, lacks 0x1C–0x1F and 0x85). */
 const WHITESPACE = "[\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
@@ -47,13 +48,6 @@ export const toInt = (text: string): number | undefined => {
 /** `str(list_of_numbers)`, e.g. `[1, 2]`. */
 export const listStr = (values: ReadonlyArray<number>): string => `[${values.join(", ")}]`
 
-/** `repr(str)`: single quotes unless the text has a single quote and no double quote. */
-const repr = (text: string): string => {
-  const quote = text.includes("'") && !text.includes("\"") ? "\"" : "'"
-  const escaped = text.replace(/[\\\n\r\t]/g, (c) => ({ "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" })[c] ?? c)
-  return quote + (quote === "'" ? escaped.replaceAll("'", "\\'") : escaped) + quote
-}
-
 /** Linux errno numbers and `strerror` texts for the failures a file edit can meet. */
 const OS_ERRORS: Readonly<Record<string, readonly [errno: number, text: string]>> = {
   EPERM: [1, "Operation not permitted"],
@@ -74,5 +68,5 @@ export const osErrorStr = (
   path: string
 ): string => {
   const known = cause.code === undefined ? undefined : OS_ERRORS[cause.code]
-  return known === undefined ? cause.message : `[Errno ${known[0]}] ${known[1]}: ${repr(path)}`
+  return known === undefined ? cause.message : `[Errno ${known[0]}] ${known[1]}: ${pythonRepr(path)}`
 }

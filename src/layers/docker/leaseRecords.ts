@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LABEL, labelOf, type Labels } from "./labels.ts"
-import { LEASE_DIR_PREFIX } from "./ownerLease.ts"
+import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 
 /**
  * A lease directory this process may act on: one of ours by name and place (`<tmpdir>/effect-sandbox-lease-*`,

@@ -13,14 +13,12 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } 
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { LEASE_FILE, type LeaseTerms } from "../../server/ownerLease.ts"
+import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 import { leaseWatchdog } from "./leaseWatchdog.ts"
 
 /** Where containers see their owner's lease directory, and the lease in it (the server's `--owner-lease`). */
 export const LEASE_MOUNT = "/run/effect-sandbox/owner"
 export const LEASE_IN_CONTAINER = `${LEASE_MOUNT}/${LEASE_FILE}`
-
-/** Lease directories are `<tmpdir>/effect-sandbox-lease-*`: the reaper sweeps stale ones. */
-export const LEASE_DIR_PREFIX = "effect-sandbox-lease-"
 
 export interface OwnerLeaseOptions {
   /** How often the owner renews its lease (default 2 s). */

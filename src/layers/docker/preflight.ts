@@ -4,6 +4,8 @@
  * tools a runtime asks for (the jupyter plugin, the browser) add their own
  * checks, so a missing package is named at build time, not at the first action.
  */
+import { shellQuote } from "../../quoting/shellQuote.ts"
+
 export const PREFLIGHT_MARK = "PREFLIGHT:"
 
 /** What the runtime's tools need from the image, beyond the base contract. */
@@ -24,15 +26,12 @@ export const CONTAINER_CHROMIUM = "/usr/bin/chromium"
 const toolsHint = (packages: string): string =>
   `add the Debian packages ${packages} to the base image (in a Dockerfile: RUN apt-get install -y ${packages})`
 
-/** One shell word, whatever it holds (a Python path comes from the user's environment). */
-const shellWord = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
-
 const requirementChecks = (requires: ImageRequirements): string =>
   [
     ...(requires.ipythonPython === undefined ? [] : [
-      `${shellWord(requires.ipythonPython)} -c "import ipykernel, jupyter_client" >/dev/null 2>&1 \\
+      `${shellQuote(requires.ipythonPython)} -c "import ipykernel, jupyter_client" >/dev/null 2>&1 \\
   || fail ${
-        shellWord(
+        shellQuote(
           `the jupyter plugin needs ipykernel and jupyter_client for ${requires.ipythonPython}: ${
             toolsHint("python3-ipykernel python3-jupyter-client")
           }.`
@@ -42,7 +41,7 @@ const requirementChecks = (requires: ImageRequirements): string =>
     ...(requires.chromium !== true ? [] : [
       `${CONTAINER_CHROMIUM} --version >/dev/null 2>&1 \\
   || fail ${
-        shellWord(`the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${toolsHint("chromium fonts-liberation")}.`)
+        shellQuote(`the browser needs Chromium at ${CONTAINER_CHROMIUM}: ${toolsHint("chromium fonts-liberation")}.`)
       }`
     ])
   ].map((check) => `${check}\n`).join("")

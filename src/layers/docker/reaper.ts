@@ -23,8 +23,8 @@ import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLe
 import { dockerClient } from "./client.ts"
 import { removeWithWorkspace } from "./container.ts"
 import { LABEL, labelOf } from "./labels.ts"
+import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 import { type Claim, claimOf, isOwnLeaseDir } from "./leaseRecords.ts"
-import { LEASE_DIR_PREFIX } from "./ownerLease.ts"
 
 /** The lease of a container's owner, when its claim holds and this process can read the lease. */
 const leaseOf = (claim: Claim | null) => claim === null ? null : readLease(join(claim.dir, LEASE_FILE))

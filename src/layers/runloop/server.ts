@@ -14,7 +14,7 @@ import type { Runloop } from "@runloop/api-client"
 import { Effect, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
-import { shellQuote } from "../../executor/env.ts"
+import { shellQuote } from "../../quoting/shellQuote.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import {
   IMAGE_FILES,
