@@ -252,8 +252,13 @@ export const provisionHosted = <O extends HostedOptions, S>(
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),
       ...(pause === undefined ? {} : {
-        pause: pauseStep(provider, "pause", pause.pause(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, true))),
-        resume: pauseStep(provider, "resume", pause.resume(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, false)))
+        // Suspended: each pause asks the driver anew (a driver may decide when called, not when built).
+        pause: pauseStep(provider, "pause", Effect.suspend(() => pause.pause(made.sandbox))).pipe(
+          Effect.andThen(Ref.set(paused, true))
+        ),
+        resume: pauseStep(provider, "resume", Effect.suspend(() => pause.resume(made.sandbox))).pipe(
+          Effect.andThen(Ref.set(paused, false))
+        )
       }),
       disconnect: followSandbox(ctx, made),
       handOver: Effect.gen(function*() {
