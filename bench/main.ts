@@ -104,7 +104,7 @@ const localRows = async (echoInProcess: Sample) => {
   const cold = await timeStarts(10, () => LocalRuntime.layer({ serverEntry }))
   record("LocalRuntime: start to READY (cold)", cold, "`node -e \"\"` process start", floor, "target <= 300 ms")
 
-  const pool = ManagedRuntime.make(LocalRuntime.layerPool({ warmServers: 2, serverEntry }))
+  const pool = ManagedRuntime.make(LocalRuntime.layerPool({ poolSize: 2, serverEntry }))
   const poolContext = await pool.runPromise(Effect.context<LocalServerPool>())
   const warm = await timeStarts(
     10,

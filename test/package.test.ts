@@ -131,13 +131,13 @@ console.log(await Effect.runPromise(program.pipe(Effect.map((o) => o.content), E
   // Imported and type-checked without e2b (an optional peer): building a layer is what loads it.
   "e2b.ts": `import { Effect, Layer, Redacted } from "effect"
 import { CmdRunAction, Runtime } from "effect-sandbox"
-import { E2B_RATE_LIMIT_RETRY, E2BRuntime, E2BSandboxPool } from "effect-sandbox/e2b"
-const layer = E2BRuntime.layer({ apiKey: Redacted.make("e2b_package_test"), rateLimitRetry: E2B_RATE_LIMIT_RETRY })
+import { E2BRuntime, E2BSandboxPool, PROVIDER_RETRY } from "effect-sandbox/e2b"
+const layer = E2BRuntime.layer({ apiKey: Redacted.make("e2b_package_test"), providerRetry: PROVIDER_RETRY })
 export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo e2b-ok" }))
 }).pipe(Effect.provide(layer))
-export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPool({ warmSandboxes: 1 })))
+export const warm = E2BRuntime.layerWarm().pipe(Layer.provide(E2BRuntime.layerPool({ poolSize: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && E2BSandboxPool.key)
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,

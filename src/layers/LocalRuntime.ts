@@ -3,10 +3,10 @@
  * over loopback HTTP (no isolation: use Docker for that). Three ways in:
  *
  * - `LocalRuntime.layer(options)`: start a server for this runtime (cold start);
- * - `LocalRuntime.layerPool({ warmServers })` + `LocalRuntime.layerWarm()`: keep
+ * - `LocalRuntime.layerPool({ poolSize })` + `LocalRuntime.layerWarm()`: keep
  *   servers started in the background and hand a ready one to each runtime
  *   (OpenHands' DESIRED_NUM_WARM_SERVERS); released runtimes are not reused;
- * - `LocalRuntime.attach({ url, sessionApiKey })`: connect to a running server
+ * - `LocalRuntime.connect({ url, sessionApiKey })`: connect to a running server
  *   without owning it.
  */
 import { type Config, Context, Effect, Layer, Redacted } from "effect"
@@ -21,8 +21,8 @@ import type { Provisioner } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import {
-  attachLayer,
-  type AttachOptions,
+  connectLayer,
+  type ConnectOptions,
   provisionedLayer,
   type ProvisionedPool,
   provisionedPoolLayer,
@@ -122,11 +122,11 @@ export const LocalRuntime = {
   ): Layer.Layer<Runtime, RuntimeStartError | InvalidOptionsError | Config.ConfigError> =>
     provisionedLayer(options, localProvisioner(options)),
 
-  /** Keep `warmServers` servers started in the background, for `layerWarm`. */
-  layerPool: ({ warmServers, ...options }: LocalServerOptions & { readonly warmServers: number }): Layer.Layer<
+  /** Keep `poolSize` servers started in the background, for `layerWarm`. */
+  layerPool: ({ poolSize, ...options }: LocalServerOptions & { readonly poolSize: number }): Layer.Layer<
     LocalServerPool,
     InvalidOptionsError | Config.ConfigError
-  > => provisionedPoolLayer(LocalServerPool, warmServers, "local server", options, localProvisioner(options)),
+  > => provisionedPoolLayer(LocalServerPool, poolSize, "local server", options, localProvisioner(options)),
 
   /** A runtime on a server taken from the pool (ready at once when one is warm); the pool refills. */
   layerWarm: (
@@ -134,7 +134,11 @@ export const LocalRuntime = {
   ): Layer.Layer<Runtime, Config.ConfigError, LocalServerPool> =>
     warmLayer(LocalServerPool, () => sandboxConfigOr(options.sandbox)),
 
-  /** Connect to an already running action server; releasing the layer leaves it running. */
-  attach: (options: AttachOptions): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
-    attachLayer("local", options)
+  /**
+   * Connect to an action server someone else runs, by its URL; releasing the layer leaves it
+   * running. (`attach`, on the hosted runtimes, finds a kept sandbox by its session id: a local
+   * server has no provider to keep it.)
+   */
+  connect: (options: ConnectOptions): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
+    connectLayer("local", options)
 } as const

@@ -26,7 +26,7 @@ const standIn = (answers: Answers) =>
     (s) => Effect.promise(s.close)
   )
 
-const attached = (url: string) => Layer.fresh(LocalRuntime.attach({ url }))
+const attached = (url: string) => Layer.fresh(LocalRuntime.connect({ url }))
 
 const started = { status: 200, body: "{\"id\":\"7\",\"pid\":70}" }
 const removed = { status: 200, body: "{\"detail\":\"OK\"}" }

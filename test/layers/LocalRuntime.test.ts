@@ -130,7 +130,7 @@ describe("LocalRuntime", () => {
   it.live("attaching where nothing listens fails with a clear RuntimeStartError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        buildRuntime(LocalRuntime.attach({ url: "http://127.0.0.1:1", aliveTimeout: "300 millis" }))
+        buildRuntime(LocalRuntime.connect({ url: "http://127.0.0.1:1", aliveTimeout: "300 millis" }))
       )
       assert.strictEqual((error as { _tag: string })._tag, "RuntimeStartError")
       assert.include((error as Error).message, "did not answer /alive within 300ms")
@@ -141,7 +141,7 @@ describe("LocalRuntime", () => {
       const owner = yield* buildRuntime(LocalRuntime.layer())
       yield* owner.rt.runCommand("export FROM_OWNER=yes")
       // The owner's session key is private to it, so attach through a keyless server instead.
-      const attached = yield* buildRuntime(LocalRuntime.attach({ url: owner.rt.info.urls["actionServer"]! }))
+      const attached = yield* buildRuntime(LocalRuntime.connect({ url: owner.rt.info.urls["actionServer"]! }))
       const denied = yield* Effect.flip(attached.rt.runCommand("echo $FROM_OWNER"))
       assert.strictEqual(denied._tag, "RuntimeRequestError")
       assert.include(denied.message, "Invalid API Key")
@@ -153,7 +153,7 @@ describe("LocalRuntime", () => {
   it.live("a warm pool hands out ready servers, refills, and stops the rest on release", () =>
     Effect.gen(function*() {
       const poolScope = yield* Scope.make()
-      const pool = yield* Layer.buildWithScope(LocalRuntime.layerPool({ warmServers: 2 }), poolScope)
+      const pool = yield* Layer.buildWithScope(LocalRuntime.layerPool({ poolSize: 2 }), poolScope)
       const warm = LocalRuntime.layerWarm().pipe(Layer.provide(Layer.succeedContext(pool)))
       yield* Effect.sleep("3 seconds") // let both warm servers start
       const first = yield* buildRuntime(warm)

@@ -30,7 +30,7 @@ const standIn = (tools: { readonly status: number; readonly body: unknown } | un
   )
 
 const attachTo = <A, E>(url: string, f: (rt: Runtime["Service"]) => Effect.Effect<A, E>) =>
-  Effect.provide(Runtime.use(f), Layer.fresh(LocalRuntime.attach({ url })))
+  Effect.provide(Runtime.use(f), Layer.fresh(LocalRuntime.connect({ url })))
 
 describe("listTools over HTTP", () => {
   it.live("a server without GET /v1/mcp/tools is a RuntimeRequestError, and the runtime stays READY", () =>

@@ -57,7 +57,7 @@ describe("LocalRuntime.layerPool options", () => {
   it.effect("a negative no-change timeout fails the pool layer, not each warm start", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        Effect.scoped(Layer.build(LocalRuntime.layerPool({ warmServers: 1, noChangeTimeoutSeconds: -1 })))
+        Effect.scoped(Layer.build(LocalRuntime.layerPool({ poolSize: 1, noChangeTimeoutSeconds: -1 })))
       )
       assert.strictEqual(
         `${error._tag}: ${error.message}`,

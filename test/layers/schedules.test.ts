@@ -37,7 +37,7 @@ describe("runtime schedules", () => {
       const url = yield* closedPort
       const started = Date.now()
       const message = yield* startFailure(
-        LocalRuntime.attach({ url, aliveTimeout: "60 seconds", schedules: { waitUntilAlive: Schedule.recurs(2) } })
+        LocalRuntime.connect({ url, aliveTimeout: "60 seconds", schedules: { waitUntilAlive: Schedule.recurs(2) } })
       )
       assert.strictEqual(
         message,
@@ -50,7 +50,7 @@ describe("runtime schedules", () => {
   it.live("the time budget still ends a wait whose schedule does not", () =>
     Effect.gen(function*() {
       const url = yield* closedPort
-      const message = yield* startFailure(LocalRuntime.attach({ url, aliveTimeout: "300 millis" }))
+      const message = yield* startFailure(LocalRuntime.connect({ url, aliveTimeout: "300 millis" }))
       assert.strictEqual(
         message,
         `The action server at ${url} did not answer /alive within 300ms. Check its log for a start-up error.`
@@ -67,7 +67,7 @@ describe("runtime schedules", () => {
         response.end("{\"detail\":\"slow down\"}")
       })
       const error = yield* Runtime.use((rt) => Effect.flip(rt.runCommand("echo hi"))).pipe(
-        Effect.provide(LocalRuntime.attach({ url, schedules: { retry: Schedule.recurs(1) } }))
+        Effect.provide(LocalRuntime.connect({ url, schedules: { retry: Schedule.recurs(1) } }))
       )
       assert.strictEqual(error._tag, "RuntimeDisconnectedError")
       assert.strictEqual(actions, 2)

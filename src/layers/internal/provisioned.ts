@@ -1,7 +1,7 @@
 /**
  * The one builder that turns a provisioner (services/Provisioner.ts) into runtime layers: `layer`
  * (a sandbox of its own), a warm pool with `warmLayer` (ready sandboxes handed over at once), and
- * `attachLayer` (a server someone else runs). What every HTTP runtime does the same way is here
+ * `connectLayer` (a server someone else runs). What every HTTP runtime does the same way is here
  * once: the status transitions, the `/alive` wait, the MCP hand-over, the capabilities the server
  * reports, the disconnect watch, the HTTP client with its default timeout and schedules,
  * pause/resume with `whilePaused`, and the draft editor. A provisioner only starts a server.
@@ -207,7 +207,7 @@ export const warmLayer = <I, S extends ProvisionedPool, E>(
   )
 
 /** Connecting to a server someone else runs: releasing the layer leaves it running. */
-export interface AttachOptions {
+export interface ConnectOptions {
   readonly url: string
   readonly sessionApiKey?: Redacted.Redacted<string>
   /** The workspace as the server sees it (default `/workspace`). */
@@ -219,9 +219,9 @@ export interface AttachOptions {
 }
 
 /** A runtime on a running server (its tools unknown: none assumed), as `kind`. */
-export const attachLayer = (
+export const connectLayer = (
   kind: string,
-  options: AttachOptions
+  options: ConnectOptions
 ): Layer.Layer<Runtime, RuntimeStartError | Config.ConfigError> =>
   runtimeLayer(() =>
     Effect.gen(function*() {
