@@ -127,7 +127,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       // Once started, the server's output is let go: the SDK's handle would keep all of it in this
       // process's memory for the sandbox's life. The server runs on (envd does not stop a process
       // whose client went away).
-      started: Effect.promise(() => handle.disconnect())
+      started: Effect.tryPromise(() => handle.disconnect()).pipe(Effect.ignore)
     }
   })
 
