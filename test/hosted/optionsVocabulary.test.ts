@@ -1,0 +1,42 @@
+/**
+ * One public shape and one options vocabulary for every runtime module (issue 21): each hosted
+ * runtime exports `layer`, `layerPool` (sized by `poolSize`), `layerWarm` and `attach(sessionId)`,
+ * takes `HostedOptions` under the same names, and none brings back a name the vocabulary
+ * replaced. Checked by the type-checker (`npm test` runs `tsc` first); the runtime assertions only
+ * make the cases visible in the report.
+ */
+import { assert, describe, expectTypeOf, it } from "@effect/vitest"
+import { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "../../src/e2b.ts"
+import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
+import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
+import { LocalRuntime } from "../../src/local.ts"
+
+/** Names the vocabulary replaced: none may come back on any runtime's options. */
+type Replaced =
+  | "warmServers"
+  | "warmContainers"
+  | "warmPods"
+  | "warmSandboxes"
+  | "warmDevboxes"
+  | "rateLimitRetry"
+  | "username"
+  | "cpu"
+  | "memoryBytes"
+  | "autoStopMinutes"
+  | "autoDeleteMinutes"
+
+/** True when `O` keeps the shared names (it extends `HostedOptions`) and none of the replaced ones. */
+type InVocabulary<O> = [Extract<keyof O, Replaced>] extends [never] ? O extends HostedOptions ? true : false : false
+
+describe("one public shape", () => {
+  it("E2B: the hosted verbs and the shared options", () => {
+    expectTypeOf(E2BRuntime).toEqualTypeOf<HostedRuntime<E2BRuntimeOptions, E2BSandboxPool>>()
+    expectTypeOf<InVocabulary<E2BRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(E2BRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
+  })
+
+  it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {
+    expectTypeOf<Parameters<typeof LocalRuntime.layerPool>[0]>().toExtend<PoolOptions>()
+    assert.deepStrictEqual(Object.keys(LocalRuntime).sort(), ["connect", "layer", "layerPool", "layerWarm"])
+  })
+})
