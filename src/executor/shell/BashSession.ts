@@ -86,7 +86,7 @@ export const makeBashSession = (
     }
 
     yield* startShell(state, config)
-    yield* Effect.addFinalizer(() => Effect.sync(() => state.end()))
+    yield* Effect.addFinalizer(() => state.end)
 
     /** Send `command` to the shell (started first if there is none) as a new running command. */
     const start = Effect.fn("BashSession.start")(function*(command: string) {

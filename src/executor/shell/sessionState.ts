@@ -5,6 +5,7 @@
  * running command, output printed while none ran, and the env file's generation the shell sourced.
  * The shell's event callbacks and the session's effects change it only through these transitions.
  */
+import { Effect } from "effect"
 import { join } from "node:path"
 import { MAX_CMD_OUTPUT_SIZE } from "../../schema/cmdOutput.ts"
 import type { EnvStore } from "../env.ts"
@@ -65,11 +66,19 @@ export class SessionState {
     this.#shell = null
   }
 
-  /** The session ends: the running command's output is closed, every shell and what it started killed. */
-  end(): void {
-    this.#running?.output.close()
+  /**
+   * The session ends: every shell and what it started killed, the running command's output
+   * closed. The kill reads /proc and cgroupfs synchronously on purpose (processTree.ts: one
+   * snapshot signalled without yielding, so nothing forks past it).
+   */
+  readonly end: Effect.Effect<void> = Effect.suspend(() => {
     for (const proc of this.#started) proc.kill()
-  }
+    const output = this.#running?.output
+    return output === undefined ? Effect.void : Effect.tryPromise({
+      try: () => output.release(),
+      catch: (cause) => `cannot close ${output.spillPath}: ${String(cause)}`
+    }).pipe(Effect.catch((message) => Effect.logWarning(message)))
+  })
 
   /** A prompt reported `dir` as the working directory. */
   promptIn(dir: string | null): void {
