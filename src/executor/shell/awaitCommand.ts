@@ -83,33 +83,34 @@ export const awaitCommand = (
   action: CmdRunAction,
   key: string | null,
   onOutput: OutputListener | undefined
-): Effect.Effect<CmdOutputObservation> => {
-  r.awaited(onOutput ?? null)
-  const racers: Array<Effect.Effect<WaitResult>> = [
-    Deferred.await(r.done).pipe(Effect.map((completion) => ({ _tag: "Done", completion }) as const))
-  ]
-  if (!action.blocking) racers.push(softTimeout(r, noChangeTimeoutSeconds))
-  const seconds = action.timeout
-  if (seconds !== undefined) {
-    racers.push(Effect.as(Effect.sleep(seconds * 1000), { _tag: "Hard", seconds } as const))
-  }
-  return Effect.raceAll(racers).pipe(
-    Effect.map((result) => {
-      switch (result._tag) {
-        case "Done": {
-          const obs = completed(r, result.completion, action, key, mask, state.cwd)
-          state.finish(r)
-          return obs
+): Effect.Effect<CmdOutputObservation> =>
+  Effect.suspend(() => {
+    r.awaited(onOutput ?? null)
+    const racers: Array<Effect.Effect<WaitResult>> = [
+      Deferred.await(r.done).pipe(Effect.map((completion) => ({ _tag: "Done", completion }) as const))
+    ]
+    if (!action.blocking) racers.push(softTimeout(r, noChangeTimeoutSeconds))
+    const seconds = action.timeout
+    if (seconds !== undefined) {
+      racers.push(Effect.as(Effect.sleep(seconds * 1000), { _tag: "Hard", seconds } as const))
+    }
+    return Effect.raceAll(racers).pipe(
+      Effect.map((result) => {
+        switch (result._tag) {
+          case "Done": {
+            const obs = completed(r, result.completion, action, key, mask, state.cwd)
+            state.finish(r)
+            return obs
+          }
+          case "Soft":
+            return partial(r, action, Text.softTimeoutSuffix(noChangeTimeoutSeconds), mask)
+          case "Hard":
+            return partial(r, action, Text.hardTimeoutSuffix(result.seconds), mask)
         }
-        case "Soft":
-          return partial(r, action, Text.softTimeoutSuffix(noChangeTimeoutSeconds), mask)
-        case "Hard":
-          return partial(r, action, Text.hardTimeoutSuffix(result.seconds), mask)
-      }
-    }),
-    Effect.map((obs) => atProcessLimit(state, r, action, obs)),
-    Effect.onInterrupt(() => interrupt(state, r)),
-    Effect.ensuring(Effect.sync(() => r.unwatched())),
-    Effect.withSpan("BashSession.awaitCommand")
-  )
-}
+      }),
+      Effect.map((obs) => atProcessLimit(state, r, action, obs)),
+      Effect.onInterrupt(() => interrupt(state, r)),
+      Effect.ensuring(Effect.sync(() => r.unwatched())),
+      Effect.withSpan("BashSession.awaitCommand")
+    )
+  })
