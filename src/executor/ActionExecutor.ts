@@ -5,7 +5,7 @@
  * not set up here answer with OpenHands' error texts.
  */
 import { Effect, Layer, Scope, Semaphore } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Action, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction } from "../schema/Action.ts"
@@ -22,6 +22,7 @@ import { shortSecretsError } from "../schema/secrets.ts"
 import { ActionExecutor, type ActionExecutorShape } from "../services/ActionExecutor.ts"
 import { makeBrowser } from "./browser/Browser.ts"
 import { sandboxEnv } from "./childEnv.ts"
+import { removeInFinalizer } from "./cleanup.ts"
 import { makeEditor, unifiedDiff } from "./editor/OHEditor.ts"
 import { EnvStore } from "./env.ts"
 import { envFileDir } from "./envDir.ts"
@@ -86,7 +87,7 @@ export const MISSING_TOOL_TEXT = {
 /** A private directory for shell scripts and saved outputs, removed with the scope. */
 export const scopedStateDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "effect-sandbox-state-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  removeInFinalizer
 )
 
 export const makeActionExecutor = (

@@ -9,8 +9,9 @@
  * not do for `/dev/shm`); so does a system without a tmpfs at `/dev/shm`.
  */
 import { Effect } from "effect"
-import { mkdtempSync, rmSync, statfsSync } from "node:fs"
+import { mkdtempSync, statfsSync } from "node:fs"
 import { join } from "node:path"
+import { removeInFinalizer } from "./cleanup.ts"
 
 /** Linux's `statfs` type of a tmpfs (`TMPFS_MAGIC`). */
 const TMPFS_MAGIC = 0x01021994
@@ -42,5 +43,5 @@ const memoryDir = (): string | undefined => {
 export const envFileDir = (stateDir: string, ownState: boolean) =>
   Effect.acquireRelease(
     Effect.sync(() => ownState ? memoryDir() : undefined),
-    (dir) => dir === undefined ? Effect.void : Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    (dir) => dir === undefined ? Effect.void : removeInFinalizer(dir)
   ).pipe(Effect.map((dir) => dir ?? stateDir))

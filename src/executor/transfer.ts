@@ -8,10 +8,11 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { readdirSync, statSync } from "node:fs"
-import { copyFile, lstat, mkdir, rename, rm } from "node:fs/promises"
+import { copyFile, lstat, mkdir, rename } from "node:fs/promises"
 import { join } from "node:path"
 import { TransferError } from "../schema/errors.ts"
 import type { UploadRequest } from "../services/ActionExecutor.ts"
+import { removeInFinalizer } from "./cleanup.ts"
 import { Limits } from "./limits.ts"
 import { extractZip } from "./unzip.ts"
 import type { Workspace } from "./workspace.ts"
@@ -43,7 +44,7 @@ const placeFile = (source: string, destination: string, filename: string) =>
     yield* attempt(`Cannot write ${filename}`, async () => {
       await copyFile(source, staged, 1 /* COPYFILE_EXCL */)
       await rename(staged, target)
-    }).pipe(Effect.ensuring(Effect.promise(() => rm(staged, { force: true }))))
+    }).pipe(Effect.ensuring(removeInFinalizer(staged)))
   })
 
 /** Store an uploaded file or zip in the sandbox; a zip beyond the limits is refused whole. */

@@ -19,11 +19,12 @@
  */
 import { Effect } from "effect"
 import { constants, createWriteStream, type Stats } from "node:fs"
-import { chmod, lstat, mkdir, mkdtemp, open, realpath, rename, rm } from "node:fs/promises"
+import { chmod, lstat, mkdir, mkdtemp, open, realpath, rename } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { pipeline } from "node:stream/promises"
 import { type Entry, openPromise, type ZipFile } from "yauzl"
 import { TransferError } from "../schema/errors.ts"
+import { removeInFinalizer } from "./cleanup.ts"
 import { isWithin } from "./files/safeOpen.ts"
 import { overLimit, type TransferLimits, ZIP_RATIO_FLOOR_BYTES } from "./limits.ts"
 
@@ -219,7 +220,7 @@ export const extractZip = Effect.fn("extractZip")(function*(zipPath: string, des
   const planned = yield* plan(root, yield* readEntries(zip, root, limits))
   const stage = yield* Effect.acquireRelease(
     io(`Cannot extract into ${dest}`, () => mkdtemp(join(root, ".effect-sandbox-unzip-"))),
-    (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    removeInFinalizer
   )
   yield* stageFiles(zip, planned, stage)
   yield* commit(root, planned, stage)

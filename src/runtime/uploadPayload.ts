@@ -6,9 +6,10 @@
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { existsSync, rmSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, join, resolve } from "node:path"
+import { removeInFinalizer } from "../executor/cleanup.ts"
 import { Limits } from "../executor/limits.ts"
 import { walkTree, writeZip } from "../executor/zip.ts"
 import { TransferError } from "../schema/errors.ts"
@@ -46,6 +47,6 @@ export const withUploadPayload = <A, E, R>(
         )
       }),
       () => use({ source: zip, filename: `${basename(source)}.zip`, recursive }),
-      () => Effect.sync(() => rmSync(zip, { force: true }))
+      () => removeInFinalizer(zip)
     )
   })

@@ -6,11 +6,11 @@
  * other part of the server (shells, kernels) has stopped writing into them.
  */
 import { Effect, Layer } from "effect"
-import { rmSync } from "node:fs"
+import { removePath } from "../executor/cleanup.ts"
 
 const remove = (dir: string) =>
-  Effect.try(() => rmSync(dir, { recursive: true, force: true })).pipe(
-    Effect.catch((error) => Effect.logWarning(`cannot remove the temporary directory ${dir}: ${error.cause}`))
+  removePath(dir).pipe(
+    Effect.catch((error) => Effect.logWarning(`cannot remove the temporary directory ${dir}: ${error.message}`))
   )
 
 /** Provide beneath the server: built first, so its finalizer runs after the server's. */

@@ -9,6 +9,7 @@ import { Deferred, Effect, type Scope } from "effect"
 import type { IPythonRunCellAction } from "../../schema/Action.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { IPythonRunCellObservation } from "../../schema/Observation.ts"
+import { removeInFinalizer } from "../cleanup.ts"
 import { withTimeout } from "../deadline.ts"
 import type { EnvStore } from "../env.ts"
 import { pythonFloat } from "../shell/messages.ts"
@@ -102,6 +103,9 @@ const stop = async (k: KernelProcess, running: Promise<Array<Message>>): Promise
   return null
 }
 
+/** Stop `k` (`close`, already done if it died or was killed at an interruption) and remove its files. */
+const closeKernel = (k: KernelProcess) => Effect.sync(() => k.close()).pipe(Effect.andThen(removeInFinalizer(k.dir)))
+
 /**
  * Waits for `wait`, a request the kernel runs (`running`) or a deadline on it. Interrupted
  * (`run`'s fiber, or the HTTP request that carries it), the kernel's request is stopped before
@@ -160,7 +164,7 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
     // Started at once, in the background: the first cell waits for it (OpenHands inits plugins concurrently).
     const ready = yield* Deferred.make<void, RuntimeStartError>()
     yield* start.pipe(Effect.exit, Effect.flatMap((exit) => Deferred.done(ready, exit)), Effect.forkScoped)
-    yield* Effect.addFinalizer(() => Effect.sync(() => kernel?.close()))
+    yield* Effect.addFinalizer(() => kernel === null ? Effect.void : closeKernel(kernel))
 
     /** Apply the shell's cwd and added variables before a cell, as OpenHands does. */
     const sync = Effect.fn("IPython.sync")(function*(k: KernelProcess) {
@@ -229,7 +233,7 @@ export const makeIPython = (options: IPythonOptions): Effect.Effect<IPython, nev
           yield* Deferred.await(ready)
           const restarted = kernel !== null && !kernel.isAlive
           if (restarted) {
-            kernel!.close()
+            yield* closeKernel(kernel!)
             yield* start
           }
           return yield* runCell(action, restarted, onOutput)

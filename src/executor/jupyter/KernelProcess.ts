@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Dealer, Subscriber } from "zeromq"
 import { killProcessGroup, SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
@@ -27,7 +27,8 @@ type Collector = (message: Message) => void
 
 export class KernelProcess {
   private readonly child: ChildProcess
-  private readonly dir: string
+  /** Its connection file and sockets: not removed by `close` (a sync removal would block), by `closeKernel`. */
+  readonly dir: string
   private readonly shell: Dealer
   private readonly iopub: Subscriber
   private readonly signer: Signer
@@ -201,7 +202,6 @@ export class KernelProcess {
     this.closed = true
     for (const socket of [this.shell, this.iopub]) socket.close()
     if (!this.exited && this.child.pid !== undefined) killProcessGroup(this.child.pid)
-    rmSync(this.dir, { recursive: true, force: true })
   }
 }
 

@@ -9,7 +9,7 @@
  * A *segment* is what one observation shows: the text since the previous
  * observation of the same command (soft timeouts return partial output).
  */
-import { closeSync, openSync, writeSync } from "node:fs"
+import { close as closeFd, closeSync, openSync, writeSync } from "node:fs"
 
 const MEMORY_LIMIT = 64 * 1024
 /** Both exceed half of MAX_CMD_OUTPUT_SIZE with room for trimming, so the seam is always cut away. */
@@ -96,6 +96,15 @@ export class CommandOutput {
   close(): void {
     if (this.spillFd !== null) closeSync(this.spillFd)
     this.spillFd = null
+  }
+
+  /** `close` for a finalizer, which must not block: the spill file's descriptor is closed asynchronously. */
+  release(): Promise<void> {
+    const fd = this.spillFd
+    this.spillFd = null
+    return fd === null
+      ? Promise.resolve()
+      : new Promise((resolve, reject) => closeFd(fd, (error) => error === null ? resolve() : reject(error)))
   }
 
   private startSpill(): void {

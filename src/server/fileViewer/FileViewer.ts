@@ -12,9 +12,11 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { basename, dirname, isAbsolute, join } from "node:path"
+import { removeInFinalizer } from "../../executor/cleanup.ts"
 import type { FileViewError } from "../../executor/files/viewFile.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { closingServer } from "../closingServer.ts"
@@ -107,14 +109,12 @@ const routes = HttpRouter.use(Effect.fn(function*(router) {
   }
 }))
 
-/** The file's content, or undefined when it cannot be read. */
-const contentOf = (file: string) => {
-  try {
-    return readFileSync(file, "utf8")
-  } catch {
-    return undefined
-  }
-}
+/** Removes the URL file if it still names `url` (one a newer viewer wrote is left alone; one already gone is fine). */
+const withdrawUrl = (urlFile: string, url: string) =>
+  Effect.tryPromise(() => readFile(urlFile, "utf8")).pipe(
+    Effect.flatMap((content) => content === url ? removeInFinalizer(urlFile) : Effect.void),
+    Effect.ignore
+  )
 
 /**
  * Writes the URL for the server's lifetime (a file that cannot be written is logged: the viewer
@@ -129,7 +129,7 @@ const announceUrl = (urlFile: string) =>
       Effect.try(() => writeFileSync(urlFile, url)).pipe(
         Effect.catch((e) => Effect.logWarning(`cannot write the file viewer's URL to ${urlFile}: ${e.cause}`))
       ),
-      () => Effect.sync(() => contentOf(urlFile) === url && rmSync(urlFile, { force: true }))
+      () => withdrawUrl(urlFile, url)
     )
   }))
 

@@ -10,9 +10,10 @@ import { NodeStream } from "@effect/platform-node"
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { randomUUID } from "node:crypto"
-import { open, rm } from "node:fs/promises"
+import { open } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, isAbsolute, join } from "node:path"
+import { removeInFinalizer } from "../../executor/cleanup.ts"
 import { isOverLimit, Limits, overLimit } from "../../executor/limits.ts"
 import { ActionExecutor } from "../../services/ActionExecutor.ts"
 import { BadRequest, failed, isRecord, optionalJsonBody, searchParams } from "../responses.ts"
@@ -108,7 +109,7 @@ export const fileRoutes = HttpRouter.use(Effect.fn(function*(router) {
       const sent = yield* executor.download(path, zip).pipe(
         Effect.mapError((e) => e.message.startsWith("File not found") ? new BadRequest(404, e.message) : refused(e)),
         Effect.andThen(openOnce(zip)),
-        Effect.ensuring(Effect.promise(() => rm(zip, { force: true })))
+        Effect.ensuring(removeInFinalizer(zip))
       )
       return HttpServerResponse.stream(sent.body, {
         contentType: "application/zip",

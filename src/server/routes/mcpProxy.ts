@@ -13,13 +13,20 @@
  */
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
-import { Effect, FiberSet } from "effect"
+import { Data, Effect, FiberSet } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { McpCallAction } from "../../schema/Action.ts"
 import { ActionExecutor, type ActionExecutorShape } from "../../services/ActionExecutor.ts"
 import { detail, failed, jsonBody } from "../responses.ts"
 import { ENDPOINTS } from "./paths.ts"
+
+/** The MCP SDK failed (could not load, connect, or take a message): answered as a 500. */
+class McpProxyError extends Data.TaggedError("McpProxyError")<{ readonly message: string }> {}
+
+/** An SDK promise as an effect: its rejection is a typed error, not a defect. */
+const sdkCall = <A>(what: string, promise: () => Promise<A>) =>
+  Effect.tryPromise({ try: promise, catch: (cause) => new McpProxyError({ message: `${what}: ${String(cause)}` }) })
 
 /** The SDK's server side, loaded when the first client connects. */
 const sdk = async () => {
@@ -76,14 +83,14 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const response = nodeResponse(request)
-      const loaded = yield* Effect.promise(sdk)
+      const loaded = yield* sdkCall("cannot load the MCP SDK", sdk)
       const transport = new loaded.SSEServerTransport(ENDPOINTS.mcpMessages[1], response)
       // The session's calls are fibers of the server's runtime, owned by this stream: they are
       // interrupted when the client goes or the server stops (then this handler is interrupted).
       const run = yield* FiberSet.makeRuntimePromise()
       const server = proxyServer(loaded, executor, run)
       sessions.set(transport.sessionId, transport)
-      yield* Effect.promise(() => server.connect(transport))
+      yield* sdkCall("cannot connect the MCP session", () => server.connect(transport))
       // The stream stays open until the client goes (or the server stops).
       yield* Effect.callback<void>((resume) => {
         if (response.destroyed) return resume(Effect.void)
@@ -98,7 +105,7 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
         }))
       )
       return HttpServerResponse.empty()
-    }).pipe(Effect.scoped)
+    }).pipe(Effect.scoped, Effect.catch(failed))
   )
 
   yield* router.add(
@@ -110,13 +117,12 @@ export const mcpProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
       if (transport === undefined) return detail(404, `No MCP session ${JSON.stringify(id)}: connect to /mcp/sse first`)
       // The body is read and parsed within the server's limits, not the SDK's (which parses whatever fits 4 MB).
       const body = yield* jsonBody
-      yield* Effect.promise(() =>
+      yield* sdkCall("cannot handle the MCP message", () =>
         transport.handlePostMessage(
           NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage,
           nodeResponse(request),
           body
-        )
-      )
+        ))
       return HttpServerResponse.empty()
     }).pipe(Effect.catch(failed))
   )

@@ -10,11 +10,12 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync } from "node:fs"
 import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { sandboxEnv } from "../../executor/childEnv.ts"
+import { removeInFinalizer } from "../../executor/cleanup.ts"
 import { killProcessGroup, SESSION_MARKER_VARIABLE } from "../../executor/shell/processTree.ts"
 import { codeServerEntry } from "./codeServer.ts"
 import { writeVsCodeSettings } from "./settings.ts"
@@ -123,7 +124,7 @@ const start = Effect.fn("VsCode.start")(function*(options: VsCodeOptions) {
   yield* writeVsCodeSettings(options.workspace).pipe(Effect.mapError((e) => `cannot write the settings: ${e.cause}`))
   const dir = yield* Effect.acquireRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), "effect-sandbox-vscode-"))),
-    (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
+    removeInFinalizer
   )
   const token = randomUUID()
   const socketPath = yield* startCodeServer(options, dir)
