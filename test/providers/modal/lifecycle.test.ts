@@ -47,9 +47,9 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const { rt, release } = yield* buildRuntime(layer({
-          timeout: "10 minutes",
+          lifetime: "10 minutes",
           idleTimeout: "30 seconds",
-          cpu: 0.5,
+          cpus: 0.5,
           memoryMiB: 1024,
           appPorts: [9000],
           env: { GREETING: "hello" }
