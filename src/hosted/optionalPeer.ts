@@ -1,7 +1,7 @@
 /**
  * A provider's SDK, loaded when a layer is built: every provider's SDK is an optional peer
  * dependency (DESIGN.md principle 11), so its absence is a start error that says what to install,
- * worded once for every provider. The caller passes its own `import("...")`, so the specifier stays
+ * worded once for every provider. The caller passes its own dynamic import, so the specifier stays
  * a literal bundlers and the package test can see.
  */
 import { Effect } from "effect"
