@@ -5,5 +5,5 @@
  * dependency, loaded when a layer is built, never by the root `effect-sandbox` (DESIGN.md
  * principle 11).
  */
-export { MODAL_RATE_LIMIT_RETRY } from "./layers/modal/rateLimit.ts"
-export { ModalRuntime, type ModalRuntimeOptions, ModalSandboxPool } from "./layers/ModalRuntime.ts"
+export { PROVIDER_RETRY } from "./hosted/options.ts"
+export { ModalRuntime, type ModalRuntimeOptions, ModalSandboxPool } from "./providers/modal/ModalRuntime.ts"

@@ -144,14 +144,14 @@ console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.ca
   // Imported and type-checked without modal (an optional peer): building a layer is what loads it.
   "modal.ts": `import { Effect, Layer, Redacted } from "effect"
 import { CmdRunAction, Runtime } from "effect-sandbox"
-import { MODAL_RATE_LIMIT_RETRY, ModalRuntime, ModalSandboxPool } from "effect-sandbox/modal"
+import { ModalRuntime, ModalSandboxPool, PROVIDER_RETRY } from "effect-sandbox/modal"
 const token = { tokenId: Redacted.make("ak-package"), tokenSecret: Redacted.make("as-package") }
-const layer = ModalRuntime.layer({ ...token, rateLimitRetry: MODAL_RATE_LIMIT_RETRY })
+const layer = ModalRuntime.layer({ ...token, providerRetry: PROVIDER_RETRY })
 export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo modal-ok" }))
 }).pipe(Effect.provide(layer))
-export const warm = ModalRuntime.layerWarm().pipe(Layer.provide(ModalRuntime.layerPool({ ...token, warmSandboxes: 1 })))
+export const warm = ModalRuntime.layerWarm().pipe(Layer.provide(ModalRuntime.layerPool({ ...token, poolSize: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && ModalSandboxPool.key)
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,

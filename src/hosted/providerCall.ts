@@ -40,3 +40,16 @@ export const makeProviderCall = (
     Effect.mapError((failure) => providerError(provider, operation, failure)),
     Effect.withSpan("provider.call", { attributes: { provider, operation } })
   )
+
+/**
+ * A failure given the reason the driver knows it by, where its classifier could not tell (a
+ * not-found answer to an image lookup is a missing image).
+ */
+export const withReason = (error: ProviderError, reason: ProviderReason): ProviderError =>
+  new ProviderError({
+    provider: error.provider,
+    operation: error.operation,
+    reason,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    message: error.message
+  })

@@ -10,6 +10,7 @@ import { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "../../src/e2
 import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
 import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
 import { LocalRuntime } from "../../src/local.ts"
+import { ModalRuntime, type ModalRuntimeOptions, ModalSandboxPool } from "../../src/modal.ts"
 
 /** Names the vocabulary replaced: none may come back on any runtime's options. */
 type Replaced =
@@ -33,6 +34,12 @@ describe("one public shape", () => {
     expectTypeOf(E2BRuntime).toEqualTypeOf<HostedRuntime<E2BRuntimeOptions, E2BSandboxPool>>()
     expectTypeOf<InVocabulary<E2BRuntimeOptions>>().toEqualTypeOf<true>()
     assert.deepStrictEqual(Object.keys(E2BRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
+  })
+
+  it("Modal: the hosted verbs and the shared options", () => {
+    expectTypeOf(ModalRuntime).toEqualTypeOf<HostedRuntime<ModalRuntimeOptions, ModalSandboxPool>>()
+    expectTypeOf<InVocabulary<ModalRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(ModalRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
   })
 
   it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {

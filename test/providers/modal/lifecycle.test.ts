@@ -3,7 +3,8 @@
  * image (built from a registry reference, published), what the create call
  * carried (timeouts, resources, ports, tags, the key's digest and never the key), the tunnels
  * (`info.urls` over TLS), the owner's heartbeat keeping an idle timeout at bay, a sandbox ended
- * elsewhere shown as a disconnect, attach by session id, and the reaper of dead owners' sandboxes.
+ * elsewhere shown as a disconnect, attach by session id (`layer` and `attach`), and the reaper of
+ * dead owners' sandboxes.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -11,10 +12,10 @@ import { ModalClient } from "modal"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { hostname } from "node:os"
-import { SandboxConfig } from "../../../src/index.ts"
+import { RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
 import { expectDisconnected } from "../../disconnected.ts"
-import { buildRuntime } from "../../docker/helpers.ts"
+import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { runtimeImage } from "../e2b/fixture.ts"
 import { docker } from "./docker.ts"
@@ -47,9 +48,9 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const { rt, release } = yield* buildRuntime(layer({
-          timeout: "10 minutes",
+          lifetime: "10 minutes",
           idleTimeout: "30 seconds",
-          cpu: 0.5,
+          cpus: 0.5,
           memoryMiB: 1024,
           appPorts: [9000],
           env: { GREETING: "hello" }
@@ -187,9 +188,16 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
         // Kept alive: no idle timeout (nothing would keep it busy once its owner is gone).
         assert.strictEqual(sandbox.definition.idleTimeoutSecs ?? undefined, undefined)
         const creates = standinOf().calls.filter((c) => c.method === "SandboxCreateV2").length
+        // `attach`, kept alive again: the same sandbox, left running.
+        const attached = yield* buildRuntime(
+          ModalRuntime.attach(sessionId, standinOptions(standinOf(), { sandbox: kept }))
+        )
+        yield* attached.rt.runCommand("echo again >> /workspace/note")
+        yield* attached.release
+        assert.strictEqual(sandbox.result, undefined)
         const second = yield* buildRuntime(layer({ sessionId }))
         assert.strictEqual(standinOf().calls.filter((c) => c.method === "SandboxCreateV2").length, creates)
-        assert.strictEqual((yield* second.rt.runCommand("cat /workspace/note")).content.trim(), "kept")
+        assert.strictEqual((yield* second.rt.runCommand("cat /workspace/note")).content.trim(), "kept\nagain")
         assert.strictEqual(second.rt.info.id, sessionId)
         yield* second.release
         assert.strictEqual(sandbox.result?.status, STATUS.terminated)
@@ -197,6 +205,20 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
       }),
     120_000
   )
+
+  it.live("attach to a session without a sandbox is a start error, and makes none", () =>
+    Effect.gen(function*() {
+      const creates = standinOf().calls.filter((c) => c.method === "SandboxCreateV2").length
+      const error = yield* startError(ModalRuntime.attach("modal-no-such-session", standinOptions(standinOf())))
+      assert.instanceOf(error, RuntimeStartError)
+      const { message, reason } = error as RuntimeStartError
+      assert.deepStrictEqual([message, reason], [
+        "Modal has no sandbox of session modal-no-such-session to attach to.",
+        "other"
+      ])
+      assert.strictEqual(standinOf().calls.filter((c) => c.method === "SandboxCreateV2").length, creates)
+      yield* noContainers
+    }))
 
   it.live(
     "the reaper terminates the sandboxes of dead owners on this host, and leaves the others",

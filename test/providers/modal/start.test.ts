@@ -1,16 +1,29 @@
 /**
  * ModalRuntime's start failures through the real `modal` SDK against the stand-in, each with its
- * message and nothing left behind: a bad token pair, a missing image, an image without the
- * payload (the launcher's line read back from the sandbox's logs), rate-limited creates retried
- * and then refused, and options refused before anything is made.
+ * message, its reason as data and nothing left behind: a bad token pair (unauthorized), a missing
+ * image (image-missing), an image without the payload (the server exited: the launcher's line read
+ * back from the sandbox's logs, its exit code), rate-limited creates retried and then refused
+ * (rate-limited), and options refused before anything is made.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
-import { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { InvalidOptionsError, type ProviderReason, RuntimeStartError } from "../../../src/index.ts"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { standinOptions, useModalStandin } from "./fixture.ts"
+
+/** A start error made of Modal's refusal, for `reason`, with the status Modal answered with (if any). */
+const assertRefused = (
+  error: RuntimeStartError | InvalidOptionsError,
+  reason: ProviderReason,
+  status?: number
+) => {
+  assert.strictEqual(error._tag === "RuntimeStartError" && error.reason, "provider")
+  const provider = (error as RuntimeStartError).provider
+  assert.deepStrictEqual([provider?.provider, provider?.reason, provider?.status], ["Modal", reason, status])
+  assert.strictEqual(provider?.message, error.message)
+}
 
 describeDocker("ModalRuntime start (stand-in)", () => {
   const standinOf = useModalStandin()
@@ -35,6 +48,7 @@ describeDocker("ModalRuntime start (stand-in)", () => {
         "Modal could not look up app effect-sandbox: Token ID or secret is invalid. Create a new token with " +
           "`modal token new`."
       )
+      assertRefused(error, "unauthorized", 401)
       assert.strictEqual(creates(), before)
     }))
 
@@ -61,6 +75,7 @@ describeDocker("ModalRuntime start (stand-in)", () => {
         error.message,
         "Modal could not look up image no-such-image: Could not find published image 'no-such-image:latest'"
       )
+      assertRefused(error, "image-missing")
     }))
 
   it.live("a registry image Modal cannot pull is the build's failure", () =>
@@ -70,21 +85,26 @@ describeDocker("ModalRuntime start (stand-in)", () => {
         error.message,
         /^Modal could not look up image registry\.invalid\/no-such:1: Image build for im-\w+ failed with the exception:\npull access denied for registry\.invalid\/no-such:1: repository does not exist$/
       )
+      assertRefused(error, "image-missing")
     }))
 
   it.live(
-    "an image without the payload ends its sandbox at once, saying what it lacks; the sandbox is terminated",
+    "an image without the payload ends its sandbox at once (the server exited: its code and output), saying what it lacks; nothing is left",
     () =>
       Effect.gen(function*() {
         const error = yield* refusal({ image: "base" })
         assert.instanceOf(error, RuntimeStartError)
         const sandbox = [...standinOf().sandboxes.values()].at(-1)!
+        const lacks =
+          "effect-sandbox: this image has no /opt/effect-sandbox/bin/node: make it from the runtime image " +
+          "(docs/runtimes/modal.md, \"Making the image\")"
         assert.strictEqual(
           error.message,
           `The action server in Modal sandbox ${sandbox.id} exited with code 78 before it answered. Its last output:\n` +
-            "effect-sandbox: this image has no /opt/effect-sandbox/bin/node: make it from the runtime image " +
-            "(docs/runtimes/modal.md, \"Making the image\")"
+            lacks
         )
+        const { reason, exitCode, output } = error as RuntimeStartError
+        assert.deepStrictEqual([reason, exitCode, output?.trim()], ["server-exited", 78, lacks])
       }),
     120_000
   )
@@ -95,7 +115,7 @@ describeDocker("ModalRuntime start (stand-in)", () => {
       standinOf().refuseCreates(2, "Sandbox creation rate limit exceeded, please retry later")
       const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 3 }))
       const { rt, release } = yield* buildRuntime(
-        ModalRuntime.layer(standinOptions(standinOf(), { rateLimitRetry: quick }))
+        ModalRuntime.layer(standinOptions(standinOf(), { providerRetry: quick }))
       )
       assert.strictEqual((yield* rt.runCommand("echo started")).content.trim(), "started")
       yield* release
@@ -107,13 +127,14 @@ describeDocker("ModalRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const before = creates()
       standinOf().refuseCreates(5, "Sandbox creation rate limit exceeded, please retry later")
-      const error = yield* refusal({ rateLimitRetry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 })) })
+      const error = yield* refusal({ providerRetry: Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 })) })
       standinOf().refuseCreates(0, "")
       assert.strictEqual(
         error.message,
         "Modal could not create a sandbox from image effect-sandbox-runtime: Sandbox creation rate limit exceeded, " +
           "please retry later"
       )
+      assertRefused(error, "rate-limited", 429)
       assert.strictEqual(creates() - before, 2)
     }))
 
@@ -123,17 +144,21 @@ describeDocker("ModalRuntime start (stand-in)", () => {
       const messages = yield* Effect.forEach(
         [
           { idleTimeout: "2500 millis" },
-          { timeout: "0 seconds" },
+          { lifetime: "1500 millis" },
+          { lifetime: "0 seconds" },
+          { user: "openhands" },
           { image: "effect-sandbox-runtime", registryImage: "effect-sandbox-runtime:x" },
-          { cpu: -1 }
+          { cpus: -1 }
         ] satisfies Array<ModalRuntimeOptions>,
         (options) => Effect.map(refusal(options), (e) => e.message)
       )
       assert.deepStrictEqual(messages, [
         "ModalRuntime options: idleTimeout must be whole seconds, at least 3 (Modal counts in seconds).",
-        "ModalRuntime options: timeout must be whole seconds, at least 1 (Modal counts in seconds).",
+        "ModalRuntime options: lifetime must be whole seconds, at least 1 (Modal counts in seconds).",
+        "ModalRuntime options: lifetime must be positive.",
+        "ModalRuntime options: user: a Modal sandbox's command runs as root.",
         "ModalRuntime options: give image (a published Modal image) or registryImage, not both.",
-        "ModalRuntime options: cpu and memoryMiB must be positive."
+        "ModalRuntime options: cpus and memoryMiB must be positive."
       ])
       assert.strictEqual(standinOf().calls.length, calls)
     }))

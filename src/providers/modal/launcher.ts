@@ -4,17 +4,11 @@
  * and make the workspace. A Modal sandbox runs one command for its whole life (its exit ends the
  * sandbox), so starting the server that way needs no exec channel, and an image without the
  * payload ends the sandbox at once with a line saying what it lacks, which the start's failure
- * reads back from the sandbox's stderr.
+ * reads back from the sandbox's logs.
  */
 
-/** Where the runtime image keeps Node and the server. */
-export const IMAGE_FILES = {
-  node: "/opt/effect-sandbox/bin/node",
-  entry: "/opt/effect-sandbox/payload/server.mjs"
-} as const
-
 /** The exit code of a launcher that found the image lacking (EX_CONFIG). */
-export const IMAGE_LACKS_EXIT = 78
+const IMAGE_LACKS_EXIT = 78
 
 /** The sandbox's workspace (made by the launcher: a Modal sandbox has no mounts of ours). */
 export const WORKSPACE = "/workspace"
@@ -33,10 +27,6 @@ const SCRIPT = [
 ].join("\n")
 
 /** The sandbox command running `serverArgv` (Node first) in the workspace. */
-export const launcherCommand = (serverArgv: ReadonlyArray<string>): Array<string> => [
-  "/bin/sh",
-  "-c",
-  SCRIPT,
-  "effect-sandbox-launcher",
-  ...serverArgv
-]
+export const launcherCommand = (
+  serverArgv: ReadonlyArray<string>
+): Array<string> => ["/bin/sh", "-c", SCRIPT, "effect-sandbox-launcher", ...serverArgv]
