@@ -5,20 +5,9 @@
  * text gets what the reason means for the caller where that is not plain.
  */
 import { Duration } from "effect"
+import { reasonOfStatus } from "../../hosted/httpReason.ts"
 import type { ProviderReason } from "../../schema/errors.ts"
 import type { Classified } from "../../services/Driver.ts"
-
-const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
-  400: "invalid",
-  401: "unauthorized",
-  402: "quota",
-  403: "forbidden",
-  404: "not-found",
-  408: "timeout",
-  409: "conflict",
-  422: "invalid",
-  429: "rate-limited"
-}
 
 const ADVICE: Partial<Record<ProviderReason, string>> = {
   unauthorized: " (Runloop refused the API key: check RUNLOOP_API_KEY or the `apiKey` option)",
@@ -34,7 +23,7 @@ const reasonOf = (status: number | undefined, text: string): ProviderReason =>
     ? "quota"
     : status === 404 && /blueprint/i.test(text)
     ? "image-missing"
-    : BY_STATUS[status] ?? (status >= 500 ? "unavailable" : "unknown")
+    : reasonOfStatus(status)
 
 export const classifyRunloop = (cause: unknown): Classified => {
   const error = Object(cause) as { status?: unknown; headers?: { get?: (name: string) => string | null } }
