@@ -273,14 +273,19 @@ export const provisionHosted = <O extends HostedOptions, S>(
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),
       ...(pause === undefined ? {} : {
-        pause: pauseStep(provider, "pause", pause.pause(made.sandbox)).pipe(Effect.andThen(Ref.set(paused, true))),
+        // Suspended: each pause asks the driver anew (a driver may decide when called, not when built).
+        pause: pauseStep(provider, "pause", Effect.suspend(() => pause.pause(made.sandbox))).pipe(
+          Effect.andThen(Ref.set(paused, true))
+        ),
         // A sandbox resumed without its memory has lost its server: launched again, in the runtime's scope.
         resume: pauseStep(
           provider,
           "resume",
-          pause.keepsMemory
-            ? pause.resume(made.sandbox)
-            : Effect.andThen(pause.resume(made.sandbox), Scope.provide(driver.launch(made.sandbox, spec), scope))
+          Effect.suspend(() =>
+            pause.keepsMemory
+              ? pause.resume(made.sandbox)
+              : Effect.andThen(pause.resume(made.sandbox), Scope.provide(driver.launch(made.sandbox, spec), scope))
+          )
         ).pipe(Effect.andThen(Ref.set(paused, false)))
       }),
       disconnect: followSandbox(ctx, made),

@@ -7,10 +7,15 @@
  * which leaves a devbox behind; and the payload uploaded into a blueprint that has only a Node.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Layer, Redacted, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import type { InvalidOptionsError, ProviderReason, RuntimeStartError } from "../../../src/index.ts"
+import {
+  type InvalidOptionsError,
+  type ProviderReason,
+  type RuntimeStartError,
+  SandboxConfig
+} from "../../../src/index.ts"
 import { payloadDirectory } from "../../../src/layers/internal/payload.ts"
 import { RunloopRuntime, type RunloopRuntimeOptions } from "../../../src/runloop.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
@@ -272,11 +277,17 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
   )
 
   it.live(
-    "a blueprint with Node but no payload gets the payload uploaded and runs it, in ~/workspace",
+    "a blueprint with Node but no payload gets the payload uploaded and runs it, in ~/workspace, where an attach finds it",
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const { rt, release } = yield* buildRuntime(runloopLayer(s, { blueprint: "node-only", sessionId: "rl-upload" }))
+        const { rt, release } = yield* buildRuntime(
+          runloopLayer(s, {
+            blueprint: "node-only",
+            sessionId: "rl-upload",
+            sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+          })
+        )
         assert.strictEqual(rt.info.workspace, "/home/user/workspace")
         const ran = yield* rt.runCommand(
           "pwd; test -e /opt/effect-sandbox; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
@@ -289,6 +300,17 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         }
         assert.strictEqual(uploads.length, manifest.files.length)
         yield* release
+        // Attached to while its server runs: the devbox is asked where the workspace is, nothing is uploaded again.
+        const attached = yield* buildRuntime(
+          Layer.fresh(RunloopRuntime.attach("rl-upload", standInOptions(s, { blueprint: "node-only" })))
+        )
+        assert.strictEqual(attached.rt.info.workspace, "/home/user/workspace")
+        assert.strictEqual((yield* attached.rt.runCommand("pwd")).content, "/home/user/workspace")
+        assert.strictEqual(
+          s.requests.filter((r) => r.path === `/v1/devboxes/${devbox.id}/upload_file`).length,
+          uploads.length
+        )
+        yield* attached.release
         assertAllShutDown(s)
       }),
     180_000
