@@ -46,7 +46,7 @@ const run = (box: InDevbox, what: string, command: string) =>
   ).pipe(Effect.flatMap((done) =>
     done.exit_status === 0
       ? Effect.succeed((done.stdout ?? "").trim())
-      : refuse(`Runloop: cannot ${what} in devbox ${box.id}: ${`${done.stdout ?? ""}${done.stderr ?? ""}`.trim()}`)
+      : refuse(`Runloop could not ${what} in devbox ${box.id}: ${`${done.stdout ?? ""}${done.stderr ?? ""}`.trim()}`)
   ))
 
 /** Upload the payload into `home` for `node` (the directories first: `upload_file` makes none). */
