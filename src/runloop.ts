@@ -6,12 +6,12 @@
  * optional peer dependency, loaded when a layer is built, never by the root `effect-sandbox`
  * (DESIGN.md principle 11).
  */
-export { blueprintDockerfile } from "./layers/runloop/blueprint.ts"
-export { RUNLOOP_RATE_LIMIT_RETRY } from "./layers/runloop/errors.ts"
-export type { RunloopResources, RunloopSize } from "./layers/runloop/launch.ts"
+export { PROVIDER_RETRY } from "./hosted/options.ts"
+export { blueprintDockerfile } from "./providers/runloop/blueprint.ts"
+export { DEFAULT_BLUEPRINT } from "./providers/runloop/options.ts"
 export {
-  DEFAULT_BLUEPRINT,
   RunloopDevboxPool,
   RunloopRuntime,
-  type RunloopRuntimeOptions
-} from "./layers/RunloopRuntime.ts"
+  type RunloopRuntimeOptions,
+  type RunloopSize
+} from "./providers/runloop/RunloopRuntime.ts"

@@ -159,12 +159,12 @@ console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.ca
   "runloop.ts": `import { Effect, Layer, Redacted } from "effect"
 import { CmdRunAction, Runtime } from "effect-sandbox"
 import { blueprintDockerfile, RunloopDevboxPool, RunloopRuntime } from "effect-sandbox/runloop"
-const layer = RunloopRuntime.layer({ apiKey: Redacted.make("ak_package_test"), resources: { size: "SMALL" } })
+const layer = RunloopRuntime.layer({ apiKey: Redacted.make("ak_package_test"), size: "SMALL" })
 export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo runloop-ok" }))
 }).pipe(Effect.provide(layer))
-export const warm = RunloopRuntime.layerWarm().pipe(Layer.provide(RunloopRuntime.layerPool({ warmDevboxes: 1 })))
+export const warm = RunloopRuntime.layerWarm().pipe(Layer.provide(RunloopRuntime.layerPool({ poolSize: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && RunloopDevboxPool.key)
 console.log(blueprintDockerfile("runtime:tag").split("\\n")[0])
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))

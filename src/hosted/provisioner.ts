@@ -6,8 +6,9 @@
  * paused, the start failure with the server's exit code and output, the disconnect watch, the app
  * ports and VS Code's URL, pause and resume as their own error.
  */
-import { type Duration, Effect, Redacted, Ref, Schedule, type Scope } from "effect"
+import { type Duration, Effect, Redacted, Ref, Schedule, Scope } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
+import { headerRelay } from "../layers/internal/headerRelay.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeUrls } from "../layers/internal/serverTools.ts"
 import {
   type ProviderError,
@@ -17,7 +18,16 @@ import {
   RuntimeStartError
 } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
-import type { Driver, Endpoint, Found, Launched, Made, SandboxSpec, SandboxState } from "../services/Driver.ts"
+import type {
+  Driver,
+  DriverFailure,
+  Endpoint,
+  Found,
+  Launched,
+  Made,
+  SandboxSpec,
+  SandboxState
+} from "../services/Driver.ts"
 import type { Disconnect, ProvisionedSandbox } from "../services/Provisioner.ts"
 import type { HostedOptions } from "./options.ts"
 import { sandboxTags, TAGS } from "./ownerTags.ts"
@@ -107,6 +117,8 @@ const reattach = <O extends HostedOptions, S>(
         return yield* new RuntimeStartError({ message: `${ctx.provider} ${ctx.noun} ${found.id} is paused.` })
       }
       yield* driver.pause.resume(found.sandbox)
+      // Resumed without its memory: the server is gone with it.
+      return driver.pause.keepsMemory ? undefined : yield* driver.launch(found.sandbox, spec)
     }
     if (found.state !== "stopped") return undefined
     if (driver.start === undefined) {
@@ -172,10 +184,16 @@ const exitedAtStart = (
 const pauseStep = (
   provider: string,
   operation: "pause" | "resume",
-  step: Effect.Effect<void, ProviderError>
+  step: Effect.Effect<void, DriverFailure>
 ): Effect.Effect<void, RuntimeError> =>
   step.pipe(
-    Effect.mapError((error) => new RuntimePauseError({ operation, provider: error, message: error.message })),
+    Effect.mapError((error) =>
+      new RuntimePauseError({
+        operation,
+        ...(error._tag === "ProviderError" ? { provider: error } : {}),
+        message: error.message
+      })
+    ),
     Effect.withSpan(`hosted.${operation}`, { attributes: { provider } })
   )
 
@@ -211,6 +229,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
     const sessionKey = Redacted.make(found?.tags[TAGS.sessionKey] ?? randomBytes(24).toString("base64url"))
     const spec = specOf(ctx, sessionId, sessionKey, onStatus)
     const paused = yield* Ref.make(false)
+    const scope = yield* Effect.scope
     let made: Made<S>
     let launched: Launched | undefined
     if (found !== undefined) {
@@ -222,8 +241,9 @@ export const provisionHosted = <O extends HostedOptions, S>(
         driver.create(spec).pipe(Effect.tap((fresh) => releaseWith(ctx, fresh)))
       ).pipe(Effect.withSpan("hosted.create", { attributes: { provider } }))
     }
-    if (driver.keepAlive !== undefined && !ctx.sandbox.keepRuntimeAlive) {
-      // Started before the server is: a slow start must not outlast a short provider time-out.
+    if (driver.keepAlive !== undefined) {
+      // Started before the server is: a slow start must not outlast a short provider time-out. Kept
+      // alive on release or not, the sandbox is renewed while its runtime lives, and no longer after.
       const { every, touch } = driver.keepAlive
       const renew = touch(made.sandbox).pipe(
         Effect.catch((error) => Effect.logWarning(error.message)),
@@ -238,7 +258,8 @@ export const provisionHosted = <O extends HostedOptions, S>(
     }
     if (found === undefined) launched = yield* driver.launch(made.sandbox, spec)
     const { server, urls } = yield* endpoints(driver, made.sandbox, options.appPorts ?? [])
-    const workspace = launched?.workspace ?? found?.workspace ?? "/workspace"
+    const workspace = launched?.workspace ?? found?.workspace ??
+      (found === undefined || driver.workspace === undefined ? "/workspace" : yield* driver.workspace(made.sandbox))
     const startFailure = launched === undefined ? undefined : exitedAtStart(ctx, made, launched)
     const { pause } = driver
     return {
@@ -256,18 +277,31 @@ export const provisionHosted = <O extends HostedOptions, S>(
         pause: pauseStep(provider, "pause", Effect.suspend(() => pause.pause(made.sandbox))).pipe(
           Effect.andThen(Ref.set(paused, true))
         ),
-        resume: pauseStep(provider, "resume", Effect.suspend(() => pause.resume(made.sandbox))).pipe(
-          Effect.andThen(Ref.set(paused, false))
-        )
+        // A sandbox resumed without its memory has lost its server: launched again, in the runtime's scope.
+        resume: pauseStep(
+          provider,
+          "resume",
+          Effect.suspend(() =>
+            pause.keepsMemory
+              ? pause.resume(made.sandbox)
+              : Effect.andThen(pause.resume(made.sandbox), Scope.provide(driver.launch(made.sandbox, spec), scope))
+          )
+        ).pipe(Effect.andThen(Ref.set(paused, false)))
       }),
       disconnect: followSandbox(ctx, made),
       handOver: Effect.gen(function*() {
         if (launched?.started !== undefined) yield* launched.started
         if (options.vscode !== true) return {}
         // Asked for when handed over, so a signed link lives its whole expiry in its runtime.
+        // A proxy that wants headers (Runloop's tunnel token) is reached through a loopback relay
+        // adding them, living with the runtime: a browser cannot send them.
         const ide = yield* driver.endpoint(made.sandbox, VSCODE_PORT, "vscode").pipe(
-          Effect.map((endpoint) => endpoint.url),
-          Effect.catch((error) => Effect.as(Effect.logWarning(error.message), undefined))
+          Effect.flatMap((endpoint) =>
+            endpoint.headers === undefined ? Effect.succeed(endpoint.url) : headerRelay(endpoint.url, endpoint.headers)
+          ),
+          Effect.catch((error) =>
+            Effect.as(Effect.logWarning(`${provider}: no VS Code URL: ${error.message}`), undefined)
+          )
         )
         return yield* vscodeUrls(options, { baseUrl: server.url, sessionApiKey: sessionKey, workspace }, ide)
       })

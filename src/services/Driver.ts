@@ -63,7 +63,11 @@ export interface SandboxSpec {
    * key/value pairs (labels, metadata, tags) and given back by `find`.
    */
   readonly tags: Readonly<Record<string, string>>
-  /** Released with its owner unless true (`SandboxConfig.keepRuntimeAlive`): no idle end, no reaping. */
+  /**
+   * Released with its owner unless true (`SandboxConfig.keepRuntimeAlive`): then not removed on
+   * release and not reaped; kept alive while a runtime uses it, ended by the provider's idle clock
+   * (where it has one) only once none does.
+   */
   readonly keepAlive: boolean
   readonly server: ServerLaunch
   /** The user the server and commands run as (the options', else the driver's `user`). */
@@ -181,12 +185,20 @@ export interface Driver<S> {
     readonly every: Duration.Input
     readonly touch: (sandbox: S) => Effect.Effect<void, ProviderError>
   }
-  /** Freeze and thaw; `keepsMemory`: running processes survive (else only the files do). */
+  /**
+   * Freeze and thaw; `keepsMemory`: running processes survive (else only the files do, and the
+   * hosted runtime launches the server again after `resume`).
+   */
   readonly pause?: {
     readonly keepsMemory: boolean
     readonly pause: (sandbox: S) => Effect.Effect<void, ProviderError>
     readonly resume: (sandbox: S) => Effect.Effect<void, ProviderError>
   }
+  /**
+   * The workspace of a running sandbox `find` listed, where it depends on what the image holds
+   * (Runloop's upload fallback runs in `~/workspace`); absent: `Found.workspace`, else /workspace.
+   */
+  readonly workspace?: (sandbox: S) => Effect.Effect<string, DriverFailure>
   /** How long the first `/alive` wait may take (default 60 s). */
   readonly aliveTimeout?: Duration.Input
   /** How often the disconnect watch asks `state` (default 5 s). */

@@ -11,6 +11,7 @@ import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
 import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { ModalRuntime, type ModalRuntimeOptions, ModalSandboxPool } from "../../src/modal.ts"
+import { RunloopDevboxPool, RunloopRuntime, type RunloopRuntimeOptions } from "../../src/runloop.ts"
 
 /** Names the vocabulary replaced: none may come back on any runtime's options. */
 type Replaced =
@@ -40,6 +41,12 @@ describe("one public shape", () => {
     expectTypeOf(ModalRuntime).toEqualTypeOf<HostedRuntime<ModalRuntimeOptions, ModalSandboxPool>>()
     expectTypeOf<InVocabulary<ModalRuntimeOptions>>().toEqualTypeOf<true>()
     assert.deepStrictEqual(Object.keys(ModalRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
+  })
+
+  it("Runloop: the hosted verbs and the shared options", () => {
+    expectTypeOf(RunloopRuntime).toEqualTypeOf<HostedRuntime<RunloopRuntimeOptions, RunloopDevboxPool>>()
+    expectTypeOf<InVocabulary<RunloopRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(RunloopRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
   })
 
   it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {

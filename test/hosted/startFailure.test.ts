@@ -1,7 +1,7 @@
 /**
- * `serverExitedMessage` writes the start failure E2BRuntime and the Runloop driver write today
- * (src/layers/E2BRuntime.ts `exitedAtStartup`, src/layers/runloop/server.ts `serverExited`), so the
- * drivers can share it without a user seeing another text.
+ * `serverExitedMessage` writes the start failure E2BRuntime and the Runloop driver wrote before they
+ * were drivers, so the hosted runtime (src/hosted/provisioner.ts) writes it for every driver without
+ * a user seeing another text.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { serverExitedMessage } from "../../src/hosted/startFailure.ts"

@@ -3,6 +3,7 @@
  * class (read structurally, so its types stay out of ours) and puts E2B's HTTP status in the text
  * of the others ("409: ...", "503: no capacity ...").
  */
+import { reasonOfStatus } from "../../hosted/httpReason.ts"
 import type { ProviderReason } from "../../schema/errors.ts"
 import type { Classified } from "../../services/Driver.ts"
 
@@ -17,18 +18,6 @@ const BY_NAME: Readonly<Record<string, ProviderReason>> = {
   NotEnoughSpaceError: "quota"
 }
 
-const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
-  400: "invalid",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not-found",
-  409: "transition",
-  429: "rate-limited",
-  502: "unavailable",
-  503: "unavailable",
-  504: "unavailable"
-}
-
 /** E2B's status where the SDK's text starts with it. */
 const statusIn = (text: string): number | undefined => {
   const match = /^(\d{3})\b/.exec(text)
@@ -39,6 +28,8 @@ export const classifyE2B = (cause: unknown): Classified => {
   const name = (cause as { name?: string } | null)?.name ?? ""
   const text = cause instanceof Error ? cause.message : String(cause)
   const status = statusIn(text)
-  const reason = BY_NAME[name] ?? (status === undefined ? undefined : BY_STATUS[status]) ?? "unknown"
+  // E2B answers 409 while a sandbox is between states (pausing, resuming): worth waiting out.
+  const reason = BY_NAME[name] ??
+    (status === 409 ? "transition" : status === undefined ? "unknown" : reasonOfStatus(status))
   return { reason, status, text }
 }

@@ -38,7 +38,7 @@ export const TOOLS_BLUEPRINT = "effect-sandbox-runtime-tools"
  * The devbox user of `TOOLS_BLUEPRINT`: the user of the runtime image Docker's tools tests build,
  * so that image is shared (Runloop lets a devbox run as any user of its image: `user_parameters`).
  */
-export const TOOLS_USER = { username: "openhands", userId: 1000 } as const
+export const TOOLS_USER = { user: "openhands", userId: 1000 } as const
 
 /**
  * The blueprints: ours, `node-only` (Node on the PATH, no payload: the E2B tests' image, for the

@@ -7,12 +7,17 @@
  * which leaves a devbox behind; and the payload uploaded into a blueprint that has only a Node.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Layer, Redacted, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import {
+  type InvalidOptionsError,
+  type ProviderReason,
+  type RuntimeStartError,
+  SandboxConfig
+} from "../../../src/index.ts"
 import { payloadDirectory } from "../../../src/layers/internal/payload.ts"
-import { RunloopRuntime } from "../../../src/runloop.ts"
+import { RunloopRuntime, type RunloopRuntimeOptions } from "../../../src/runloop.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "../standin.ts"
@@ -25,6 +30,21 @@ const creates = (standIn: RunloopStandIn) =>
 /** The start's error, as the typed error it must be. */
 const startFailure = (layer: Parameters<typeof startError>[0]) =>
   startError(layer).pipe(Effect.map((error) => error as RuntimeStartError | InvalidOptionsError))
+
+/** A start error that is Runloop's refusal, with its reason and status as data. */
+const assertRefusal = (error: RuntimeStartError | InvalidOptionsError, reason: ProviderReason, status: number) => {
+  assert.strictEqual(error._tag, "RuntimeStartError")
+  const start = error as RuntimeStartError
+  assert.strictEqual(start.reason, "provider")
+  assert.deepStrictEqual([start.provider?.provider, start.provider?.reason, start.provider?.status], [
+    "Runloop",
+    reason,
+    status
+  ])
+}
+
+/** The tag and message of options refused before anything is sent. */
+const refusal = (message: string) => ["InvalidOptionsError", `RunloopRuntime options: ${message}`]
 
 /** Every devbox the stand-in made is shut down. */
 const assertAllShutDown = (standIn: RunloopStandIn) =>
@@ -46,7 +66,9 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
           runloopLayer(s, {
             sessionId: "rl-start",
             idleTimeout: "15 minutes",
-            resources: { cpu: 2, memoryGiB: 4, diskGiB: 8 },
+            cpus: 2,
+            memoryMiB: 4096,
+            diskGiB: 8,
             appPorts: [8080],
             env: { RL_FROM_OPTIONS: "set on create" }
           })
@@ -110,17 +132,22 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
     120_000
   )
 
-  it.live("a refused API key: Runloop's message and what to check", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const error = yield* startFailure(runloopLayer(s, { apiKey: Redacted.make("ak_wrong") }))
-      assert.strictEqual(
-        error.message,
-        "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 401 Invalid API key " +
-          "(Runloop refused the API key: check RUNLOOP_API_KEY or the `apiKey` option)"
-      )
-      assertAllShutDown(s)
-    }), 60_000)
+  it.live(
+    "a refused API key: Runloop's message and what to check, as the reason `unauthorized`",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const error = yield* startFailure(runloopLayer(s, { apiKey: Redacted.make("ak_wrong") }))
+        assert.strictEqual(
+          error.message,
+          "Runloop could not create a devbox from blueprint effect-sandbox-runtime: 401 Invalid API key " +
+            "(Runloop refused the API key: check RUNLOOP_API_KEY or the `apiKey` option)"
+        )
+        assertRefusal(error, "unauthorized", 401)
+        assertAllShutDown(s)
+      }),
+    60_000
+  )
 
   it.live(
     "no API key at all is an InvalidOptionsError naming RUNLOOP_API_KEY, and nothing is sent",
@@ -144,30 +171,36 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
     60_000
   )
 
-  it.live("an unknown blueprint: Runloop's 404 text", () =>
+  it.live("an unknown blueprint: Runloop's 404 text, as the reason `image-missing`", () =>
     Effect.gen(function*() {
       const s = standIn()
       const error = yield* startFailure(runloopLayer(s, { blueprint: "no-such-blueprint" }))
       assert.strictEqual(
         error.message,
-        "Runloop: cannot create a devbox from blueprint no-such-blueprint: 404 Blueprint with name no-such-blueprint not found"
+        "Runloop could not create a devbox from blueprint no-such-blueprint: 404 Blueprint with name no-such-blueprint not found"
       )
+      assertRefusal(error, "image-missing", 404)
       assertAllShutDown(s)
     }), 60_000)
 
-  it.live("the account's quota: Runloop's message, nothing created", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const devboxes = s.devboxes.byId.size
-      s.failCreates(403, "Maximum number of running devboxes (10) reached")
-      const error = yield* startFailure(runloopLayer(s))
-      assert.strictEqual(
-        error.message,
-        "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 403 Maximum number of running " +
-          "devboxes (10) reached (the account's quota or plan refuses it: shut down devboxes or raise the limits)"
-      )
-      assert.strictEqual(s.devboxes.byId.size, devboxes)
-    }), 60_000)
+  it.live(
+    "the account's quota: Runloop's message as the reason `quota`, nothing created",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const devboxes = s.devboxes.byId.size
+        s.failCreates(403, "Maximum number of running devboxes (10) reached")
+        const error = yield* startFailure(runloopLayer(s))
+        assert.strictEqual(
+          error.message,
+          "Runloop could not create a devbox from blueprint effect-sandbox-runtime: 403 Maximum number of running " +
+            "devboxes (10) reached (the account's quota or plan refuses it: shut down devboxes or raise the limits)"
+        )
+        assertRefusal(error, "quota", 403)
+        assert.strictEqual(s.devboxes.byId.size, devboxes)
+      }),
+    60_000
+  )
 
   it.live("a rate limit is retried with backoff until Runloop accepts", () =>
     Effect.gen(function*() {
@@ -189,16 +222,42 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         const before = creates(s).length
         // Three refusals: the SDK's own retry (5 by default) would swallow them and the start would succeed.
         s.failCreates(429, "Too many requests", 3)
-        const error = yield* startFailure(runloopLayer(s, { rateLimitRetry: Schedule.recurs(2) }))
+        const error = yield* startFailure(runloopLayer(s, { providerRetry: Schedule.recurs(2) }))
         assert.strictEqual(creates(s).length - before, 3)
         assert.strictEqual(
           error.message,
-          "Runloop: cannot create a devbox from blueprint effect-sandbox-runtime: 429 Too many requests " +
+          "Runloop could not create a devbox from blueprint effect-sandbox-runtime: 429 Too many requests " +
             "(Runloop's rate limit: still refused after retrying with backoff)"
         )
+        assertRefusal(error, "rate-limited", 429)
         assertAllShutDown(s)
       }),
     60_000
+  )
+
+  it.live(
+    "a server that dies at start fails the start at once with its exit code and last output, and the devbox is shut down",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        // The server's Node cannot load a preload it is told to: it exits with code 1 before it listens.
+        const error = yield* startFailure(
+          runloopLayer(s, { sessionId: "rl-exit", env: { NODE_OPTIONS: "--require /no/such/preload.cjs" } })
+        )
+        const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-exit")!
+        assert.strictEqual(error._tag, "RuntimeStartError")
+        const start = error as RuntimeStartError
+        assert.deepStrictEqual([start.reason, start.exitCode], ["server-exited", 1])
+        assert.include(start.output, "Cannot find module '/no/such/preload.cjs'")
+        assert.isTrue(
+          start.message.startsWith(
+            `The action server in Runloop devbox ${devbox.id} exited with code 1 before it answered. Its last output:\n`
+          )
+        )
+        assert.include(start.message, "Cannot find module '/no/such/preload.cjs'")
+        assertAllShutDown(s)
+      }),
+    120_000
   )
 
   it.live(
@@ -218,11 +277,17 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
   )
 
   it.live(
-    "a blueprint with Node but no payload gets the payload uploaded and runs it, in ~/workspace",
+    "a blueprint with Node but no payload gets the payload uploaded and runs it, in ~/workspace, where an attach finds it",
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const { rt, release } = yield* buildRuntime(runloopLayer(s, { blueprint: "node-only", sessionId: "rl-upload" }))
+        const { rt, release } = yield* buildRuntime(
+          runloopLayer(s, {
+            blueprint: "node-only",
+            sessionId: "rl-upload",
+            sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+          })
+        )
         assert.strictEqual(rt.info.workspace, "/home/user/workspace")
         const ran = yield* rt.runCommand(
           "pwd; test -e /opt/effect-sandbox; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
@@ -235,6 +300,17 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         }
         assert.strictEqual(uploads.length, manifest.files.length)
         yield* release
+        // Attached to while its server runs: the devbox is asked where the workspace is, nothing is uploaded again.
+        const attached = yield* buildRuntime(
+          Layer.fresh(RunloopRuntime.attach("rl-upload", standInOptions(s, { blueprint: "node-only" })))
+        )
+        assert.strictEqual(attached.rt.info.workspace, "/home/user/workspace")
+        assert.strictEqual((yield* attached.rt.runCommand("pwd")).content, "/home/user/workspace")
+        assert.strictEqual(
+          s.requests.filter((r) => r.path === `/v1/devboxes/${devbox.id}/upload_file`).length,
+          uploads.length
+        )
+        yield* attached.release
         assertAllShutDown(s)
       }),
     180_000
@@ -256,22 +332,41 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const s = standIn()
       const before = s.requests.length
-      const resources = yield* startFailure(runloopLayer(s, { resources: { cpu: 3, memoryGiB: 4 } }))
-      assert.strictEqual(resources._tag, "InvalidOptionsError")
-      assert.strictEqual(
-        resources.message,
-        "Invalid RunloopRuntime options: resources.cpu: 3: Runloop takes 0.5, 1, or an even number up to 16."
+      const refused = (options: RunloopRuntimeOptions) =>
+        startFailure(runloopLayer(s, options)).pipe(Effect.map((error) => [error._tag, error.message]))
+      assert.deepStrictEqual(
+        yield* refused({ cpus: 3, memoryMiB: 4096 }),
+        refusal("cpus: 3: Runloop takes 0.5, 1, or an even number up to 16.")
       )
-      const ratio = yield* startFailure(runloopLayer(s, { resources: { cpu: 2, memoryGiB: 32 } }))
-      assert.strictEqual(
-        ratio.message,
-        "Invalid RunloopRuntime options: resources: 2 CPU with 32 GiB: Runloop wants 2 to 8 GiB per CPU."
+      assert.deepStrictEqual(
+        yield* refused({ cpus: 2, memoryMiB: 32768 }),
+        refusal("2 CPU with 32 GiB: Runloop wants 2 to 8 GiB per CPU.")
       )
-      const idle = yield* startFailure(runloopLayer(s, { idleTimeout: "3 days" }))
-      assert.strictEqual(
-        idle.message,
-        "Invalid RunloopRuntime options: idleTimeout: 259200 s: from 1 minute (the owner renews it every third of it) " +
-          "to 48 hours (Runloop's longest keep-alive)."
+      assert.deepStrictEqual(
+        yield* refused({ cpus: 2, memoryMiB: 3000 }),
+        refusal("memoryMiB: 3000: Runloop takes 1 GiB, or an even number of GiB up to 64.")
+      )
+      assert.deepStrictEqual(
+        yield* refused({ cpus: 2 }),
+        refusal("cpus and memoryMiB go together (Runloop's custom size).")
+      )
+      assert.deepStrictEqual(
+        yield* refused({ size: "SMALL", cpus: 1, memoryMiB: 2048 }),
+        refusal("size, or cpus and memoryMiB: not both.")
+      )
+      assert.deepStrictEqual(
+        yield* refused({ size: "SMALL", diskGiB: 8 }),
+        refusal("diskGiB goes with cpus and memoryMiB (a custom size).")
+      )
+      assert.deepStrictEqual(
+        yield* refused({ idleTimeout: "3 days" }),
+        refusal(
+          "idleTimeout: 259200 s: from 1 minute (the owner renews it every third of it) to 48 hours (Runloop's longest keep-alive)."
+        )
+      )
+      assert.deepStrictEqual(
+        yield* refused({ lifetime: "1 hour" }),
+        refusal("lifetime: Runloop ends a devbox by its idle policy (idleTimeout).")
       )
       const workspace = yield* startFailure(runloopLayer(s, { workspace: "/tmp" } as never))
       assert.strictEqual(workspace._tag, "InvalidOptionsError")
