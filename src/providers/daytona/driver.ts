@@ -9,7 +9,7 @@ import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
-import { optionalSdk } from "../../hosted/optionalSdk.ts"
+import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
@@ -59,7 +59,8 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     "between 1 second and 24 hours (what Daytona allows for a signed preview URL)"
   )
   const apiKey = yield* credential("DaytonaRuntime", options.apiKey, "apiKey", "DAYTONA_API_KEY", "a Daytona API key")
-  const sdk = yield* optionalSdk("DaytonaRuntime", "@daytonaio/sdk", () => import("@daytonaio/sdk"))
+  const peer = "@daytonaio/sdk"
+  const sdk = yield* loadOptionalPeer("DaytonaRuntime", peer, peer, () => import("@daytonaio/sdk"))
   // All three passed, so the SDK never falls back to reading a `.env` file of the working directory.
   const apiUrl = options.apiUrl ?? (yield* optional("DAYTONA_API_URL")) ?? "https://app.daytona.io/api"
   const target = options.target ?? (yield* optional("DAYTONA_TARGET"))

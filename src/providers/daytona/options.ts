@@ -6,10 +6,7 @@ import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
 /** The snapshot DaytonaRuntime starts from unless told otherwise (docs/runtimes/daytona.md makes it). */
 export const DEFAULT_SNAPSHOT = "effect-sandbox-runtime"
 
-/**
- * The snapshot's Dockerfile on top of `runtimeImage`: the runtime image with a `/workspace` the
- * sandbox user (uid 1000 `openhands` unless told) owns, and that user as the image's.
- */
+/** The snapshot's Dockerfile: the runtime image, a `/workspace` its user (default 1000 `openhands`) owns, that user. */
 export const snapshotDockerfile = (
   runtimeImage: string,
   options: { readonly user?: string; readonly userId?: number } = {}

@@ -8,10 +8,9 @@ import type { Sandbox } from "e2b"
 import { Duration, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
-import { optionalSdk } from "../../hosted/optionalSdk.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
-import { InvalidOptionsError } from "../../schema/errors.ts"
+import { InvalidOptionsError, RuntimeStartError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
 import type { E2BRuntimeOptions } from "./options.ts"
@@ -30,6 +29,17 @@ export interface E2BBox {
   readonly id: string
   instance: Sandbox | undefined
 }
+
+/** The SDK module, or a start error saying to install it. */
+const loadSdk = Effect.tryPromise({
+  try: () => import("e2b"),
+  catch: (cause) =>
+    new RuntimeStartError({
+      message: (cause as { code?: string }).code === "ERR_MODULE_NOT_FOUND"
+        ? "E2BRuntime needs e2b, an optional peer dependency: npm install e2b"
+        : `Cannot load e2b: ${(cause as Error).message}`
+    })
+})
 
 const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOptions, call: ProviderCall) {
   yield* unsupported(
@@ -51,7 +61,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     "E2B_API_KEY",
     "an E2B team API key, e2b_..."
   )
-  const { Sandbox } = yield* optionalSdk("E2BRuntime", "e2b", () => import("e2b"))
+  const { Sandbox } = yield* loadSdk
   const timeoutMs = Duration.toMillis(idle)
   const template = options.template ?? DEFAULT_TEMPLATE
   const hostUrl = options.hostUrl ?? ((host: string) => `https://${host}`)
