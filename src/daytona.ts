@@ -6,10 +6,6 @@
  * peer dependency, loaded when a layer is built, never by the root `effect-sandbox`
  * (DESIGN.md principle 11).
  */
-export { snapshotDockerfile } from "./layers/daytona/snapshot.ts"
-export {
-  DaytonaRuntime,
-  type DaytonaRuntimeOptions,
-  DaytonaSandboxPool,
-  DEFAULT_SNAPSHOT
-} from "./layers/DaytonaRuntime.ts"
+export { PROVIDER_RETRY } from "./hosted/options.ts"
+export { DaytonaRuntime, type DaytonaRuntimeOptions, DaytonaSandboxPool } from "./providers/daytona/DaytonaRuntime.ts"
+export { DEFAULT_SNAPSHOT, snapshotDockerfile } from "./providers/daytona/options.ts"

@@ -116,14 +116,14 @@ const started = program.pipe(Effect.catchTag("RuntimeStartError", (e) => Effect.
 console.log(await Effect.runPromise(started))
 `,
   // Imported and type-checked without @daytonaio/sdk (an optional peer): building a layer is what loads it.
-  "daytona.ts": `import { Effect, Layer } from "effect"
+  "daytona.ts": `import { Effect, Layer, Redacted } from "effect"
 import { CmdRunAction, Runtime } from "effect-sandbox"
 import { DaytonaRuntime, DaytonaSandboxPool, snapshotDockerfile } from "effect-sandbox/daytona"
 export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo daytona-ok" }))
-}).pipe(Effect.provide(DaytonaRuntime.layer({ apiUrl: "http://127.0.0.1:1/api" })))
-export const warm = DaytonaRuntime.layerWarm().pipe(Layer.provide(DaytonaRuntime.layerPool({ warmSandboxes: 1 })))
+}).pipe(Effect.provide(DaytonaRuntime.layer({ apiKey: Redacted.make("dtn_package_test"), apiUrl: "http://127.0.0.1:1/api" })))
+export const warm = DaytonaRuntime.layerWarm().pipe(Layer.provide(DaytonaRuntime.layerPool({ poolSize: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && DaytonaSandboxPool.key)
 console.log(snapshotDockerfile("runtime:tag").split("\\n")[0])
 console.log(await Effect.runPromise(program.pipe(Effect.map((o) => o.content), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))

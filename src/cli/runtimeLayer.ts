@@ -10,11 +10,11 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { CliRuntime } from "../layers/CliRuntime.ts"
-import { DaytonaRuntime } from "../layers/DaytonaRuntime.ts"
 import { DockerRuntime } from "../layers/DockerRuntime.ts"
 import { KubernetesRuntime } from "../layers/KubernetesRuntime.ts"
 import { LocalRuntime } from "../layers/LocalRuntime.ts"
 import { RemoteRuntime } from "../layers/RemoteRuntime.ts"
+import { DaytonaRuntime } from "../providers/daytona/DaytonaRuntime.ts"
 import { E2BRuntime } from "../providers/e2b/E2BRuntime.ts"
 import { ModalRuntime } from "../providers/modal/ModalRuntime.ts"
 import { RunloopRuntime } from "../providers/runloop/RunloopRuntime.ts"

@@ -14,10 +14,11 @@ const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
   404: "not-found",
   408: "timeout",
   409: "conflict",
+  410: "not-found",
   422: "invalid",
   429: "rate-limited"
 }
 
-/** The reason of `status`: any 5xx is `unavailable` (worth waiting out), an unknown 4xx `unknown`. */
-export const reasonOfStatus = (status: number): ProviderReason =>
-  BY_STATUS[status] ?? (status >= 500 ? "unavailable" : "unknown")
+/** The reason of `status`: any 5xx is `unavailable` (worth waiting out), an unknown 4xx or none `unknown`. */
+export const reasonOfStatus = (status: number | undefined): ProviderReason =>
+  status === undefined ? "unknown" : BY_STATUS[status] ?? (status >= 500 ? "unavailable" : "unknown")

@@ -77,6 +77,24 @@ export const unsupported = (runtime: string, options: object, names: ReadonlyArr
   return given.length === 0 ? Effect.void : invalid(runtime, `${given.join(", ")}: ${why}.`)
 }
 
+/**
+ * A Duration option for a provider that counts it in whole units (Daytona's minutes): its number of
+ * them as `measure` counts, within `bounds`; else an InvalidOptionsError saying it must be `what`.
+ */
+export const wholeDuration = (
+  runtime: string,
+  name: string,
+  input: Duration.Input,
+  measure: (duration: Duration.Duration) => number,
+  bounds: readonly [number, number],
+  what: string
+) => {
+  const value = Option.map(Duration.fromInput(input), measure)
+  return Option.isSome(value) && Number.isInteger(value.value) && value.value >= bounds[0] && value.value <= bounds[1]
+    ? Effect.succeed(value.value)
+    : invalid(runtime, `${name} must be ${what}.`)
+}
+
 /** The shared options checked, before anything is made: each bad value one line naming it. */
 export const checkHostedOptions = Effect.fn("checkHostedOptions")(function*(
   runtime: string,

@@ -6,6 +6,7 @@
  * make the cases visible in the report.
  */
 import { assert, describe, expectTypeOf, it } from "@effect/vitest"
+import { DaytonaRuntime, type DaytonaRuntimeOptions, DaytonaSandboxPool } from "../../src/daytona.ts"
 import { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "../../src/e2b.ts"
 import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
 import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
@@ -47,6 +48,12 @@ describe("one public shape", () => {
     expectTypeOf(RunloopRuntime).toEqualTypeOf<HostedRuntime<RunloopRuntimeOptions, RunloopDevboxPool>>()
     expectTypeOf<InVocabulary<RunloopRuntimeOptions>>().toEqualTypeOf<true>()
     assert.deepStrictEqual(Object.keys(RunloopRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
+  })
+
+  it("Daytona: the hosted verbs and the shared options", () => {
+    expectTypeOf(DaytonaRuntime).toEqualTypeOf<HostedRuntime<DaytonaRuntimeOptions, DaytonaSandboxPool>>()
+    expectTypeOf<InVocabulary<DaytonaRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(DaytonaRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
   })
 
   it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {

@@ -30,6 +30,6 @@ export const classifyE2B = (cause: unknown): Classified => {
   const status = statusIn(text)
   // E2B answers 409 while a sandbox is between states (pausing, resuming): worth waiting out.
   const reason = BY_NAME[name] ??
-    (status === 409 ? "transition" : status === undefined ? "unknown" : reasonOfStatus(status))
+    (status === 409 ? "transition" : reasonOfStatus(status))
   return { reason, status, text }
 }

@@ -1,12 +1,17 @@
 /**
  * DaytonaRuntime's lifecycle through the SDK against the stand-in: pause/resume are Daytona's
  * pause and start (memory kept: the shell's variables and a background process survive), a kept-
- * alive sandbox is attached to again by its session id, and the reaper deletes the sandboxes whose
- * owner's heartbeat went stale while leaving a live owner's alone.
+ * alive sandbox is attached to again by its session id (a stopped one started and its server
+ * launched again), the disconnect watch reports a sandbox Daytona stopped under its runtime, and
+ * the reaper deletes the sandboxes of this host whose owner's process is gone while leaving a live
+ * owner's, a kept-alive one and a stranger's alone.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { spawnSync } from "node:child_process"
+import { hostname } from "node:os"
 import { SandboxConfig } from "../../../src/index.ts"
+import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { daytonaLayer, useStandIn } from "./infra.ts"
@@ -47,8 +52,8 @@ describeDocker("DaytonaRuntime lifecycle (stand-in)", () => {
       yield* first.release
       const sandbox = [...s.sandboxes.byId.values()].find((x) => x.labels["effect-sandbox.session"] === "dtn-attach")!
       assert.strictEqual(sandbox.state, "started")
-      // No heartbeat on a kept-alive sandbox: no reaper may take it for an orphan.
-      assert.isUndefined(sandbox.labels["effect-sandbox.owner.renewed-at"])
+      // Kept alive: no reaper may take it for an orphan once its owner is gone.
+      assert.strictEqual(sandbox.labels["effect-sandbox.keep-alive"], "true")
       const creates = s.requests.filter((r) => r.method === "POST" && r.path === "/sandbox").length
       const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-attach" }))
       assert.strictEqual(s.requests.filter((r) => r.method === "POST" && r.path === "/sandbox").length, creates)
@@ -82,26 +87,49 @@ describeDocker("DaytonaRuntime lifecycle (stand-in)", () => {
   )
 
   it.live(
-    "the reaper deletes sandboxes whose owner's heartbeat is stale, not a live owner's",
+    "a sandbox Daytona stopped under its runtime shows as a disconnect naming it, and is deleted on release",
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const stale = new Date(Date.now() - 10 * 60_000).toISOString()
-        const orphan = yield* Effect.promise(() =>
-          s.sandboxes.create({
-            snapshot: "effect-sandbox-runtime",
-            labels: {
-              "effect-sandbox.managed": "true",
-              "effect-sandbox.session": "dtn-orphan",
-              "effect-sandbox.owner.renewed-at": stale,
-              "effect-sandbox.owner.stale-after-ms": "300000"
-            }
-          })
-        )
+        const { rt, release } = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-watched" }))
+        const sandbox = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-watched"
+        )!
+        yield* Effect.promise(() => s.sandboxes.stop(sandbox))
+        // The watch looks every 5 s.
+        yield* expectDisconnected(rt, `Daytona stopped sandbox ${sandbox.id} (auto-stop, or stopped from outside)`)
+        yield* release
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
+
+  it.live(
+    "the reaper deletes this host's sandboxes whose owner is gone, not a live owner's, a kept-alive one or a stranger's",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        // A pid that was ours to see die: a finished child's.
+        const dead = String(spawnSync("true").pid)
+        const owned = (session: string, keepAlive: boolean) =>
+          Effect.promise(() =>
+            s.sandboxes.create({
+              snapshot: "effect-sandbox-runtime",
+              labels: {
+                "effect-sandbox.managed": "true",
+                "effect-sandbox.session": session,
+                "effect-sandbox.owner.host": hostname(),
+                "effect-sandbox.owner.pid": dead,
+                "effect-sandbox.keep-alive": String(keepAlive)
+              }
+            })
+          )
+        const orphan = yield* owned("dtn-orphan", false)
+        const kept = yield* owned("dtn-kept", true)
         const stranger = yield* Effect.promise(() =>
           s.sandboxes.create({
             snapshot: "effect-sandbox-runtime",
-            labels: { "effect-sandbox.owner.renewed-at": stale }
+            labels: { "effect-sandbox.owner.host": hostname(), "effect-sandbox.owner.pid": dead }
           })
         )
         const { release } = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-reaper" }))
@@ -113,12 +141,14 @@ describeDocker("DaytonaRuntime lifecycle (stand-in)", () => {
           })
         )
         assert.strictEqual(orphan.state, "destroyed")
+        assert.strictEqual(kept.state, "started")
         // Not ours (no managed label): never touched, whatever its labels say.
         assert.strictEqual(stranger.state, "started")
         const live = [...s.sandboxes.byId.values()].find((x) => x.labels["effect-sandbox.session"] === "dtn-reaper")!
         assert.strictEqual(live.state, "started")
         yield* release
         yield* Effect.promise(() => s.sandboxes.destroy(stranger))
+        yield* Effect.promise(() => s.sandboxes.destroy(kept))
       }),
     120_000
   )

@@ -1,8 +1,8 @@
 /**
  * The images the stand-in maps snapshot names to, each made from the runtime image DockerRuntime
  * builds from the base image: our snapshot (`snapshotDockerfile` on top, what
- * docs/runtimes/daytona.md has users build and push), and a "stock" image with a Node on PATH but
- * none of our server, for `server: "upload"`. Built once per Dockerfile and kept, as runtime
+ * docs/runtimes/daytona.md has users build and push), a "stock" image with a Node on PATH but
+ * none of our server, for `server: "upload"`, and our snapshot with a server that exits at once. Built once per Dockerfile and kept, as runtime
  * images are.
  */
 import { Effect } from "effect"
@@ -34,6 +34,18 @@ export const stockNodeImage = (baseImage: string) =>
       `FROM ${runtime}`,
       "USER root",
       "RUN ln -s /opt/effect-sandbox/bin/node /usr/local/bin/node && rm -rf /opt/effect-sandbox/payload",
+      "USER openhands",
+      ""
+    ].join("\n"))
+
+/** Our snapshot whose action server prints a line and exits 3 before it listens (a start failure). */
+export const dyingServerImage = (baseImage: string) =>
+  derivedImage(baseImage, (runtime) =>
+    [
+      snapshotDockerfile(runtime).trimEnd(),
+      "USER root",
+      `RUN echo 'console.error("effect-sandbox test: the server gives up at start"); process.exit(3)' ` +
+      "> /opt/effect-sandbox/payload/server.mjs",
       "USER openhands",
       ""
     ].join("\n"))

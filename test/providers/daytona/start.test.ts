@@ -1,28 +1,38 @@
 /**
  * DaytonaRuntime's start through the SDK against the stand-in: what it asks Daytona for (the
- * snapshot, our labels, the auto-stop and auto-delete intervals, as the stand-in recorded the
- * requests), where the session key goes, the preview token, and the start failures with their
- * messages (a refused key, the quota, a rate limit retried, a snapshot without our server),
- * none of which leaves a sandbox behind.
+ * snapshot, the owner tags as labels, the auto-stop, auto-delete and TTL intervals, as the stand-in
+ * recorded the requests), where the session key goes, the preview token, and the start failures
+ * with their messages and reasons (a refused key, the quota, a rate limit retried then given up
+ * on, a missing snapshot, a snapshot without our server, a server that dies at start, options
+ * Daytona cannot honour, no credentials), none of which leaves a sandbox behind.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
-import type { InvalidOptionsError, RuntimeStartError } from "../../../src/index.ts"
+import { Effect, Redacted, Schedule } from "effect"
+import { hostname } from "node:os"
+import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
+import type { InvalidOptionsError, ProviderReason, RuntimeStartError } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { daytonaLayer, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
-import { stockNodeImage } from "./snapshot.ts"
+import { dyingServerImage, stockNodeImage } from "./snapshot.ts"
 
 const creates = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
 
-/** No sandbox of the stand-in is left undeleted. */
 /** The start's error, as the typed error it must be. */
 const startFailure = (layer: Parameters<typeof startError>[0]) =>
   startError(layer).pipe(Effect.map((error) => error as RuntimeStartError | InvalidOptionsError))
 
+/** Daytona's refusal, as data: a start error of reason "provider" carrying Daytona's reason and status. */
+const assertRefused = (error: RuntimeStartError | InvalidOptionsError, reason: ProviderReason, status: number) => {
+  assert.isTrue(error._tag === "RuntimeStartError" && error.reason === "provider")
+  const provider = (error as RuntimeStartError).provider!
+  assert.deepStrictEqual([provider.provider, provider.reason, provider.status], ["Daytona", reason, status])
+}
+
+/** No sandbox of the stand-in is left undeleted. */
 const assertAllDeleted = (standIn: DaytonaStandIn) =>
   assert.deepStrictEqual(
     [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
@@ -32,11 +42,12 @@ const assertAllDeleted = (standIn: DaytonaStandIn) =>
 describeDocker("DaytonaRuntime start (stand-in)", () => {
   const standIn = useStandIn(async () => ({
     "stock-debian": baseImage(),
-    "stock-node": await Effect.runPromise(stockNodeImage(baseImage()))
+    "stock-node": await Effect.runPromise(stockNodeImage(baseImage())),
+    "dying-server": await Effect.runPromise(dyingServerImage(baseImage()))
   }))
 
   it.live(
-    "creates from the snapshot with our labels and Daytona-side cleanup; the key never sits in the environment; no VS Code unless asked",
+    "creates from the snapshot with the owner tags and Daytona-side cleanup; the key never sits in the environment; no VS Code unless asked",
     () =>
       Effect.gen(function*() {
         const s = standIn()
@@ -44,8 +55,9 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         const { rt, release } = yield* buildRuntime(
           daytonaLayer(s, {
             sessionId: "dtn-start-labels",
-            autoStopMinutes: 30,
-            autoDeleteMinutes: 5,
+            idleTimeout: "30 minutes",
+            autoDeleteAfter: "5 minutes",
+            lifetime: "2 hours",
             appPorts: [8080]
           })
         )
@@ -53,11 +65,13 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         assert.strictEqual(body["snapshot"], "effect-sandbox-runtime")
         assert.strictEqual(body["autoStopInterval"], 30)
         assert.strictEqual(body["autoDeleteInterval"], 5)
+        assert.strictEqual(body["ttlMinutes"], 120)
         const labels = body["labels"] as Record<string, string>
         assert.strictEqual(labels["effect-sandbox.managed"], "true")
         assert.strictEqual(labels["effect-sandbox.session"], "dtn-start-labels")
         assert.strictEqual(labels["effect-sandbox.owner.pid"], String(process.pid))
-        assert.match(labels["effect-sandbox.owner.renewed-at"]!, /^\d{4}-\d\d-\d\dT/)
+        assert.strictEqual(labels["effect-sandbox.owner.host"], hostname())
+        assert.strictEqual(labels["effect-sandbox.keep-alive"], "false")
         const key = labels["effect-sandbox.session-key"]!
         const env = body["env"] as Record<string, string>
         assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
@@ -86,14 +100,45 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     120_000
   )
 
-  it.live("a refused API key: Daytona's message and what to check", () =>
+  it.live("a refused API key: Daytona's message and what to check, reason unauthorized", () =>
     Effect.gen(function*() {
       const s = standIn()
       const error = yield* startFailure(daytonaLayer(s, { apiKey: Redacted.make("dtn_wrong") }))
       assert.strictEqual(
         error.message,
-        "Daytona: cannot create a sandbox: 401 Invalid API key (Daytona refused the API key: check DAYTONA_API_KEY or the `apiKey` option)"
+        "Daytona could not create a sandbox from snapshot effect-sandbox-runtime: Invalid API key " +
+          "(Daytona refused the API key: check DAYTONA_API_KEY or the `apiKey` option)"
       )
+      assertRefused(error, "unauthorized", 401)
+      assertAllDeleted(s)
+    }), 60_000)
+
+  it.live("no API key at all is an InvalidOptionsError naming DAYTONA_API_KEY, nothing asked of Daytona", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const before = s.requests.length
+      const saved = process.env["DAYTONA_API_KEY"]
+      delete process.env["DAYTONA_API_KEY"]
+      const error = yield* startFailure(DaytonaRuntime.layer({ apiUrl: s.apiUrl })).pipe(
+        Effect.ensuring(Effect.sync(() => saved === undefined || (process.env["DAYTONA_API_KEY"] = saved)))
+      )
+      assert.strictEqual(error._tag, "InvalidOptionsError")
+      assert.strictEqual(
+        error.message,
+        "DaytonaRuntime options: no apiKey given and DAYTONA_API_KEY is not set (a Daytona API key)."
+      )
+      assert.strictEqual(s.requests.length, before)
+    }))
+
+  it.live("a missing snapshot is Daytona's 404, reason image-missing", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const error = yield* startFailure(daytonaLayer(s, { snapshot: "no-such-snapshot" }))
+      assert.strictEqual(
+        error.message,
+        "Daytona could not create a sandbox from snapshot no-such-snapshot: Snapshot no-such-snapshot not found"
+      )
+      assertRefused(error, "image-missing", 404)
       assertAllDeleted(s)
     }), 60_000)
 
@@ -104,9 +149,10 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
       const error = yield* startFailure(daytonaLayer(s))
       assert.strictEqual(
         error.message,
-        "Daytona: cannot create a sandbox: 403 Total CPU limit exceeded. Maximum allowed: 4 " +
-          "(the organisation's quota or permissions refuse it: stop or delete sandboxes, or raise the limits)"
+        "Daytona could not create a sandbox from snapshot effect-sandbox-runtime: Total CPU limit exceeded. " +
+          "Maximum allowed: 4 (the organisation's quota refuses it: stop or delete sandboxes, or raise the limits)"
       )
+      assertRefused(error, "quota", 403)
       assertAllDeleted(s)
     }), 60_000)
 
@@ -123,11 +169,52 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     }), 120_000)
 
   it.live(
+    "a rate limit outlasting providerRetry fails with Daytona's text, reason rate-limited",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const before = creates(s).length
+        s.failCreates(429, "ThrottlerException: Too Many Requests", 2)
+        const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 }))
+        const error = yield* startFailure(daytonaLayer(s, { providerRetry: quick }))
+        assert.strictEqual(
+          error.message,
+          "Daytona could not create a sandbox from snapshot effect-sandbox-runtime: ThrottlerException: Too Many " +
+            "Requests (Daytona's rate limit: still refused after retrying with backoff)"
+        )
+        assertRefused(error, "rate-limited", 429)
+        assert.strictEqual(creates(s).length - before, 2)
+        assertAllDeleted(s)
+      }),
+    60_000
+  )
+
+  it.live(
+    "a server that dies at start fails the start with its exit code and output, and the sandbox is deleted",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const error = (yield* startFailure(daytonaLayer(s, { snapshot: "dying-server" }))) as RuntimeStartError
+        const sandbox = [...s.sandboxes.byId.values()].filter((x) => x.snapshot === "dying-server").at(-1)!
+        assert.strictEqual(error.reason, "server-exited")
+        assert.strictEqual(error.exitCode, 3)
+        assert.strictEqual(error.output?.trim(), "effect-sandbox test: the server gives up at start")
+        assert.strictEqual(
+          error.message,
+          `The action server in Daytona sandbox ${sandbox.id} exited with code 3 before it answered. ` +
+            "Its last output:\neffect-sandbox test: the server gives up at start"
+        )
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
+
+  it.live(
     "a snapshot without our server names what it lacks, and the sandbox is deleted",
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", username: "root", userId: 0 }))
+        const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", user: "root", userId: 0 }))
         assert.strictEqual(
           error.message,
           "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
@@ -163,7 +250,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const s = standIn()
       const error = yield* startFailure(
-        daytonaLayer(s, { snapshot: "stock-debian", server: "upload", username: "root", userId: 0 })
+        daytonaLayer(s, { snapshot: "stock-debian", server: "upload", user: "root", userId: 0 })
       )
       assert.strictEqual(
         error.message,
@@ -177,8 +264,27 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const s = standIn()
       const before = s.requests.length
-      const error = yield* startFailure(daytonaLayer(s, { workspace: "/tmp" }))
+      // Not in the options' type (a JavaScript caller, or the CLI's shared options, may still pass it).
+      const error = yield* startFailure(daytonaLayer(s, { workspace: "/tmp" } as DaytonaRuntimeOptions))
       assert.strictEqual(error._tag, "InvalidOptionsError")
       assert.strictEqual(s.requests.length, before)
     }), 60_000)
+
+  it.live("options Daytona cannot honour are InvalidOptionsErrors, before anything is asked", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const before = s.requests.length
+      const refusals: ReadonlyArray<readonly [DaytonaRuntimeOptions, string]> = [
+        [{ cpus: 2 }, "cpus: a Daytona sandbox is sized by its snapshot."],
+        [{ idleTimeout: "90 seconds" }, "idleTimeout must be whole minutes (as Daytona counts it)."],
+        [{ autoDeleteAfter: "1.5 minutes" }, "autoDeleteAfter must be whole minutes (as Daytona counts it)."],
+        [{ lifetime: "30 seconds" }, "lifetime must be whole minutes (as Daytona counts it)."]
+      ]
+      for (const [options, message] of refusals) {
+        const error = yield* startFailure(daytonaLayer(s, options))
+        assert.strictEqual(error._tag, "InvalidOptionsError")
+        assert.strictEqual(error.message, `DaytonaRuntime options: ${message}`)
+      }
+      assert.strictEqual(s.requests.length, before)
+    }))
 })

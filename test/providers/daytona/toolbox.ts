@@ -46,6 +46,11 @@ const run = async (sandbox: StandInSandbox, command: string, env: Record<string,
   })
   docker.modem.demuxStream(stream, out, err)
   const done = new Promise<void>((resolve) => {
+    // A container stopped or removed under the command resets its stream: the command ended with it.
+    stream.on("error", () => {
+      record.exitCode ??= -1
+      resolve()
+    })
     stream.on("end", () =>
       void exec.inspect().then((info: Docker.ExecInspectInfo) => {
         record.exitCode = info.ExitCode ?? -1

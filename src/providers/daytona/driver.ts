@@ -1,0 +1,176 @@
+/**
+ * The Daytona driver (services/Driver.ts): a sandbox made from a snapshot with Daytona's auto-stop
+ * (`idleTimeout`, refreshed as activity), auto-delete and TTL (`lifetime`), the owner tags as its
+ * labels; the server a toolbox session's command, its key uploaded as a file it reads and removes
+ * (server/sessionKey.ts); the preview link with its token for every port, a signed one for VS Code
+ * (a browser cannot send the token); pause with memory, and start after auto-stop.
+ */
+import type { Sandbox } from "@daytonaio/sdk"
+import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
+import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
+import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
+import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
+import { shellQuote } from "../../quoting/shellQuote.ts"
+import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
+import { classifyDaytona } from "./classify.ts"
+import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
+import { serverFiles } from "./serverFiles.ts"
+
+/** Where the key is uploaded (in /tmp: the server removes it once read). */
+const KEY_FILE = "/tmp/.effect-sandbox-session-key"
+/** An uploaded server's workspace (`~/workspace`), for attaching to it while it runs. */
+const WORKSPACE_LABEL = "effect-sandbox.workspace"
+
+/** A lifetime in whole minutes, as Daytona counts them. */
+const minutes = (name: string, input: Duration.Input, least: number) =>
+  wholeDuration(
+    "DaytonaRuntime",
+    name,
+    input,
+    Duration.toMinutes,
+    [least, Infinity],
+    "whole minutes (as Daytona counts it)"
+  )
+
+/** Daytona's states as the hosted runtime knows them (a transition counts as where it goes). */
+const stateOf = (state = ""): SandboxState["_tag"] =>
+  ["paused", "pausing"].includes(state)
+    ? "paused"
+    : ["stopped", "stopping", "archived", "archiving"].includes(state)
+    ? "stopped"
+    : ["destroyed", "destroying", "error", "build_failed"].includes(state)
+    ? "gone"
+    : "running"
+
+const optional = (name: string) => Effect.map(Config.option(Config.String(name)), Option.getOrUndefined)
+
+const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRuntimeOptions, call: ProviderCall) {
+  yield* unsupported("DaytonaRuntime", options, ["cpus", "memoryMiB"], "a Daytona sandbox is sized by its snapshot")
+  const idle = yield* minutes("idleTimeout", options.idleTimeout ?? "15 minutes", 1)
+  const autoDelete = yield* minutes("autoDeleteAfter", options.autoDeleteAfter ?? 0, 0)
+  const ttl = options.lifetime === undefined ? 0 : yield* minutes("lifetime", options.lifetime, 1)
+  const seconds = yield* wholeDuration(
+    "DaytonaRuntime",
+    "vscodeLinkExpiry",
+    options.vscodeLinkExpiry ?? "24 hours",
+    (duration) => Math.floor(Duration.toSeconds(duration)),
+    [1, 24 * 60 * 60],
+    "between 1 second and 24 hours (what Daytona allows for a signed preview URL)"
+  )
+  const apiKey = yield* credential("DaytonaRuntime", options.apiKey, "apiKey", "DAYTONA_API_KEY", "a Daytona API key")
+  const peer = "@daytonaio/sdk"
+  const sdk = yield* loadOptionalPeer("DaytonaRuntime", peer, peer, () => import("@daytonaio/sdk"))
+  // All three passed, so the SDK never falls back to reading a `.env` file of the working directory.
+  const apiUrl = options.apiUrl ?? (yield* optional("DAYTONA_API_URL")) ?? "https://app.daytona.io/api"
+  const target = options.target ?? (yield* optional("DAYTONA_TARGET"))
+  const client = yield* Effect.acquireRelease(
+    Effect.sync(() => new sdk.Daytona({ apiKey: Redacted.value(apiKey), apiUrl, ...(target ? { target } : {}) })),
+    (made) => Effect.promise(() => made[Symbol.asyncDispose]())
+  )
+  const snapshot = options.snapshot ?? DEFAULT_SNAPSHOT
+
+  /** The key uploaded, then the server as a toolbox session's command (`exec`: its exit code is the command's). */
+  const launch = Effect.fn("DaytonaRuntime.launch")(function*(sandbox: Sandbox, spec: SandboxSpec) {
+    const files = yield* serverFiles(call, sandbox, { snapshot, server: options.server })
+    const labels = { ...sandbox.labels, [WORKSPACE_LABEL]: files.workspace }
+    if (options.server === "upload") yield* call("label the sandbox's workspace", () => sandbox.setLabels(labels))
+    const key = Buffer.from(Redacted.value(spec.sessionKey))
+    yield* call(`upload the session key into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFile(key, KEY_FILE))
+    // A session per launch: a started-again sandbox may still list an earlier one.
+    const session = `effect-sandbox-server-${randomBytes(4).toString("hex")}`
+    yield* call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
+    const command = `exec ${spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")}`
+    const { cmdId } = yield* call(
+      `start the action server in sandbox ${sandbox.id}`,
+      () => sandbox.process.executeSessionCommand(session, { command, runAsync: true })
+    )
+    // The daemon records the command's exit code and output: a server that dies at start says why.
+    const serverExit = call("follow the action server", () => sandbox.process.getSessionCommand(session, cmdId)).pipe(
+      Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (ran) => typeof ran.exitCode === "number" }),
+      Effect.flatMap((ended) =>
+        call("read the action server's output", () => sandbox.process.getSessionCommandLogs(session, cmdId)).pipe(
+          Effect.map((logs) => ({ exitCode: ended.exitCode ?? -1, output: logs.output ?? "" }))
+        )
+      )
+    )
+    return { workspace: files.workspace, serverExit }
+  })
+
+  return {
+    user: { name: "openhands", id: 1000 },
+    aliveTimeout: "90 seconds",
+    create: (spec) =>
+      call(`create a sandbox from snapshot ${snapshot}`, () =>
+        client.create({
+          snapshot,
+          user: spec.user.name,
+          envVars: { ...spec.server.env, [SESSION_KEY_FILE_VARIABLE]: KEY_FILE },
+          labels: { ...spec.tags },
+          autoStopInterval: idle,
+          autoDeleteInterval: autoDelete,
+          ...(ttl === 0 ? {} : { ttlMinutes: ttl })
+        })).pipe(Effect.map((sandbox) => ({ sandbox, id: sandbox.id }))),
+    launch,
+    destroy: (sandbox) =>
+      call(`delete sandbox ${sandbox.id}`, () => sandbox.delete()).pipe(
+        Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
+      ),
+    find: (labels) =>
+      call("list sandboxes", async () => {
+        const listed: Array<Sandbox> = []
+        for await (const sandbox of client.list({ labels: { ...labels } })) listed.push(sandbox)
+        return listed
+      }).pipe(Effect.map((listed) =>
+        listed.map((sandbox) => {
+          const workspace = sandbox.labels[WORKSPACE_LABEL]
+          const found = { sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }
+          return workspace === undefined ? found : { ...found, workspace }
+        })
+      )),
+    state: (sandbox) =>
+      call(`look up sandbox ${sandbox.id}`, () => sandbox.refreshData()).pipe(
+        Effect.map((): SandboxState => {
+          const state = stateOf(sandbox.state)
+          return state === "gone"
+            ? { _tag: state, why: `Daytona sandbox ${sandbox.id} ended (${sandbox.state})` }
+            : state === "stopped"
+            ? { _tag: state, why: `Daytona stopped sandbox ${sandbox.id} (auto-stop, or stopped from outside)` }
+            : { _tag: state }
+        }),
+        Effect.catchIf(
+          (error) => error.reason === "not-found",
+          () => Effect.succeed({ _tag: "gone" as const, why: `Daytona no longer has sandbox ${sandbox.id}` })
+        )
+      ),
+    // A preview link answers only with its token; VS Code's is signed (the token in it), for a browser.
+    endpoint: (sandbox, port, purpose) =>
+      (purpose === "vscode"
+        ? call(`get a signed preview link of port ${port}`, () => sandbox.getSignedPreviewUrl(port, seconds))
+        : call(`get the preview link of port ${port}`, () => sandbox.getPreviewLink(port))).pipe(
+          Effect.map((link) => ({
+            // Without the trailing slash the client's paths would double.
+            url: link.url.replace(/\/+$/, ""),
+            ...(purpose === "vscode" ? {} : { headers: { "x-daytona-preview-token": Redacted.make(link.token) } })
+          }))
+        ),
+    start: (sandbox) => call(`start sandbox ${sandbox.id}`, () => sandbox.start()),
+    // Auto-stop counts from the last activity: the owner is activity while it holds the sandbox.
+    keepAlive: {
+      every: Duration.divideUnsafe(Duration.minutes(idle), 3),
+      touch: (sandbox) => call(`refresh the activity of sandbox ${sandbox.id}`, () => sandbox.refreshActivity())
+    },
+    pause: {
+      keepsMemory: true,
+      pause: (sandbox) => call(`pause sandbox ${sandbox.id}`, () => sandbox.pause()),
+      resume: (sandbox) => call(`resume sandbox ${sandbox.id}`, () => sandbox.start())
+    }
+  } satisfies Driver<Sandbox>
+})
+
+export const daytonaDriver: DriverDefinition<DaytonaRuntimeOptions, Sandbox> = {
+  provider: "Daytona",
+  kind: "daytona",
+  classify: classifyDaytona,
+  connect
+}
