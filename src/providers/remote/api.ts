@@ -41,9 +41,6 @@ const BuildStatusAnswer = Schema.Struct({
   error: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
 
-/** Anything the API answers with: decoded here, so a schema's own requirements never leak. */
-type Answer<S extends Schema.Top> = S["Type"]
-
 /** How a runtime-API call failed: no answer, a refusal (its status), or a body without OpenHands' fields. */
 export interface ApiOutcome {
   readonly silent?: boolean
@@ -122,13 +119,10 @@ export const makeRuntimeApi = (options: RuntimeApiOptions) => {
     )
   }
 
-  const decode = <S extends Schema.Top & { readonly DecodingServices: never }>(
-    what: string,
-    schema: S,
-    json: unknown
-  ): Answer<S> => {
+  /** The answer's body as `schema`, or an `ApiFailure` saying what it lacks. */
+  const decode = async <A>(what: string, schema: Schema.Decoder<A>, response: Response): Promise<A> => {
     try {
-      return Schema.decodeUnknownSync(schema as never)(json) as Answer<S>
+      return Schema.decodeUnknownSync(schema)(await response.json())
     } catch (error) {
       const why = error instanceof Schema.SchemaError ? formatIssue(error.issue) : String(error)
       throw new ApiFailure(`The runtime API at ${apiUrl} answered ${what} with an unexpected body: ${why}`, {})
@@ -139,32 +133,33 @@ export const makeRuntimeApi = (options: RuntimeApiOptions) => {
    * A call whose 2xx answer is decoded as `schema`: `operation` names it in the provider's error,
    * `what` (`GET /image_exists`) in the API's text; `query` is sent after the path.
    */
-  const json = <S extends Schema.Top & { readonly DecodingServices: never }>(
+  const json = <A>(
     operation: string,
     what: string,
-    schema: S,
+    schema: Schema.Decoder<A>,
     init: RequestInit & { readonly query?: Record<string, string> } = {}
-  ): Effect.Effect<Answer<S>, ProviderError> =>
+  ): Effect.Effect<A, ProviderError> =>
     options.call(operation, async () => {
       const { query, ...request } = init
       const path = `${what.slice(what.indexOf(" ") + 1)}${query === undefined ? "" : `?${new URLSearchParams(query)}`}`
-      return decode(what, schema, await (await send(what, path, request)).json())
+      return decode(what, schema, await send(what, path, request))
     })
 
   /** A lifecycle call whose body OpenHands ignores: any 2xx. */
   const lifecycle = (verb: "pause" | "resume" | "stop", runtimeId: string) =>
     options.call(
       `${verb} runtime ${runtimeId}`,
-      () => send(`POST /${verb}`, `/${verb}`, post({ runtime_id: runtimeId }))
-    )
-      .pipe(Effect.asVoid)
+      // The answer's body is let go unread: OpenHands reads none of it.
+      () =>
+        send(`POST /${verb}`, `/${verb}`, post({ runtime_id: runtimeId })).then((response) => response.body?.cancel())
+    ).pipe(Effect.asVoid)
 
   return {
     apiUrl,
     /** The session's runtime, or undefined when the API has none (404). */
     session: (sessionId: string) =>
       json(`look up session ${sessionId}`, `GET /sessions/${encodeURIComponent(sessionId)}`, SessionAnswer).pipe(
-        Effect.map((answer): Answer<typeof SessionAnswer> | undefined => answer),
+        Effect.map((answer): typeof SessionAnswer.Type | undefined => answer),
         Effect.catchIf((error) => error.status === 404, () => Effect.succeed(undefined))
       ),
     start: (body: StartRequest) => json("start a runtime", "POST /start", StartAnswer, post(body)),

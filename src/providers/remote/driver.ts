@@ -12,10 +12,10 @@
 import { Duration, Effect, Redacted } from "effect"
 import { credential } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
+import { providerError } from "../../hosted/providerCall.ts"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "../../layers/docker/containerSpec.ts"
 import { imageRequirements } from "../../layers/internal/imageContext.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../layers/internal/sandboxUser.ts"
-import { ProviderError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { remoteServerErrors } from "./actionServerErrors.ts"
 import { makeRuntimeApi, type StartRequest } from "./api.ts"
@@ -105,12 +105,7 @@ const connect = Effect.fn("RemoteRuntime.connect")(function*(options: RemoteRunt
       Effect.andThen(waitReady(box)),
       Effect.catchTag("RuntimeStartError", (error) =>
         Effect.fail(
-          new ProviderError({
-            provider: "Remote",
-            operation: `resume runtime ${box.runtime_id}`,
-            reason: "unavailable",
-            message: error.message
-          })
+          providerError("Remote", `resume runtime ${box.runtime_id}`, { reason: "unavailable", text: error.message })
         ))
     )
 
@@ -174,12 +169,9 @@ const connect = Effect.fn("RemoteRuntime.connect")(function*(options: RemoteRunt
       const host = Object.entries(box.work_hosts ?? {}).find(([, hostPort]) => hostPort === port)?.[0]
       return host === undefined
         ? Effect.fail(
-          new ProviderError({
-            provider: "Remote",
-            operation: `reach port ${port} of runtime ${box.runtime_id}`,
+          providerError("Remote", `reach port ${port} of runtime ${box.runtime_id}`, {
             reason: "not-found",
-            message:
-              `Remote could not reach port ${port} of runtime ${box.runtime_id}: the runtime API gave no work host for it`
+            text: "the runtime API gave no work host for it"
           })
         )
         : Effect.succeed({ url: host })
