@@ -71,7 +71,7 @@ const specOf = <O extends HostedOptions, S>(
     sessionKey,
     tags: sandboxTags({ sessionId, sessionKey: Redacted.value(sessionKey), keepAlive: ctx.sandbox.keepRuntimeAlive }),
     keepAlive: ctx.sandbox.keepRuntimeAlive,
-    server: serverLaunch(options, ctx.sandbox, sessionId, user),
+    server: serverLaunch(options, ctx.sandbox, sessionId, user, ctx.driver.serverPort),
     user,
     ports: [...(options.vscode === true ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
     sandbox: ctx.sandbox,
@@ -79,14 +79,22 @@ const specOf = <O extends HostedOptions, S>(
   }
 }
 
-/** Destroy the sandbox on release unless it is kept alive (a failure is logged: release never fails). */
-const releaseWith = <O extends HostedOptions, S>(ctx: HostedContext<O, S>, made: Made<S>) =>
-  Effect.addFinalizer(() =>
-    ctx.sandbox.keepRuntimeAlive ? Effect.void : ctx.driver.destroy(made.sandbox).pipe(
+/**
+ * Destroy the sandbox on release unless it is kept alive, then only `retain` it where the driver
+ * says how (a failure is logged: release never fails).
+ */
+const releaseWith = <O extends HostedOptions, S>(ctx: HostedContext<O, S>, made: Made<S>) => {
+  const kept = ctx.sandbox.keepRuntimeAlive
+  const step = kept ? ctx.driver.retain?.(made.sandbox) : ctx.driver.destroy(made.sandbox)
+  return Effect.addFinalizer(() =>
+    step === undefined ? Effect.void : step.pipe(
       Effect.catch((error) => Effect.logWarning(error.message)),
-      Effect.withSpan("hosted.destroy", { attributes: { provider: ctx.provider, sandbox: made.id } })
+      Effect.withSpan(kept ? "hosted.retain" : "hosted.destroy", {
+        attributes: { provider: ctx.provider, sandbox: made.id }
+      })
     )
   )
+}
 
 /** The session's sandbox if one exists: the first `find` lists with the session's tag and a key. */
 const findSession = <O extends HostedOptions, S>(ctx: HostedContext<O, S>, sessionId: string) =>
@@ -117,8 +125,8 @@ const reattach = <O extends HostedOptions, S>(
         return yield* new RuntimeStartError({ message: `${ctx.provider} ${ctx.noun} ${found.id} is paused.` })
       }
       yield* driver.pause.resume(found.sandbox)
-      // Resumed without its memory: the server is gone with it.
-      return driver.pause.keepsMemory ? undefined : yield* driver.launch(found.sandbox, spec)
+      // Resumed without its server (only the disk was kept): launched again.
+      return driver.pause.relaunch === true ? yield* driver.launch(found.sandbox, spec) : undefined
     }
     if (found.state !== "stopped") return undefined
     if (driver.start === undefined) {
@@ -134,10 +142,11 @@ const reattach = <O extends HostedOptions, S>(
 /** The disconnect watch: the provider no longer runs the sandbox (gone, or stopped under us). */
 const followSandbox = <O extends HostedOptions, S>(
   ctx: HostedContext<O, S>,
-  made: Made<S>
+  made: Made<S>,
+  stateOf: NonNullable<Driver<S>["state"]>
 ): NonNullable<ProvisionedSandbox["disconnect"]> => {
   const { driver } = ctx
-  const explain = driver.state(made.sandbox).pipe(
+  const explain = stateOf(made.sandbox).pipe(
     Effect.map((state: SandboxState): Disconnect | undefined =>
       state._tag === "gone"
         ? { outOfMemory: state.outOfMemory === true, message: state.why }
@@ -200,9 +209,9 @@ const pauseStep = (
 /** The server's endpoint and the app ports' URLs. */
 const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<number>) =>
   Effect.gen(function*() {
-    const server: Endpoint = yield* driver.endpoint(sandbox, SERVER_PORT, "server")
+    const server: Endpoint = yield* driver.endpoint(sandbox, driver.serverPort ?? SERVER_PORT, "server")
     const apps = yield* Effect.forEach(
-      appPorts,
+      [...appPorts, ...(driver.exposedPorts?.(sandbox) ?? [])],
       (port) => Effect.map(driver.endpoint(sandbox, port, "app"), (app) => [`app-${port}`, app.url] as const)
     )
     return { server, urls: Object.fromEntries(apps) }
@@ -261,11 +270,12 @@ export const provisionHosted = <O extends HostedOptions, S>(
     const workspace = launched?.workspace ?? found?.workspace ??
       (found === undefined || driver.workspace === undefined ? "/workspace" : yield* driver.workspace(made.sandbox))
     const startFailure = launched === undefined ? undefined : exitedAtStart(ctx, made, launched)
-    const { pause } = driver
+    const key = made.sessionKey ?? sessionKey
+    const { pause, state, serverError } = driver
     return {
       id: sessionId,
       baseUrl: server.url,
-      sessionApiKey: sessionKey,
+      sessionApiKey: key,
       ...(server.headers === undefined ? {} : { headers: server.headers }),
       workspace,
       urls,
@@ -277,18 +287,19 @@ export const provisionHosted = <O extends HostedOptions, S>(
         pause: pauseStep(provider, "pause", Effect.suspend(() => pause.pause(made.sandbox))).pipe(
           Effect.andThen(Ref.set(paused, true))
         ),
-        // A sandbox resumed without its memory has lost its server: launched again, in the runtime's scope.
+        // A sandbox resumed without its server (`relaunch`): launched again, in the runtime's scope.
         resume: pauseStep(
           provider,
           "resume",
           Effect.suspend(() =>
-            pause.keepsMemory
-              ? pause.resume(made.sandbox)
-              : Effect.andThen(pause.resume(made.sandbox), Scope.provide(driver.launch(made.sandbox, spec), scope))
+            pause.relaunch === true
+              ? Effect.andThen(pause.resume(made.sandbox), Scope.provide(driver.launch(made.sandbox, spec), scope))
+              : pause.resume(made.sandbox)
           )
         ).pipe(Effect.andThen(Ref.set(paused, false)))
       }),
-      disconnect: followSandbox(ctx, made),
+      ...(state === undefined ? {} : { disconnect: followSandbox(ctx, made, state) }),
+      ...(serverError === undefined ? {} : { serverError: serverError(made.sandbox, ctx.sandbox.keepRuntimeAlive) }),
       handOver: Effect.gen(function*() {
         if (launched?.started !== undefined) yield* launched.started
         if (options.vscode !== true) return {}
@@ -297,13 +308,20 @@ export const provisionHosted = <O extends HostedOptions, S>(
         // adding them, living with the runtime: a browser cannot send them.
         const ide = yield* driver.endpoint(made.sandbox, VSCODE_PORT, "vscode").pipe(
           Effect.flatMap((endpoint) =>
-            endpoint.headers === undefined ? Effect.succeed(endpoint.url) : headerRelay(endpoint.url, endpoint.headers)
+            endpoint.headers === undefined
+              ? Effect.succeed(endpoint)
+              : Effect.map(headerRelay(endpoint.url, endpoint.headers), (url) => ({ ...endpoint, url }))
           ),
           Effect.catch((error) =>
             Effect.as(Effect.logWarning(`${provider}: no VS Code URL: ${error.message}`), undefined)
           )
         )
-        return yield* vscodeUrls(options, { baseUrl: server.url, sessionApiKey: sessionKey, workspace }, ide)
+        return yield* vscodeUrls(
+          options,
+          { baseUrl: server.url, sessionApiKey: key, workspace },
+          ide?.url,
+          ide?.path
+        )
       })
     } satisfies ProvisionedSandbox
   }).pipe(asStartError, Effect.withSpan("hosted.provision", { attributes: { provider: ctx.provider } }))

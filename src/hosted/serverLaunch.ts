@@ -18,14 +18,15 @@ export const serverLaunch = (
   options: HostedOptions,
   sandbox: SandboxConfig,
   sessionId: string,
-  user: SandboxSpec["user"]
+  user: SandboxSpec["user"],
+  port: number = SERVER_PORT
 ): ServerLaunch => ({
-  port: SERVER_PORT,
+  port,
   argv: (where) =>
     serverCommand({
       node: where.node,
       entry: where.entry,
-      port: SERVER_PORT,
+      port,
       workingDir: where.workingDir,
       // Reached from outside the sandbox through the provider's proxy: all interfaces, behind the key.
       host: where.host ?? "0.0.0.0",

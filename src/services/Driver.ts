@@ -12,6 +12,7 @@
  * over one label scheme kept apart). docs/design-notes.md walks through one driver.
  */
 import type { Config, Duration, Effect, Redacted, Scope } from "effect"
+import type { ServerErrorHook } from "../client/ActionClient.ts"
 import type { InvalidOptionsError, ProviderError, ProviderReason, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { ProvisionStatus } from "./Provisioner.ts"
@@ -96,6 +97,11 @@ export type DriverFailure = ProviderError | RuntimeStartError
 export interface Made<S> {
   readonly sandbox: S
   readonly id: string
+  /**
+   * The key the provider gave the server, where it sets one itself (a runtime API answers its own
+   * `session_api_key`): the client sends it instead of `spec.sessionKey`.
+   */
+  readonly sessionKey?: Redacted.Redacted<string>
 }
 
 /** The action server started in a sandbox, with what the hosted runtime needs of it. */
@@ -140,6 +146,11 @@ export interface Found<S> {
 export interface Endpoint {
   readonly url: string
   readonly headers?: Readonly<Record<string, Redacted.Redacted<string>>>
+  /**
+   * VS Code's only: what comes between `url` and the query (default `/`, the IDE at the root of its
+   * host; `""` for OpenHands' path-mode `<api>/<runtime_id>/vscode?tkn=...` of a remote runtime).
+   */
+  readonly path?: "/" | ""
 }
 
 /**
@@ -164,8 +175,11 @@ export interface Driver<S> {
   readonly destroy: (sandbox: S) => Effect.Effect<void, ProviderError>
   /** The sandboxes whose tags include all of `tags` (attach looks up a session, the reaper an owner's host). */
   readonly find: (tags: Readonly<Record<string, string>>) => Effect.Effect<ReadonlyArray<Found<S>>, ProviderError>
-  /** Where the sandbox is now (the disconnect watch asks this). */
-  readonly state: (sandbox: S) => Effect.Effect<SandboxState, ProviderError>
+  /**
+   * Where the sandbox is now (the disconnect watch asks this). Absent: no watch, the provider's
+   * proxy tells of a lost sandbox in its answers (Remote's runtime API, read by `serverError`).
+   */
+  readonly state?: (sandbox: S) => Effect.Effect<SandboxState, ProviderError>
   /** Where a port of the sandbox is reached (`purpose` lets a provider sign VS Code's link apart). */
   readonly endpoint: (
     sandbox: S,
@@ -186,11 +200,14 @@ export interface Driver<S> {
     readonly touch: (sandbox: S) => Effect.Effect<void, ProviderError>
   }
   /**
-   * Freeze and thaw; `keepsMemory`: running processes survive (else only the files do, and the
-   * hosted runtime launches the server again after `resume`).
+   * Freeze and thaw; `keepsMemory`: running processes survive (else only the files do).
+   * `relaunch`: the server does not come back with the sandbox (Runloop's suspend keeps only the
+   * disk), so the hosted runtime launches it again after `resume`; a provider that restarts the
+   * server itself (Remote's runtime API recreates the pod) leaves it off.
    */
   readonly pause?: {
     readonly keepsMemory: boolean
+    readonly relaunch?: boolean
     readonly pause: (sandbox: S) => Effect.Effect<void, ProviderError>
     readonly resume: (sandbox: S) => Effect.Effect<void, ProviderError>
   }
@@ -199,6 +216,23 @@ export interface Driver<S> {
    * (Runloop's upload fallback runs in `~/workspace`); absent: `Found.workspace`, else /workspace.
    */
   readonly workspace?: (sandbox: S) => Effect.Effect<string, DriverFailure>
+  /**
+   * What release does to a sandbox kept alive (`keepRuntimeAlive`) instead of leaving it as it is:
+   * Remote pauses it (OpenHands' `pause_closed_runtimes`), so it costs nothing until attached again.
+   */
+  readonly retain?: (sandbox: S) => Effect.Effect<void, ProviderError>
+  /**
+   * How the client reads the server's 404 and 5xx answers where the provider's proxy gives them a
+   * meaning (Remote's 503 "paused": resumed, then the request sent again, when `keptAlive`).
+   */
+  readonly serverError?: (sandbox: S, keptAlive: boolean) => ServerErrorHook
+  /**
+   * The ports the provider itself exposes (Remote: its runtime API's work hosts), reported with
+   * the options' `appPorts` as `info.urls["app-<port>"]`.
+   */
+  readonly exposedPorts?: (sandbox: S) => ReadonlyArray<number>
+  /** The port the action server listens on in the sandbox (default 8000; Remote's API expects 60000). */
+  readonly serverPort?: number
   /** How long the first `/alive` wait may take (default 60 s). */
   readonly aliveTimeout?: Duration.Input
   /** How often the disconnect watch asks `state` (default 5 s). */

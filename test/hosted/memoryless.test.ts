@@ -45,6 +45,7 @@ const memorylessProvider = () => {
     keepAlive: { every: "10 seconds", touch: (box) => record(`touch ${box.id}`) },
     pause: {
       keepsMemory: false,
+      relaunch: true,
       pause: (box) => Effect.andThen(record(`pause ${box.id}`), Effect.sync(() => box.state = "paused")),
       resume: (box) => Effect.andThen(record(`resume ${box.id}`), Effect.sync(() => box.state = "running"))
     }

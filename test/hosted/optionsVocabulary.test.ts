@@ -12,6 +12,7 @@ import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
 import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { ModalRuntime, type ModalRuntimeOptions, ModalSandboxPool } from "../../src/modal.ts"
+import { RemoteRuntime, type RemoteRuntimeOptions, RemoteRuntimePool } from "../../src/remote.ts"
 import { RunloopDevboxPool, RunloopRuntime, type RunloopRuntimeOptions } from "../../src/runloop.ts"
 
 /** Names the vocabulary replaced: none may come back on any runtime's options. */
@@ -54,6 +55,12 @@ describe("one public shape", () => {
     expectTypeOf(DaytonaRuntime).toEqualTypeOf<HostedRuntime<DaytonaRuntimeOptions, DaytonaSandboxPool>>()
     expectTypeOf<InVocabulary<DaytonaRuntimeOptions>>().toEqualTypeOf<true>()
     assert.deepStrictEqual(Object.keys(DaytonaRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
+  })
+
+  it("Remote: the hosted verbs and the shared options", () => {
+    expectTypeOf(RemoteRuntime).toEqualTypeOf<HostedRuntime<RemoteRuntimeOptions, RemoteRuntimePool>>()
+    expectTypeOf<InVocabulary<RemoteRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(RemoteRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
   })
 
   it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {

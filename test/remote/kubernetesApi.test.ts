@@ -28,6 +28,7 @@ import {
   type Started,
   waitReady
 } from "./apiServer.ts"
+import { keptAlive } from "./helpers.ts"
 import { expectProxiedVsCode, toolsRuntimeImage } from "./vscodeProxy.ts"
 
 const KEY = randomBytes(16).toString("hex")
@@ -67,7 +68,7 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
         const sid = newSessionId()
         const first = yield* startServer()
         const written = yield* runOn(
-          apiServerLayer(first.base, KEY, sid, { keepRuntimeAlive: true }),
+          apiServerLayer(first.base, KEY, sid, { sandbox: keptAlive }),
           "echo kept > /workspace/note.txt && echo remote-$((20+22))"
         )
         assert.deepStrictEqual(written, { content: "remote-42", exitCode: 0 })
@@ -85,7 +86,7 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
         const session = yield* Effect.promise(() => call(second.base, "GET", `/sessions/${sid}`, { key: KEY }))
         assert.strictEqual(session.body["status"], "paused")
         const resumed = yield* runOn(
-          apiServerLayer(second.base, KEY, sid, { keepRuntimeAlive: true, pauseClosedRuntimes: false }),
+          apiServerLayer(second.base, KEY, sid, { sandbox: keptAlive, pauseClosedRuntimes: false }),
           "cat /workspace/note.txt"
         )
         assert.deepStrictEqual(resumed, { content: "kept", exitCode: 0 })

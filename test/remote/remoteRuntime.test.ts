@@ -8,8 +8,26 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { Runtime } from "../../src/index.ts"
 import { apiRetrySchedule, podStatusSchedule, RemoteRuntime, type RemoteRuntimeOptions } from "../../src/remote.ts"
-import { API_KEY, echo, IMAGE, options, pod, ready, session, startError, withActionServer } from "./helpers.ts"
+import {
+  API_KEY,
+  echo,
+  IMAGE,
+  keptAlive,
+  options,
+  pod,
+  ready,
+  refusedStart,
+  session,
+  startError,
+  startFailure,
+  withActionServer
+} from "./helpers.ts"
 import { scriptedApi } from "./scriptedApi.ts"
+
+/** The start error of a session lookup the API refused with `answer` (`<status> <detail>`). */
+const refusedLookup = (api: { readonly url: string }, sessionId: string, answer: string) =>
+  `Remote could not look up session ${sessionId}: The runtime API at ${api.url} refused GET /sessions/${sessionId}: ` +
+  `HTTP ${answer}`
 
 describe("RemoteRuntime", () => {
   it("exports its policies as schedules", () => {
@@ -82,11 +100,13 @@ describe("RemoteRuntime", () => {
         "GET /runtime/rt-1": [pod("pending"), pod("CrashLoopBackOff")],
         "POST /stop": [{ status: 200 }]
       })
-      const message = yield* startError(RemoteRuntime.layer(options(api, { sessionId: "s-crash" })))
+      const error = yield* startFailure(RemoteRuntime.layer(options(api, { sessionId: "s-crash" })))
       assert.strictEqual(
-        message,
+        error.message,
         "Runtime crashed and is being restarted, potentially due to memory usage. Please try again."
       )
+      // The server exited (the API tells no exit code or output).
+      assert.strictEqual(error._tag === "RuntimeStartError" ? error.reason : error._tag, "server-exited")
       assert.deepStrictEqual(api.calls().slice(-1), ["POST /stop"])
     }))
 
@@ -102,13 +122,11 @@ describe("RemoteRuntime", () => {
       assert.strictEqual(message, "Runtime is unavailable (status: failed). Please try again.")
     }))
 
-  it.live("attachToExisting without a runtime: OpenHands' not-found text, nothing started", () =>
+  it.live("attach without a runtime: the hosted not-found text, nothing started", () =>
     Effect.gen(function*() {
       const api = yield* scriptedApi({ "GET /sessions/s-none": [{ status: 404 }] })
-      const message = yield* startError(
-        RemoteRuntime.layer(options(api, { sessionId: "s-none", attachToExisting: true }))
-      )
-      assert.strictEqual(message, "Could not find existing runtime for SID: s-none")
+      const message = yield* startError(RemoteRuntime.attach("s-none", options(api)))
+      assert.strictEqual(message, "Remote has no runtime of session s-none to attach to.")
       assert.deepStrictEqual(api.calls(), ["GET /sessions/s-none"])
     }))
 
@@ -121,7 +139,7 @@ describe("RemoteRuntime", () => {
         "POST /pause": [{ status: 200 }]
       }))
       const result = yield* echo.pipe(
-        Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-paused", keepRuntimeAlive: true })))
+        Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-paused", sandbox: keptAlive })))
       )
       assert.strictEqual(result.content, "remote-42")
       assert.deepStrictEqual(api.calls(), [
@@ -142,7 +160,7 @@ describe("RemoteRuntime", () => {
       const result = yield* echo.pipe(
         Effect.provide(
           RemoteRuntime.layer(
-            options(api, { sessionId: "s-running", keepRuntimeAlive: true, pauseClosedRuntimes: false })
+            options(api, { sessionId: "s-running", sandbox: keptAlive, pauseClosedRuntimes: false })
           )
         )
       )
@@ -165,7 +183,7 @@ describe("RemoteRuntime", () => {
         api.proxyFailures.push(502)
         const lost = yield* Effect.flip(rt.runCommand("echo never"))
         return { resumed: resumed.content.trim(), lost }
-      }).pipe(Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-503", keepRuntimeAlive: true }))))
+      }).pipe(Effect.provide(RemoteRuntime.layer(options(api, { sessionId: "s-503", sandbox: keptAlive }))))
       assert.strictEqual(outcome.resumed, "after-resume")
       assert.strictEqual(outcome.lost._tag, "RuntimeDisconnectedError")
       assert.strictEqual(
@@ -199,15 +217,28 @@ describe("RemoteRuntime", () => {
       assert.deepStrictEqual(api.calls(), ["GET /sessions/s-404", "POST /stop"])
     }))
 
-  it.live("an API that keeps answering 429 fails the start once the api schedule ends", () =>
+  it.live("an API that keeps answering 429 fails the start once providerRetry ends, as rate-limited", () =>
     Effect.gen(function*() {
       const api = yield* scriptedApi({ "GET /sessions/s-busy": [{ status: 429 }] })
-      const message = yield* startError(RemoteRuntime.layer(options(api, { sessionId: "s-busy" })))
-      assert.strictEqual(
-        message,
-        `The runtime API at ${api.url} did not answer GET /sessions/s-busy: HTTP 429 (too many requests)`
-      )
+      const error = yield* startFailure(RemoteRuntime.layer(options(api, { sessionId: "s-busy" })))
+      assert.strictEqual(error.message, refusedLookup(api, "s-busy", "429 (too many requests)"))
+      assert.deepStrictEqual(refusedStart(error), { reason: "rate-limited", status: 429 })
       assert.deepStrictEqual(api.calls(), Array(3).fill("GET /sessions/s-busy"))
+    }))
+
+  it.live("the API's refusals are data: a wrong key unauthorized, an unknown route not-found, once each", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({
+        "GET /sessions/s-key": [{ status: 401, body: { detail: "Invalid API key" } }],
+        "GET /sessions/s-gone": [{ status: 404 }],
+        "POST /start": [{ status: 404, body: { detail: "Not Found" } }]
+      })
+      const wrongKey = yield* startFailure(RemoteRuntime.layer(options(api, { sessionId: "s-key" })))
+      assert.strictEqual(wrongKey.message, refusedLookup(api, "s-key", "401 Invalid API key"))
+      assert.deepStrictEqual(refusedStart(wrongKey), { reason: "unauthorized", status: 401 })
+      const noRoute = yield* startFailure(RemoteRuntime.layer(options(api, { sessionId: "s-gone" })))
+      assert.deepStrictEqual(refusedStart(noRoute), { reason: "not-found", status: 404 })
+      assert.deepStrictEqual(api.calls(), ["GET /sessions/s-key", "GET /sessions/s-gone", "POST /start"])
     }))
 
   it.live("without a key: OpenHands' text, nothing sent", () =>
@@ -228,7 +259,7 @@ describe("RemoteRuntime", () => {
       assert.deepStrictEqual(api.calls(), [])
     }))
 
-  it.live("a bad runtimeClass and a host workspace are refused before anything is sent", () =>
+  it.live("a bad runtimeClass, a host workspace and limits the API decides are refused before anything is sent", () =>
     Effect.gen(function*() {
       const api = yield* scriptedApi({})
       const badClass = yield* startError(
@@ -240,8 +271,13 @@ describe("RemoteRuntime", () => {
       )
       assert.strictEqual(
         workspace,
-        "Invalid RemoteRuntime options: workspace: not for a remote runtime (its workspace is /workspace in the " +
-          "sandbox, its limits the runtime API's)"
+        "Invalid RemoteRuntime options: workspace: a host directory cannot be mounted into a Remote runtime (its " +
+          "workspace is /workspace there): upload files with copyTo instead."
+      )
+      const limits = yield* startError(RemoteRuntime.layer(options(api, { pidsLimit: 100, cpus: 2 })))
+      assert.strictEqual(
+        limits,
+        "RemoteRuntime options: cpus, pidsLimit: the runtime API sizes a runtime (resourceFactor)."
       )
       assert.deepStrictEqual(api.calls(), [])
     }))

@@ -18,7 +18,7 @@ import {
   sessionContainers,
   startApiServer
 } from "./apiServer.ts"
-import { echo } from "./helpers.ts"
+import { echo, keptAlive } from "./helpers.ts"
 
 const KEY = randomBytes(16).toString("hex")
 const servers: Array<ApiServer> = []
@@ -42,7 +42,7 @@ describeDocker("RemoteRuntime against effect-sandbox-runtime-api", () => {
         const sid = newSessionId()
 
         const first = yield* echo.pipe(
-          Effect.provide(apiServerLayer(server.base, KEY, sid, { keepRuntimeAlive: true }))
+          Effect.provide(apiServerLayer(server.base, KEY, sid, { sandbox: keptAlive }))
         )
         assert.deepStrictEqual({ content: first.content, exitCode: first.exitCode }, {
           content: "remote-42",

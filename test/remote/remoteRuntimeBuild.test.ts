@@ -10,7 +10,7 @@ import { Effect, Schedule } from "effect"
 import { gunzipSync } from "node:zlib"
 import { extract } from "tar-stream"
 import { RemoteRuntime } from "../../src/remote.ts"
-import { echo, options, ready, startError, withActionServer } from "./helpers.ts"
+import { echo, options, ready, refusedStart, startError, startFailure, withActionServer } from "./helpers.ts"
 import { scriptedApi } from "./scriptedApi.ts"
 
 const BASE = "effect-sandbox/base:for-remote-build"
@@ -121,8 +121,13 @@ describe("RemoteRuntime image build", () => {
           "POST /start": [{ status: 500, body: { detail: "no capacity" } }]
         })
         const { image: __, ...again } = options(cached, { sessionId: "s-cached", baseImage: BASE })
-        const refused = yield* startError(RemoteRuntime.layer(again))
-        assert.strictEqual(refused, `The runtime API at ${cached.url} refused POST /start: HTTP 500 no capacity`)
+        const refused = yield* startFailure(RemoteRuntime.layer(again))
+        assert.strictEqual(
+          refused.message,
+          `Remote could not start a runtime: The runtime API at ${cached.url} refused POST /start: HTTP 500 no capacity`
+        )
+        // A 500 is no answer worth waiting out: sent once.
+        assert.deepStrictEqual(refusedStart(refused), { reason: "unknown", status: 500 })
         assert.deepStrictEqual(cached.calls().map((call) => call.replace(/\?.*/, "")), [
           "GET /sessions/s-cached",
           "GET /registry_prefix",

@@ -14,8 +14,9 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import { serverLaunch } from "../../src/hosted/serverLaunch.ts"
 import { Runtime } from "../../src/index.ts"
-import { remoteVsCodeBase, startRequest } from "../../src/layers/RemoteRuntime.ts"
+import { ACTION_SERVER_PORT, remoteVsCodeBase, startRequest } from "../../src/remote.ts"
 import { sandboxPod } from "../../src/runtimeApi/kubernetesPods.ts"
 import { hostMatches, ideDomain, ideHostLabel, ideHostOf } from "../../src/runtimeApi/vscodeHosts.ts"
 import { servesVsCode, withVsCodePort } from "../../src/runtimeApi/vscodePlugin.ts"
@@ -95,7 +96,12 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
   it("RemoteRuntime sends the plugin, not the port, and puts the URL where OpenHands' client does", () =>
     Effect.gen(function*() {
       const sandbox = yield* sandboxConfigFromEnv
-      const body = startRequest("img", { vscode: true }, sandbox, "sid", Redacted.make("k"))
+      const user = { name: "openhands", id: 74289 }
+      const body = startRequest("img", {
+        sessionId: "sid",
+        sessionKey: Redacted.make("k"),
+        server: serverLaunch({ vscode: true }, sandbox, "sid", user, ACTION_SERVER_PORT)
+      }, {})
       assert.includeMembers(body.command.slice(body.command.indexOf("--plugins")), ["--plugins", "vscode"])
       assert.notProperty(body.environment, "VSCODE_PORT")
       assert.deepStrictEqual(remoteVsCodeBase(`http://api:8000/${RUNTIME_ID}`, RUNTIME_ID), {

@@ -136,6 +136,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
     },
     pause: {
       keepsMemory: false,
+      relaunch: true,
       pause: (box) =>
         Effect.andThen(
           call(`suspend devbox ${box.id}`, () => api.devboxes.suspend(box.id)),

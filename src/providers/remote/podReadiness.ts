@@ -5,7 +5,7 @@
  */
 import { Duration, Effect, type Schedule } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import type { ApiFailure, RuntimeApi } from "./api.ts"
+import type { RuntimeApi } from "./api.ts"
 
 /** Statuses of a pod on its way (OpenHands also reads a missing pod as "not yet"). */
 const STARTING = new Set(["not found", "pending", "running"])
@@ -27,10 +27,13 @@ export const podFailure = (podStatus: string): string | undefined => {
   return undefined
 }
 
+/** A pod that will not become ready, as a start error: a crash loop is the server exiting. */
+const failedPod = (status: string, message: string) =>
+  new RuntimeStartError({ message, reason: status === "crashloopbackoff" ? "server-exited" : "other" })
+
 /** One look at the pod: ready, not yet (`NotReady`), or never (`RuntimeStartError`). */
 const checkPod = (api: RuntimeApi, runtimeId: string) =>
   api.runtime(runtimeId).pipe(
-    Effect.mapError((failure: ApiFailure) => new RuntimeStartError({ message: failure.message })),
     Effect.flatMap((answer): Effect.Effect<void, NotReady | RuntimeStartError> => {
       if (answer.runtime_id !== runtimeId) {
         return Effect.fail(
@@ -42,7 +45,7 @@ const checkPod = (api: RuntimeApi, runtimeId: string) =>
       const status = answer.pod_status.toLowerCase()
       if (status === "ready") return Effect.void
       const failure = podFailure(status)
-      if (failure !== undefined) return Effect.fail(new RuntimeStartError({ message: failure }))
+      if (failure !== undefined) return Effect.fail(failedPod(status, failure))
       if (STARTING.has(status)) return Effect.fail(new NotReady())
       return Effect.logWarning(`Unknown pod status "${answer.pod_status}" of runtime ${runtimeId}; still waiting`).pipe(
         Effect.andThen(Effect.fail(new NotReady()))
@@ -64,8 +67,9 @@ export const waitForPod = Effect.fn("RemoteRuntime.waitForPod")(function*(
       e instanceof NotReady
         ? Effect.fail(
           new RuntimeStartError({
+            reason: "alive-timeout",
             message: `Runtime ${runtimeId} was not ready within ${Duration.format(timeout)} (its pod status stayed ` +
-              "pending); raise initTimeout or check the runtime API's capacity."
+              "pending); raise aliveTimeout or check the runtime API's capacity."
           })
         )
         : Effect.fail(e)

@@ -6,17 +6,22 @@
  */
 import { Duration, Effect, type Schedule } from "effect"
 import { gzipSync } from "node:zlib"
+import { buildContext, type ImageContextOptions, runtimeImageHash } from "../../layers/internal/imageContext.ts"
+import { payloadDirectory, readManifest } from "../../layers/internal/payload.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { ProvisionStatus } from "../../services/Provisioner.ts"
-import { buildContext, type ImageContextOptions, runtimeImageHash } from "../internal/imageContext.ts"
-import { payloadDirectory, readManifest } from "../internal/payload.ts"
-import type { ApiFailure, RuntimeApi } from "./api.ts"
+import type { RuntimeApi } from "./api.ts"
 
 /** Statuses of a build that ended without an image (OpenHands' list). */
 const FAILED = new Set(["FAILURE", "INTERNAL_ERROR", "TIMEOUT", "CANCELLED", "EXPIRED"])
 
 export interface RemoteImageOptions extends ImageContextOptions {
   readonly baseImage: string
+  /**
+   * `POST /build` still refused 429 once `providerRetry` gave up: the builder is busy for longer,
+   * and OpenHands waits on (30 s at a time) within the build's budget.
+   */
+  readonly busySchedule: Schedule.Schedule<unknown>
   readonly statusSchedule: Schedule.Schedule<unknown>
   readonly timeout: Duration.Duration
 }
@@ -25,8 +30,6 @@ export interface RemoteImageOptions extends ImageContextOptions {
 class Building {
   readonly _tag = "Building"
 }
-
-const startError = (failure: ApiFailure) => new RuntimeStartError({ message: failure.message })
 
 /** The context as `/build` takes it: a gzipped tar, base64-encoded. */
 const encodedContext = async (from: string, payload: string, options: ImageContextOptions, tag: string) => {
@@ -40,7 +43,6 @@ const encodedContext = async (from: string, payload: string, options: ImageConte
 /** Follow build `buildId` to its image, failing with the API's error for a failed build. */
 const awaitBuild = (api: RuntimeApi, buildId: string, options: RemoteImageOptions) =>
   api.buildStatus(buildId).pipe(
-    Effect.mapError(startError),
     Effect.flatMap((answer): Effect.Effect<string, Building | RuntimeStartError> => {
       if (answer.status === "SUCCESS" && answer.image !== undefined) return Effect.succeed(answer.image)
       if (FAILED.has(answer.status)) {
@@ -71,12 +73,12 @@ export const remoteRuntimeImage = Effect.fn("RemoteRuntime.remoteRuntimeImage")(
   options: RemoteImageOptions,
   onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) {
-  const prefix = yield* api.registryPrefix.pipe(Effect.mapError(startError))
+  const prefix = yield* api.registryPrefix
   const payload = yield* payloadDirectory
   const image = `${prefix.registry_prefix.replace(/\/+$/, "")}/runtime:${
     runtimeImageHash(options.baseImage, readManifest(payload), options)
   }`
-  const exists = yield* api.imageExists(image).pipe(Effect.mapError(startError))
+  const exists = yield* api.imageExists(image)
   if (exists.exists) return image
   yield* onStatus("BUILDING_RUNTIME")
   yield* Effect.logInfo(`building runtime image ${image} from ${options.baseImage} through the runtime API`)
@@ -87,9 +89,20 @@ export const remoteRuntimeImage = Effect.fn("RemoteRuntime.remoteRuntimeImage")(
   const form = new FormData()
   form.append("context", new Blob([context]), "context.tar.gz")
   form.append("target_image", image)
-  const { build_id } = yield* api.build(form).pipe(Effect.mapError(startError))
+  const { build_id } = yield* api.build(form).pipe(
+    Effect.retry({ schedule: options.busySchedule, while: (error) => error.reason === "rate-limited" }),
+    Effect.timeoutOrElse({
+      duration: options.timeout,
+      orElse: () =>
+        Effect.fail(
+          new RuntimeStartError({
+            message: `The runtime API's builder stayed busy for ${Duration.toMinutes(options.timeout)} minutes`
+          })
+        )
+    })
+  )
   const built = yield* awaitBuild(api, build_id, options)
-  const ready = yield* api.imageExists(built).pipe(Effect.mapError(startError))
+  const ready = yield* api.imageExists(built)
   if (!ready.exists) return yield* new RuntimeStartError({ message: `Container image ${built} does not exist` })
   return built
 })
