@@ -16,19 +16,21 @@
 import type { V1Pod, V1PodTemplateSpec, V1Secret } from "@kubernetes/client-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { LABEL } from "../layers/docker/labels.ts"
-import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../layers/kubernetes/client.ts"
+import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../engines/kubernetes/client.ts"
 import {
   DELETE_WORKSPACE_LABEL,
   type ResourceNames,
   resourceNames,
   SESSION_LABEL,
   sessionLabels
-} from "../layers/kubernetes/labels.ts"
-import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../layers/kubernetes/manifests.ts"
-import { checkKubernetesOptions, connectMode, type KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
-import { runtimeImage } from "../layers/kubernetes/runtimeImage.ts"
-import { createPod, deletePod } from "../layers/kubernetes/sessionObjects.ts"
+} from "../engines/kubernetes/labels.ts"
+import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../engines/kubernetes/manifests.ts"
+import { connectMode } from "../engines/kubernetes/podOptions.ts"
+import { runtimeImage } from "../engines/kubernetes/runtimeImage.ts"
+import { createPod, deletePod } from "../engines/kubernetes/sessionObjects.ts"
+import { LABEL } from "../layers/docker/labels.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../layers/internal/sandboxUser.ts"
+import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "../providers/kubernetes/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { ApiError, internalError } from "./errors.ts"
 import { podStateOf, sandboxPod, sessionStatusOf } from "./kubernetesPods.ts"
@@ -108,6 +110,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
       const endpoints = yield* podEndpoints(kube, connectMode(options.kubernetes.connect))
       const mergePatch = kube.k8s.setHeaderOptions("Content-Type", kube.k8s.PatchStrategy.MergePatch)
       const ours = `${LABEL.runtimeApi}=${prefix}`
+      const user = { name: DEFAULT_SANDBOX_USERNAME, id: options.kubernetes.userId ?? DEFAULT_SANDBOX_UID }
 
       const secretsWith = (selector: string) =>
         kubeCall(
@@ -241,7 +244,9 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
           })
         }
         const image = request.image ??
-          (yield* runtimeImage(options.kubernetes, options.sandbox, () => Effect.void).pipe(Effect.mapError(internal)))
+          (yield* runtimeImage(options.kubernetes, options.sandbox, user, () => Effect.void).pipe(
+            Effect.mapError(internal)
+          ))
         const runtimeId = `rt-${randomBytes(12).toString("hex")}`
         const names = resourceNames(runtimeId)
         const key = randomBytes(24).toString("base64url")
@@ -267,7 +272,8 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
             resources: resourcesOf(options, factor),
             ...(runtimeClassName === undefined ? {} : { runtimeClassName })
           },
-          sandbox: options.sandbox
+          sandbox: options.sandbox,
+          user
         })
         const meta = (name: string) => ({ name, labels, annotations: options.kubernetes.annotations ?? {} })
         const secret = keySecret(meta(names.keySecret), key)

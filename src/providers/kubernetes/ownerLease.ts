@@ -30,9 +30,9 @@ import {
 import { Duration, Effect, Ref, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "../../engines/kubernetes/apiCall.ts"
+import { MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
-import { MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
 import type { KubeOwnerLeaseOptions } from "./ownershipOptions.ts"
 
 /** On the Lease: its renewal period, so the reaper knows how long a live owner takes to renew. */

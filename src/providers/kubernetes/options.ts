@@ -7,39 +7,12 @@
  * half-way through a start.
  */
 import { Effect, Schema } from "effect"
-import type { RuntimeSchedules } from "../../client/policies.ts"
+import type { ConnectMode, KubeConfigLike, PodOptions } from "../../engines/kubernetes/podOptions.ts"
+import type { HostedOptions } from "../../hosted/options.ts"
 import { checkLeaseTerms, checkRuntimeOptions } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
-import type { WhilePaused } from "../../services/Runtime.ts"
-import type { RuntimeOptions } from "../../services/RuntimeOptions.ts"
 import type { KubeOwnershipOptions } from "./ownershipOptions.ts"
-
-/**
- * A `KubeConfig` of `@kubernetes/client-node`, named structurally so that importing
- * `effect-sandbox/kubernetes` needs neither the package nor its types (it is an optional peer).
- */
-export interface KubeConfigLike {
-  getCurrentContext(): string
-}
-
-/** A pod toleration, as Kubernetes spells it (OpenHands' `tolerations_yaml`, already parsed). */
-export interface Toleration {
-  readonly key?: string
-  readonly operator?: "Exists" | "Equal"
-  readonly value?: string
-  readonly effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute"
-  readonly tolerationSeconds?: number
-}
-
-/** CPU and memory as Kubernetes quantities (`"500m"`, `"2Gi"`). */
-export interface ResourceQuantities {
-  readonly cpu?: string
-  readonly memory?: string
-}
-
-/** How the owner reaches the server: a pod IP from inside the cluster, or the API server's port-forward. */
-export type ConnectMode = "auto" | "direct" | "portForward"
 
 /**
  * What a session is made as: a bare pod, an agent-sandbox `Sandbox` (or `SandboxClaim` with
@@ -47,7 +20,13 @@ export type ConnectMode = "auto" | "direct" | "portForward"
  */
 export type KubernetesMode = "pod" | "agentSandbox" | "auto"
 
-export interface KubernetesRuntimeOptions extends RuntimeOptions {
+/**
+ * The shared options (src/hosted/options.ts: `user`/`userId` default 74289 `openhands`,
+ * DockerRuntime's as root, a uid no account of a node should have; `cpus`/`memoryMiB`;
+ * `idleTimeout`: how long an orphan's Lease stays fresh, `ownerLease.staleAfter`'s default;
+ * `reapEvery`, 30 s here), the pod's (engines/kubernetes/podOptions.ts) and the cluster's.
+ */
+export interface KubernetesRuntimeOptions extends HostedOptions, PodOptions {
   /** The cluster (default `KubeConfig.loadFromDefault()`: `KUBECONFIG`, ~/.kube/config, or the in-cluster service account). */
   readonly kubeConfig?: KubeConfigLike
   /** Default: the kubeconfig context's namespace, else `default`. */
@@ -61,23 +40,6 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
   /** Base image of a locally built runtime image (default `sandbox.baseContainerImage`). */
   readonly baseImage?: string
   /**
-   * The sandbox user's uid and gid (`runAsUser`, `runAsGroup`, `fsGroup`; default 74289 `openhands`,
-   * DockerRuntime's as root: a uid no account of a node should have; the image has it).
-   */
-  readonly userId?: number
-  readonly username?: string
-  /** The workspace PVC's size (default `2Gi`, as OpenHands) and storage class (default the cluster's). */
-  readonly pvcStorageSize?: string
-  readonly pvcStorageClass?: string
-  /** Default OpenHands': requests cpu 1, memory 1Gi; limits memory 2Gi. */
-  readonly resources?: { readonly requests?: ResourceQuantities; readonly limits?: ResourceQuantities }
-  readonly nodeSelector?: Readonly<Record<string, string>>
-  readonly tolerations?: ReadonlyArray<Toleration>
-  /** Run the container privileged (default false; docs/security.md says what that gives away). */
-  readonly privileged?: boolean
-  /** A docker-registry Secret in the namespace the kubelet pulls the image with. */
-  readonly imagePullSecret?: string
-  /**
    * With it, an ingress `<session>.<ingressDomain>` to the server's service (its URL in
    * `info.urls.ingress`) and, with `vscode`, `vscode-<session>.<ingressDomain>` to the IDE
    * (`info.urls.vscodeIngress`).
@@ -85,8 +47,6 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
   readonly ingressDomain?: string
   /** The TLS Secret of that ingress (the URL is then https). */
   readonly ingressTlsSecret?: string
-  /** The pod's RuntimeClass: `gvisor`, `kata`, ... (what isolates it beyond a container). */
-  readonly runtimeClassName?: string
   /** More labels and annotations on everything made (ours win on a clash: they are how it is found). */
   readonly labels?: Readonly<Record<string, string>>
   readonly annotations?: Readonly<Record<string, string>>
@@ -118,15 +78,11 @@ export interface KubernetesRuntimeOptions extends RuntimeOptions {
    */
   readonly warmPool?: string
   /**
-   * The owner's heartbeat Lease (every object made is labelled with its name) and the reaper that
-   * removes the objects of owners whose Lease went stale: `renewEvery` (10 s), `staleAfter` (60 s),
-   * `reapEvery` (30 s), `clockSkew` (10 s), `missingLeaseGrace` (20 s). docs/runtimes/kubernetes.md.
+   * The owner's heartbeat Lease (every object made is labelled with its name), which the reaper
+   * judges: `renewEvery` (10 s), `staleAfter` (`idleTimeout`, else 60 s), `clockSkew` (10 s),
+   * `missingLeaseGrace` (20 s). docs/runtimes/kubernetes.md.
    */
   readonly ownerLease?: KubeOwnershipOptions
-  /** Replacements for the HTTP transport's retry and `/alive` wait schedules. */
-  readonly schedules?: RuntimeSchedules
-  /** Calls made while paused: fail at once with `RuntimePausedError` (default), or `"wait"` for `resume`. */
-  readonly whilePaused?: WhilePaused
 }
 
 /** A DNS-1123 label: what names a namespace, and (prefixed) the pod of a session. */
@@ -226,33 +182,14 @@ const checkClaimOptions = Effect.fn("checkClaimOptions")(function*(options: Kube
 
 /**
  * Check the options (the shared ones, then the pod's), failing with one line naming each bad field.
- * A host `workspace` is refused: a pod's workspace is its PVC.
  */
 export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(function*(options: KubernetesRuntimeOptions) {
   yield* checkRuntimeOptions(SUBJECT, options)
   yield* decodeOptions(OptionsSchema, SUBJECT)(options)
-  if (options.workspace !== undefined) {
-    return yield* new InvalidOptionsError({
-      message: `Invalid ${SUBJECT}: workspace: a pod cannot mount a host directory; its workspace is a PVC`
-    })
-  }
   yield* checkLeaseTerms(SUBJECT, { ...options.ownerLease })
   yield* checkClaimOptions(options)
   yield* checkMetadataKeys(options)
-  if (options.keepWorkspace === true && options.deleteWorkspace === true) {
-    return yield* new InvalidOptionsError({
-      message: `Invalid ${SUBJECT}: deleteWorkspace: contradicts keepWorkspace: true`
-    })
-  }
 })
-
-/** `auto` resolved: direct inside a cluster (the kubelet sets KUBERNETES_SERVICE_HOST in every pod). */
-export const connectMode = (mode: ConnectMode | undefined): "direct" | "portForward" =>
-  mode === "direct" || mode === "portForward"
-    ? mode
-    : process.env["KUBERNETES_SERVICE_HOST"] === undefined
-    ? "portForward"
-    : "direct"
 
 /**
  * A Kubernetes object as the JSON `kubectl apply` takes (what `KubernetesRuntime.sandboxTemplate`

@@ -16,13 +16,11 @@ export interface KubeOwnerLeaseOptions {
 }
 
 export interface KubeReaperOptions {
-  /** How often a live runtime's reaper runs (default 30 s). */
-  readonly reapEvery?: Duration.Input | undefined
   /** How far an owner's clock may lag the API server's before its renewals look late (default 10 s). */
   readonly clockSkew?: Duration.Input | undefined
   /** How long a Lease must stay missing before its objects are reaped (default 20 s: two default renewals). */
   readonly missingLeaseGrace?: Duration.Input | undefined
 }
 
-/** The lease's terms and the reaper's pace (defaults: renew 10 s, stale 60 s, reap 30 s). */
+/** The lease's terms and how the reaper judges them (defaults: renew 10 s, stale 60 s); its pace is `reapEvery`. */
 export type KubeOwnershipOptions = KubeOwnerLeaseOptions & KubeReaperOptions
