@@ -20,9 +20,9 @@ import { kubeCall, kubeCallOrMissing, makeKube } from "../../engines/kubernetes/
 import { resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
 import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
 import { connectMode } from "../../engines/kubernetes/podOptions.ts"
+import { deletePod } from "../../engines/kubernetes/pods.ts"
 import { SERVER_PORT, WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
-import { podStopped } from "../../engines/kubernetes/podWatch.ts"
-import { deletePod } from "../../engines/kubernetes/sessionObjects.ts"
+import { type PodNotStarted, podStopped } from "../../engines/kubernetes/podWatch.ts"
 import { explainStop, hasEnded } from "../../engines/kubernetes/startErrors.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
@@ -38,8 +38,32 @@ import { startFailure } from "./startFailure.ts"
 const PROVIDER = "Kubernetes"
 
 /** A start error of the cluster's as the provider's refusal (what `find`, `destroy` and pause answer with). */
-const refusal = (operation: string) => (error: RuntimeStartError): ProviderError =>
-  error.provider ?? new ProviderError({ provider: PROVIDER, operation, reason: "unknown", message: error.message })
+const refusal = (operation: string) => (error: RuntimeStartError | PodNotStarted): ProviderError =>
+  error._tag === "RuntimeStartError" && error.provider !== undefined ? error.provider : new ProviderError({
+    provider: PROVIDER,
+    operation,
+    reason: error._tag === "PodNotStarted" && error.trouble.kind !== "exited" && error.trouble.kind !== "other"
+      ? error.trouble.kind
+      : "unknown",
+    message: error.message
+  })
+
+/** Pause or resume by the pod's lifecycle; a bare pod found in the cluster cannot be made again here. */
+const lifecycleStep = <A>(
+  pod: KubePod,
+  step: "pause" | "resume",
+  effect: Effect.Effect<A, RuntimeStartError | PodNotStarted> | undefined
+) =>
+  effect === undefined
+    ? Effect.fail(
+      new ProviderError({
+        provider: PROVIDER,
+        operation: `${step} pod ${pod.podName}`,
+        reason: "invalid",
+        message: `The pod ${pod.podName} was started by another runtime: ${step} it there`
+      })
+    )
+    : Effect.mapError(effect, refusal(`${step} pod ${pod.podName}`))
 
 /** agentSandbox mode's module when this layer uses it (`mode`, discovery: sandboxSession.ts), else undefined. */
 const sandboxMode = Effect.fn("sandboxMode")(function*(ctx: Pick<KubeContext, "kube" | "options">) {
@@ -128,28 +152,6 @@ const connect = Effect.fn("KubernetesRuntime.connect")(function*(options: Kubern
       `read pod ${pod.podName}`,
       () => kube.core.readNamespacedPod({ name: pod.podName, namespace: kube.namespace })
     ).pipe(Effect.mapError(refusal(`read pod ${pod.podName}`)))
-  const lifecycleStep = <A>(pod: KubePod, step: "pause" | "resume", effect: Effect.Effect<A, unknown> | undefined) =>
-    effect === undefined
-      ? Effect.fail(
-        new ProviderError({
-          provider: PROVIDER,
-          operation: `${step} pod ${pod.podName}`,
-          reason: "invalid",
-          message: `The pod ${pod.podName} was started by another runtime: ${step} it there`
-        })
-      )
-      : effect.pipe(
-        Effect.mapError((error) =>
-          (error as { _tag?: string })._tag === "RuntimeStartError"
-            ? refusal(`${step} pod ${pod.podName}`)(error as RuntimeStartError)
-            : new ProviderError({
-              provider: PROVIDER,
-              operation: `${step} pod ${pod.podName}`,
-              reason: "unknown",
-              message: (error as Error).message
-            })
-        )
-      )
 
   return {
     user: { name: DEFAULT_SANDBOX_USERNAME, id: DEFAULT_SANDBOX_UID },

@@ -28,13 +28,13 @@ import {
 } from "../../engines/kubernetes/agentSandbox.ts"
 import { type Kube, kubeCall, kubeCallOrMissing } from "../../engines/kubernetes/client.ts"
 import { envValue, runsVsCode, WORKSPACE_VOLUME } from "../../engines/kubernetes/podSpec.ts"
-import { onRelease } from "../../engines/kubernetes/sessionObjects.ts"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { VSCODE_PORT } from "../../layers/internal/serverTools.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
 import type { PodLifecycle } from "./podLifecycle.ts"
+import { onRelease } from "./sessionObjects.ts"
 
 /**
  * Does this layer make Sandboxes? `pod` never; `agentSandbox` (and any `warmPoolTemplate`) only on

@@ -9,10 +9,9 @@
  * alive: it outlives its owner on purpose, so nothing may reap or expire it.
  */
 import type { V1PodTemplateSpec } from "@kubernetes/client-node"
-import { Effect } from "effect"
-import { Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
-import { type Kube } from "../../engines/kubernetes/client.ts"
+import type { Kube } from "../../engines/kubernetes/client.ts"
 import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "../../engines/kubernetes/labels.ts"
 import {
   ingressHosts,
@@ -22,20 +21,15 @@ import {
   serverService,
   workspaceClaim
 } from "../../engines/kubernetes/manifests.ts"
+import { createPod, deletePod } from "../../engines/kubernetes/pods.ts"
 import { podTemplate, SERVER_PORT } from "../../engines/kubernetes/podSpec.ts"
 import { waitUntilReady } from "../../engines/kubernetes/podWatch.ts"
 import { runtimeImage } from "../../engines/kubernetes/runtimeImage.ts"
-import {
-  createPod,
-  createReleased,
-  deletePod,
-  deletePodOnRelease,
-  ensureClaim
-} from "../../engines/kubernetes/sessionObjects.ts"
 import type { SandboxSpec } from "../../services/Driver.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
 import type { PodLifecycle } from "./podLifecycle.ts"
+import { createReleased, deletePodOnRelease, ensureClaim } from "./sessionObjects.ts"
 
 /** agentSandbox mode's module (loaded only in that mode: it imports client-node), or undefined for bare pods. */
 export type SandboxMode = typeof import("./sandboxSession.ts") | undefined
@@ -73,8 +67,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   yield* createReleased(
     `Secret ${names.keySecret}`,
     () => core.createNamespacedSecret({ namespace, body: keySecret(meta(names.keySecret), key) }),
-    () => core.deleteNamespacedSecret({ name: names.keySecret, namespace }),
-    false
+    () => core.deleteNamespacedSecret({ name: names.keySecret, namespace })
   )
   const deleteWorkspace = options.deleteWorkspace === true && !kept
   // Labelled so that the reaper deletes it too when the owner dies before its release.
@@ -100,7 +93,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
     const template = yield* podOf(names.pvc)
     yield* ensureClaim(kube, workspaceClaim(workspace, options), deleteWorkspace)
     yield* createPod(kube, names.pod, template)
-    yield* deletePodOnRelease(kube, names.pod, false)
+    yield* deletePodOnRelease(kube, names.pod)
     started = { podName: names.pod, lifecycle: barePodLifecycle(kube, names.pod, template) }
   } else if (claimed) {
     started = yield* sandboxes.claimedSandbox({
@@ -134,8 +127,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
           namespace,
           body: serverService(meta(names.service), labels, options.vscode === true)
         }),
-      () => core.deleteNamespacedService({ name: names.service, namespace }),
-      false
+      () => core.deleteNamespacedService({ name: names.service, namespace })
     )
   }
   const hosts = options.ingressDomain === undefined
@@ -150,8 +142,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
           namespace,
           body: serverIngress(meta(names.ingress), hosts, names.service, options.ingressTlsSecret)
         }),
-      () => networking.deleteNamespacedIngress({ name: names.ingress, namespace }),
-      false
+      () => networking.deleteNamespacedIngress({ name: names.ingress, namespace })
     )
   }
   return {
