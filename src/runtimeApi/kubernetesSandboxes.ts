@@ -1,7 +1,7 @@
 /**
- * The runtime API's sandboxes on a Kubernetes cluster, made of KubernetesRuntime's pieces
- * (layers/kubernetes/: the client, podSpec's pod, manifests' Secret, PVC and service, the pod
- * watch, startErrors' reading of pod failures). Each sandbox is, by the name of its runtime id:
+ * The runtime API's sandboxes on a Kubernetes cluster, made of the Kubernetes engine's pieces
+ * KubernetesRuntime's driver is made of too (engines/kubernetes/: the client, podSpec's pod,
+ * manifests' Secret, PVC and service, the pod watch, startErrors' reading of pod failures). Each sandbox is, by the name of its runtime id:
  * - a Secret, the sandbox's anchor: labelled with the API's prefix, the session and runtime ids;
  *   holding the session key (fresh per sandbox) and the pod template (resume makes the pod again
  *   from it; it may hold the request's environment, hence a Secret); annotated with the image,
@@ -25,12 +25,11 @@ import {
   sessionLabels
 } from "../engines/kubernetes/labels.ts"
 import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../engines/kubernetes/manifests.ts"
-import { connectMode } from "../engines/kubernetes/podOptions.ts"
+import { checkPodOptions, connectMode, type PodOptions } from "../engines/kubernetes/podOptions.ts"
 import { createPod, deletePod } from "../engines/kubernetes/pods.ts"
 import { runtimeImage } from "../engines/kubernetes/runtimeImage.ts"
 import { LABEL } from "../layers/docker/labels.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../layers/internal/sandboxUser.ts"
-import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "../providers/kubernetes/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { ApiError, internalError } from "./errors.ts"
 import { podStateOf, sandboxPod, sessionStatusOf } from "./kubernetesPods.ts"
@@ -48,7 +47,7 @@ export interface KubernetesSandboxesOptions {
    * `namespace`, `connect`, `pvcStorageSize`, `pvcStorageClass`, `deleteWorkspace`, `image`,
    * `imagePullSecret`, `nodeSelector`, ... (the KubernetesRuntime options a pod is made with).
    */
-  readonly kubernetes: KubernetesRuntimeOptions
+  readonly kubernetes: PodOptions
   /** Most sandboxes running or paused at once (429 beyond); unlimited when undefined. */
   readonly maxSandboxes?: number | undefined
   /** What `resource_factor` 1 gets: CPU requested (default 1) and memory limit (default 2 GiB, half requested). */
@@ -102,7 +101,8 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
   Layer.effect(
     Sandboxes,
     Effect.gen(function*() {
-      yield* checkKubernetesOptions(options.kubernetes)
+      // Worded as KubernetesRuntime's: the same options of the same pods.
+      yield* checkPodOptions("KubernetesRuntime options", options.kubernetes)
       const kube: Kube = yield* makeKube(options.kubernetes)
       const { core, namespace } = kube
       const prefix = options.labelPrefix ?? "effect-sandbox-api"

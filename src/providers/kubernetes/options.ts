@@ -7,9 +7,9 @@
  * half-way through a start.
  */
 import { Effect, Schema } from "effect"
-import type { ConnectMode, KubeConfigLike, PodOptions } from "../../engines/kubernetes/podOptions.ts"
+import { checkPodOptions, type PodOptions } from "../../engines/kubernetes/podOptions.ts"
 import type { HostedOptions } from "../../hosted/options.ts"
-import { checkLeaseTerms, checkRuntimeOptions } from "../../runtime/options.ts"
+import { checkLeaseTerms } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
 import type { KubeOwnershipOptions } from "./ownershipOptions.ts"
@@ -24,21 +24,10 @@ export type KubernetesMode = "pod" | "agentSandbox" | "auto"
  * The shared options (src/hosted/options.ts: `user`/`userId` default 74289 `openhands`,
  * DockerRuntime's as root, a uid no account of a node should have; `cpus`/`memoryMiB`;
  * `idleTimeout`: how long an orphan's Lease stays fresh, `ownerLease.staleAfter`'s default;
- * `reapEvery`, 30 s here), the pod's (engines/kubernetes/podOptions.ts) and the cluster's.
+ * `reapEvery`, 30 s here), the cluster's and the pod's (engines/kubernetes/podOptions.ts), and
+ * what a session adds: an ingress, agent-sandbox mode and claims, the owner's Lease.
  */
 export interface KubernetesRuntimeOptions extends HostedOptions, PodOptions {
-  /** The cluster (default `KubeConfig.loadFromDefault()`: `KUBECONFIG`, ~/.kube/config, or the in-cluster service account). */
-  readonly kubeConfig?: KubeConfigLike
-  /** Default: the kubeconfig context's namespace, else `default`. */
-  readonly namespace?: string
-  /**
-   * The runtime image the cluster pulls (docs/runtimes/kubernetes.md says how to push one). Default
-   * `sandbox.runtimeContainerImage`, else one built on the local Docker engine from `baseImage`
-   * (only clusters that run the local engine's images can use it: Docker Desktop's, the test stand-in).
-   */
-  readonly image?: string
-  /** Base image of a locally built runtime image (default `sandbox.baseContainerImage`). */
-  readonly baseImage?: string
   /**
    * With it, an ingress `<session>.<ingressDomain>` to the server's service (its URL in
    * `info.urls.ingress`) and, with `vscode`, `vscode-<session>.<ingressDomain>` to the IDE
@@ -47,16 +36,6 @@ export interface KubernetesRuntimeOptions extends HostedOptions, PodOptions {
   readonly ingressDomain?: string
   /** The TLS Secret of that ingress (the URL is then https). */
   readonly ingressTlsSecret?: string
-  /** More labels and annotations on everything made (ours win on a clash: they are how it is found). */
-  readonly labels?: Readonly<Record<string, string>>
-  readonly annotations?: Readonly<Record<string, string>>
-  /** Delete the workspace PVC on release too (default false: kept, as OpenHands keeps it). */
-  readonly deleteWorkspace?: boolean
-  /**
-   * `direct`: the pod IP (inside the cluster); `portForward`: the API server's port-forward, through a
-   * listener on 127.0.0.1; `auto` (default): direct when running in a cluster (`KUBERNETES_SERVICE_HOST`).
-   */
-  readonly connect?: ConnectMode
   /**
    * `pod` (default: what every cluster runs), `agentSandbox` (a `Sandbox` of the agent-sandbox CRDs:
    * the cluster expires it when its owner stops renewing, pause is `replicas: 0`), or `auto` (a
@@ -85,85 +64,25 @@ export interface KubernetesRuntimeOptions extends HostedOptions, PodOptions {
   readonly ownerLease?: KubeOwnershipOptions
 }
 
-/** A DNS-1123 label: what names a namespace, and (prefixed) the pod of a session. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
-/** A resource quantity: a decimal number with an optional SI or binary suffix. */
-const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
-/** A label value: at most 63 characters, alphanumeric at both ends. */
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
-
-/**
- * A label or annotation key: an optional DNS-subdomain prefix and `/`, then a name of at most 63
- * characters, alphanumeric at both ends. Our own prefix is refused: those labels are how the
- * runtime and the reaper find objects, and a user's `effect-sandbox.owner` on a kept-alive session
- * would hand it to a reaper.
- */
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
-const OWN_PREFIX = "effect-sandbox."
-
-const refuse = (message: string) => Effect.fail(new InvalidOptionsError({ message: `Invalid ${SUBJECT}: ${message}` }))
-
-/** Each key of `labels` and `annotations` well-formed and not ours (Schema.Record does not check keys). */
-const checkMetadataKeys = Effect.fn("checkMetadataKeys")(function*(options: KubernetesRuntimeOptions) {
-  for (const field of ["labels", "annotations"] as const) {
-    for (const key of Object.keys(options[field] ?? {})) {
-      if (!QUALIFIED_NAME.test(key)) {
-        yield* refuse(
-          `${field}: ${
-            JSON.stringify(key)
-          } is not a key Kubernetes takes ([prefix/]name, name at most 63 characters, alphanumeric at both ends)`
-        )
-      }
-      if (key.startsWith(OWN_PREFIX)) {
-        yield* refuse(
-          `${field}: ${
-            JSON.stringify(key)
-          }: the ${OWN_PREFIX} prefix is the runtime's own (how sessions and owners are found)`
-        )
-      }
-    }
-  }
-})
-
-const dnsLabel = (max: number) => Schema.String.check(Schema.isPattern(DNS_LABEL), Schema.isMaxLength(max))
-const quantity = Schema.String.check(Schema.isPattern(QUANTITY))
-const quantities = Schema.Struct({ cpu: Schema.optionalKey(quantity), memory: Schema.optionalKey(quantity) })
-const labelValue = Schema.String.check(Schema.isPattern(LABEL_VALUE), Schema.isMaxLength(63))
+/** A DNS-1123 label of at most `max` characters. */
+const dnsLabel = (max: number) =>
+  Schema.String.check(Schema.isPattern(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/), Schema.isMaxLength(max))
 
 /** Pod names are `effect-sandbox-<session>` plus `-pvc` and the like: 63 characters at most. */
-export const MAX_SESSION_ID = 40
+const MAX_SESSION_ID = 40
 
 const OptionsSchema = Schema.Struct({
-  namespace: Schema.optionalKey(dnsLabel(63)),
   sessionId: Schema.optionalKey(dnsLabel(MAX_SESSION_ID)),
-  image: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
-  userId: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
-  pvcStorageSize: Schema.optionalKey(quantity),
-  pvcStorageClass: Schema.optionalKey(dnsLabel(253)),
-  resources: Schema.optionalKey(Schema.Struct({
-    requests: Schema.optionalKey(quantities),
-    limits: Schema.optionalKey(quantities)
-  })),
-  nodeSelector: Schema.optionalKey(Schema.Record(Schema.String, labelValue)),
-  tolerations: Schema.optionalKey(Schema.Array(Schema.Struct({
-    key: Schema.optionalKey(Schema.String),
-    operator: Schema.optionalKey(Schema.Literals(["Exists", "Equal"])),
-    value: Schema.optionalKey(Schema.String),
-    effect: Schema.optionalKey(Schema.Literals(["NoSchedule", "PreferNoSchedule", "NoExecute"])),
-    tolerationSeconds: Schema.optionalKey(Schema.Int)
-  }))),
-  imagePullSecret: Schema.optionalKey(dnsLabel(253)),
   ingressDomain: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/))),
   ingressTlsSecret: Schema.optionalKey(dnsLabel(253)),
-  runtimeClassName: Schema.optionalKey(dnsLabel(253)),
-  labels: Schema.optionalKey(Schema.Record(Schema.String, labelValue)),
-  connect: Schema.optionalKey(Schema.Literals(["auto", "direct", "portForward"])),
   mode: Schema.optionalKey(Schema.Literals(["pod", "agentSandbox", "auto"])),
   warmPoolTemplate: Schema.optionalKey(dnsLabel(253)),
   warmPool: Schema.optionalKey(dnsLabel(253))
 })
 
 const SUBJECT = "KubernetesRuntime options"
+
+const refuse = (message: string) => Effect.fail(new InvalidOptionsError({ message: `Invalid ${SUBJECT}: ${message}` }))
 
 /**
  * A claim's Sandbox comes from the operator's template: it is always agent-sandbox, and what the
@@ -184,11 +103,10 @@ const checkClaimOptions = Effect.fn("checkClaimOptions")(function*(options: Kube
  * Check the options (the shared ones, then the pod's), failing with one line naming each bad field.
  */
 export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(function*(options: KubernetesRuntimeOptions) {
-  yield* checkRuntimeOptions(SUBJECT, options)
+  yield* checkPodOptions(SUBJECT, options)
   yield* decodeOptions(OptionsSchema, SUBJECT)(options)
   yield* checkLeaseTerms(SUBJECT, { ...options.ownerLease })
   yield* checkClaimOptions(options)
-  yield* checkMetadataKeys(options)
 })
 
 /**
