@@ -3,10 +3,11 @@
  * reason and events, as the stand-in's kubelet and scheduler report them: an image it cannot
  * pull, a server that exits at once (restartPolicy Never: the pod fails with the exit code and
  * log), a nodeSelector no node matches, and a memory limit the server cannot start in. Each
- * failed start leaves nothing behind; a second start of a live session fails without touching it.
+ * failed start leaves nothing behind; a second start on a live session's id attaches to it.
  * Bad options fail before anything is created.
  */
 import { assert, it } from "@effect/vitest"
+import { KubeConfig } from "@kubernetes/client-node"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { CmdRunAction, InvalidOptionsError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
@@ -87,6 +88,32 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
       assert.strictEqual(error.reason, "server-exited")
       assert.strictEqual(error.exitCode, 137)
     }), 120_000)
+
+  it.live(
+    "a credential the API server refuses is the provider's unauthorized, with its status",
+    () =>
+      Effect.gen(function*() {
+        const wrong = new KubeConfig()
+        wrong.loadFromOptions({
+          clusters: cluster.kubeConfig.clusters,
+          users: [{ name: "wrong", token: "not-the-token" }],
+          contexts: [{ name: "wrong", cluster: cluster.kubeConfig.getCurrentCluster()!.name, user: "wrong" }],
+          currentContext: "wrong"
+        })
+        const error = yield* Effect.scoped(Layer.build(standInLayer({ ...cluster, kubeConfig: wrong }))).pipe(
+          Effect.flip
+        )
+        assert.instanceOf(error, RuntimeStartError)
+        assert.match(
+          error.message,
+          /^Cannot create the owner lease in namespace default \(.*\): create lease effect-sandbox-owner-[0-9a-f]+: HTTP 401$/
+        )
+        assert.strictEqual(error.reason, "provider")
+        assert.strictEqual(error.provider?.reason, "unauthorized")
+        assert.strictEqual(error.provider?.status, 401)
+      }),
+    60_000
+  )
 
   it.live(
     "a second start on a live session's id attaches to its pod, leaving the first one whole",

@@ -24,8 +24,7 @@ export interface Kube {
  * A failed request as a start error: what was attempted and what the API server said, and the
  * refusal as data (`provider`: its reason from the status).
  */
-const startError = (error: KubeApiError) => {
-  const message = `Cannot ${error.message}`
+export const startError = (error: KubeApiError, message = `Cannot ${error.message}`) => {
   return new RuntimeStartError({
     message,
     reason: "provider",

@@ -17,7 +17,7 @@ import type { V1Secret } from "@kubernetes/client-node"
 import { Effect, Exit, Scope } from "effect"
 import { classifyKube } from "../../engines/kubernetes/apiCall.ts"
 import { kubeCall, kubeCallOrMissing, makeKube } from "../../engines/kubernetes/client.ts"
-import { resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
+import { OWNER_LABEL, resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
 import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
 import { connectMode } from "../../engines/kubernetes/podOptions.ts"
 import { deletePod } from "../../engines/kubernetes/pods.ts"
@@ -108,7 +108,7 @@ const foundSession = (ctx: KubeContext, secret: V1Secret) =>
       tags: {
         [TAGS.managed]: "true",
         [TAGS.session]: sessionId,
-        [TAGS.keepAlive]: String(labels["effect-sandbox.owner"] === undefined),
+        [TAGS.keepAlive]: String(labels[OWNER_LABEL] === undefined),
         ...(key === undefined ? {} : { [TAGS.sessionKey]: Buffer.from(key, "base64").toString("utf8") })
       },
       state: pod !== undefined && !hasEnded(pod) ? "running" : "gone",
