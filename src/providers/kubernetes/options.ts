@@ -1,10 +1,9 @@
 /**
- * KubernetesRuntime's options: the shared vocabulary (services/RuntimeOptions.ts), OpenHands'
- * KubernetesConfig (namespace, PVC size and class, resources, node selector, tolerations,
- * privileged, image pull secret, ingress domain and TLS secret) and what a pod adds
- * (`runtimeClassName`, labels, annotations, how to reach it). Checked before anything is created:
- * a bad value is an `InvalidOptionsError` naming the field, never a pod the API server refuses
- * half-way through a start.
+ * KubernetesRuntime's options: the hosted runtimes' shared vocabulary (src/hosted/options.ts), the
+ * cluster's and the pod's (engines/kubernetes/podOptions.ts, which the runtime API's pods share),
+ * and what a session adds: an ingress, agent-sandbox mode and claims, the owner's Lease. Checked
+ * before anything is created: a bad value is an `InvalidOptionsError` naming the field, never a
+ * pod the API server refuses half-way through a start.
  */
 import { Effect, Schema } from "effect"
 import { checkPodOptions, type PodOptions } from "../../engines/kubernetes/podOptions.ts"
