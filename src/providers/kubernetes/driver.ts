@@ -13,26 +13,24 @@
  * too), and runs the reaper that removes the objects of owners whose Lease went stale
  * (owner.ts). `find` answers only the session's tags, so the hosted reaper finds nothing here.
  */
-import type { V1Secret } from "@kubernetes/client-node"
 import { Effect, Exit, Scope } from "effect"
 import { classifyKube } from "../../engines/kubernetes/apiCall.ts"
 import { kubeCall, kubeCallOrMissing, makeKube } from "../../engines/kubernetes/client.ts"
-import { OWNER_LABEL, resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
-import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
+import { resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
 import { connectMode } from "../../engines/kubernetes/podOptions.ts"
-import { deletePod } from "../../engines/kubernetes/pods.ts"
 import { SERVER_PORT, WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
 import { type PodNotStarted, podStopped } from "../../engines/kubernetes/podWatch.ts"
-import { explainStop, hasEnded } from "../../engines/kubernetes/startErrors.ts"
+import { explainStop } from "../../engines/kubernetes/startErrors.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../layers/internal/sandboxUser.ts"
 import { ProviderError, type RuntimeStartError } from "../../schema/errors.ts"
-import type { Driver, DriverDefinition, Found, SandboxState } from "../../services/Driver.ts"
+import type { Driver, DriverDefinition, SandboxState } from "../../services/Driver.ts"
+import { foundSession, removeFound } from "./found.ts"
 import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "./options.ts"
 import { acquireOwnership } from "./owner.ts"
 import { type KubePod, podDialer, podUrl } from "./podLifecycle.ts"
-import { barePodLifecycle, type KubeContext, makeSession } from "./session.ts"
+import { type KubeContext, makeSession } from "./session.ts"
 import { startFailure } from "./startFailure.ts"
 
 const PROVIDER = "Kubernetes"
@@ -71,69 +69,6 @@ const sandboxMode = Effect.fn("sandboxMode")(function*(ctx: Pick<KubeContext, "k
   const module = yield* Effect.promise(() => import("./sandboxSession.ts"))
   return (yield* module.usesSandboxes(ctx.kube, ctx.options)) ? module : undefined
 })
-
-/** The session `secret` anchors, as `find` lists it: its pod of the moment decides its state. */
-const foundSession = (ctx: KubeContext, secret: V1Secret) =>
-  Effect.gen(function*() {
-    const { kube, sandboxes } = ctx
-    const labels = secret.metadata?.labels ?? {}
-    const sessionId = labels[SESSION_LABEL] ?? ""
-    const names = resourceNames(sessionId)
-    const claim = sandboxes === undefined || ctx.options.warmPoolTemplate === undefined
-      ? undefined
-      : yield* sandboxes.boundSandbox(kube, names.pod)
-    const podName = claim ?? names.pod
-    const pod = yield* kubeCallOrMissing(
-      `read pod ${podName}`,
-      () => kube.core.readNamespacedPod({ name: podName, namespace: kube.namespace })
-    )
-    const ref = { namespace: kube.namespace, name: podName, claim: claim === undefined ? undefined : names.pod }
-    const handle: KubePod = {
-      sessionId,
-      podName,
-      lifecycle: sandboxes === undefined
-        ? barePodLifecycle(kube, podName)
-        : sandboxes.sandboxLifecycle(kube, ref, () => Effect.void),
-      made: undefined,
-      urls: {},
-      ide: {},
-      ip: pod?.status?.podIP,
-      paused: false,
-      listeners: new Map()
-    }
-    const key = secret.data?.[KEY_FIELD]
-    return {
-      sandbox: handle,
-      id: podName,
-      tags: {
-        [TAGS.managed]: "true",
-        [TAGS.session]: sessionId,
-        [TAGS.keepAlive]: String(labels[OWNER_LABEL] === undefined),
-        ...(key === undefined ? {} : { [TAGS.sessionKey]: Buffer.from(key, "base64").toString("utf8") })
-      },
-      state: pod !== undefined && !hasEnded(pod) ? "running" : "gone",
-      workspace: WORKSPACE
-    } satisfies Found<KubePod>
-  })
-
-/** Delete what a session found in the cluster has: its Sandbox or claim, pod, service, ingress and Secret. */
-const removeFound = (ctx: KubeContext, pod: KubePod) =>
-  Effect.gen(function*() {
-    const { kube } = ctx
-    const { core, networking, namespace } = kube
-    const names = resourceNames(pod.sessionId)
-    if (ctx.sandboxes !== undefined) {
-      const claimed = ctx.options.warmPoolTemplate !== undefined
-      yield* ctx.sandboxes.removeSandbox(kube, { namespace, name: pod.podName, claim: claimed ? names.pod : undefined })
-    }
-    yield* deletePod(kube, pod.podName)
-    yield* kubeCallOrMissing(`delete service ${names.service}`, () =>
-      core.deleteNamespacedService({ name: names.service, namespace }))
-    yield* kubeCallOrMissing(`delete ingress ${names.ingress}`, () =>
-      networking.deleteNamespacedIngress({ name: names.ingress, namespace }))
-    yield* kubeCallOrMissing(`delete Secret ${names.keySecret}`, () =>
-      core.deleteNamespacedSecret({ name: names.keySecret, namespace }))
-  })
 
 const connect = Effect.fn("KubernetesRuntime.connect")(function*(options: KubernetesRuntimeOptions) {
   yield* unsupported("KubernetesRuntime", options, ["lifetime"], "a pod has no lifetime of its own")
