@@ -170,6 +170,7 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
             `labels: "effect-sandbox.owner": the effect-sandbox. prefix is the runtime's own`
           ],
           [{ mode: "sandbox" as "pod" }, "mode: "],
+          [{ idleTimeout: "5 seconds" }, "idleTimeout: must be longer than ownerLease.renewEvery (10s)"],
           [{ warmPool: "pool" }, "warmPool: needs warmPoolTemplate"],
           [{ mode: "pod", warmPoolTemplate: "tpl" }, "warmPoolTemplate: a SandboxClaim needs mode agentSandbox or auto"]
         ]

@@ -5,7 +5,7 @@
  * before anything is created: a bad value is an `InvalidOptionsError` naming the field, never a
  * pod the API server refuses half-way through a start.
  */
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import { checkPodOptions, type PodOptions } from "../../engines/kubernetes/podOptions.ts"
 import type { HostedOptions } from "../../hosted/options.ts"
 import { checkLeaseTerms } from "../../runtime/options.ts"
@@ -105,6 +105,20 @@ export const checkKubernetesOptions = Effect.fn("checkKubernetesOptions")(functi
   yield* checkPodOptions(SUBJECT, options)
   yield* decodeOptions(OptionsSchema, SUBJECT)(options)
   yield* checkLeaseTerms(SUBJECT, { ...options.ownerLease })
+  // idleTimeout is the Lease's term unless ownerLease names one: the owner renews well inside it.
+  const renewEvery = Duration.fromInputUnsafe(options.ownerLease?.renewEvery ?? "10 seconds")
+  const idle = options.idleTimeout === undefined
+    ? undefined
+    : Option.getOrUndefined(Duration.fromInput(options.idleTimeout))
+  if (
+    options.ownerLease?.staleAfter === undefined && idle !== undefined && Duration.isLessThanOrEqualTo(idle, renewEvery)
+  ) {
+    yield* refuse(
+      `idleTimeout: must be longer than ownerLease.renewEvery (${
+        Duration.format(renewEvery)
+      }): it is the owner Lease's term`
+    )
+  }
   yield* checkClaimOptions(options)
 })
 
