@@ -11,13 +11,33 @@ import type { HostedOptions } from "../../hosted/options.ts"
 import { checkLeaseTerms } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
-import type { KubeOwnershipOptions } from "./ownershipOptions.ts"
 
 /**
  * What a session is made as: a bare pod, an agent-sandbox `Sandbox` (or `SandboxClaim` with
  * `warmPoolTemplate`), or `auto`: a Sandbox when API discovery shows the agent-sandbox CRDs, else a pod.
  */
 export type KubernetesMode = "pod" | "agentSandbox" | "auto"
+
+/** The owner's Lease (ownerLease.ts), typed here: these options load no client-node. */
+export interface KubeOwnerLeaseOptions {
+  /** How often the owner renews its Lease (default 10 s). */
+  readonly renewEvery?: Duration.Input | undefined
+  /**
+   * How long without renewal proves the owner gone (default 60 s), written as the Lease's
+   * `leaseDurationSeconds` (whole seconds, rounded up) and used as the sandboxes' expiry.
+   */
+  readonly staleAfter?: Duration.Input | undefined
+}
+
+export interface KubeReaperOptions {
+  /** How far an owner's clock may lag the API server's before its renewals look late (default 10 s). */
+  readonly clockSkew?: Duration.Input | undefined
+  /** How long a Lease must stay missing before its objects are reaped (default 20 s: two default renewals). */
+  readonly missingLeaseGrace?: Duration.Input | undefined
+}
+
+/** The lease's terms and how the reaper judges them (defaults: renew 10 s, stale 60 s); its pace is `reapEvery`. */
+export type KubeOwnershipOptions = KubeOwnerLeaseOptions & KubeReaperOptions
 
 /**
  * The shared options (src/hosted/options.ts: `user`/`userId` default 74289 `openhands`,

@@ -7,7 +7,7 @@
 import { type Duration, Effect } from "effect"
 import type { Kube } from "../../engines/kubernetes/client.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import type { KubeOwnershipOptions } from "./ownershipOptions.ts"
+import type { KubeOwnershipOptions } from "./options.ts"
 
 /**
  * Hold the owner's Lease and run the reaper every `reapEvery` for as long as the scope lives; the

@@ -33,7 +33,7 @@ import { hostname } from "node:os"
 import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "../../engines/kubernetes/apiCall.ts"
 import { startError } from "../../engines/kubernetes/client.ts"
 import { MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
-import type { KubeOwnerLeaseOptions } from "./ownershipOptions.ts"
+import type { KubeOwnerLeaseOptions } from "./options.ts"
 
 /** On the Lease: its renewal period, so the reaper knows how long a live owner takes to renew. */
 export const RENEW_EVERY_ANNOTATION = "effect-sandbox.renew-every-ms"

@@ -28,8 +28,8 @@ import { Duration, Effect, Schedule } from "effect"
 import { detect, SANDBOX, SANDBOX_CLAIM } from "../../engines/kubernetes/agentSandbox.ts"
 import { kubeCall, kubeCallUnlessGone, listObjects } from "../../engines/kubernetes/apiCall.ts"
 import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
+import type { KubeReaperOptions } from "./options.ts"
 import { RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
-import type { KubeReaperOptions } from "./ownershipOptions.ts"
 
 interface ReapedKind {
   readonly apiVersion: string
