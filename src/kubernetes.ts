@@ -5,13 +5,12 @@
  * optional peer dependency, loaded when a layer is built, never by the root `effect-sandbox`
  * (DESIGN.md principle 11).
  */
-export type {
-  ConnectMode,
-  KubeConfigLike,
-  KubeManifest,
-  KubernetesMode,
-  KubernetesRuntimeOptions,
-  ResourceQuantities,
-  Toleration
-} from "./layers/kubernetes/options.ts"
-export { type KubernetesAttachOptions, KubernetesRuntime, KubernetesSandboxPool } from "./layers/KubernetesRuntime.ts"
+export type { ConnectMode, KubeConfigLike, ResourceQuantities, Toleration } from "./engines/kubernetes/podOptions.ts"
+export { PROVIDER_RETRY } from "./hosted/options.ts"
+export {
+  type KubeManifest,
+  type KubernetesMode,
+  KubernetesRuntime,
+  type KubernetesRuntimeOptions,
+  KubernetesSandboxPool
+} from "./providers/kubernetes/KubernetesRuntime.ts"

@@ -110,7 +110,7 @@ export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo kubernetes-ok" }))
 }).pipe(Effect.provide(KubernetesRuntime.layer({ image: "registry.example/effect-sandbox-runtime:1" })))
-export const warm = KubernetesRuntime.layerWarm().pipe(Layer.provide(KubernetesRuntime.layerPool({ warmPods: 1 })))
+export const warm = KubernetesRuntime.layerWarm().pipe(Layer.provide(KubernetesRuntime.layerPool({ poolSize: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && KubernetesSandboxPool.key)
 const started = program.pipe(Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))
 console.log(await Effect.runPromise(started))

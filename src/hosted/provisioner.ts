@@ -158,7 +158,7 @@ const followSandbox = <O extends HostedOptions, S>(
     Effect.catch(() => Effect.succeed(undefined))
   )
   return {
-    stopped: explain.pipe(
+    stopped: driver.stopped?.(made.sandbox) ?? explain.pipe(
       Effect.repeat({
         schedule: Schedule.spaced(driver.watchEvery ?? DEFAULT_WATCH_EVERY),
         until: (why) => why !== undefined
@@ -206,7 +206,7 @@ const pauseStep = (
     Effect.withSpan(`hosted.${operation}`, { attributes: { provider } })
   )
 
-/** The server's endpoint and the app ports' URLs. */
+/** The server's endpoint, the app ports' URLs and the driver's own. */
 const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<number>) =>
   Effect.gen(function*() {
     const server: Endpoint = yield* driver.endpoint(sandbox, driver.serverPort ?? SERVER_PORT, "server")
@@ -214,8 +214,17 @@ const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<num
       [...appPorts, ...(driver.exposedPorts?.(sandbox) ?? [])],
       (port) => Effect.map(driver.endpoint(sandbox, port, "app"), (app) => [`app-${port}`, app.url] as const)
     )
-    return { server, urls: Object.fromEntries(apps) }
+    return { server, urls: { ...Object.fromEntries(apps), ...driver.urls?.(sandbox).urls } }
   })
+
+/** The VS Code link opened from the driver's other bases too (`ide`): the same token and folder. */
+const withIdeBases = (urls: Record<string, string>, ide: Readonly<Record<string, string>> | undefined) =>
+  ide === undefined || urls["vscode"] === undefined ? urls : {
+    ...urls,
+    ...Object.fromEntries(
+      Object.entries(ide).map(([name, base]) => [name, `${base}/${new URL(urls["vscode"]!).search}`])
+    )
+  }
 
 /**
  * Start (or attach to) the sandbox of a session, in the current scope, until its server was started
@@ -316,12 +325,13 @@ export const provisionHosted = <O extends HostedOptions, S>(
             Effect.as(Effect.logWarning(`${provider}: no VS Code URL: ${error.message}`), undefined)
           )
         )
-        return yield* vscodeUrls(
+        const ideUrls = yield* vscodeUrls(
           options,
           { baseUrl: server.url, sessionApiKey: key, workspace },
           ide?.url,
           ide?.path
         )
+        return withIdeBases(ideUrls, driver.urls?.(made.sandbox).ide)
       })
     } satisfies ProvisionedSandbox
   }).pipe(asStartError, Effect.withSpan("hosted.provision", { attributes: { provider: ctx.provider } }))

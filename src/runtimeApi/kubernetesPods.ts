@@ -10,11 +10,11 @@
  * so that the service and the proxy can reach them.
  */
 import type { V1EnvVar, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
+import { KEY_FIELD } from "../engines/kubernetes/manifests.ts"
+import type { PodOptions } from "../engines/kubernetes/podOptions.ts"
+import { podTemplate, SERVER_PORT } from "../engines/kubernetes/podSpec.ts"
+import { hasEnded, isReady, podTrouble } from "../engines/kubernetes/startErrors.ts"
 import { ROOT_CAPABILITIES } from "../layers/internal/capabilities.ts"
-import { KEY_FIELD } from "../layers/kubernetes/manifests.ts"
-import type { KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
-import { podTemplate, SERVER_PORT } from "../layers/kubernetes/podSpec.ts"
-import { hasEnded, isReady, podTrouble } from "../layers/kubernetes/startErrors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { type PodState, SANDBOX_APP_PORTS, SANDBOX_SERVER_PORT, type SessionStatus } from "./sandboxes.ts"
 import type { StartRequest } from "./schemas.ts"
@@ -28,7 +28,9 @@ export interface SandboxPodInput {
   /** The sandbox's Secret, holding the key under `KEY_FIELD`. */
   readonly keySecret: string
   readonly keySha256: string
-  readonly options: KubernetesRuntimeOptions
+  readonly options: PodOptions
+  /** The sandbox user our server runs as (a given command runs as the image's own). */
+  readonly user: { readonly name: string; readonly id: number }
   readonly sandbox: SandboxConfig
   /** The sandbox gets VS Code (vscodePlugin.ts): `VSCODE_PORT` set and the port declared. */
   readonly vscode: boolean
@@ -46,7 +48,8 @@ export const sandboxPod = (input: SandboxPodInput): { template: V1PodTemplateSpe
     claimName: input.claimName,
     keySha256: input.keySha256,
     options: { ...input.options, env: { ...input.options.env, ...environment } },
-    sandbox: input.sandbox
+    sandbox: input.sandbox,
+    user: input.user
   })
   const spec = base.spec!
   const container = spec.containers[0]!

@@ -1,7 +1,7 @@
 /**
- * The runtime API's sandboxes on a Kubernetes cluster, made of KubernetesRuntime's pieces
- * (layers/kubernetes/: the client, podSpec's pod, manifests' Secret, PVC and service, the pod
- * watch, startErrors' reading of pod failures). Each sandbox is, by the name of its runtime id:
+ * The runtime API's sandboxes on a Kubernetes cluster, made of the Kubernetes engine's pieces
+ * KubernetesRuntime's driver is made of too (engines/kubernetes/: the client, podSpec's pod,
+ * manifests' Secret, PVC and service, the pod watch, startErrors' reading of pod failures). Each sandbox is, by the name of its runtime id:
  * - a Secret, the sandbox's anchor: labelled with the API's prefix, the session and runtime ids;
  *   holding the session key (fresh per sandbox) and the pod template (resume makes the pod again
  *   from it; it may hold the request's environment, hence a Secret); annotated with the image,
@@ -16,19 +16,20 @@
 import type { V1Pod, V1PodTemplateSpec, V1Secret } from "@kubernetes/client-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { LABEL } from "../layers/docker/labels.ts"
-import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../layers/kubernetes/client.ts"
+import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../engines/kubernetes/client.ts"
 import {
   DELETE_WORKSPACE_LABEL,
   type ResourceNames,
   resourceNames,
   SESSION_LABEL,
   sessionLabels
-} from "../layers/kubernetes/labels.ts"
-import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../layers/kubernetes/manifests.ts"
-import { checkKubernetesOptions, connectMode, type KubernetesRuntimeOptions } from "../layers/kubernetes/options.ts"
-import { runtimeImage } from "../layers/kubernetes/runtimeImage.ts"
-import { createPod, deletePod } from "../layers/kubernetes/sessionObjects.ts"
+} from "../engines/kubernetes/labels.ts"
+import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../engines/kubernetes/manifests.ts"
+import { checkPodOptions, connectMode, type PodOptions } from "../engines/kubernetes/podOptions.ts"
+import { createPod, deletePod } from "../engines/kubernetes/pods.ts"
+import { runtimeImage } from "../engines/kubernetes/runtimeImage.ts"
+import { LABEL } from "../layers/docker/labels.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../layers/internal/sandboxUser.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { ApiError, internalError } from "./errors.ts"
 import { podStateOf, sandboxPod, sessionStatusOf } from "./kubernetesPods.ts"
@@ -46,7 +47,7 @@ export interface KubernetesSandboxesOptions {
    * `namespace`, `connect`, `pvcStorageSize`, `pvcStorageClass`, `deleteWorkspace`, `image`,
    * `imagePullSecret`, `nodeSelector`, ... (the KubernetesRuntime options a pod is made with).
    */
-  readonly kubernetes: KubernetesRuntimeOptions
+  readonly kubernetes: PodOptions
   /** Most sandboxes running or paused at once (429 beyond); unlimited when undefined. */
   readonly maxSandboxes?: number | undefined
   /** What `resource_factor` 1 gets: CPU requested (default 1) and memory limit (default 2 GiB, half requested). */
@@ -100,7 +101,8 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
   Layer.effect(
     Sandboxes,
     Effect.gen(function*() {
-      yield* checkKubernetesOptions(options.kubernetes)
+      // Worded as KubernetesRuntime's: the same options of the same pods.
+      yield* checkPodOptions("KubernetesRuntime options", options.kubernetes)
       const kube: Kube = yield* makeKube(options.kubernetes)
       const { core, namespace } = kube
       const prefix = options.labelPrefix ?? "effect-sandbox-api"
@@ -108,6 +110,7 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
       const endpoints = yield* podEndpoints(kube, connectMode(options.kubernetes.connect))
       const mergePatch = kube.k8s.setHeaderOptions("Content-Type", kube.k8s.PatchStrategy.MergePatch)
       const ours = `${LABEL.runtimeApi}=${prefix}`
+      const user = { name: DEFAULT_SANDBOX_USERNAME, id: options.kubernetes.userId ?? DEFAULT_SANDBOX_UID }
 
       const secretsWith = (selector: string) =>
         kubeCall(
@@ -241,7 +244,9 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
           })
         }
         const image = request.image ??
-          (yield* runtimeImage(options.kubernetes, options.sandbox, () => Effect.void).pipe(Effect.mapError(internal)))
+          (yield* runtimeImage(options.kubernetes, options.sandbox, user, () => Effect.void).pipe(
+            Effect.mapError(internal)
+          ))
         const runtimeId = `rt-${randomBytes(12).toString("hex")}`
         const names = resourceNames(runtimeId)
         const key = randomBytes(24).toString("base64url")
@@ -267,7 +272,8 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
             resources: resourcesOf(options, factor),
             ...(runtimeClassName === undefined ? {} : { runtimeClassName })
           },
-          sandbox: options.sandbox
+          sandbox: options.sandbox,
+          user
         })
         const meta = (name: string) => ({ name, labels, annotations: options.kubernetes.annotations ?? {} })
         const secret = keySecret(meta(names.keySecret), key)

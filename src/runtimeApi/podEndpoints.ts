@@ -8,9 +8,9 @@
  * them only through proxy mode (main.ts refuses `portForward` without `--proxy`).
  */
 import { Effect, Exit, Scope, Semaphore } from "effect"
+import type { Kube } from "../engines/kubernetes/client.ts"
+import type { ResourceNames } from "../engines/kubernetes/labels.ts"
 import { localEndpoint, portForwardDialer } from "../layers/internal/localEndpoint.ts"
-import type { Kube } from "../layers/kubernetes/client.ts"
-import type { ResourceNames } from "../layers/kubernetes/labels.ts"
 
 export interface PodEndpoints {
   /** The URL of `port` of the sandbox's pod, as this process reaches it. */

@@ -180,12 +180,29 @@ export interface Driver<S> {
    * proxy tells of a lost sandbox in its answers (Remote's runtime API, read by `serverError`).
    */
   readonly state?: (sandbox: S) => Effect.Effect<SandboxState, ProviderError>
-  /** Where a port of the sandbox is reached (`purpose` lets a provider sign VS Code's link apart). */
+  /**
+   * Where a port of the sandbox is reached (`purpose` lets a provider sign VS Code's link apart), in
+   * the calling scope: a provider reached through a listener of this process (a cluster's
+   * port-forward) closes it with that scope.
+   */
   readonly endpoint: (
     sandbox: S,
     port: number,
     purpose: "server" | "app" | "vscode"
-  ) => Effect.Effect<Endpoint, ProviderError>
+  ) => Effect.Effect<Endpoint, ProviderError, Scope.Scope>
+  /**
+   * Completes when the sandbox stops under its runtime, for a provider that can follow it (a
+   * cluster's watch); absent: the disconnect watch asks `state` every `watchEvery`.
+   */
+  readonly stopped?: (sandbox: S) => Effect.Effect<void>
+  /**
+   * More `info.urls` than the ports' (a cluster's service and ingress); `ide`: more bases VS Code is
+   * opened from (`vscodeIngress`: an ingress's host), each given the owner's link's token and folder.
+   */
+  readonly urls?: (sandbox: S) => {
+    readonly urls: Readonly<Record<string, string>>
+    readonly ide?: Readonly<Record<string, string>>
+  }
   /**
    * Start a stopped sandbox again (its memory, and so its server, are gone: `launch` follows);
    * absent: a stopped sandbox cannot be attached to.

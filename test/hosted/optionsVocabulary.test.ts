@@ -10,6 +10,7 @@ import { DaytonaRuntime, type DaytonaRuntimeOptions, DaytonaSandboxPool } from "
 import { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "../../src/e2b.ts"
 import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
 import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
+import { KubernetesRuntime, type KubernetesRuntimeOptions, KubernetesSandboxPool } from "../../src/kubernetes.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { ModalRuntime, type ModalRuntimeOptions, ModalSandboxPool } from "../../src/modal.ts"
 import { RemoteRuntime, type RemoteRuntimeOptions, RemoteRuntimePool } from "../../src/remote.ts"
@@ -61,6 +62,18 @@ describe("one public shape", () => {
     expectTypeOf(RemoteRuntime).toEqualTypeOf<HostedRuntime<RemoteRuntimeOptions, RemoteRuntimePool>>()
     expectTypeOf<InVocabulary<RemoteRuntimeOptions>>().toEqualTypeOf<true>()
     assert.deepStrictEqual(Object.keys(RemoteRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
+  })
+
+  it("Kubernetes: the hosted verbs and the shared options, and the warm pool's SandboxTemplate", () => {
+    expectTypeOf(KubernetesRuntime).toExtend<HostedRuntime<KubernetesRuntimeOptions, KubernetesSandboxPool>>()
+    expectTypeOf<InVocabulary<KubernetesRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(KubernetesRuntime).sort(), [
+      "attach",
+      "layer",
+      "layerPool",
+      "layerWarm",
+      "sandboxTemplate"
+    ])
   })
 
   it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {

@@ -15,7 +15,7 @@ import {
   resume,
   suspend,
   waitReady
-} from "../../src/layers/kubernetes/agentSandbox.ts"
+} from "../../src/engines/kubernetes/agentSandbox.ts"
 import {
   describeCluster,
   eventually,

@@ -1,5 +1,5 @@
 /**
- * The owner's Lease on a cluster (src/layers/kubernetes/ownerLease.ts), against
+ * The owner's Lease on a cluster (src/providers/kubernetes/ownerLease.ts), against
  * the stand-in through client-node: created with its labels, terms and holder,
  * renewed by the scoped heartbeat, deleted when the scope closes; and the
  * heartbeat keeping a Sandbox's `shutdownTime` ahead, so that once it stops the
@@ -9,8 +9,8 @@ import { assert, it } from "@effect/vitest"
 import { CoordinationV1Api, CustomObjectsApi, type KubeConfig, type V1Lease } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { hostname } from "node:os"
-import { createSandbox } from "../../src/layers/kubernetes/agentSandbox.ts"
-import { acquireKubeOwnerLease } from "../../src/layers/kubernetes/ownerLease.ts"
+import { createSandbox } from "../../src/engines/kubernetes/agentSandbox.ts"
+import { acquireKubeOwnerLease } from "../../src/providers/kubernetes/ownerLease.ts"
 import { describeCluster, eventually, namespace, onStandIn, servingTemplate } from "./lifecycle.ts"
 
 const readLease = (kc: KubeConfig, name: string) =>

@@ -63,4 +63,35 @@ describeDocker("KubernetesRuntime connections (stand-in)", () => {
       assert.strictEqual(cluster.standIn.dropPortForwards(), 0)
       yield* release
     }), 180_000)
+
+  it.live(
+    "reaches an app port through a listener of its own (appPorts), closed on release",
+    () =>
+      Effect.gen(function*() {
+        const { rt, release } = yield* buildRuntime(
+          standInLayer(cluster, { connect: "portForward", appPorts: [9000], deleteWorkspace: true })
+        )
+        const app = rt.info.urls["app-9000"]!
+        assert.match(app, /^http:\/\/127\.0\.0\.1:\d+$/)
+        assert.notStrictEqual(app, rt.info.urls["actionServer"])
+        yield* rt.run(
+          new CmdRunAction({
+            command: "mkdir -p /tmp/app && echo app-ok > /tmp/app/index.html && " +
+              "(cd /tmp/app && nohup python3 -m http.server 9000 >/dev/null 2>&1 &)"
+          })
+        )
+        const served = yield* Effect.promise(async () => {
+          for (let tries = 0; tries < 100; tries++) {
+            const answer = await fetch(`${app}/index.html`).then((r) => r.ok ? r.text() : undefined, () => undefined)
+            if (answer !== undefined) return answer
+            await new Promise((resolve) => setTimeout(resolve, 100))
+          }
+          return "never answered"
+        })
+        assert.strictEqual(served.trim(), "app-ok")
+        yield* release
+        assert.isFalse(yield* accepts(app), "the app port's listener outlived the runtime")
+      }),
+    180_000
+  )
 })

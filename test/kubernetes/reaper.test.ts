@@ -1,5 +1,5 @@
 /**
- * The reaper on a cluster (src/layers/kubernetes/reaper.ts), against the
+ * The reaper on a cluster (src/providers/kubernetes/reaper.ts), against the
  * stand-in: an owner process that holds a Lease and made a labelled pod and
  * Secret is SIGKILLed; a reaper pass then removes its pod, its Secret, its PVC
  * labelled delete-workspace and its Lease, and leaves an unlabelled pod, a
@@ -19,8 +19,8 @@ import {
   type V1ObjectMeta
 } from "@kubernetes/client-node"
 import { Effect, Fiber } from "effect"
-import { createSandbox, waitReady } from "../../src/layers/kubernetes/agentSandbox.ts"
-import { reapOrphans, startKubeReaper } from "../../src/layers/kubernetes/reaper.ts"
+import { createSandbox, waitReady } from "../../src/engines/kubernetes/agentSandbox.ts"
+import { reapOrphans, startKubeReaper } from "../../src/providers/kubernetes/reaper.ts"
 import { describeCluster, eventually, namespace, onStandIn, podImage, podNames, servingTemplate } from "./lifecycle.ts"
 import { killed, ownerProcess } from "./ownerProcess.ts"
 
@@ -167,7 +167,7 @@ describeCluster("reaper on a cluster", () => {
           podTemplate: servingTemplate("x", orphan)
         })
         yield* waitReady(kc, { namespace, name: "orphan-box" })
-        yield* startKubeReaper(kc, namespace, { reapEvery: "300 millis", missingLeaseGrace: "300 millis" })
+        yield* startKubeReaper(kc, namespace, "300 millis", { missingLeaseGrace: "300 millis" })
         assert.isTrue(
           yield* eventually(async () => (await podNames(kc)).length === 0, 10_000),
           "the orphans were not reaped"

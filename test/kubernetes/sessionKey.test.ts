@@ -59,8 +59,13 @@ describeDocker("KubernetesRuntime session key (stand-in)", () => {
       assert.strictEqual((yield* listFiles(key))[0], 200)
       yield* started.release
 
-      // Kept alive: attach by session id, with the key read from the Secret.
-      const attached = yield* buildRuntime(KubernetesRuntime.attach({ sessionId, kubeConfig: cluster.kubeConfig }))
+      // Kept alive: attach by session id, with the key read from the Secret (and kept alive again on release).
+      const attached = yield* buildRuntime(
+        KubernetesRuntime.attach(sessionId, {
+          kubeConfig: cluster.kubeConfig,
+          sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+        })
+      )
       const out = yield* attached.rt.run(new CmdRunAction({ command: "hostname" }))
       assert.strictEqual(out.content.trim(), pod)
       yield* attached.release

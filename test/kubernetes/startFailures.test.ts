@@ -3,13 +3,14 @@
  * reason and events, as the stand-in's kubelet and scheduler report them: an image it cannot
  * pull, a server that exits at once (restartPolicy Never: the pod fails with the exit code and
  * log), a nodeSelector no node matches, and a memory limit the server cannot start in. Each
- * failed start leaves nothing behind; a second start of a live session fails without touching it.
+ * failed start leaves nothing behind; a second start on a live session's id attaches to it.
  * Bad options fail before anything is created.
  */
 import { assert, it } from "@effect/vitest"
+import { KubeConfig } from "@kubernetes/client-node"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import { CmdRunAction, InvalidOptionsError, RuntimeStartError } from "../../src/index.ts"
+import { CmdRunAction, InvalidOptionsError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import type { KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
@@ -40,6 +41,10 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
         )
         assert.include(error.message, `\nIts events:\n`)
         assert.include(error.message, `Warning Failed: Failed to pull image "effect-sandbox/no-such-image:1"`)
+        // As data: the provider's refusal, its reason the missing image.
+        assert.strictEqual(error.reason, "provider")
+        assert.strictEqual(error.provider?.reason, "image-missing")
+        assert.strictEqual(error.provider?.provider, "Kubernetes")
       }),
     120_000
   )
@@ -52,6 +57,10 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
       assert.include(error.message, `The pod ${pod} did not start: the container exited: exit code 1 (Error).`)
       assert.include(error.message, "Its last log lines:")
       assert.include(error.message, "Cannot find module '/no/such/preload.js'")
+      // As data: the server exited, with its exit code and last log lines.
+      assert.strictEqual(error.reason, "server-exited")
+      assert.strictEqual(error.exitCode, 1)
+      assert.include(error.output, "Cannot find module '/no/such/preload.js'")
     }), 120_000)
 
   it.live(
@@ -62,6 +71,8 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
         assert.instanceOf(error, RuntimeStartError)
         assert.match(error.message, new RegExp(`^The pod ${pod} did not start: Unschedulable: 0/1 nodes are available`))
         assert.match(error.message, /Warning FailedScheduling: 0\/1 nodes are available/)
+        assert.strictEqual(error.reason, "provider")
+        assert.strictEqual(error.provider?.reason, "unschedulable")
       }),
     120_000
   )
@@ -74,33 +85,69 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
         error.message,
         `The pod ${pod} did not start: OOMKilled: the container exceeded its memory limit of 24Mi (exit code 137 (OOMKilled))`
       )
+      assert.strictEqual(error.reason, "server-exited")
+      assert.strictEqual(error.exitCode, 137)
     }), 120_000)
 
-  it.live("refuses a second start of a live session, leaving the first one whole", () =>
-    Effect.gen(function*() {
-      const sessionId = `sf-${randomBytes(4).toString("hex")}`
-      const first = yield* buildRuntime(standInLayer(cluster, { sessionId, deleteWorkspace: true }))
-      const error = yield* Effect.scoped(Layer.build(standInLayer(cluster, { sessionId, deleteWorkspace: true }))).pipe(
-        Effect.flip
-      )
-      assert.instanceOf(error, RuntimeStartError)
-      assert.strictEqual(
-        error.message,
-        `Cannot create Secret effect-sandbox-${sessionId}-key: secrets "effect-sandbox-${sessionId}-key" already exists`
-      )
-      const out = yield* first.rt.run(new CmdRunAction({ command: "echo still-here" }))
-      assert.strictEqual(out.content.trim(), "still-here")
-      const pod = `effect-sandbox-${sessionId}`
-      assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), {
-        pods: [pod],
-        services: [`${pod}-svc`],
-        secrets: [`${pod}-key`],
-        ingresses: [],
-        claims: [`${pod}-pvc`]
-      })
-      yield* first.release
-      yield* assertNothingLeft(cluster, sessionId)
-    }), 120_000)
+  it.live(
+    "a credential the API server refuses is the provider's unauthorized, with its status",
+    () =>
+      Effect.gen(function*() {
+        const wrong = new KubeConfig()
+        wrong.loadFromOptions({
+          clusters: cluster.kubeConfig.clusters,
+          users: [{ name: "wrong", token: "not-the-token" }],
+          contexts: [{ name: "wrong", cluster: cluster.kubeConfig.getCurrentCluster()!.name, user: "wrong" }],
+          currentContext: "wrong"
+        })
+        const error = yield* Effect.scoped(Layer.build(standInLayer({ ...cluster, kubeConfig: wrong }))).pipe(
+          Effect.flip
+        )
+        assert.instanceOf(error, RuntimeStartError)
+        assert.match(
+          error.message,
+          /^Cannot create the owner lease in namespace default \(.*\): create lease effect-sandbox-owner-[0-9a-f]+: HTTP 401$/
+        )
+        assert.strictEqual(error.reason, "provider")
+        assert.strictEqual(error.provider?.reason, "unauthorized")
+        assert.strictEqual(error.provider?.status, 401)
+      }),
+    60_000
+  )
+
+  it.live(
+    "a second start on a live session's id attaches to its pod, leaving the first one whole",
+    () =>
+      Effect.gen(function*() {
+        const sessionId = `sf-${randomBytes(4).toString("hex")}`
+        const pod = `effect-sandbox-${sessionId}`
+        const objects = {
+          pods: [pod],
+          services: [`${pod}-svc`],
+          secrets: [`${pod}-key`],
+          ingresses: [],
+          claims: [`${pod}-pvc`]
+        }
+        const first = yield* buildRuntime(standInLayer(cluster, { sessionId, deleteWorkspace: true }))
+        // Kept alive on release: the session stays its first runtime's.
+        const second = yield* buildRuntime(
+          standInLayer(cluster, {
+            sessionId,
+            deleteWorkspace: true,
+            sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+          })
+        )
+        assert.strictEqual((yield* second.rt.run(new CmdRunAction({ command: "hostname" }))).content.trim(), pod)
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), objects)
+        yield* second.release
+        const out = yield* first.rt.run(new CmdRunAction({ command: "echo still-here" }))
+        assert.strictEqual(out.content.trim(), "still-here")
+        assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), objects)
+        yield* first.release
+        yield* assertNothingLeft(cluster, sessionId)
+      }),
+    120_000
+  )
 
   it.live(
     "refuses bad options with an InvalidOptionsError naming the field, creating nothing",
@@ -112,7 +159,10 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
           [{ resources: { limits: { memory: "2 GB" } } }, "resources.limits.memory: "],
           [{ connect: "tunnel" as "direct" }, "connect: "],
           [{ sessionId: "UPPER" }, "sessionId: "],
-          [{ workspace: "/tmp" }, "workspace: a pod cannot mount a host directory; its workspace is a PVC"],
+          [
+            { workspace: "/tmp" } as KubernetesRuntimeOptions,
+            "workspace: a host directory cannot be mounted into a Kubernetes pod (its workspace is /workspace there)"
+          ],
           [{ noChangeTimeoutSeconds: -1 }, "noChangeTimeoutSeconds: "],
           [{ labels: { "a b": "x" } }, `labels: "a b" is not a key Kubernetes takes`],
           [
@@ -120,6 +170,7 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
             `labels: "effect-sandbox.owner": the effect-sandbox. prefix is the runtime's own`
           ],
           [{ mode: "sandbox" as "pod" }, "mode: "],
+          [{ idleTimeout: "5 seconds" }, "idleTimeout: must be longer than ownerLease.renewEvery (10s)"],
           [{ warmPool: "pool" }, "warmPool: needs warmPoolTemplate"],
           [{ mode: "pod", warmPoolTemplate: "tpl" }, "warmPoolTemplate: a SandboxClaim needs mode agentSandbox or auto"]
         ]

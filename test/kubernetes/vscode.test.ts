@@ -12,9 +12,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { CoreV1Api, type V1Container } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { connect } from "node:net"
-import { FileWriteAction, RuntimeStartError } from "../../src/index.ts"
+import { runsVsCode } from "../../src/engines/kubernetes/podSpec.ts"
+import { FileWriteAction, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import { KubernetesRuntime } from "../../src/kubernetes.ts"
-import { runsVsCode } from "../../src/layers/kubernetes/podSpec.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
@@ -118,9 +118,13 @@ describeDocker("KubernetesRuntime vscode plugin (stand-in)", () => {
         assert.strictEqual(resumed.searchParams.get("folder"), "/workspace")
         assert.strictEqual(yield* tokenGate(base, token), 302)
         assert.strictEqual(yield* tokenGate(base, started), 403)
-        // `attach` reads the same IDE's token (and leaves the pod running), on a listener of its own.
+        // `attach` reads the same IDE's token (and, kept alive, leaves the pod running), on a listener of its own.
         const attached = yield* buildRuntime(
-          KubernetesRuntime.attach({ kubeConfig: cluster.kubeConfig, sessionId, vscode: true })
+          KubernetesRuntime.attach(sessionId, {
+            kubeConfig: cluster.kubeConfig,
+            vscode: true,
+            sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+          })
         )
         const fresh = new URL(attached.rt.info.urls["vscode"] ?? "http://missing")
         assert.strictEqual(fresh.searchParams.get("tkn"), token)

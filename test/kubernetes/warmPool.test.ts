@@ -24,7 +24,7 @@ describeDocker("KubernetesRuntime warm pool (stand-in)", () => {
             kubeConfig: cluster.kubeConfig,
             baseImage: cluster.image,
             deleteWorkspace: true,
-            warmPods: 1
+            poolSize: 1
           }),
           poolScope
         )

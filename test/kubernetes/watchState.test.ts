@@ -1,5 +1,5 @@
 /**
- * `watchState` (src/layers/kubernetes/watchState.ts) against the stand-in: it
+ * `watchState` (src/engines/kubernetes/watchState.ts) against the stand-in: it
  * starts with the current state (undefined when absent), follows every change,
  * and outlives client-node's 30 s inactivity abort of an idle watch (the stand-in
  * sends no bookmarks, so a watch on an absent pod is aborted once): a pod made
@@ -8,7 +8,7 @@
 import { assert, it } from "@effect/vitest"
 import { CoreV1Api } from "@kubernetes/client-node"
 import { Effect, Fiber, Stream } from "effect"
-import { watchState } from "../../src/layers/kubernetes/watchState.ts"
+import { watchState } from "../../src/engines/kubernetes/watchState.ts"
 import { describeCluster, namespace, onStandIn, podImage } from "./lifecycle.ts"
 
 const POD = { apiVersion: "v1", kind: "Pod", plural: "pods" }

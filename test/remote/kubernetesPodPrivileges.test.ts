@@ -21,6 +21,7 @@ const containerOf = (command: ReadonlyArray<string> | undefined) =>
       keySha256: "0".repeat(64),
       options: {},
       sandbox,
+      user: { name: "openhands", id: 74289 },
       vscode: false
     }).template.spec!.containers[0]!)
 

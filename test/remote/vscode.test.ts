@@ -131,6 +131,7 @@ describe("VS Code on the runtime API: the plugin, the environment, the path", ()
           keySha256: "0".repeat(64),
           options: {},
           sandbox,
+          user: { name: "openhands", id: 74289 },
           vscode
         }).template.spec!.containers[0]!
       const on = pod(true)

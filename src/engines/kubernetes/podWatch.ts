@@ -4,10 +4,10 @@
  * is listed and opened again (watchState.ts); one that fails fails the effect. Interrupting aborts it.
  */
 import type { V1Pod } from "@kubernetes/client-node"
-import { Effect, Option, Stream } from "effect"
+import { Data, Effect, Option, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { Kube } from "./client.ts"
-import { hasEnded, isReady, podReport, podTrouble } from "./startErrors.ts"
+import { hasEnded, isReady, podReport, type PodTrouble, podTroubleOf } from "./startErrors.ts"
 
 /** A verdict on the pod's state (undefined: it does not exist), or undefined to keep watching. */
 export type Judge<A> = (pod: V1Pod | undefined) => A | undefined
@@ -38,22 +38,37 @@ export const watchPod = <A>(kube: Kube, name: string, judge: Judge<A>): Effect.E
     )
   )
 
-type Readiness = { readonly ready: V1Pod } | { readonly trouble: string }
+type Readiness = { readonly ready: V1Pod } | { readonly trouble: PodTrouble }
+
+/** A pod that will not become ready: its name, why (as data), and its events and log (startErrors.ts). */
+export class PodNotStarted extends Data.TaggedError("PodNotStarted")<{
+  readonly pod: string
+  readonly trouble: PodTrouble
+  /** Its last log lines. */
+  readonly output: string
+  /** `The pod <name> did not start: <Reason: detail>.`, its events and its last log lines. */
+  readonly message: string
+}> {}
 
 /**
  * Until the pod is Running and Ready (its readiness probe on `/alive` passed): the pod, or a
- * `RuntimeStartError` naming its reason, events and log (startErrors.ts).
+ * `PodNotStarted` naming its reason, events and log (startErrors.ts).
  */
 export const waitUntilReady = Effect.fn("waitUntilReady")(function*(kube: Kube, name: string) {
   const outcome = yield* watchPod<Readiness>(kube, name, (pod) => {
-    if (pod === undefined) return { trouble: "the pod was deleted" }
+    if (pod === undefined) return { trouble: { kind: "other", text: "the pod was deleted" } }
     if (pod.status?.phase === "Running" && isReady(pod)) return { ready: pod }
-    const trouble = podTrouble(pod)
+    const trouble = podTroubleOf(pod)
     return trouble === undefined ? undefined : { trouble }
   })
   if ("ready" in outcome) return outcome.ready
   const report = yield* podReport(kube, name)
-  return yield* new RuntimeStartError({ message: `The pod ${name} did not start: ${outcome.trouble}.${report}` })
+  return yield* new PodNotStarted({
+    pod: name,
+    trouble: outcome.trouble,
+    output: report.output,
+    message: `The pod ${name} did not start: ${outcome.trouble.text}.${report.text}`
+  })
 })
 
 /**

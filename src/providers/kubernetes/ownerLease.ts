@@ -30,10 +30,10 @@ import {
 import { Duration, Effect, Ref, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
-import { RuntimeStartError } from "../../schema/errors.ts"
-import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
-import { MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
-import type { KubeOwnerLeaseOptions } from "./ownershipOptions.ts"
+import { type KubeApiError, kubeCall, kubeCallUnlessGone } from "../../engines/kubernetes/apiCall.ts"
+import { startError } from "../../engines/kubernetes/client.ts"
+import { MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
+import type { KubeOwnerLeaseOptions } from "./options.ts"
 
 /** On the Lease: its renewal period, so the reaper knows how long a live owner takes to renew. */
 export const RENEW_EVERY_ANNOTATION = "effect-sandbox.renew-every-ms"
@@ -104,10 +104,10 @@ export const acquireKubeOwnerLease = Effect.fn("acquireKubeOwnerLease")(function
   const create = kubeCall(`create lease ${name}`, () => leases.createNamespacedLease({ namespace, body: body() }))
   yield* Effect.acquireRelease(
     create.pipe(Effect.mapError((error) =>
-      new RuntimeStartError({
-        message:
-          `Cannot create the owner lease in namespace ${namespace} (the runtime needs create, patch, list and delete on coordination.k8s.io leases): ${error.message}`
-      })
+      startError(
+        error,
+        `Cannot create the owner lease in namespace ${namespace} (the runtime needs create, patch, list and delete on coordination.k8s.io leases): ${error.message}`
+      )
     )),
     () =>
       kubeCallUnlessGone(`delete lease ${name}`, () => leases.deleteNamespacedLease({ name, namespace })).pipe(

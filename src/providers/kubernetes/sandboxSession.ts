@@ -16,23 +16,24 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
-import { RuntimeStartError } from "../../schema/errors.ts"
-import { VSCODE_PORT } from "../internal/serverTools.ts"
 import {
   claimSandbox,
   createSandbox,
   detect,
+  remove,
   resume as resumeSandbox,
   type SandboxRef,
   suspend,
   waitReady
-} from "./agentSandbox.ts"
-import { type Kube, kubeCall, kubeCallOrMissing } from "./client.ts"
+} from "../../engines/kubernetes/agentSandbox.ts"
+import { type Kube, kubeCall, kubeCallOrMissing } from "../../engines/kubernetes/client.ts"
+import { envValue, runsVsCode, WORKSPACE_VOLUME } from "../../engines/kubernetes/podSpec.ts"
+import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
+import { VSCODE_PORT } from "../../layers/internal/serverTools.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
-import { envValue, runsVsCode, WORKSPACE_VOLUME } from "./podSpec.ts"
-import type { PodLifecycle } from "./reach.ts"
+import type { PodLifecycle } from "./podLifecycle.ts"
 import { onRelease } from "./sessionObjects.ts"
 
 /**
@@ -58,7 +59,7 @@ export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, op
 })
 
 /** Suspend and resume by `replicas`; `ready` is `waitReady` then `check` on the pod that became ready. */
-const sandboxLifecycle = (
+export const sandboxLifecycle = (
   kube: Kube,
   ref: SandboxRef,
   check: (podName: string) => Effect.Effect<void, RuntimeStartError>
@@ -71,6 +72,23 @@ const sandboxLifecycle = (
     resume: checked(resumeSandbox(kube.config, ref))
   }
 }
+
+/** The Sandbox the claim `name` was bound to (undefined while it is not, or without the claim). */
+export const boundSandbox = (kube: Kube, name: string) =>
+  kubeCallOrMissing(
+    `read SandboxClaim ${name}`,
+    () =>
+      kube.config.makeApiClient(kube.k8s.CustomObjectsApi).getNamespacedCustomObject({
+        group: "extensions.agents.x-k8s.io",
+        version: "v1alpha1",
+        namespace: kube.namespace,
+        plural: "sandboxclaims",
+        name
+      }) as Promise<{ readonly status?: { readonly sandbox?: { readonly name?: string } } }>
+  ).pipe(Effect.map((claim) => claim?.status?.sandbox?.name))
+
+/** Delete a Sandbox (or the claim holding it) and wait until its pod is gone. */
+export const removeSandbox = (kube: Kube, ref: SandboxRef) => remove(kube.config, ref)
 
 /** Delete a PVC made from a volumeClaimTemplate (gone already is fine). */
 const deleteClaim = (kube: Kube, name: string) =>

@@ -6,8 +6,8 @@
  * (and `vscode-<session>.<ingressDomain>` with the plugin).
  */
 import type { V1Ingress, V1PersistentVolumeClaim, V1Secret, V1Service } from "@kubernetes/client-node"
-import { VSCODE_PORT } from "../internal/serverTools.ts"
-import type { KubernetesRuntimeOptions } from "./options.ts"
+import { VSCODE_PORT } from "../../layers/internal/serverTools.ts"
+import type { PodOptions } from "./podOptions.ts"
 import { SERVER_PORT } from "./podSpec.ts"
 
 /** Name, labels and annotations of one object. */
@@ -26,7 +26,7 @@ const metadata = (meta: Meta) => ({
 /** The key Secret's data key. */
 export const KEY_FIELD = "session-api-key"
 
-export const workspaceClaim = (meta: Meta, options: KubernetesRuntimeOptions): V1PersistentVolumeClaim => ({
+export const workspaceClaim = (meta: Meta, options: PodOptions): V1PersistentVolumeClaim => ({
   metadata: metadata(meta),
   spec: {
     accessModes: ["ReadWriteOnce"],

@@ -9,12 +9,11 @@
 import type { V1Container, V1PodTemplateSpec } from "@kubernetes/client-node"
 import { createHash, randomBytes } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
+import { VSCODE_PORT, vscodeEnv } from "../../layers/internal/serverTools.ts"
 import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { pluginsIn, sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
-import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../internal/sandboxUser.ts"
-import { VSCODE_PORT, vscodeEnv } from "../internal/serverTools.ts"
-import type { KubernetesRuntimeOptions } from "./options.ts"
+import type { PodOptions } from "./podOptions.ts"
 
 /** The action server's port in the pod (OpenHands' 8080). */
 export const SERVER_PORT = 8080
@@ -38,8 +37,10 @@ export interface PodInput {
    * Undefined for a SandboxTemplate's pod, whose session key does not exist yet: `lockedDigest`.
    */
   readonly keySha256: string | undefined
-  readonly options: KubernetesRuntimeOptions
+  readonly options: PodOptions
   readonly sandbox: SandboxConfig
+  /** The sandbox user the server runs as (its uid is the pod's `runAsUser`, `runAsGroup` and `fsGroup`). */
+  readonly user: { readonly name: string; readonly id: number }
 }
 
 /**
@@ -48,16 +49,23 @@ export interface PodInput {
  */
 const lockedDigest = () => createHash("sha256").update(randomBytes(32)).digest("hex")
 
-/** OpenHands' KubernetesConfig defaults: requests cpu 1 and memory 1Gi, a memory limit of 2Gi. */
-const resourcesOf = (options: KubernetesRuntimeOptions) => ({
-  requests: { cpu: "1", memory: "1Gi", ...options.resources?.requests },
-  limits: { memory: "2Gi", ...options.resources?.limits }
+/**
+ * OpenHands' KubernetesConfig defaults (requests cpu 1 and memory 1Gi, a memory limit of 2Gi), or
+ * `cpus` requested and `memoryMiB` as the limit (half of it requested); `resources` over both.
+ */
+const resourcesOf = (options: PodOptions) => ({
+  requests: {
+    cpu: String(options.cpus ?? 1),
+    memory: options.memoryMiB === undefined ? "1Gi" : `${Math.round(options.memoryMiB / 2)}Mi`,
+    ...options.resources?.requests
+  },
+  limits: { memory: options.memoryMiB === undefined ? "2Gi" : `${options.memoryMiB}Mi`, ...options.resources?.limits }
 })
 
 /** The pod's metadata and spec (for a bare pod, or a Sandbox's `podTemplate`). */
 export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
   const { options, sandbox } = input
-  const uid = options.userId ?? DEFAULT_SANDBOX_UID
+  const uid = input.user.id
   const env = sandboxServerEnv(sandbox, options, input.sessionId, {
     [SESSION_KEY_SHA256_VARIABLE]: input.keySha256 ?? lockedDigest(),
     ...(options.pidsLimit === undefined ? {} : { EFFECT_SANDBOX_PIDS_LIMIT: String(options.pidsLimit) }),
@@ -86,7 +94,7 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
           workingDir: WORKSPACE,
           // Reached from outside its network namespace (with the key).
           host: "0.0.0.0",
-          username: options.username ?? DEFAULT_SANDBOX_USERNAME,
+          username: input.user.name,
           userId: uid,
           tools: options,
           restrictToWorkspace: restrictsToWorkspace(options)

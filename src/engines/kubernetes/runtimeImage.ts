@@ -6,29 +6,32 @@
  * how to push one. The Docker modules are loaded only for a build, so dockerode stays optional.
  */
 import { Effect, Layer } from "effect"
+import { imageRequirements } from "../../layers/internal/imageContext.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import type { ProvisionStatus } from "../../services/Provisioner.ts"
-import { imageRequirements } from "../internal/imageContext.ts"
-import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../internal/sandboxUser.ts"
-import type { KubernetesRuntimeOptions } from "./options.ts"
+import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"
 
 export const runtimeImage = Effect.fn("runtimeImage")(function*(
-  options: KubernetesRuntimeOptions,
+  options: RuntimeTools & Pick<RuntimeOptions, "env"> & {
+    readonly image?: string | undefined
+    readonly baseImage?: string | undefined
+  },
   sandbox: SandboxConfig,
+  user: { readonly name: string; readonly id: number },
   onStatus: (status: ProvisionStatus) => Effect.Effect<void>
 ) {
   const named = options.image ?? sandbox.runtimeContainerImage
   if (named !== null && named !== undefined) return named
   const [{ ImageBuilder }, { DockerEngine }] = yield* Effect.promise(() =>
-    Promise.all([import("../docker/imageBuilder.ts"), import("../docker/engine.ts")])
+    Promise.all([import("../../layers/docker/imageBuilder.ts"), import("../../layers/docker/engine.ts")])
   )
   return yield* Effect.gen(function*() {
     const builder = yield* ImageBuilder
     return yield* builder.ensure(
       {
         baseImage: options.baseImage ?? sandbox.baseContainerImage,
-        userId: options.userId ?? DEFAULT_SANDBOX_UID,
-        username: options.username ?? DEFAULT_SANDBOX_USERNAME,
+        userId: user.id,
+        username: user.name,
         forceRebuild: sandbox.forceRebuildRuntime,
         requires: imageRequirements(options, sandbox)
       },

@@ -36,6 +36,7 @@ const failure = (what: string, error: unknown) => {
     (error as { readonly code?: unknown }).code
   return new KubeApiError({
     status: typeof status === "number" ? status : undefined,
+    operation: what,
     message: `${what}: ${String(error)}`
   })
 }

@@ -40,34 +40,67 @@ export const hasEnded = (pod: V1Pod): boolean =>
   pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded" ||
   pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined
 
-/** Why the pod cannot become ready (`Reason: detail`), or undefined while it may still. */
-export const podTrouble = (pod: V1Pod): string | undefined => {
+/**
+ * Why a pod cannot become ready, as data: an image the kubelet cannot pull, no node that takes it,
+ * a container that exited (its exit code: a crash at start, an out-of-memory kill), or something
+ * else (a config error, a pod that ended). `text` is `Reason: detail`.
+ */
+export interface PodTrouble {
+  readonly kind: "image-missing" | "unschedulable" | "exited" | "other"
+  readonly text: string
+  readonly exitCode?: number
+}
+
+const IMAGE_REASONS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"])
+
+/** Why the pod cannot become ready, or undefined while it may still. */
+export const podTroubleOf = (pod: V1Pod): PodTrouble | undefined => {
   const limit = pod.spec?.containers[0]?.resources?.limits?.["memory"]
   const oom = oomKill(pod)
   if (oom !== undefined) {
-    return `OOMKilled: the container exceeded its memory limit${limit === undefined ? "" : ` of ${limit}`} (${
-      terminatedText(oom)
-    })`
+    return {
+      kind: "exited",
+      exitCode: oom.exitCode,
+      text: `OOMKilled: the container exceeded its memory limit${limit === undefined ? "" : ` of ${limit}`} (${
+        terminatedText(oom)
+      })`
+    }
   }
   const unschedulable = pod.status?.conditions?.find((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")
-  if (unschedulable !== undefined) return `Unschedulable: ${unschedulable.message ?? "no node can run the pod"}`
+  if (unschedulable !== undefined) {
+    return { kind: "unschedulable", text: `Unschedulable: ${unschedulable.message ?? "no node can run the pod"}` }
+  }
   const container = pod.status?.containerStatuses?.[0]
   const waiting = container?.state?.waiting
   if (waiting?.reason !== undefined && STUCK.has(waiting.reason)) {
     const last = container?.lastState?.terminated
-    return `${waiting.reason}: ${waiting.message ?? ""}${
+    const text = `${waiting.reason}: ${waiting.message ?? ""}${
       last === undefined ? "" : ` (last run: ${terminatedText(last)})`
     }`
+    if (IMAGE_REASONS.has(waiting.reason)) return { kind: "image-missing", text }
+    return last === undefined ? { kind: "other", text } : { kind: "exited", exitCode: last.exitCode, text }
   }
   const terminated = container?.state?.terminated
-  if (terminated !== undefined) return `the container exited: ${terminatedText(terminated)}`
+  if (terminated !== undefined) {
+    return {
+      kind: "exited",
+      exitCode: terminated.exitCode,
+      text: `the container exited: ${terminatedText(terminated)}`
+    }
+  }
   if (pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded") {
-    return `the pod ${pod.status.phase}${pod.status.reason === undefined ? "" : `: ${pod.status.reason}`}${
-      pod.status.message === undefined ? "" : ` (${pod.status.message})`
-    }`
+    return {
+      kind: "other",
+      text: `the pod ${pod.status.phase}${pod.status.reason === undefined ? "" : `: ${pod.status.reason}`}${
+        pod.status.message === undefined ? "" : ` (${pod.status.message})`
+      }`
+    }
   }
   return undefined
 }
+
+/** Why the pod cannot become ready (`Reason: detail`), or undefined while it may still. */
+export const podTrouble = (pod: V1Pod): string | undefined => podTroubleOf(pod)?.text
 
 const eventLine = (e: CoreV1Event) => `  ${e.type ?? "Normal"} ${e.reason ?? ""}: ${e.message ?? ""}`
 
@@ -82,10 +115,14 @@ export const podReport = Effect.fn("podReport")(function*(kube: Kube, name: stri
     () => kube.core.readNamespacedPodLog({ name, namespace: kube.namespace, tailLines: 20 })
   ).pipe(Effect.orElseSucceed(() => undefined))
   const lines = (events?.items ?? []).map(eventLine)
-  return [
-    lines.length === 0 ? "" : `\nIts events:\n${lines.join("\n")}`,
-    log === undefined || log === "" ? "" : `\nIts last log lines:\n${log.trimEnd()}`
-  ].join("")
+  const output = log?.trimEnd() ?? ""
+  return {
+    output,
+    text: [
+      lines.length === 0 ? "" : `\nIts events:\n${lines.join("\n")}`,
+      output === "" ? "" : `\nIts last log lines:\n${output}`
+    ].join("")
+  }
 })
 
 /** Why a ready pod stopped, for a disconnect (undefined while it runs). */

@@ -7,9 +7,9 @@
 import type * as K8s from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { join } from "node:path"
-import { RuntimeStartError } from "../../schema/errors.ts"
-import { type KubeApiError, kubeCall as apiCall, kubeCallUnlessGone } from "./apiCall.ts"
-import type { KubeConfigLike } from "./options.ts"
+import { ProviderError, RuntimeStartError } from "../../schema/errors.ts"
+import { type KubeApiError, kubeCall as apiCall, kubeCallUnlessGone, reasonOf } from "./apiCall.ts"
+import type { KubeConfigLike } from "./podOptions.ts"
 
 /** What every Kubernetes module works with. */
 export interface Kube {
@@ -20,8 +20,23 @@ export interface Kube {
   readonly networking: K8s.NetworkingV1Api
 }
 
-/** A failed request as a start error: what was attempted and what the API server said. */
-const startError = (error: KubeApiError) => new RuntimeStartError({ message: `Cannot ${error.message}` })
+/**
+ * A failed request as a start error: what was attempted and what the API server said, and the
+ * refusal as data (`provider`: its reason from the status).
+ */
+export const startError = (error: KubeApiError, message = `Cannot ${error.message}`) => {
+  return new RuntimeStartError({
+    message,
+    reason: "provider",
+    provider: new ProviderError({
+      provider: "Kubernetes",
+      operation: error.operation,
+      reason: reasonOf(error.status, error.message),
+      ...(error.status === undefined ? {} : { status: error.status }),
+      message
+    })
+  })
+}
 
 /** A client-node call as an Effect (apiCall.ts); a failure is a RuntimeStartError. */
 export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, RuntimeStartError> =>

@@ -9,12 +9,43 @@
  */
 import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node"
 import { Data, Effect } from "effect"
+import type { ProviderReason } from "../../schema/errors.ts"
+import type { Classified } from "../../services/Driver.ts"
 
 /** A request to the Kubernetes API failed; `status` is the HTTP code when the server answered. */
 export class KubeApiError extends Data.TaggedError("KubeApiError")<{
   readonly status: number | undefined
+  /** What was attempted ("create lease x"). */
+  readonly operation: string
+  /** `<operation>: <the API server's text>`. */
   readonly message: string
 }> {}
+
+const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
+  400: "invalid",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not-found",
+  409: "conflict",
+  422: "invalid",
+  429: "rate-limited",
+  500: "unavailable",
+  502: "unavailable",
+  503: "unavailable",
+  504: "timeout"
+}
+
+/** The reason of an API server's answer: its status, and a ResourceQuota's 403 ("exceeded quota") as `quota`. */
+export const reasonOf = (status: number | undefined, text: string): ProviderReason =>
+  status === 403 && text.includes("exceeded quota")
+    ? "quota"
+    : (status === undefined ? undefined : BY_STATUS[status]) ?? "unknown"
+
+/** What one failed client-node request means (services/Driver.ts `Classified`). */
+export const classifyKube = (cause: unknown): Classified => {
+  const { status, text } = detail(cause)
+  return { reason: reasonOf(status, text), status, text }
+}
 
 /** The apiserver's own message from a `Status` body, else the body or the error's text. */
 const detail = (error: unknown): { readonly status: number | undefined; readonly text: string } => {
@@ -41,7 +72,7 @@ export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect
     try: call,
     catch: (error) => {
       const { status, text } = detail(error)
-      return new KubeApiError({ status, message: `${what}: ${text}` })
+      return new KubeApiError({ status, operation: what, message: `${what}: ${text}` })
     }
   })
 

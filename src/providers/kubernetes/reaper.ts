@@ -25,11 +25,11 @@ import {
   type V1Lease
 } from "@kubernetes/client-node"
 import { Duration, Effect, Schedule } from "effect"
-import { detect, SANDBOX, SANDBOX_CLAIM } from "./agentSandbox.ts"
-import { kubeCall, kubeCallUnlessGone, listObjects } from "./apiCall.ts"
-import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "./labels.ts"
+import { detect, SANDBOX, SANDBOX_CLAIM } from "../../engines/kubernetes/agentSandbox.ts"
+import { kubeCall, kubeCallUnlessGone, listObjects } from "../../engines/kubernetes/apiCall.ts"
+import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
+import type { KubeReaperOptions } from "./options.ts"
 import { RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
-import type { KubeReaperOptions } from "./ownershipOptions.ts"
 
 interface ReapedKind {
   readonly apiVersion: string
@@ -189,10 +189,15 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*(
   return removed
 }, Effect.catch((error) => Effect.as(Effect.logWarning(`reaper: ${error.message}`), [] as ReadonlyArray<string>)))
 
-/** Reap now and then every `reapEvery` (30 s), in the background, for as long as the scope lives. */
-export const startKubeReaper = (kc: KubeConfig, namespace: string, options: KubeReaperOptions = {}) =>
+/** Reap now and then every `every`, in the background, for as long as the scope lives. */
+export const startKubeReaper = (
+  kc: KubeConfig,
+  namespace: string,
+  every: Duration.Input,
+  options: KubeReaperOptions = {}
+) =>
   reapOrphans(kc, namespace, options).pipe(
-    Effect.repeat(Schedule.spaced(options.reapEvery ?? "30 seconds")),
+    Effect.repeat(Schedule.spaced(every)),
     Effect.forkScoped,
     Effect.asVoid
   )

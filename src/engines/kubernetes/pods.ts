@@ -1,0 +1,38 @@
+/**
+ * A pod made from a template, and deleted until it is gone: what a session's pod, its pause and
+ * resume (delete it, make it again), and the runtime API's sandboxes do alike.
+ */
+import type { V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import { type Kube, kubeCall, kubeCallOrMissing } from "./client.ts"
+import { watchPod } from "./podWatch.ts"
+
+/** How long a deletion waits for the pod to be gone (its container stopped) before moving on. */
+const DELETE_WAIT = "60 seconds"
+
+/** Create the pod `name` from `template`. */
+export const createPod = (kube: Kube, name: string, template: V1PodTemplateSpec) =>
+  kubeCall(
+    `create pod ${name}`,
+    () =>
+      kube.core.createNamespacedPod({
+        namespace: kube.namespace,
+        body: { metadata: { ...template.metadata, name }, spec: template.spec! } satisfies V1Pod
+      })
+  )
+
+/**
+ * Delete the pod and wait until it is gone (its container stopped, its PVC free for the next
+ * pod); the watch starts from a list, so a quick deletion is not missed.
+ */
+export const deletePod = Effect.fn("deletePod")(function*(kube: Kube, name: string) {
+  const marked = yield* kubeCallOrMissing(
+    `delete pod ${name}`,
+    () => kube.core.deleteNamespacedPod({ name, namespace: kube.namespace, gracePeriodSeconds: 5 })
+  )
+  if (marked === undefined) return
+  yield* watchPod(kube, name, (pod) => pod === undefined ? true : undefined).pipe(
+    Effect.timeout(DELETE_WAIT),
+    Effect.ignore
+  )
+})

@@ -1,0 +1,80 @@
+/**
+ * A session found in the cluster (`find`: attach by session id), by the key Secret that anchors
+ * it: its pod of the moment (a claimed Sandbox's, when claims are this layer's mode), its state,
+ * and the session key the Secret holds; and how such a session is removed on release.
+ */
+import type { V1Secret } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import { kubeCallOrMissing } from "../../engines/kubernetes/client.ts"
+import { OWNER_LABEL, resourceNames, SESSION_LABEL } from "../../engines/kubernetes/labels.ts"
+import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
+import { deletePod } from "../../engines/kubernetes/pods.ts"
+import { WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
+import { hasEnded } from "../../engines/kubernetes/startErrors.ts"
+import { TAGS } from "../../hosted/ownerTags.ts"
+import type { Found } from "../../services/Driver.ts"
+import type { KubePod } from "./podLifecycle.ts"
+import { barePodLifecycle, type KubeContext } from "./session.ts"
+
+/** The session `secret` anchors, as `find` lists it: its pod of the moment decides its state. */
+export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
+  Effect.gen(function*() {
+    const { kube, sandboxes } = ctx
+    const labels = secret.metadata?.labels ?? {}
+    const sessionId = labels[SESSION_LABEL] ?? ""
+    const names = resourceNames(sessionId)
+    const claim = sandboxes === undefined || ctx.options.warmPoolTemplate === undefined
+      ? undefined
+      : yield* sandboxes.boundSandbox(kube, names.pod)
+    const podName = claim ?? names.pod
+    const pod = yield* kubeCallOrMissing(
+      `read pod ${podName}`,
+      () => kube.core.readNamespacedPod({ name: podName, namespace: kube.namespace })
+    )
+    const ref = { namespace: kube.namespace, name: podName, claim: claim === undefined ? undefined : names.pod }
+    const handle: KubePod = {
+      sessionId,
+      podName,
+      lifecycle: sandboxes === undefined
+        ? barePodLifecycle(kube, podName)
+        : sandboxes.sandboxLifecycle(kube, ref, () => Effect.void),
+      made: undefined,
+      urls: {},
+      ide: {},
+      ip: pod?.status?.podIP,
+      paused: false,
+      listeners: new Map()
+    }
+    const key = secret.data?.[KEY_FIELD]
+    return {
+      sandbox: handle,
+      id: podName,
+      tags: {
+        [TAGS.managed]: "true",
+        [TAGS.session]: sessionId,
+        [TAGS.keepAlive]: String(labels[OWNER_LABEL] === undefined),
+        ...(key === undefined ? {} : { [TAGS.sessionKey]: Buffer.from(key, "base64").toString("utf8") })
+      },
+      state: pod !== undefined && !hasEnded(pod) ? "running" : "gone",
+      workspace: WORKSPACE
+    } satisfies Found<KubePod>
+  })
+
+/** Delete what a session found in the cluster has: its Sandbox or claim, pod, service, ingress and Secret. */
+export const removeFound = (ctx: KubeContext, pod: KubePod) =>
+  Effect.gen(function*() {
+    const { kube } = ctx
+    const { core, networking, namespace } = kube
+    const names = resourceNames(pod.sessionId)
+    if (ctx.sandboxes !== undefined) {
+      const claimed = ctx.options.warmPoolTemplate !== undefined
+      yield* ctx.sandboxes.removeSandbox(kube, { namespace, name: pod.podName, claim: claimed ? names.pod : undefined })
+    }
+    yield* deletePod(kube, pod.podName)
+    yield* kubeCallOrMissing(`delete service ${names.service}`, () =>
+      core.deleteNamespacedService({ name: names.service, namespace }))
+    yield* kubeCallOrMissing(`delete ingress ${names.ingress}`, () =>
+      networking.deleteNamespacedIngress({ name: names.ingress, namespace }))
+    yield* kubeCallOrMissing(`delete Secret ${names.keySecret}`, () =>
+      core.deleteNamespacedSecret({ name: names.keySecret, namespace }))
+  })
