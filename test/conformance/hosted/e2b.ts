@@ -1,0 +1,67 @@
+/**
+ * E2BRuntime's hosted lifecycle target, for the stand-in and for E2B itself: sandboxes listed
+ * through the SDK by their session metadata; a second layer with the session id attaches to a kept
+ * sandbox; E2B's pause keeps memory; the reaper judges owners of this host by their pid.
+ */
+import { Sandbox } from "e2b"
+import { Redacted } from "effect"
+import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
+import { SandboxConfig } from "../../../src/index.ts"
+import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
+import { DYING_SERVER_ENV, DYING_SERVER_OUTPUT } from "./dyingServer.ts"
+
+/**
+ * Where E2B is: a stand-in's URL and key (the hosts of its sandboxes' ports under `<url>/.hosts/`),
+ * or nothing for E2B itself (`E2B_API_KEY`); the template.
+ */
+export interface E2BArgs {
+  readonly template: string
+  readonly standin?: { readonly url: string; readonly apiKey: string }
+}
+
+const options = (args: E2BArgs): E2BRuntimeOptions => {
+  const standin = args.standin
+  return {
+    template: args.template,
+    ...(standin === undefined ? {} : {
+      apiKey: Redacted.make(standin.apiKey),
+      apiUrl: standin.url,
+      sandboxUrl: standin.url,
+      hostUrl: (host: string) => `${standin.url}/.hosts/${host}`
+    })
+  }
+}
+
+export const lifecycleLayer = (args: E2BArgs, lifecycle: LifecycleOptions) =>
+  E2BRuntime.layer({
+    ...options(args),
+    sessionId: lifecycle.sessionId,
+    sandbox: new SandboxConfig({ keepRuntimeAlive: lifecycle.keepRuntimeAlive ?? false }),
+    ...(lifecycle.reapEvery === undefined ? {} : { reapEvery: lifecycle.reapEvery })
+  })
+
+/** The sandboxes E2B lists with the session's metadata, running or paused. */
+const sandboxes = async (args: E2BArgs, sessionId: string) => {
+  const standin = args.standin
+  const paginator = Sandbox.list({
+    ...(standin === undefined ? {} : { apiKey: standin.apiKey, apiUrl: standin.url, sandboxUrl: standin.url }),
+    query: { metadata: { "effect-sandbox.session": sessionId } }
+  })
+  const ids: Array<string> = []
+  while (paginator.hasNext) ids.push(...(await paginator.nextItems()).map((listed) => listed.sandboxId))
+  return ids
+}
+
+export const e2bLifecycle = (args: () => E2BArgs): HostedLifecycleTarget => ({
+  name: "E2BRuntime",
+  layer: (lifecycle) => lifecycleLayer(args(), lifecycle),
+  sandboxes: (sessionId) => sandboxes(args(), sessionId),
+  pause: { memorySurvives: true },
+  attach: { layer: (sessionId) => lifecycleLayer(args(), { sessionId }) },
+  reaper: { owner: () => ({ module: import.meta.filename, args: args() }) },
+  dyingServer: {
+    layer: (sessionId) => E2BRuntime.layer({ ...options(args()), sessionId, env: DYING_SERVER_ENV }),
+    exitCode: 1,
+    output: DYING_SERVER_OUTPUT
+  }
+})
