@@ -7,7 +7,7 @@ import { DockerRuntime } from "../../../src/docker.ts"
 import { SandboxConfig } from "../../../src/index.ts"
 import { containersWithLabel } from "../../docker/infra.ts"
 import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
-import { DYING_SERVER_ENV, DYING_SERVER_OUTPUT } from "./dyingServer.ts"
+import { DYING_SERVER_ENV, DYING_SERVER_OUTPUT } from "./shared.ts"
 
 /** Where the owner process finds the engine's image: the base image's tag. */
 export interface DockerArgs {

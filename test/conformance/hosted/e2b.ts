@@ -6,9 +6,8 @@
 import { Sandbox } from "e2b"
 import { Redacted } from "effect"
 import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
-import { SandboxConfig } from "../../../src/index.ts"
 import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
-import { DYING_SERVER_ENV, DYING_SERVER_OUTPUT } from "./dyingServer.ts"
+import { cloudLifecycle, type CloudRuntime, type SharedOptions, sharedOptions } from "./shared.ts"
 
 /**
  * Where E2B is: a stand-in's URL and key (the hosts of its sandboxes' ports under `<url>/.hosts/`),
@@ -32,13 +31,8 @@ const options = (args: E2BArgs): E2BRuntimeOptions => {
   }
 }
 
-export const lifecycleLayer = (args: E2BArgs, lifecycle: LifecycleOptions) =>
-  E2BRuntime.layer({
-    ...options(args),
-    sessionId: lifecycle.sessionId,
-    sandbox: new SandboxConfig({ keepRuntimeAlive: lifecycle.keepRuntimeAlive ?? false }),
-    ...(lifecycle.reapEvery === undefined ? {} : { reapEvery: lifecycle.reapEvery })
-  })
+/** The runtime on E2B with the suite's options. */
+const layer = (args: E2BArgs, shared: SharedOptions) => E2BRuntime.layer({ ...options(args), ...shared })
 
 /** The sandboxes E2B lists with the session's metadata, running or paused. */
 const sandboxes = async (args: E2BArgs, sessionId: string) => {
@@ -52,16 +46,14 @@ const sandboxes = async (args: E2BArgs, sessionId: string) => {
   return ids
 }
 
-export const e2bLifecycle = (args: () => E2BArgs): HostedLifecycleTarget => ({
+const e2b: CloudRuntime<E2BArgs> = {
   name: "E2BRuntime",
-  layer: (lifecycle) => lifecycleLayer(args(), lifecycle),
-  sandboxes: (sessionId) => sandboxes(args(), sessionId),
-  pause: { memorySurvives: true },
-  attach: { layer: (sessionId) => lifecycleLayer(args(), { sessionId }) },
-  reaper: { owner: () => ({ module: import.meta.filename, args: args() }) },
-  dyingServer: {
-    layer: (sessionId) => E2BRuntime.layer({ ...options(args()), sessionId, env: DYING_SERVER_ENV }),
-    exitCode: 1,
-    output: DYING_SERVER_OUTPUT
-  }
-})
+  module: import.meta.filename,
+  layer,
+  sandboxes,
+  pause: { memorySurvives: true }
+}
+
+export const lifecycleLayer = (args: E2BArgs, lifecycle: LifecycleOptions) => layer(args, sharedOptions(lifecycle))
+
+export const e2bLifecycle = (args: () => E2BArgs): HostedLifecycleTarget => cloudLifecycle(e2b, args)
