@@ -46,6 +46,11 @@ const run = async (sandbox: StandInSandbox, command: string, env: Record<string,
   })
   docker.modem.demuxStream(stream, out, err)
   const done = new Promise<void>((resolve) => {
+    // A container removed under a running command (a sandbox deleted, or reaped) may reset the stream.
+    stream.on("error", () => {
+      record.exitCode ??= -1
+      resolve()
+    })
     stream.on("end", () =>
       void exec.inspect().then((info: Docker.ExecInspectInfo) => {
         record.exitCode = info.ExitCode ?? -1
