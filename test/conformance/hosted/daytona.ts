@@ -7,8 +7,7 @@
 import { Daytona } from "@daytonaio/sdk"
 import { Redacted } from "effect"
 import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
-import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
-import { cloudLifecycle, type CloudRuntime, type SharedOptions, sharedOptions } from "./shared.ts"
+import { cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /** Where Daytona is: a stand-in's API URL and key, or nothing for Daytona itself (`DAYTONA_*`); the snapshot. */
 export interface DaytonaArgs {
@@ -43,14 +42,11 @@ const sandboxes = async (args: DaytonaArgs, sessionId: string) => {
   return ids
 }
 
-const daytona: CloudRuntime<DaytonaArgs> = {
+/** The owner process builds `lifecycleLayer`; the test files take `daytonaLifecycle`. */
+export const { lifecycle: daytonaLifecycle, lifecycleLayer } = cloudRuntime<DaytonaArgs>({
   name: "DaytonaRuntime",
   module: import.meta.filename,
   layer,
   sandboxes,
   pause: { memorySurvives: true }
-}
-
-export const lifecycleLayer = (args: DaytonaArgs, lifecycle: LifecycleOptions) => layer(args, sharedOptions(lifecycle))
-
-export const daytonaLifecycle = (args: () => DaytonaArgs): HostedLifecycleTarget => cloudLifecycle(daytona, args)
+})

@@ -6,8 +6,7 @@
 import { Sandbox } from "e2b"
 import { Redacted } from "effect"
 import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
-import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
-import { cloudLifecycle, type CloudRuntime, type SharedOptions, sharedOptions } from "./shared.ts"
+import { cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
  * Where E2B is: a stand-in's URL and key (the hosts of its sandboxes' ports under `<url>/.hosts/`),
@@ -46,14 +45,11 @@ const sandboxes = async (args: E2BArgs, sessionId: string) => {
   return ids
 }
 
-const e2b: CloudRuntime<E2BArgs> = {
+/** The owner process builds `lifecycleLayer`; the test files take `e2bLifecycle`. */
+export const { lifecycle: e2bLifecycle, lifecycleLayer } = cloudRuntime<E2BArgs>({
   name: "E2BRuntime",
   module: import.meta.filename,
   layer,
   sandboxes,
   pause: { memorySurvives: true }
-}
-
-export const lifecycleLayer = (args: E2BArgs, lifecycle: LifecycleOptions) => layer(args, sharedOptions(lifecycle))
-
-export const e2bLifecycle = (args: () => E2BArgs): HostedLifecycleTarget => cloudLifecycle(e2b, args)
+})

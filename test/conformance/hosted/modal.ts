@@ -7,8 +7,7 @@ import { Redacted } from "effect"
 import { ModalClient } from "modal"
 import { getCACertificates, setDefaultCACertificates } from "node:tls"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
-import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
-import { cloudLifecycle, type CloudRuntime, type SharedOptions, sharedOptions } from "./shared.ts"
+import { cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
  * Where Modal is: a stand-in's URL, token pair and tunnels' certificate (PEM, which an owner
@@ -76,8 +75,10 @@ const sandboxes = async (args: ModalArgs, sessionId: string) => {
   return ids
 }
 
-const modal: CloudRuntime<ModalArgs> = { name: "ModalRuntime", module: import.meta.filename, layer, sandboxes }
-
-export const lifecycleLayer = (args: ModalArgs, lifecycle: LifecycleOptions) => layer(args, sharedOptions(lifecycle))
-
-export const modalLifecycle = (args: () => ModalArgs): HostedLifecycleTarget => cloudLifecycle(modal, args)
+/** The owner process builds `lifecycleLayer`; the test files take `modalLifecycle`. */
+export const { lifecycle: modalLifecycle, lifecycleLayer } = cloudRuntime<ModalArgs>({
+  name: "ModalRuntime",
+  module: import.meta.filename,
+  layer,
+  sandboxes
+})

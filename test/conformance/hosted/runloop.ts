@@ -7,8 +7,7 @@
 import { Runloop } from "@runloop/api-client"
 import { Redacted } from "effect"
 import { RunloopRuntime, type RunloopRuntimeOptions } from "../../../src/runloop.ts"
-import type { HostedLifecycleTarget, LifecycleOptions } from "../hostedTarget.ts"
-import { cloudLifecycle, type CloudRuntime, type SharedOptions, sharedOptions } from "./shared.ts"
+import { cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
  * Where Runloop is: a stand-in's API URL, key and tunnel server (a port's tunnel at
@@ -53,14 +52,11 @@ const sandboxes = async (args: RunloopArgs, sessionId: string) => {
   return ids
 }
 
-const runloop: CloudRuntime<RunloopArgs> = {
+/** The owner process builds `lifecycleLayer`; the test files take `runloopLifecycle`. */
+export const { lifecycle: runloopLifecycle, lifecycleLayer } = cloudRuntime<RunloopArgs>({
   name: "RunloopRuntime",
   module: import.meta.filename,
   layer,
   sandboxes,
   pause: { memorySurvives: false }
-}
-
-export const lifecycleLayer = (args: RunloopArgs, lifecycle: LifecycleOptions) => layer(args, sharedOptions(lifecycle))
-
-export const runloopLifecycle = (args: () => RunloopArgs): HostedLifecycleTarget => cloudLifecycle(runloop, args)
+})

@@ -42,23 +42,25 @@ export interface CloudRuntime<Args> {
 }
 
 /**
- * The target of a cloud runtime whose provider is found by `args` (read once it is up): a second
- * layer with the session id attaches to a kept sandbox, the reaper judges owners, and the server
- * dies at start by `DYING_SERVER_ENV`.
+ * What a cloud runtime's module exports: `lifecycleLayer`, which the owner process builds, and the
+ * target of the runtime on a provider found by `args` (read once it is up): a second layer with the
+ * session id attaches to a kept sandbox, the reaper judges owners, and the server dies at start by
+ * `DYING_SERVER_ENV`.
  */
-export const cloudLifecycle = <Args>(cloud: CloudRuntime<Args>, args: () => Args): HostedLifecycleTarget => {
-  const layer = (lifecycle: LifecycleOptions) => cloud.layer(args(), sharedOptions(lifecycle))
-  return {
+export const cloudRuntime = <Args>(cloud: CloudRuntime<Args>) => {
+  const lifecycleLayer = (args: Args, lifecycle: LifecycleOptions) => cloud.layer(args, sharedOptions(lifecycle))
+  const lifecycle = (args: () => Args): HostedLifecycleTarget => ({
     name: cloud.name,
-    layer,
+    layer: (options) => lifecycleLayer(args(), options),
     sandboxes: (sessionId) => cloud.sandboxes(args(), sessionId),
     ...(cloud.pause === undefined ? {} : { pause: cloud.pause }),
-    attach: { layer: (sessionId) => layer({ sessionId }) },
+    attach: { layer: (sessionId) => lifecycleLayer(args(), { sessionId }) },
     reaper: { owner: () => ({ module: cloud.module, args: args() }) },
     dyingServer: {
       layer: (sessionId) => cloud.layer(args(), { sessionId, env: DYING_SERVER_ENV }),
       exitCode: 1,
       output: DYING_SERVER_OUTPUT
     }
-  }
+  })
+  return { lifecycleLayer, lifecycle }
 }
