@@ -43,7 +43,7 @@ export interface HostedLifecycleTarget {
   readonly name: string
   /** A fresh runtime with the suite's options. */
   readonly layer: (options: LifecycleOptions) => Layer.Layer<Runtime, unknown>
-  /** The provider's sandboxes of a session (ids), as the stand-in or the service lists them. */
+  /** What the provider holds of a session (sandbox ids, or its objects): the stand-in's or the service's listing. */
   readonly sandboxes: (sessionId: string) => Promise<ReadonlyArray<string>>
   /** Pause and resume, and whether memory (processes, shell variables) survives them. */
   readonly pause?: { readonly memorySurvives: boolean }

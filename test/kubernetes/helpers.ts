@@ -44,8 +44,9 @@ const names = (list: { items: ReadonlyArray<{ metadata?: { name?: string } }> })
   list.items.map((item) => item.metadata?.name)
 
 /** The names of every object carrying the session's labels, by kind (empty lists: nothing left). */
-export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string) =>
+export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string, inNamespace = namespace) =>
   Effect.promise(async () => {
+    const namespace = inNamespace
     const core = kubeConfig.makeApiClient(CoreV1Api)
     const networking = kubeConfig.makeApiClient(NetworkingV1Api)
     const labelSelector = `effect-sandbox.session=${sessionId}`
