@@ -32,10 +32,11 @@ export interface DyingServer {
   /** A line of the server's output the start error must carry. */
   readonly output: string
   /**
-   * Issue 21: the runtime reports an `/alive` time-out today instead of the exit; the case is
-   * marked `it.fails` until the driver port reports the exit.
+   * Issue 21: what the runtime reports today instead of the exit (an `/alive` time-out, a status
+   * without the exit code or output); the case is marked `it.fails`, saying so, until the driver
+   * port reports the exit.
    */
-  readonly failsToday?: true
+  readonly failsToday?: string
 }
 
 export interface HostedLifecycleTarget {

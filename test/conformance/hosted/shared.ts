@@ -34,18 +34,23 @@ export const DYING_SERVER_OUTPUT = "EFFECT_SANDBOX_MAX_PROCESSES must be a posit
 /** A cloud runtime: a layer of its own options and the shared ones, the module that exports `lifecycleLayer`, its listing. */
 export interface CloudRuntime<Args> {
   readonly name: string
-  /** `import.meta.filename` of the module whose `lifecycleLayer` the owner process builds. */
-  readonly module: string
+  /**
+   * `import.meta.filename` of the module whose `lifecycleLayer` the owner process builds; none for
+   * a runtime without a reaper of its own.
+   */
+  readonly module?: string
   readonly layer: (args: Args, shared: SharedOptions) => Layer.Layer<Runtime, unknown>
   readonly sandboxes: (args: Args, sessionId: string) => Promise<ReadonlyArray<string>>
   readonly pause?: HostedLifecycleTarget["pause"]
+  /** Issue 21: what the runtime reports today instead of a dying server's exit (DyingServer.failsToday). */
+  readonly dyingServerFailsToday?: string
 }
 
 /**
  * What a cloud runtime's module exports: `lifecycleLayer`, which the owner process builds, and the
  * target of the runtime on a provider found by `args` (read once it is up): a second layer with the
- * session id attaches to a kept sandbox, the reaper judges owners, and the server dies at start by
- * `DYING_SERVER_ENV`.
+ * session id attaches to a kept sandbox, the reaper (with a `module`) judges owners, and the server
+ * dies at start by `DYING_SERVER_ENV`.
  */
 export const cloudRuntime = <Args>(cloud: CloudRuntime<Args>) => {
   const lifecycleLayer = (args: Args, lifecycle: LifecycleOptions) => cloud.layer(args, sharedOptions(lifecycle))
@@ -55,11 +60,12 @@ export const cloudRuntime = <Args>(cloud: CloudRuntime<Args>) => {
     sandboxes: (sessionId) => cloud.sandboxes(args(), sessionId),
     ...(cloud.pause === undefined ? {} : { pause: cloud.pause }),
     attach: { layer: (sessionId) => lifecycleLayer(args(), { sessionId }) },
-    reaper: { owner: () => ({ module: cloud.module, args: args() }) },
+    ...(cloud.module === undefined ? {} : { reaper: { owner: () => ({ module: cloud.module!, args: args() }) } }),
     dyingServer: {
       layer: (sessionId) => cloud.layer(args(), { sessionId, env: DYING_SERVER_ENV }),
       exitCode: 1,
-      output: DYING_SERVER_OUTPUT
+      output: DYING_SERVER_OUTPUT,
+      ...(cloud.dyingServerFailsToday === undefined ? {} : { failsToday: cloud.dyingServerFailsToday })
     }
   })
   return { lifecycleLayer, lifecycle }
