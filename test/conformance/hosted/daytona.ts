@@ -7,7 +7,7 @@
 import { Daytona } from "@daytonaio/sdk"
 import { Redacted } from "effect"
 import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
-import { cloudRuntime, type SharedOptions } from "./shared.ts"
+import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /** Where Daytona is: a stand-in's API URL and key, or nothing for Daytona itself (`DAYTONA_*`); the snapshot. */
 export interface DaytonaArgs {
@@ -42,11 +42,13 @@ const sandboxes = async (args: DaytonaArgs, sessionId: string) => {
   return ids
 }
 
-/** The owner process builds `lifecycleLayer`; the test files take `daytonaLifecycle`. */
-export const { lifecycle: daytonaLifecycle, lifecycleLayer } = cloudRuntime<DaytonaArgs>({
+const runtime: CloudRuntime<DaytonaArgs> = {
   name: "DaytonaRuntime",
   module: import.meta.filename,
   layer,
   sandboxes,
   pause: { memorySurvives: true }
-})
+}
+
+/** The owner process builds `lifecycleLayer`; the test files take `daytonaLifecycle`. */
+export const { lifecycle: daytonaLifecycle, lifecycleLayer } = cloudRuntime(runtime)

@@ -6,7 +6,7 @@
 import { Sandbox } from "e2b"
 import { Redacted } from "effect"
 import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
-import { cloudRuntime, type SharedOptions } from "./shared.ts"
+import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
  * Where E2B is: a stand-in's URL and key (the hosts of its sandboxes' ports under `<url>/.hosts/`),
@@ -45,11 +45,13 @@ const sandboxes = async (args: E2BArgs, sessionId: string) => {
   return ids
 }
 
-/** The owner process builds `lifecycleLayer`; the test files take `e2bLifecycle`. */
-export const { lifecycle: e2bLifecycle, lifecycleLayer } = cloudRuntime<E2BArgs>({
+const runtime: CloudRuntime<E2BArgs> = {
   name: "E2BRuntime",
   module: import.meta.filename,
   layer,
   sandboxes,
   pause: { memorySurvives: true }
-})
+}
+
+/** The owner process builds `lifecycleLayer`; the test files take `e2bLifecycle`. */
+export const { lifecycle: e2bLifecycle, lifecycleLayer } = cloudRuntime(runtime)

@@ -7,7 +7,7 @@ import { Redacted } from "effect"
 import { ModalClient } from "modal"
 import { getCACertificates, setDefaultCACertificates } from "node:tls"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
-import { cloudRuntime, type SharedOptions } from "./shared.ts"
+import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
  * Where Modal is: a stand-in's URL, token pair and tunnels' certificate (PEM, which an owner
@@ -75,10 +75,7 @@ const sandboxes = async (args: ModalArgs, sessionId: string) => {
   return ids
 }
 
+const runtime: CloudRuntime<ModalArgs> = { name: "ModalRuntime", module: import.meta.filename, layer, sandboxes }
+
 /** The owner process builds `lifecycleLayer`; the test files take `modalLifecycle`. */
-export const { lifecycle: modalLifecycle, lifecycleLayer } = cloudRuntime<ModalArgs>({
-  name: "ModalRuntime",
-  module: import.meta.filename,
-  layer,
-  sandboxes
-})
+export const { lifecycle: modalLifecycle, lifecycleLayer } = cloudRuntime(runtime)

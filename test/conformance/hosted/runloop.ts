@@ -7,7 +7,7 @@
 import { Runloop } from "@runloop/api-client"
 import { Redacted } from "effect"
 import { RunloopRuntime, type RunloopRuntimeOptions } from "../../../src/runloop.ts"
-import { cloudRuntime, type SharedOptions } from "./shared.ts"
+import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
  * Where Runloop is: a stand-in's API URL, key and tunnel server (a port's tunnel at
@@ -52,11 +52,13 @@ const sandboxes = async (args: RunloopArgs, sessionId: string) => {
   return ids
 }
 
-/** The owner process builds `lifecycleLayer`; the test files take `runloopLifecycle`. */
-export const { lifecycle: runloopLifecycle, lifecycleLayer } = cloudRuntime<RunloopArgs>({
+const runtime: CloudRuntime<RunloopArgs> = {
   name: "RunloopRuntime",
   module: import.meta.filename,
   layer,
   sandboxes,
   pause: { memorySurvives: false }
-})
+}
+
+/** The owner process builds `lifecycleLayer`; the test files take `runloopLifecycle`. */
+export const { lifecycle: runloopLifecycle, lifecycleLayer } = cloudRuntime(runtime)
