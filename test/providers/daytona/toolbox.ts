@@ -46,7 +46,7 @@ const run = async (sandbox: StandInSandbox, command: string, env: Record<string,
   })
   docker.modem.demuxStream(stream, out, err)
   const done = new Promise<void>((resolve) => {
-    // A container removed under a running command (a sandbox deleted, or reaped) may reset the stream.
+    // A container stopped or removed under the command resets its stream: the command ended with it.
     stream.on("error", () => {
       record.exitCode ??= -1
       resolve()
