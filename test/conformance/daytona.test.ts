@@ -6,6 +6,8 @@
  */
 import { describeDocker } from "../docker/infra.ts"
 import { daytonaLayer, useStandIn } from "../providers/daytona/infra.ts"
+import { daytonaLifecycle } from "./hosted/daytona.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
 
 describeDocker("daytona (stand-in, base image snapshot)", () => {
@@ -16,4 +18,7 @@ describeDocker("daytona (stand-in, base image snapshot)", () => {
     containsProcesses: true,
     capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })
+  hostedLifecycleConformance(
+    daytonaLifecycle(() => ({ standin: { apiUrl: standIn().apiUrl, apiKey: standIn().apiKey } }))
+  )
 })

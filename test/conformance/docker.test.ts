@@ -11,6 +11,8 @@ import { Effect, Layer } from "effect"
 import { DockerRuntime } from "../../src/docker.ts"
 import { SandboxConfig } from "../../src/index.ts"
 import { baseImage, containersWithLabel, describeDocker, toolsImage } from "../docker/infra.ts"
+import { dockerLifecycle } from "./hosted/docker.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { everythingInContainer } from "./mcp.ts"
 import { runConformance } from "./suite.ts"
 
@@ -39,6 +41,8 @@ describeDocker("docker (tools and base images)", () => {
     capabilities: { pause: true, ipython: true, browser: true, mcp: true },
     toolless: { layer: ({ noChangeTimeoutSeconds }) => bare(noChangeTimeoutSeconds), givenSandboxConfig: false }
   })
+
+  hostedLifecycleConformance(dockerLifecycle(() => ({ baseImage: base })))
 
   afterAll(() => {
     // Every conformance test released its runtime: no container of this process may remain.

@@ -9,6 +9,8 @@ import { E2BRuntime } from "../../src/e2b.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { API_KEY, runtimeImage, standinOptions, templates } from "../providers/e2b/fixture.ts"
 import { type Standin, startStandin } from "../providers/e2b/server.ts"
+import { e2bLifecycle } from "./hosted/e2b.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
 
 describeDocker("e2b (stand-in)", () => {
@@ -28,6 +30,10 @@ describeDocker("e2b (stand-in)", () => {
     containsProcesses: true,
     capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })
+
+  hostedLifecycleConformance(
+    e2bLifecycle(() => ({ template: "effect-sandbox-runtime", standin: { url: standin.url, apiKey: API_KEY } }))
+  )
 
   afterAll(async () => {
     // Every conformance test released its runtime: no sandbox (container) of the stand-in may remain.

@@ -13,6 +13,8 @@ import { vi } from "vitest"
 import { describeDocker } from "../docker/infra.ts"
 import { standInLayer, useStandIn } from "../kubernetes/helpers.ts"
 import { leftovers } from "../kubernetes/standin/docker.ts"
+import { kubernetesLifecycle } from "./hosted/kubernetes.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
 
 // A case starts its own pod (API calls, a container, the readiness probe, the watch) and waits for
@@ -44,6 +46,10 @@ describeDocker(`kubernetes (stand-in, tools image, ${mode} mode)`, () => {
         standInLayer(cluster, { noChangeTimeoutSeconds, deleteWorkspace: true, mode })
     }
   })
+
+  hostedLifecycleConformance(
+    kubernetesLifecycle(() => ({ kubeconfigPath: cluster.standIn.kubeconfigPath, baseImage: cluster.image, mode }))
+  )
 
   afterAll(async () => {
     // Every conformance test released its runtime: no pod, PVC, container or volume may remain.

@@ -9,7 +9,9 @@ import { beforeAll } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { ModalRuntime } from "../../src/modal.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { standinOptions, useModalStandin } from "../providers/modal/fixture.ts"
+import { standinOptions, TOKEN_ID, TOKEN_SECRET, useModalStandin } from "../providers/modal/fixture.ts"
+import { modalLifecycle } from "./hosted/modal.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
 
 describeDocker("modal (stand-in)", () => {
@@ -27,4 +29,11 @@ describeDocker("modal (stand-in)", () => {
     containsProcesses: true,
     capabilities: { pause: false, ipython: false, browser: false, mcp: false }
   })
+
+  hostedLifecycleConformance(
+    modalLifecycle(() => ({
+      image: "effect-sandbox-runtime",
+      standin: { url: standin().url, tokenId: TOKEN_ID, tokenSecret: TOKEN_SECRET, certificate: standin().certificate }
+    }))
+  )
 })

@@ -11,6 +11,8 @@ import { RemoteRuntime } from "../../src/remote.ts"
 import { dockerCli } from "../docker/helpers.ts"
 import { baseImage, describeDocker } from "../docker/infra.ts"
 import { type ApiServer, newSessionId, removeLeftovers, startApiServer } from "../remote/apiServer.ts"
+import { remoteLifecycle } from "./hosted/remote.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
 
 const KEY = randomBytes(16).toString("hex")
@@ -37,6 +39,7 @@ describeDocker("remote (runtime API on Docker)", () => {
     containsProcesses: true,
     capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })
+  hostedLifecycleConformance(remoteLifecycle(() => ({ apiUrl: server!.base, key: KEY })))
   afterAll(async () => {
     await server?.kill()
     // Every case released its runtime, which stops its sandbox: none of the API's containers remain.

@@ -5,8 +5,11 @@
  * image's runtime image: the image contract alone, so the IPython, browser and MCP cases are
  * skipped as on every base-image target.
  */
+import { DEFAULT_BLUEPRINT } from "../../src/runloop.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { runloopLayer, useStandIn } from "../providers/runloop/fixture.ts"
+import { runloopLifecycle } from "./hosted/runloop.ts"
+import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
 
 describeDocker("runloop (stand-in, base image blueprint)", () => {
@@ -17,4 +20,8 @@ describeDocker("runloop (stand-in, base image blueprint)", () => {
     containsProcesses: true,
     capabilities: { pause: true, ipython: false, browser: false, mcp: false }
   })
+  hostedLifecycleConformance(runloopLifecycle(() => {
+    const { baseUrl, apiKey, tunnelUrl } = standIn()
+    return { blueprint: DEFAULT_BLUEPRINT, standin: { baseUrl, apiKey, tunnels: new URL(tunnelUrl(0, "")).origin } }
+  }))
 })

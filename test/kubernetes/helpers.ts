@@ -44,17 +44,17 @@ const names = (list: { items: ReadonlyArray<{ metadata?: { name?: string } }> })
   list.items.map((item) => item.metadata?.name)
 
 /** The names of every object carrying the session's labels, by kind (empty lists: nothing left). */
-export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string) =>
+export const sessionObjects = (kubeConfig: KubeConfig, sessionId: string, inNamespace = namespace) =>
   Effect.promise(async () => {
     const core = kubeConfig.makeApiClient(CoreV1Api)
     const networking = kubeConfig.makeApiClient(NetworkingV1Api)
     const labelSelector = `effect-sandbox.session=${sessionId}`
     return {
-      pods: names(await core.listNamespacedPod({ namespace, labelSelector })),
-      services: names(await core.listNamespacedService({ namespace, labelSelector })),
-      secrets: names(await core.listNamespacedSecret({ namespace, labelSelector })),
-      ingresses: names(await networking.listNamespacedIngress({ namespace, labelSelector })),
-      claims: names(await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }))
+      pods: names(await core.listNamespacedPod({ namespace: inNamespace, labelSelector })),
+      services: names(await core.listNamespacedService({ namespace: inNamespace, labelSelector })),
+      secrets: names(await core.listNamespacedSecret({ namespace: inNamespace, labelSelector })),
+      ingresses: names(await networking.listNamespacedIngress({ namespace: inNamespace, labelSelector })),
+      claims: names(await core.listNamespacedPersistentVolumeClaim({ namespace: inNamespace, labelSelector }))
     }
   })
 

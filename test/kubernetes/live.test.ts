@@ -3,13 +3,16 @@
  * kubeconfig (`KUBECONFIG` or ~/.kube/config) it runs KubernetesRuntime through the default
  * kubeconfig, on the image `EFFECT_SANDBOX_K8S_IMAGE` names (one the cluster can pull:
  * docs/runtimes/kubernetes.md says how to push it), in `EFFECT_SANDBOX_K8S_NAMESPACE` (default the
- * context's). Otherwise, CI included (no cluster there), it is skipped with a message saying so.
+ * context's), then the hosted lifecycle suite (pause, attach, reaper, a server dying at start,
+ * release). Otherwise, CI included (no cluster there), it is skipped with a message saying so.
  */
 import { describe } from "@effect/vitest"
 import { existsSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { KubernetesRuntime } from "../../src/kubernetes.ts"
+import { kubernetesLifecycle } from "../conformance/hosted/kubernetes.ts"
+import { hostedLifecycleConformance } from "../conformance/hostedLifecycle.ts"
 import { runConformance } from "../conformance/suite.ts"
 
 const kubeconfig = process.env["KUBECONFIG"] ?? join(homedir(), ".kube", "config")
@@ -41,4 +44,10 @@ const title = why === undefined
     containsProcesses: true,
     capabilities: { pause: true, ipython: true, browser: true, mcp: false }
   })
+  // Pause, attach, the reaper, a dying server and release, on the cluster.
+  hostedLifecycleConformance(kubernetesLifecycle(() => ({
+    kubeconfigPath: kubeconfig,
+    ...(image === undefined ? {} : { image }),
+    ...(namespace === undefined ? {} : { namespace })
+  })))
 })

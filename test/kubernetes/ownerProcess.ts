@@ -5,15 +5,15 @@
  */
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 
 const NODE = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "node")
 
-/** Run `fixtures/<script>` with `args` until READY: the process and the word after READY. */
+/** Run `fixtures/<script>` (or `script`, when absolute) with `args` until READY: the process and the word after READY. */
 export const ownerProcess = (script: string, args: ReadonlyArray<string>, timeout: `${number} seconds`) =>
   Effect.acquireRelease(
     Effect.callback<{ readonly child: ChildProcess; readonly ready: string }, Error>((resume) => {
-      const child = spawn(NODE, [join(import.meta.dirname, "fixtures", script), ...args], {
+      const child = spawn(NODE, [resolve(import.meta.dirname, "fixtures", script), ...args], {
         stdio: ["ignore", "pipe", "pipe"]
       })
       let output = ""

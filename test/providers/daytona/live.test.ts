@@ -2,10 +2,13 @@
  * Opt-in: the conformance suite against Daytona itself, when `DAYTONA_API_KEY` is set (with
  * `DAYTONA_API_URL` / `DAYTONA_TARGET` if not the cloud's defaults, and `DAYTONA_SNAPSHOT` if the
  * snapshot made as docs/runtimes/daytona.md says is not named `effect-sandbox-runtime`). Without a
- * key it is skipped with a message saying so, in CI too: CI has no Daytona account.
+ * key it is skipped with a message saying so, in CI too: CI has no Daytona account. The hosted
+ * lifecycle suite (pause, attach, reaper, a server dying at start, release) runs with it.
  */
 import { describe } from "@effect/vitest"
 import { DaytonaRuntime } from "../../../src/daytona.ts"
+import { daytonaLifecycle } from "../../conformance/hosted/daytona.ts"
+import { hostedLifecycleConformance } from "../../conformance/hostedLifecycle.ts"
 import { runConformance } from "../../conformance/suite.ts"
 
 const key = process.env["DAYTONA_API_KEY"] ?? ""
@@ -23,5 +26,7 @@ describe.skipIf(key === "")(
       containsProcesses: true,
       capabilities: { pause: true, ipython: false, browser: false, mcp: false }
     })
+    // Pause, attach, the reaper, a dying server and release, against Daytona itself.
+    hostedLifecycleConformance(daytonaLifecycle(() => (snapshot === undefined ? {} : { snapshot })))
   }
 )

@@ -1,10 +1,13 @@
 /**
  * The conformance suite against the real E2B service, opt-in: it runs when `E2B_API_KEY` is set
  * (with `E2B_TEMPLATE`, default `effect-sandbox-runtime`, made as docs/runtimes/e2b.md says), and
- * is skipped with a message otherwise, in CI too: CI holds no E2B account.
+ * is skipped with a message otherwise, in CI too: CI holds no E2B account. The hosted lifecycle
+ * suite (pause, attach, reaper, a server dying at start, release) runs with it.
  */
 import { describe } from "@effect/vitest"
 import { E2BRuntime } from "../../../src/e2b.ts"
+import { e2bLifecycle } from "../../conformance/hosted/e2b.ts"
+import { hostedLifecycleConformance } from "../../conformance/hostedLifecycle.ts"
 import { runConformance } from "../../conformance/suite.ts"
 
 const apiKey = process.env["E2B_API_KEY"]
@@ -17,6 +20,7 @@ if (apiKey === undefined || apiKey === "") {
       layer: () => E2BRuntime.layer({ template }),
       capabilities: { pause: true, ipython: false, browser: false, mcp: false }
     })
+    hostedLifecycleConformance(e2bLifecycle(() => ({ template })))
   })
 } else {
   describe("e2b live", () => {
@@ -27,5 +31,7 @@ if (apiKey === undefined || apiKey === "") {
       containsProcesses: true,
       capabilities: { pause: true, ipython: false, browser: false, mcp: false }
     })
+    // Pause, attach, the reaper, a dying server and release, against E2B itself.
+    hostedLifecycleConformance(e2bLifecycle(() => ({ template })))
   })
 }

@@ -88,14 +88,20 @@ export const startProcess = async (
       if (pid !== undefined) void execIn(host.container, ["kill", "-KILL", String(pid)], "root")
     }, deadlineMs)
     : undefined
-  output.on("end", async () => {
+  let ended = false
+  const end = async () => {
+    if (ended) return
+    ended = true
     clearInterval(keepalive)
     clearTimeout(deadline)
     if (pid !== undefined) host.processes.delete(pid)
     const exitCode = await exec.inspect().then((info) => info.ExitCode ?? -1, () => -1)
     stream.send({ event: { end: { exitCode, exited: true, status: `exit status ${exitCode}` } } })
     stream.end()
-  })
+  }
+  output.on("end", end)
+  // A container removed under a running process (a sandbox killed, or reaped) may reset the stream.
+  output.on("error", end)
 }
 
 export const listProcesses = (host: ProcessHost, response: ServerResponse) =>

@@ -240,6 +240,8 @@ export class Devboxes {
       done: new Promise((resolve) => {
         stream.on("close", resolve)
         stream.on("end", resolve)
+        // A container removed under a running command (a devbox shut down, or reaped) may reset the stream.
+        stream.on("error", resolve)
       }).then(async () => {
         const info = await exec.inspect().catch(() => undefined)
         execution.exitStatus = info?.ExitCode ?? 137

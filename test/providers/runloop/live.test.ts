@@ -2,10 +2,13 @@
  * The conformance suite against the real Runloop service, opt-in: it runs when `RUNLOOP_API_KEY`
  * is set (with `RUNLOOP_BLUEPRINT`, default `effect-sandbox-runtime`, made as
  * docs/runtimes/runloop.md says), and is skipped with a message otherwise, in CI too: CI holds no
- * Runloop account.
+ * Runloop account. The hosted lifecycle suite (suspend, attach, reaper, a server dying at start,
+ * release) runs with it.
  */
 import { describe } from "@effect/vitest"
 import { RunloopRuntime } from "../../../src/runloop.ts"
+import { runloopLifecycle } from "../../conformance/hosted/runloop.ts"
+import { hostedLifecycleConformance } from "../../conformance/hostedLifecycle.ts"
 import { runConformance } from "../../conformance/suite.ts"
 
 const apiKey = process.env["RUNLOOP_API_KEY"]
@@ -20,6 +23,7 @@ if (apiKey === undefined || apiKey === "") {
         layer: () => RunloopRuntime.layer({ blueprint }),
         capabilities: { pause: true, ipython: false, browser: false, mcp: false }
       })
+      hostedLifecycleConformance(runloopLifecycle(() => ({ blueprint })))
     }
   )
 } else {
@@ -31,5 +35,7 @@ if (apiKey === undefined || apiKey === "") {
       containsProcesses: true,
       capabilities: { pause: true, ipython: false, browser: false, mcp: false }
     })
+    // Suspend and resume, attach, the reaper, a dying server and release, against Runloop itself.
+    hostedLifecycleConformance(runloopLifecycle(() => ({ blueprint })))
   })
 }

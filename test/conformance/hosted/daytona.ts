@@ -1,0 +1,54 @@
+/**
+ * DaytonaRuntime's hosted lifecycle target, for the stand-in and for Daytona itself: sandboxes
+ * listed through the SDK by their session label; a second layer with the session id attaches to a
+ * kept sandbox; Daytona's pause keeps memory; the reaper judges owners by their heartbeat label, so
+ * the reaper case runs on a short heartbeat.
+ */
+import { Daytona } from "@daytonaio/sdk"
+import { Redacted } from "effect"
+import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
+import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
+
+/** Where Daytona is: a stand-in's API URL and key, or nothing for Daytona itself (`DAYTONA_*`); the snapshot. */
+export interface DaytonaArgs {
+  readonly snapshot?: string
+  readonly standin?: { readonly apiUrl: string; readonly apiKey: string }
+}
+
+const options = (args: DaytonaArgs): DaytonaRuntimeOptions => {
+  const standin = args.standin
+  return {
+    ...(args.snapshot === undefined ? {} : { snapshot: args.snapshot }),
+    ...(standin === undefined ? {} : { apiKey: Redacted.make(standin.apiKey), apiUrl: standin.apiUrl })
+  }
+}
+
+/** The runtime on Daytona with the suite's options: the reaper's pace is the heartbeat's, renewed every second. */
+const layer = (args: DaytonaArgs, { reapEvery, ...shared }: SharedOptions) =>
+  DaytonaRuntime.layer({
+    ...options(args),
+    ...shared,
+    ...(reapEvery === undefined ? {} : { heartbeat: { renewEvery: "1 second", staleAfter: "4 seconds", reapEvery } })
+  })
+
+/** The sandboxes of the session Daytona lists, but those destroyed. */
+const sandboxes = async (args: DaytonaArgs, sessionId: string) => {
+  const standin = args.standin
+  const client = new Daytona(standin === undefined ? {} : { apiKey: standin.apiKey, apiUrl: standin.apiUrl })
+  const ids: Array<string> = []
+  for await (const sandbox of client.list({ labels: { "effect-sandbox.session": sessionId } })) {
+    if (sandbox.state !== "destroyed") ids.push(sandbox.id)
+  }
+  return ids
+}
+
+const runtime: CloudRuntime<DaytonaArgs> = {
+  name: "DaytonaRuntime",
+  module: import.meta.filename,
+  layer,
+  sandboxes,
+  pause: { memorySurvives: true }
+}
+
+/** The owner process builds `lifecycleLayer`; the test files take `daytonaLifecycle`. */
+export const { lifecycle: daytonaLifecycle, lifecycleLayer } = cloudRuntime(runtime)
