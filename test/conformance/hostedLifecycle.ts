@@ -112,10 +112,6 @@ export const hostedLifecycleConformance = (target: HostedLifecycleTarget) =>
               "kept"
             )
             yield* second.release
-            if (attach.keeps !== undefined) {
-              yield* assertListed(target, sessionId)
-              yield* Effect.promise(() => attach.keeps!.remove(sessionId))
-            }
             yield* awaitGone(target, sessionId)
           })),
         CASE_TIMEOUT
@@ -164,9 +160,12 @@ export const hostedLifecycleConformance = (target: HostedLifecycleTarget) =>
             const error = yield* startError(dyingServer.layer(sessionId))
             const elapsed = Date.now() - started
             assert.instanceOf(error, RuntimeStartError)
-            const message = (error as RuntimeStartError).message
+            const { message, reason, exitCode, output } = error as RuntimeStartError
             assert.match(message, new RegExp(`exit(ed with)? code ${dyingServer.exitCode}\\b`))
             assert.include(message, dyingServer.output)
+            // The same as data: a caller matches on the reason and reads the code and output.
+            assert.deepStrictEqual({ reason, exitCode }, { reason: "server-exited", exitCode: dyingServer.exitCode })
+            assert.include(output ?? "", dyingServer.output)
             assert.isBelow(elapsed, 10_000, message)
             yield* awaitGone(target, sessionId)
           })),

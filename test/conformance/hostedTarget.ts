@@ -48,14 +48,8 @@ export interface HostedLifecycleTarget {
   readonly sandboxes: (sessionId: string) => Promise<ReadonlyArray<string>>
   /** Pause and resume, and whether memory (processes, shell variables) survives them. */
   readonly pause?: { readonly memorySurvives: boolean }
-  /**
-   * A runtime on the kept sandbox of `sessionId`. `keeps`: its release leaves the sandbox (an
-   * attach that never owned it), and `remove` is how the test removes it then.
-   */
-  readonly attach?: {
-    readonly layer: (sessionId: string) => Layer.Layer<Runtime, unknown>
-    readonly keeps?: { readonly remove: (sessionId: string) => Promise<void> }
-  }
+  /** A runtime on the kept sandbox of `sessionId` (the module's `attach`); its release removes it. */
+  readonly attach?: { readonly layer: (sessionId: string) => Layer.Layer<Runtime, unknown> }
   /** The reaper: an owner process to kill (its module and arguments, read once the provider is up). */
   readonly reaper?: { readonly owner: () => OwnerModule }
   readonly dyingServer?: DyingServer

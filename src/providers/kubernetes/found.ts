@@ -15,6 +15,7 @@ import { TAGS } from "../../hosted/ownerTags.ts"
 import type { Found } from "../../services/Driver.ts"
 import type { KubePod } from "./podLifecycle.ts"
 import { barePodLifecycle, type KubeContext } from "./session.ts"
+import { deleteClaim } from "./sessionObjects.ts"
 
 /** The session `secret` anchors, as `find` lists it: its pod of the moment decides its state. */
 export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
@@ -60,7 +61,10 @@ export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
     } satisfies Found<KubePod>
   })
 
-/** Delete what a session found in the cluster has: its Sandbox or claim, pod, service, ingress and Secret. */
+/**
+ * Delete what a session found in the cluster has: its Sandbox or claim, pod, service, ingress and
+ * Secret, and its workspace PVC with `deleteWorkspace`, as a session of this layer's own would.
+ */
 export const removeFound = (ctx: KubeContext, pod: KubePod) =>
   Effect.gen(function*() {
     const { kube } = ctx
@@ -77,4 +81,7 @@ export const removeFound = (ctx: KubeContext, pod: KubePod) =>
       networking.deleteNamespacedIngress({ name: names.ingress, namespace }))
     yield* kubeCallOrMissing(`delete Secret ${names.keySecret}`, () =>
       core.deleteNamespacedSecret({ name: names.keySecret, namespace }))
+    if (ctx.options.deleteWorkspace === true) {
+      yield* deleteClaim(kube, names.pvc)
+    }
   })

@@ -34,7 +34,7 @@ import { RuntimeStartError } from "../../schema/errors.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
 import type { PodLifecycle } from "./podLifecycle.ts"
-import { onRelease } from "./sessionObjects.ts"
+import { deleteClaim, onRelease } from "./sessionObjects.ts"
 
 /**
  * Does this layer make Sandboxes? `pod` never; `agentSandbox` (and any `warmPoolTemplate`) only on
@@ -89,13 +89,6 @@ export const boundSandbox = (kube: Kube, name: string) =>
 
 /** Delete a Sandbox (or the claim holding it) and wait until its pod is gone. */
 export const removeSandbox = (kube: Kube, ref: SandboxRef) => remove(kube.config, ref)
-
-/** Delete a PVC made from a volumeClaimTemplate (gone already is fine). */
-const deleteClaim = (kube: Kube, name: string) =>
-  kubeCallOrMissing(
-    `delete PVC ${name}`,
-    () => kube.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: kube.namespace })
-  )
 
 export interface OwnSandboxInput {
   readonly kube: Kube

@@ -33,15 +33,15 @@ export const ensureClaim = Effect.fn("ensureClaim")(function*(
       () => kube.core.createNamespacedPersistentVolumeClaim({ namespace: kube.namespace, body: claim })
     )
   }
-  yield* onRelease(
-    !remove,
-    `delete PVC ${name}`,
-    kubeCallOrMissing(
-      `delete PVC ${name}`,
-      () => kube.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: kube.namespace })
-    )
-  )
+  yield* onRelease(!remove, `delete PVC ${name}`, deleteClaim(kube, name))
 })
+
+/** Delete a workspace PVC (gone already is fine). */
+export const deleteClaim = (kube: Kube, name: string) =>
+  kubeCallOrMissing(
+    `delete PVC ${name}`,
+    () => kube.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: kube.namespace })
+  )
 
 /** Create an object (`what`: "Secret x", "service y"), deleted on release. */
 export const createReleased = Effect.fn("createReleased")(function*(

@@ -1,8 +1,7 @@
 /**
  * DaytonaRuntime's hosted lifecycle target, for the stand-in and for Daytona itself: sandboxes
  * listed through the SDK by their session label; a second layer with the session id attaches to a
- * kept sandbox; Daytona's pause keeps memory; the reaper judges owners by their heartbeat label, so
- * the reaper case runs on a short heartbeat.
+ * kept sandbox; Daytona's pause keeps memory; the reaper judges owners by the hosted owner tags.
  */
 import { Daytona } from "@daytonaio/sdk"
 import { Redacted } from "effect"
@@ -23,13 +22,8 @@ const options = (args: DaytonaArgs): DaytonaRuntimeOptions => {
   }
 }
 
-/** The runtime on Daytona with the suite's options: the reaper's pace is the heartbeat's, renewed every second. */
-const layer = (args: DaytonaArgs, { reapEvery, ...shared }: SharedOptions) =>
-  DaytonaRuntime.layer({
-    ...options(args),
-    ...shared,
-    ...(reapEvery === undefined ? {} : { heartbeat: { renewEvery: "1 second", staleAfter: "4 seconds", reapEvery } })
-  })
+/** The runtime on Daytona with the suite's options. */
+const layer = (args: DaytonaArgs, shared: SharedOptions) => DaytonaRuntime.layer({ ...options(args), ...shared })
 
 /** The sandboxes of the session Daytona lists, but those destroyed. */
 const sandboxes = async (args: DaytonaArgs, sessionId: string) => {
@@ -46,6 +40,7 @@ const runtime: CloudRuntime<DaytonaArgs> = {
   name: "DaytonaRuntime",
   module: import.meta.filename,
   layer,
+  attach: (args, sessionId) => DaytonaRuntime.attach(sessionId, options(args)),
   sandboxes,
   pause: { memorySurvives: true }
 }

@@ -49,6 +49,7 @@ const runtime: CloudRuntime<E2BArgs> = {
   name: "E2BRuntime",
   module: import.meta.filename,
   layer,
+  attach: (args, sessionId) => E2BRuntime.attach(sessionId, options(args)),
   sandboxes,
   pause: { memorySurvives: true }
 }

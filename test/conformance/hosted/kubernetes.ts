@@ -1,11 +1,11 @@
 /**
  * KubernetesRuntime's hosted lifecycle target, for the stand-in and for a real cluster: what a
  * session holds is every object with its label (pod, service, key Secret, PVC: `deleteWorkspace`,
- * so the workspace goes too); `KubernetesRuntime.attach` reaches a kept session and leaves it
- * running, so the test deletes what it kept; pause deletes the pod and keeps the PVC (files, not
+ * so the workspace goes too); `KubernetesRuntime.attach` reaches a kept session and its release
+ * removes it; pause deletes the pod and keeps the PVC (files, not
  * memory); the reaper judges owners by their Lease, so the reaper case runs on short terms.
  */
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node"
+import { KubeConfig } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../../src/kubernetes.ts"
 import { sessionObjects } from "../../kubernetes/helpers.ts"
@@ -48,7 +48,7 @@ const layer = (args: KubernetesArgs, { reapEvery, ...shared }: SharedOptions) =>
     ...shared,
     ...(reapEvery === undefined
       ? {}
-      : { ownerLease: { renewEvery: "1 second", staleAfter: "3 seconds", clockSkew: "1 second", reapEvery } })
+      : { reapEvery, ownerLease: { renewEvery: "1 second", staleAfter: "3 seconds", clockSkew: "1 second" } })
   })
 
 export const lifecycleLayer = (args: KubernetesArgs, lifecycle: LifecycleOptions) =>
@@ -61,31 +61,12 @@ const objectsOf = async (args: KubernetesArgs, sessionId: string) => {
   return Object.entries(objects).flatMap(([kind, names]) => names.map((name) => `${kind}/${name}`))
 }
 
-/** Delete what a kept session holds: keeping it alive made it the user's to delete. */
-const removeSession = async (args: KubernetesArgs, sessionId: string) => {
-  const { kubeConfig, namespace } = place(args)
-  const core = kubeConfig.makeApiClient(CoreV1Api)
-  const deletes: Record<string, (name: string) => Promise<unknown>> = {
-    pods: (name) => core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }),
-    services: (name) => core.deleteNamespacedService({ name, namespace }),
-    secrets: (name) => core.deleteNamespacedSecret({ name, namespace }),
-    claims: (name) => core.deleteNamespacedPersistentVolumeClaim({ name, namespace })
-  }
-  for (const object of await objectsOf(args, sessionId)) {
-    const [kind, name] = object.split("/") as [string, string]
-    await deletes[kind]?.(name)
-  }
-}
-
 export const kubernetesLifecycle = (args: () => KubernetesArgs): HostedLifecycleTarget => ({
   name: "KubernetesRuntime",
   layer: (lifecycle) => lifecycleLayer(args(), lifecycle),
   sandboxes: (sessionId) => objectsOf(args(), sessionId),
   pause: { memorySurvives: false },
-  attach: {
-    layer: (sessionId) => KubernetesRuntime.attach({ ...place(args()), sessionId }),
-    keeps: { remove: (sessionId) => removeSession(args(), sessionId) }
-  },
+  attach: { layer: (sessionId) => KubernetesRuntime.attach(sessionId, { ...place(args()), deleteWorkspace: true }) },
   reaper: { owner: () => ({ module: import.meta.filename, args: args() }) },
   dyingServer: {
     layer: (sessionId) => layer(args(), { sessionId, env: DYING_SERVER_ENV }),

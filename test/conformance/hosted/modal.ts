@@ -75,7 +75,13 @@ const sandboxes = async (args: ModalArgs, sessionId: string) => {
   return ids
 }
 
-const runtime: CloudRuntime<ModalArgs> = { name: "ModalRuntime", module: import.meta.filename, layer, sandboxes }
+const runtime: CloudRuntime<ModalArgs> = {
+  name: "ModalRuntime",
+  module: import.meta.filename,
+  layer,
+  attach: (args, sessionId) => ModalRuntime.attach(sessionId, options(args)),
+  sandboxes
+}
 
 /** The owner process builds `lifecycleLayer`; the test files take `modalLifecycle`. */
 export const { lifecycle: modalLifecycle, lifecycleLayer } = cloudRuntime(runtime)

@@ -56,6 +56,7 @@ const runtime: CloudRuntime<RunloopArgs> = {
   name: "RunloopRuntime",
   module: import.meta.filename,
   layer,
+  attach: (args, sessionId) => RunloopRuntime.attach(sessionId, options(args)),
   sandboxes,
   pause: { memorySurvives: false }
 }

@@ -40,6 +40,8 @@ export interface CloudRuntime<Args> {
    */
   readonly module?: string
   readonly layer: (args: Args, shared: SharedOptions) => Layer.Layer<Runtime, unknown>
+  /** The runtime module's `attach(sessionId)` (default: a layer given the session id). */
+  readonly attach?: (args: Args, sessionId: string) => Layer.Layer<Runtime, unknown>
   readonly sandboxes: (args: Args, sessionId: string) => Promise<ReadonlyArray<string>>
   readonly pause?: HostedLifecycleTarget["pause"]
   /** Issue 21: what the runtime reports today instead of a dying server's exit (DyingServer.failsToday). */
@@ -59,7 +61,10 @@ export const cloudRuntime = <Args>(cloud: CloudRuntime<Args>) => {
     layer: (options) => lifecycleLayer(args(), options),
     sandboxes: (sessionId) => cloud.sandboxes(args(), sessionId),
     ...(cloud.pause === undefined ? {} : { pause: cloud.pause }),
-    attach: { layer: (sessionId) => lifecycleLayer(args(), { sessionId }) },
+    attach: {
+      layer: (sessionId) =>
+        cloud.attach === undefined ? lifecycleLayer(args(), { sessionId }) : cloud.attach(args(), sessionId)
+    },
     ...(cloud.module === undefined ? {} : { reaper: { owner: () => ({ module: cloud.module!, args: args() }) } }),
     dyingServer: {
       layer: (sessionId) => cloud.layer(args(), { sessionId, env: DYING_SERVER_ENV }),
