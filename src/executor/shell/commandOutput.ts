@@ -105,7 +105,8 @@ export class CommandOutput {
     if (this.spillFd === null) {
       const all = this.chunks.length === 1 ? this.chunks[0]! : this.chunks.join("")
       this.chunks = [all]
-      listener(all.slice(this.delivered))
+      const text = all.slice(this.delivered)
+      if (text.length > 0) listener(text)
     } else {
       const decoder = new StringDecoder("utf8")
       const buffer = Buffer.alloc(MEMORY_LIMIT)
