@@ -27,7 +27,7 @@ const Scenario = Schema.Struct({
   stepMs: int(100, 500),
   /** The step (from the second) that sends the input or C-c. */
   actAt: int(1, 3),
-  /** Whether the second step is a new command, refused while this one runs. */
+  /** Whether the second step is a new command, refused while this one runs (when it surely does). */
   refuse: Schema.Boolean
 })
 type Scenario = typeof Scenario.Type
@@ -63,7 +63,11 @@ const stepAction = (scenario: Scenario, step: number, timeout: number) => {
   if (step === scenario.actAt && scenario.ending === "interrupt") {
     return new CmdRunAction({ command: "C-c", isInput: true, timeout })
   }
-  if (step === 1 && scenario.refuse) return new CmdRunAction({ command: "echo refused", timeout })
+  // Only while the command surely runs (it waits for the input or C-c sent later): a command that
+  // ended after its last observation would run this one instead, dropping its leftover (OpenHands').
+  if (step === 1 && scenario.refuse && scenario.ending !== "exit" && scenario.actAt > 1) {
+    return new CmdRunAction({ command: "echo refused", timeout })
+  }
   return new CmdRunAction({ command: "", timeout })
 }
 
