@@ -21,21 +21,28 @@ const SKILLS_CELL = "import json\nprint(json.loads(file_editor('view', '/no-such
 const SKILLS_ERROR =
   "Invalid `path` parameter: /no-such-file. The path /no-such-file does not exist. Please provide a valid path."
 
-/** A consumer's strict tsconfig: library declarations are checked too, so they must resolve. */
-const TSCONFIG = {
-  compilerOptions: {
-    target: "ES2022",
-    // DOM: effect's own declarations name WebCrypto's `JsonWebKey` (effect/crypto/KeyFormat).
-    lib: ["ES2022", "DOM"],
-    module: "NodeNext",
-    moduleResolution: "NodeNext",
-    strict: true,
-    exactOptionalPropertyTypes: true,
-    skipLibCheck: false,
-    noEmit: true,
-    types: ["node"]
-  },
-  include: ["*.ts"]
+const README = readFileSync(join(root, "README.md"), "utf8")
+
+/** A line of the README's install steps, as its arguments after the given prefix (which must be there). */
+const readmeCommand = (prefix: string): Array<string> => {
+  const line = README.split("\n").find((l) => l.startsWith(prefix))
+  assert.isDefined(line, `the README has no line starting with ${JSON.stringify(prefix)}`)
+  return line!.slice(prefix.length).trim().split(/\s+/)
+}
+
+/**
+ * The README's `tsconfig.json` for TypeScript users, made stricter (never more helpful): library
+ * declarations are checked too (`skipLibCheck: false`), with exact optional properties. Nothing the
+ * README does not say is added: no `lib`, no `target`, no `types` beyond its own.
+ */
+const tsconfig = () => {
+  const block = /For TypeScript[\s\S]*?```json\n([\s\S]*?)```/.exec(README)
+  assert.isNotNull(block, "the README has a tsconfig.json block for TypeScript users")
+  const readme = JSON.parse(block![1]!) as { readonly compilerOptions: Record<string, unknown> }
+  return {
+    compilerOptions: { ...readme.compilerOptions, exactOptionalPropertyTypes: true, skipLibCheck: false, noEmit: true },
+    include: ["*.ts"]
+  }
 }
 
 /** Shared by the root and /local examples: one command, then (when asked) agent_skills and the browser. */
@@ -209,9 +216,11 @@ describe("package", () => {
       const app = join(scratch, "app")
       mkdirSync(app)
       writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", type: "module", private: true }))
-      // The README's install line (the peers `effect` and `@effect/platform-node` are named, as a user would), plus Node's types.
-      npm(app, ["install", join(packed, tarball), "effect", "@effect/platform-node", "@types/node@26"])
-      writeFileSync(join(app, "tsconfig.json"), JSON.stringify(TSCONFIG))
+      // The README's steps to the letter: its install line (the tarball at its path here), Node's types, its tsconfig.json.
+      const install = readmeCommand("cd ../your-app && npm install ")
+      npm(app, ["install", ...install.map((arg) => arg.endsWith(".tgz") ? join(packed, tarball) : arg)])
+      npm(app, ["install", "--save-dev", ...readmeCommand("npm install --save-dev ")])
+      writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig()))
       for (const [name, text] of Object.entries(EXAMPLES)) writeFileSync(join(app, name), text)
 
       // No dockerode, client-node, Daytona SDK, e2b, modal or Runloop SDK here: their types must not be needed, and the root and /local must not load them.

@@ -131,6 +131,23 @@ describe("effect-sandbox shell, piped", () => {
     }
   }, 60_000)
 
+  it("loses no line of a command it follows in steps: a line printed between two steps is streamed by the next", () => {
+    const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
+    try {
+      // 40 lines over about 2 s: the CLI follows the command in 0.5 s steps, so lines fall between steps
+      // (on LocalRuntime, whose steps are HTTP requests, the most often: 4 of 24 were lost before).
+      const result = spawnSync(process.execPath, [CLI, "shell", "--runtime", "local", "--workspace", workspace], {
+        input: "for i in $(seq 40); do echo tick $i; sleep 0.05; done\n",
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      assert.strictEqual(result.stdout, Array.from({ length: 40 }, (_, i) => `tick ${i + 1}\n`).join(""), result.stderr)
+      assert.strictEqual(result.status, 0)
+    } finally {
+      rmSync(workspace, { recursive: true, force: true })
+    }
+  }, 60_000)
+
   it("--help names every runtime with the variables its layer reads", () => {
     const result = spawnSync(process.execPath, [CLI, "shell", "--help"], { encoding: "utf8", timeout: 60_000 })
     assert.strictEqual(result.status, 0, result.stderr)

@@ -180,6 +180,34 @@ export const browserConformance = (target: ConformanceTarget) =>
     )
 
     live(
+      "navigating to a PDF downloads it (OpenHands' download observation), not Chromium's PDF viewer",
+      () =>
+        withBrowser(target, (rt, site) =>
+          Effect.gen(function*() {
+            const url = `${site.base}/paper.pdf`
+            const notice = (action: string, n: number) =>
+              `Execution of the previous action ${action} resulted in a file download. The downloaded file is saved at location: ${rt.info.workspace}/file_${n}.pdf`
+            const actions = `goto("${url}")`
+            const viaGoto = yield* rt.browseInteractive(actions)
+            assert.instanceOf(viaGoto, FileDownloadObservation, viaGoto.content)
+            assert.strictEqual(viaGoto.content, notice(actions, 1))
+            assert.strictEqual((viaGoto as FileDownloadObservation).filePath, `${rt.info.workspace}/file_1.pdf`)
+            // `browse` is a goto too.
+            const viaBrowse = yield* rt.browse(url)
+            assert.instanceOf(viaBrowse, FileDownloadObservation, viaBrowse.content)
+            assert.strictEqual(viaBrowse.content, notice(`goto(${JSON.stringify(url)})`, 2))
+            const saved = yield* rt.read(`${rt.info.workspace}/file_2.pdf`)
+            assert.strictEqual(
+              saved.content,
+              `data:application/pdf;base64,${Buffer.from("%PDF-1.4\n% paper\n").toString("base64")}`
+            )
+            // An HTML page after it is still a page.
+            const page = asBrowserOutput(yield* rt.browse(site.base))
+            assert.strictEqual(page.error, false, page.content)
+          }))
+    )
+
+    live(
       "reports a 404 and an unreachable server as errors, with the page still observed",
       () =>
         withBrowser(target, (rt, site) =>

@@ -152,6 +152,18 @@ export const shellConformance = (target: ConformanceTarget) =>
           yield* cmd(rt, "kill %1")
         })))
 
+    it.live("a background job that ends at once shows its notice, its output and bash's Done line (`echo done &`)", () =>
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          const obs = yield* cmd(rt, "echo done &")
+          const pid = Number(/^\[1\] (\d+)\n/.exec(obs.content)?.[1])
+          assert.strictEqual(obs.content, `[1] ${pid}\ndone\n[1]+  Done                    echo done`)
+          assert.strictEqual(obs.metadata.pid, pid)
+          assert.strictEqual(obs.exitCode, 0)
+          // Nothing of the job is left for the next command.
+          assert.strictEqual((yield* cmd(rt, "echo next")).content, "next")
+        })))
+
     it.live("a here-document without its body waits for is_input lines, then completes", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {

@@ -133,6 +133,8 @@ export const makeBrowser = (options: BrowserOptions): Effect.Effect<Browser, nev
           error = errorText(cause)
         }
         signal.throwIfAborted()
+        // A download aborts the navigation (`goto` fails with "Download is starting"): wait for it to start.
+        if (s.navigations.takeAborted()) await downloads.arrival(DOWNLOAD_GRACE_MS)
         const download = await downloaded(lastAction)
         if (download !== null) return download
         // The tree is read only when returned: `browse` shows the page text.

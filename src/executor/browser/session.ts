@@ -9,6 +9,7 @@ import { SESSION_MARKER_VARIABLE } from "../shell/processTree.ts"
 import { findChromium, NO_CHROMIUM_TEXT } from "./chromium.ts"
 import type { Downloads } from "./downloads.ts"
 import { Navigations } from "./navigations.ts"
+import { pdfAsDownload } from "./pdfAsDownload.ts"
 import { errorText, type Tabs } from "./runActions.ts"
 
 /** A launched browser with its one context and the tab the agent is on. */
@@ -54,9 +55,11 @@ const launch = async (options: LaunchOptions): Promise<Session> => {
     active: await context.newPage()
   }
   watch(started.active)
+  await cdpOf(started, started.active).then(pdfAsDownload)
   // Pages the site opens (target=_blank, window.open) become the active tab, as in BrowserGym.
   context.on("page", (page) => {
     watch(page)
+    void cdpOf(started, page).then(pdfAsDownload).catch(() => undefined)
     started.active = page
   })
   return started

@@ -144,6 +144,8 @@ export const makeBashSession = (
         return yield* awaitCommand(waits, current, action, null, onOutput)
       }
       if (command !== "" && !action.isInput) {
+        // Its observation shows the output since the last one: so do its chunks.
+        if (onOutput !== undefined) current.output.deliver(onOutput)
         return partial(current, action, Text.notExecutedSuffix(command), options.env.mask)
       }
       return yield* sendInput(current, command, action, onOutput)

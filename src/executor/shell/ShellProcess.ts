@@ -47,7 +47,14 @@ export class ShellProcess {
   constructor(options: ShellProcessOptions, events: ShellEvents) {
     const markers = makeMarkers()
     const rcFile = join(options.stateDir, "bashrc")
-    writeFileSync(rcFile, shellRcScript(markers, { loadUserRc: options.loadUserRc }), { mode: 0o600 })
+    writeFileSync(
+      rcFile,
+      shellRcScript(markers, {
+        loadUserRc: options.loadUserRc,
+        idleFifo: join(options.stateDir, "idle.fifo")
+      }),
+      { mode: 0o600 }
+    )
     const scanner = new PromptScanner(markers)
     const decoder = new TerminalTextDecoder()
     const cgroup = makeShellCgroup(options.marker, options.pidsLimit)

@@ -32,7 +32,7 @@ export const noPrevious = (action: CmdRunAction, text: string) =>
  * is then masked whole instead of shown in two pieces.
  */
 const content = (r: RunningCommand, mask: SecretMask, hidden: boolean, partial = false) => {
-  let segment = r.output.takeSegment().text
+  let segment = r.takeSegment().text
   if (partial) {
     const held = mask.unfinished(segment)
     r.output.giveBack(held)

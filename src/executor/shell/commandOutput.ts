@@ -8,8 +8,13 @@
  *
  * A *segment* is what one observation shows: the text since the previous
  * observation of the same command (soft timeouts return partial output).
+ *
+ * It also knows how far its text was *delivered* to a streaming caller, so text printed while no
+ * caller listened (between two steps of a command) is handed to the next one: each step's chunks
+ * are then exactly its segment. Undelivered text past memory is read back from the spill file.
  */
-import { close as closeFd, closeSync, openSync, writeSync } from "node:fs"
+import { close as closeFd, closeSync, openSync, readSync, writeSync } from "node:fs"
+import { StringDecoder } from "node:string_decoder"
 
 const MEMORY_LIMIT = 64 * 1024
 /** Both exceed half of MAX_CMD_OUTPUT_SIZE with room for trimming, so the seam is always cut away. */
@@ -32,6 +37,10 @@ export class CommandOutput {
   private segmentHead = ""
   private tail: Array<string> = []
   private tailLength = 0
+  /** Characters (and, once spilled, the file's bytes) delivered to a listener or taken in a segment. */
+  private delivered = 0
+  private deliveredBytes = 0
+  private spillBytes = 0
 
   /** Where the full output goes once it outgrows memory (created lazily). */
   readonly spillPath: string
@@ -54,7 +63,7 @@ export class CommandOutput {
       if (this.memoryLength > MEMORY_LIMIT) this.startSpill()
       return
     }
-    writeSync(this.spillFd, text)
+    this.spillBytes += writeSync(this.spillFd, text)
     if (this.segmentHead.length < HEAD) this.segmentHead += text.slice(0, HEAD - this.segmentHead.length)
     this.pushTail(text)
   }
@@ -80,7 +89,38 @@ export class CommandOutput {
       this.segmentHead = ""
     }
     this.segmentStart = this.total
+    this.markDelivered()
     return segment
+  }
+
+  /** Everything so far counts as delivered (a listener saw it as it was appended). */
+  markDelivered(): void {
+    this.delivered = this.total
+    this.deliveredBytes = this.spillBytes
+  }
+
+  /** Hand the text appended since the last delivery to `listener`, in pieces of bounded size. */
+  deliver(listener: (text: string) => void): void {
+    if (this.delivered === this.total) return
+    if (this.spillFd === null) {
+      const all = this.chunks.length === 1 ? this.chunks[0]! : this.chunks.join("")
+      this.chunks = [all]
+      const text = all.slice(this.delivered)
+      if (text.length > 0) listener(text)
+    } else {
+      const decoder = new StringDecoder("utf8")
+      const buffer = Buffer.alloc(MEMORY_LIMIT)
+      for (let at = this.deliveredBytes; at < this.spillBytes;) {
+        const read = readSync(this.spillFd, buffer, 0, Math.min(buffer.length, this.spillBytes - at), at)
+        if (read === 0) break
+        at += read
+        const text = decoder.write(buffer.subarray(0, read))
+        if (text.length > 0) listener(text)
+      }
+      const rest = decoder.end()
+      if (rest.length > 0) listener(rest)
+    }
+    this.markDelivered()
   }
 
   /**
@@ -111,8 +151,9 @@ export class CommandOutput {
     const all = this.chunks.join("")
     this.chunks = []
     this.memoryLength = 0
-    this.spillFd = openSync(this.spillPath, "w", 0o600)
-    writeSync(this.spillFd, all)
+    this.spillFd = openSync(this.spillPath, "w+", 0o600)
+    this.deliveredBytes = Buffer.byteLength(all.slice(0, this.delivered))
+    this.spillBytes = writeSync(this.spillFd, all)
     const inSegment = all.slice(all.length - (this.total - this.segmentStart))
     this.segmentHead = inSegment.slice(0, HEAD)
     this.pushTail(all.slice(Math.max(0, all.length - TAIL)))

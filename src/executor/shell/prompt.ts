@@ -22,16 +22,27 @@ export interface PromptMarkers {
 
 export const makeMarkers = (): PromptMarkers => {
   const nonce = randomBytes(6).toString("hex")
-  return { begin: `\n###PS1JSON-${nonce}###\n`, end: `\n###PS1END-${nonce}###\n` }
+  // No newline before the begin marker (OpenHands' starts a line, ours is unique by its nonce): a
+  // line's newline is then output as it comes, never held back as a marker's possible start.
+  return { begin: `###PS1JSON-${nonce}###\n`, end: `\n###PS1END-${nonce}###\n` }
 }
 
 /**
  * The rc file bash runs at start. `stty -echo` (with `--noediting`, so readline does
  * not echo either) keeps typed commands and input out of the output; `__es_prompt`
  * saves `$?` first and JSON-escapes the cwd; the python path is looked up only when
- * PATH changes, so a prompt costs no fork.
+ * PATH changes, so a prompt costs no fork. A command that started a background job gives it
+ * `__es_grace` to finish before the prompt, as OpenHands' first pane capture does: `echo done &`
+ * then shows `[1] <pid>`, `done` and bash's `Done` notice (printed after PROMPT_COMMAND, before
+ * the prompt), while a job that runs on costs at most the grace.
  */
-export const shellRcScript = (markers: PromptMarkers, options: { readonly loadUserRc: boolean }): string => {
+export const shellRcScript = (
+  markers: PromptMarkers,
+  options: {
+    readonly loadUserRc: boolean /** A private path for the FIFO `__es_grace` waits on. */
+    readonly idleFifo: string
+  }
+): string => {
   const json =
     `{"pid": "$!", "exit_code": "$__es_ec", "username": "\\u", "hostname": "\\h", "working_dir": "$__es_wd", "py_interpreter_path": "$__es_py"}`
   const ps1 = (markers.begin + json + markers.end).replaceAll("\n", "\\n")
@@ -46,11 +57,17 @@ export const shellRcScript = (markers: PromptMarkers, options: { readonly loadUs
     "  __es_ec=$?",
     "  __es_wd=${PWD//\\\\/\\\\\\\\}; __es_wd=${__es_wd//\\\"/\\\\\\\"}",
     "  if [[ \"$PATH\" != \"$__es_path\" ]]; then __es_path=$PATH; __es_py=$(type -P python 2>/dev/null); fi",
+    "  if [[ \"$!\" != \"$__es_bg\" ]]; then __es_bg=$!; __es_grace \"$!\" 9<> \"$__es_idle\"; fi",
     // More typed lines are waiting (a multi-line command typed in, input left for bash): no marker yet.
     "  if read -t 0 2>/dev/null; then PS1=''; else PS1=$__es_ps1; fi",
     "}",
     // Loads a command for `eval`, keeping `$?` of the previous one for it.
     "__es_load() { IFS= read -r -d '' __es_cmd < \"$1\"; return $__es_ec; }",
+    // Waits up to 0.5 s (OpenHands' poll interval) while job `$1` runs: `read -t` on fd 9, a FIFO
+    // opened read-write (so it never reads EOF), sleeps without forking (a `<(:)` pipe would set `$!`).
+    `__es_idle='${options.idleFifo}'`,
+    "[[ -p $__es_idle ]] || mkfifo -m 600 \"$__es_idle\" 2>/dev/null",
+    "__es_grace() { local i; for i in {1..50}; do kill -0 \"$1\" 2>/dev/null || return 0; read -t 0.01 -u 9; done; }",
     "PROMPT_COMMAND=__es_prompt",
     `__es_ps1='${ps1}'`,
     "PS1=$__es_ps1",

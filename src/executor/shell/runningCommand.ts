@@ -4,7 +4,7 @@
  * transitions are methods, each named for what happened.
  */
 import { Deferred, Exit } from "effect"
-import { CommandOutput } from "./commandOutput.ts"
+import { CommandOutput, type Segment } from "./commandOutput.ts"
 import type { PromptMetadata } from "./prompt.ts"
 
 /** How a command ended: bash printed its prompt, or bash itself exited. */
@@ -43,19 +43,35 @@ export class RunningCommand {
   /** The command printed `text`. */
   printed(text: string): void {
     this.output.append(text)
-    this.#listener?.(text)
+    if (this.#listener !== null) {
+      this.#listener(text)
+      this.output.markDelivered()
+    }
     this.#lastChange = Date.now()
   }
 
-  /** A caller waits for it now, seeing its output through `listener`. */
+  /**
+   * A caller waits for it now, seeing its output through `listener`: first what was printed since
+   * the last observation while no caller listened, so a step's chunks are its whole segment.
+   */
   awaited(listener: OutputListener | null): void {
     this.#lastChange = Date.now()
     this.#listener = listener
+    if (listener !== null) this.output.deliver(listener)
   }
 
   /** The caller stopped waiting. */
   unwatched(): void {
     this.#listener = null
+  }
+
+  /**
+   * The output since the last observation, for the one being made: the listener is detached in
+   * the same step, so text printed after it goes to the next observation's chunks, not this one's.
+   */
+  takeSegment(): Segment {
+    this.#listener = null
+    return this.output.takeSegment()
   }
 
   /** It ended (the first completion counts). */

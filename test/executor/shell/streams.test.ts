@@ -23,6 +23,12 @@ describe("prompt scanner", () => {
     assert.deepStrictEqual(prompts[0]!._tag === "Prompt" && prompts[0]!.metadata.exitCode, 3)
   })
 
+  it("a line's newline is output with the line, not held back as a marker's start", () => {
+    const scanner = new PromptScanner(markers)
+    assert.deepStrictEqual(scanner.feed("tick 1\n"), [{ _tag: "Output", text: "tick 1\n" }])
+    assert.deepStrictEqual(scanner.feed(`tick 2\n${prompt}`).map((i) => i._tag), ["Output", "Prompt"])
+  })
+
   it("markers carry a nonce, so output cannot fake a prompt", () => {
     const other = makeMarkers()
     assert.notStrictEqual(other.begin, markers.begin)
@@ -105,5 +111,41 @@ describe("command output", () => {
     output.append("two")
     assert.deepStrictEqual(output.takeSegment(), { text: "two", gap: false })
     assert.deepStrictEqual(output.takeSegment(), { text: "", gap: false })
+  })
+
+  it("delivers what no listener saw since the last delivery or segment, from memory", () => {
+    const output = new CommandOutput("/nonexistent/never-written")
+    output.append("seen\n")
+    output.markDelivered()
+    output.append("missed\n")
+    const got: Array<string> = []
+    output.deliver((text) => got.push(text))
+    output.deliver((text) => got.push(text))
+    assert.deepStrictEqual(got, ["missed\n"])
+    output.append("in a segment\n")
+    output.takeSegment()
+    output.deliver((text) => got.push(text))
+    assert.deepStrictEqual(got, ["missed\n"])
+  })
+
+  it("delivers undelivered output past memory from the spill file, multi-byte characters whole", () => {
+    const dir = mkdtempSync(join(tmpdir(), "output-"))
+    try {
+      const output = new CommandOutput(join(dir, "out.log"))
+      output.append("é seen\n")
+      output.markDelivered()
+      const lines = Array.from({ length: 30_000 }, (_, i) => `${i}: ü€😀\n`)
+      for (const line of lines) output.append(line)
+      const got: Array<string> = []
+      output.deliver((text) => got.push(text))
+      assert.isAbove(got.length, 1, "delivered in pieces of bounded size")
+      assert.strictEqual(got.join(""), lines.join(""))
+      output.append("after\n")
+      output.deliver((text) => got.push(text))
+      assert.strictEqual(got.at(-1), "after\n")
+      output.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

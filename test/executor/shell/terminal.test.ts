@@ -79,17 +79,18 @@ describe("background jobs", () => {
       })
     ))
 
-  it.live("a finished job's Done notice comes with the next command, as bash prints it before its prompt", () =>
+  it.live("a job that outlives the prompt's grace: its Done notice comes with the next command", () =>
     withSession((session) =>
       Effect.gen(function*() {
-        const started = yield* run(session, "sleep 0.1 &")
+        // Longer than the 0.5 s a new job is given before the prompt (`echo done &` ends within it).
+        const started = yield* run(session, "sleep 0.8 &")
         const pid = Number(/^\[1\] (\d+)$/.exec(started.content)?.[1])
         // Until bash has reaped it (then it knows the job is done).
         for (let waited = 0; waited < 5_000 && existsSync(`/proc/${pid}`); waited += 50) {
           yield* Effect.sleep("50 millis")
         }
         const next = yield* run(session, "echo next")
-        assert.strictEqual(next.content, "next\n[1]+  Done                    sleep 0.1")
+        assert.strictEqual(next.content, "next\n[1]+  Done                    sleep 0.8")
       })
     ))
 
