@@ -16,9 +16,9 @@
 import type Docker from "dockerode"
 import { Duration, Effect, FiberSet, Layer, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
-import { dockerClient } from "../layers/docker/client.ts"
-import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
-import { type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
+import { dockerClient } from "../engines/docker/client.ts"
+import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
+import { type BuildLimits, engineBuild } from "../engines/docker/engineBuild.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
 import { removeOrphanContexts } from "./contextFiles.ts"
 import { checkDockerfile } from "./dockerfileCheck.ts"
@@ -125,6 +125,7 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
             BuildFailed: ({ error, log }) =>
               finish(id, { status: "FAILURE", error: [error, ...log.slice(-15)].join("\n") }),
             RuntimeStartError: ({ message }) => finish(id, { status: "INTERNAL_ERROR", error: message }),
+            ProviderError: ({ message }) => finish(id, { status: "INTERNAL_ERROR", error: message }),
             // A tag taken by an image /build did not make while this one built.
             ApiError: ({ detail }) => finish(id, { status: "FAILURE", error: detail })
           }),

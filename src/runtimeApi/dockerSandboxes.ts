@@ -11,20 +11,20 @@
 import type Docker from "dockerode"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { dockerClient } from "../layers/docker/client.ts"
-import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
+import { dockerClient } from "../engines/docker/client.ts"
+import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../engines/docker/container.ts"
 import {
   DEFAULT_LIMITS,
   IMAGE_NODE,
   IMAGE_SERVER,
   IMAGE_WORKSPACE,
   sandboxContainerSpec
-} from "../layers/docker/containerSpec.ts"
-import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
-import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
-import { LABEL, labelOf, ownerLabels } from "../layers/docker/labels.ts"
-import { sandboxNetworkFor } from "../layers/docker/network.ts"
-import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
+} from "../engines/docker/containerSpec.ts"
+import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
+import { ImageBuilder } from "../engines/docker/imageBuilder.ts"
+import { LABEL, labelOf, ownerLabels } from "../engines/docker/labels.ts"
+import { sandboxNetworkFor } from "../engines/docker/network.ts"
+import { putSessionKey, sessionKeyFileEnv } from "../engines/docker/sessionKey.ts"
 import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../layers/internal/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"

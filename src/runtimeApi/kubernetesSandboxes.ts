@@ -16,7 +16,7 @@
 import type { V1Pod, V1PodTemplateSpec, V1Secret } from "@kubernetes/client-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { LABEL } from "../layers/docker/labels.ts"
+import { LABEL } from "../engines/docker/labels.ts"
 import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../layers/kubernetes/client.ts"
 import {
   DELETE_WORKSPACE_LABEL,

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { lockDir, withBuildLock } from "../../src/layers/docker/buildLock.ts"
+import { lockDir, withBuildLock } from "../../src/engines/docker/buildLock.ts"
 
 const tag = () => `effect-sandbox-runtime:test-${randomBytes(4).toString("hex")}`
 

@@ -6,8 +6,8 @@
 import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { pack } from "tar-stream"
-import { DockerEngine } from "../../src/layers/docker/engine.ts"
-import { engineBuild } from "../../src/layers/docker/engineBuild.ts"
+import { DockerEngine } from "../../src/engines/docker/engine.ts"
+import { engineBuild } from "../../src/engines/docker/engineBuild.ts"
 import { dockerCli } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
 

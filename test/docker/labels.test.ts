@@ -4,8 +4,8 @@
  * replace ours; an empty label reads as absent. No engine needed: the create options themselves.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { sandboxContainerSpec } from "../../src/layers/docker/containerSpec.ts"
-import { LABEL, labelOf } from "../../src/layers/docker/labels.ts"
+import { sandboxContainerSpec } from "../../src/engines/docker/containerSpec.ts"
+import { LABEL, labelOf } from "../../src/engines/docker/labels.ts"
 import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
 
 const spec = (sandbox: SandboxConfig) =>

@@ -4,7 +4,7 @@
  * pieces is one, and a last line that no line end followed is not lost. No engine needed.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { lineSplitter } from "../../src/layers/docker/streamLines.ts"
+import { lineSplitter } from "../../src/engines/docker/streamLines.ts"
 
 /** Every line of `events`, pushed one after the other, then the end. */
 const linesOf = (events: ReadonlyArray<string>) => {
