@@ -1,6 +1,7 @@
 /**
- * The runtime API's sandboxes on a Docker engine. Each is a container made with DockerRuntime's
- * pieces (containerSpec.ts, container.ts, sessionKey.ts, the image builder) whose labels carry
+ * The runtime API's sandboxes on a Docker engine. Each is a container made through the engine
+ * client DockerRuntime's driver uses (src/engines/docker/: the sandbox container's create options,
+ * its start and removal, the session key's file, the network, the image builder) whose labels carry
  * everything the API must remember: session id, runtime id, session key, resource factor. Its
  * status is the engine's (running, paused, exited). Nothing is held in this process, so the
  * sandboxes outlive it and a restarted API server finds every one of them. Every label of ours is

@@ -1,5 +1,5 @@
 /**
- * The runtime image build lock (src/layers/docker/buildLock.ts): builders of one tag take turns,
+ * The runtime image build lock (src/engines/docker/buildLock.ts): builders of one tag take turns,
  * builders of different tags do not wait for each other, and a lock left by a builder that died
  * is taken over instead of blocking every later start.
  */

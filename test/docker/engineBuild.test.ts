@@ -1,5 +1,5 @@
 /**
- * A build through the Engine API (src/layers/docker/engineBuild.ts) keeps its log a line at a
+ * A build through the Engine API (src/engines/docker/engineBuild.ts) keeps its log a line at a
  * time, whatever pieces the engine sends: what a step prints in one write is several lines, and a
  * line printed in two writes, a moment apart, is one.
  */

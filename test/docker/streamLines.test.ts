@@ -1,5 +1,5 @@
 /**
- * The engine's build progress cut into lines (src/layers/docker/streamLines.ts): an event is not a
+ * The engine's build progress cut into lines (src/engines/docker/streamLines.ts): an event is not a
  * line, so a warning and the step after it in one event are two lines, a line written in two
  * pieces is one, and a last line that no line end followed is not lost. No engine needed.
  */
