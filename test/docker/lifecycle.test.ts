@@ -7,7 +7,8 @@ import { Effect, Fiber, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { RuntimeDisconnectedError, SandboxConfig } from "../../src/index.ts"
+import { DockerRuntime } from "../../src/docker.ts"
+import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import { eventually } from "../eventually.ts"
 import { runtimeImageFor } from "../providers/runtimeImages.ts"
 import {
@@ -176,6 +177,34 @@ describeDocker("DockerRuntime lifecycle", () => {
         yield* attached.release
         assertNoContainer(session)
         // The kept temporary workspace outlives the container (see the report); remove it here.
+        rmSync(workspace, { recursive: true, force: true })
+      }),
+    90_000
+  )
+
+  it.live(
+    "attach takes the session's kept container, stopped or not; without one it fails and makes none",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("life")
+        const name = containerName(session)
+        const missing = yield* Effect.flip(buildRuntime(DockerRuntime.attach(session, { baseImage: image })))
+        assert.instanceOf(missing, RuntimeStartError)
+        assert.strictEqual(missing.message, `Docker has no container of session ${session} to attach to.`)
+        assertNoContainer(session)
+
+        const kept = yield* buildRuntime(
+          dockerLayer(image, { sessionId: session, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
+        )
+        const workspace = yield* hostWorkspace(name)
+        yield* kept.rt.write({ path: "/workspace/kept.txt", content: "kept" })
+        yield* kept.release
+        // Stopped (its server with it): attach starts it again, the key copied in anew.
+        assert.strictEqual(dockerCli("stop", "-t", "1", name).status, 0)
+        const attached = yield* buildRuntime(DockerRuntime.attach(session, { baseImage: image }))
+        assert.strictEqual((yield* sh(attached.rt, "cat /workspace/kept.txt")).content, "kept")
+        yield* attached.release
+        assertNoContainer(session)
         rmSync(workspace, { recursive: true, force: true })
       }),
     90_000

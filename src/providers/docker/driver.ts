@@ -158,7 +158,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
 
   /**
    * The server's URL on the host's network: the port it announced in its log (it picks a free
-   * one), read until it appears or the container stops.
+   * one), read until it appears (`launch` races this against the container's exit).
    */
   const announcedUrl = (box: DockerBox) =>
     engineCall("read the server log", () => box.container.logs({ stdout: true, stderr: false })).pipe(
