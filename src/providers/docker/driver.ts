@@ -244,14 +244,14 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       }),
     destroy: (box) => removeWithWorkspace(box.container, box.workspace),
     find: Effect.fn("DockerRuntime.find")(function*(tags) {
-      const listed = yield* withEngine(engineCall(
+      const listed = yield* engineCall(
         "list containers",
         () =>
           docker.listContainers({
             all: true,
             filters: { label: Object.entries(tags).map(([key, value]) => `${key}=${value}`) }
           })
-      ))
+      )
       const found: Array<Found<DockerBox>> = []
       for (const summary of listed) {
         const labels = summary.Labels
@@ -260,7 +260,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         if (name !== `${prefix}-${labelOf(labels, LABEL.session)}` || labelOf(labels, LABEL.runtimeApi) !== undefined) {
           continue
         }
-        const inspected = yield* withEngine(inspectRunning(docker.getContainer(summary.Id), name)).pipe(
+        const inspected = yield* inspectRunning(docker.getContainer(summary.Id), name).pipe(
           Effect.catchIf((error) => error.reason === "not-found", () => Effect.succeed(undefined))
         )
         // Removed since it was listed.
@@ -299,16 +299,16 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
     endpoint,
     /** A stopped container started again, its key copied in first (its user's, who may differ from this layer's). */
     start: (box) =>
-      withEngine(Effect.gen(function*() {
+      Effect.gen(function*() {
         const info = yield* engineCall(`inspect ${box.name}`, () => box.container.inspect())
         const key = sessionKeyOf(box.labels, info.Config.Env ?? [])
         yield* putSessionKey(box.container, key, containerUid(info.Config.User, uid))
         yield* engineCall(`start ${box.name}`, () => box.container.start())
         box.reached = yield* inspectRunning(box.container, box.name)
-      })),
+      }),
     pause: {
       keepsMemory: true,
-      pause: (box) => withEngine(pauseContainer(box.container, box.name)),
+      pause: (box) => pauseContainer(box.container, box.name),
       resume: (box) => engineCall(`unpause ${box.name}`, () => box.container.unpause()).pipe(Effect.asVoid)
     },
     reaper: { every: "30 seconds", pass: withEngine(reapOrphans()) }
