@@ -84,6 +84,16 @@ const processState = (pid: number) => {
 
 describeDocker("DockerRuntime lifecycle", () => {
   const image = baseImage()
+
+  /** A runtime of `session` whose container is kept alive on release, and its host workspace. */
+  const keptRuntime = (session: string) =>
+    Effect.gen(function*() {
+      const name = containerName(session)
+      const kept = yield* buildRuntime(
+        dockerLayer(image, { sessionId: session, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
+      )
+      return { kept, name, workspace: yield* hostWorkspace(name) }
+    })
   // The runtime image first, on its own time: in CI another file may hold the build lock for a
   // minute, which the first test's 60 s would otherwise count (CI failed so under load).
   beforeAll(() => runtimeImageFor(image, 1000, "openhands"), 300_000)
@@ -151,11 +161,7 @@ describeDocker("DockerRuntime lifecycle", () => {
     () =>
       Effect.gen(function*() {
         const session = sessionId("life")
-        const name = containerName(session)
-        const kept = yield* buildRuntime(
-          dockerLayer(image, { sessionId: session, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
-        )
-        const workspace = yield* hostWorkspace(name)
+        const { kept, name, workspace } = yield* keptRuntime(session)
         const id = (yield* inspect(name))!.Id
         yield* kept.rt.write({ path: "/workspace/kept.txt", content: "from the first layer" })
         yield* sh(kept.rt, "export KEPT_VAR=exported-before; cd /tmp")
@@ -187,16 +193,12 @@ describeDocker("DockerRuntime lifecycle", () => {
     () =>
       Effect.gen(function*() {
         const session = sessionId("life")
-        const name = containerName(session)
         const missing = yield* Effect.flip(buildRuntime(DockerRuntime.attach(session, { baseImage: image })))
         assert.instanceOf(missing, RuntimeStartError)
         assert.strictEqual(missing.message, `Docker has no container of session ${session} to attach to.`)
         assertNoContainer(session)
 
-        const kept = yield* buildRuntime(
-          dockerLayer(image, { sessionId: session, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
-        )
-        const workspace = yield* hostWorkspace(name)
+        const { kept, name, workspace } = yield* keptRuntime(session)
         yield* kept.rt.write({ path: "/workspace/kept.txt", content: "kept" })
         yield* kept.release
         // Stopped (its server with it): attach starts it again, the key copied in anew.
