@@ -82,7 +82,7 @@ export const dockerRows = async (record: Record, echoInProcess: Sample) => {
     "target <= 600 ms"
   )
 
-  const pool = ManagedRuntime.make(DockerRuntime.layerPool({ baseImage: base, warmContainers: 2 }))
+  const pool = ManagedRuntime.make(DockerRuntime.layerPool({ baseImage: base, poolSize: 2 }))
   const poolContext = await pool.runPromise(Effect.context<DockerSandboxPool>())
   // Each acquisition finds the pool refilled, as between real sessions.
   const warm = await timeStarts(

@@ -5,6 +5,7 @@
  * dependency, loaded when this module is imported, never by the root `effect-sandbox`
  * (DESIGN.md principle 11).
  */
-export { DockerEngine } from "./layers/docker/engine.ts"
-export { ImageBuilder, type ImageOptions } from "./layers/docker/imageBuilder.ts"
-export { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "./layers/DockerRuntime.ts"
+export { DockerEngine } from "./engines/docker/engine.ts"
+export { ImageBuilder, type ImageOptions } from "./engines/docker/imageBuilder.ts"
+export { PROVIDER_RETRY } from "./hosted/options.ts"
+export { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "./providers/docker/DockerRuntime.ts"

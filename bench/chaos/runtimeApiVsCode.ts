@@ -14,7 +14,7 @@
 import { Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Started } from "../../scripts/runtimeApiProcess.ts"
-import { IMAGE_NODE, IMAGE_SERVER } from "../../src/layers/docker/containerSpec.ts"
+import { IMAGE_NODE, IMAGE_SERVER } from "../../src/engines/docker/containerSpec.ts"
 import { ideHostLabel } from "../../src/runtimeApi/vscodeHosts.ts"
 import { serverCommand } from "../../src/server/commandLine.ts"
 import { tokenCookieName } from "../../src/server/vscode/ideOrigin.ts"

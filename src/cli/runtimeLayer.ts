@@ -10,9 +10,9 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { CliRuntime } from "../layers/CliRuntime.ts"
-import { DockerRuntime } from "../layers/DockerRuntime.ts"
 import { LocalRuntime } from "../layers/LocalRuntime.ts"
 import { DaytonaRuntime } from "../providers/daytona/DaytonaRuntime.ts"
+import { DockerRuntime } from "../providers/docker/DockerRuntime.ts"
 import { E2BRuntime } from "../providers/e2b/E2BRuntime.ts"
 import { KubernetesRuntime } from "../providers/kubernetes/KubernetesRuntime.ts"
 import { ModalRuntime } from "../providers/modal/ModalRuntime.ts"

@@ -5,15 +5,14 @@
  * and one options vocabulary (options.ts) for every provider; the builder underneath
  * (layers/internal/provisioned.ts) does the `/alive` wait, the MCP hand-over and the client.
  */
-import { type Config, type Context, Effect, type Layer, type Scope } from "effect"
+import { type Config, type Context, Effect, Layer, type Scope } from "effect"
 import {
   provisionedLayer,
   type ProvisionedPool,
   provisionedPoolLayer,
   warmLayer
 } from "../layers/internal/provisioned.ts"
-import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
-import { providerStartError } from "../schema/errors.ts"
+import { InvalidOptionsError, providerStartError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { DriverDefinition } from "../services/Driver.ts"
 import type { Provisioner } from "../services/Provisioner.ts"
@@ -48,7 +47,7 @@ const hostedProvisioner = <O extends HostedOptions, S>(
       Effect.mapError((error) => error._tag === "ProviderError" ? providerStartError(error) : error),
       Effect.withSpan("hosted.connect", { attributes: { provider: definition.provider } })
     )
-    yield* startReaper(definition.provider, driver, options.reapEvery ?? "60 seconds")
+    yield* startReaper(definition.provider, driver, options.reapEvery)
     const ctx = { provider: definition.provider, noun, kind: definition.kind, driver, options, sandbox, attachOnly }
     return { kind: definition.kind, provision: (onStatus) => provisionHosted(ctx, onStatus) } satisfies Provisioner
   })
@@ -76,6 +75,19 @@ export const hostedRuntime = <O extends HostedOptions, S, I>(
   layer: (options = {} as O) => provisionedLayer(options, hostedProvisioner(definition, options, false)),
   layerPool: (options) => {
     const { sessionId: _, poolSize, ...shared } = options
+    if (!(Number.isInteger(poolSize) && poolSize >= 1)) {
+      // A pool of none would keep its layerWarm waiting forever.
+      return Layer.effect(
+        pool,
+        Effect.fail(
+          new InvalidOptionsError({
+            message: `${
+              runtimeName(definition as DriverDefinition<never, unknown>)
+            } options: poolSize must be 1 or more.`
+          })
+        )
+      )
+    }
     return provisionedPoolLayer(
       pool,
       poolSize,

@@ -64,7 +64,9 @@ const specOf = <O extends HostedOptions, S>(
   const { options } = ctx
   const user = {
     name: options.user ?? ctx.driver.user.name,
-    id: options.userId ?? (options.user === undefined ? ctx.driver.user.id : 1000)
+    // The driver's own user (by name: a driver may have resolved the options' already) has its id.
+    id: options.userId ??
+      (options.user === undefined || options.user === ctx.driver.user.name ? ctx.driver.user.id : 1000)
   }
   return {
     sessionId,
@@ -214,7 +216,14 @@ const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<num
       [...appPorts, ...(driver.exposedPorts?.(sandbox) ?? [])],
       (port) => Effect.map(driver.endpoint(sandbox, port, "app"), (app) => [`app-${port}`, app.url] as const)
     )
-    return { server, urls: { ...Object.fromEntries(apps), ...driver.urls?.(sandbox).urls } }
+    return {
+      server,
+      urls: {
+        ...(server.shown === undefined ? {} : { actionServer: server.shown }),
+        ...Object.fromEntries(apps),
+        ...driver.urls?.(sandbox).urls
+      }
+    }
   })
 
 /** The VS Code link opened from the driver's other bases too (`ide`): the same token and folder. */

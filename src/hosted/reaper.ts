@@ -25,11 +25,14 @@ export const reapOrphans = Effect.fn("hosted.reap")(function*<S>(provider: strin
   return reaped
 })
 
-/** Reap at once, then every `every`, in the current scope (failures are logged, never fatal). */
-export const startReaper = <S>(provider: string, driver: Driver<S>, every: Duration.Input) =>
-  reapOrphans(provider, driver).pipe(
+/**
+ * Reap at once, then every `every` (default: the driver's reaper's, else 60 s), in the current
+ * scope (failures are logged, never fatal). A driver with a reaper of its own runs that pass instead.
+ */
+export const startReaper = <S>(provider: string, driver: Driver<S>, every: Duration.Input | undefined) =>
+  (driver.reaper?.pass ?? reapOrphans(provider, driver)).pipe(
     Effect.catch((error) => Effect.logWarning(`${provider} reaper: ${error.message}`)),
-    Effect.repeat(Schedule.spaced(every)),
+    Effect.repeat(Schedule.spaced(every ?? driver.reaper?.every ?? "60 seconds")),
     Effect.forkScoped,
     Effect.asVoid
   )

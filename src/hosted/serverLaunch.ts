@@ -26,14 +26,15 @@ export const serverLaunch = (
     serverCommand({
       node: where.node,
       entry: where.entry,
-      port,
+      port: where.port ?? port,
       workingDir: where.workingDir,
       // Reached from outside the sandbox through the provider's proxy: all interfaces, behind the key.
       host: where.host ?? "0.0.0.0",
       username: user.name,
       userId: user.id,
       tools: options,
-      restrictToWorkspace: restrictsToWorkspace(options)
+      restrictToWorkspace: restrictsToWorkspace(options),
+      ownerLease: where.ownerLease
     }),
   env: sandboxServerEnv(sandbox, options, sessionId, vscodeEnv(options))
 })

@@ -1,6 +1,6 @@
 /**
  * The build endpoints on a Docker engine: images are the engine's own (`/image_exists` inspects
- * it), builds run on the engine (`docker/engineBuild.ts`) in the background while the client polls.
+ * it), builds run on the engine (`engines/docker/engineBuild.ts`) in the background while the client polls.
  *
  * A build is confined, because an API key is all its author has: it tags only under the registry
  * prefix and never over a tag `/build` did not make (buildTags.ts; checked when asked and again
@@ -16,9 +16,9 @@
 import type Docker from "dockerode"
 import { Duration, Effect, FiberSet, Layer, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
-import { dockerClient } from "../layers/docker/client.ts"
-import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
-import { type BuildLimits, engineBuild } from "../layers/docker/engineBuild.ts"
+import { dockerClient } from "../engines/docker/client.ts"
+import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
+import { type BuildLimits, engineBuild } from "../engines/docker/engineBuild.ts"
 import { API_TAGS_LABEL, madeByApi, notOurs, refusedTag, splitReference } from "./buildTags.ts"
 import { removeOrphanContexts } from "./contextFiles.ts"
 import { checkDockerfile } from "./dockerfileCheck.ts"
@@ -124,6 +124,8 @@ export const dockerImages = (options: DockerImagesOptions): Layer.Layer<Images, 
           Effect.catchTags({
             BuildFailed: ({ error, log }) =>
               finish(id, { status: "FAILURE", error: [error, ...log.slice(-15)].join("\n") }),
+            // The engine refused a call (ProviderError), or the build's stream broke.
+            ProviderError: ({ message }) => finish(id, { status: "INTERNAL_ERROR", error: message }),
             RuntimeStartError: ({ message }) => finish(id, { status: "INTERNAL_ERROR", error: message }),
             // A tag taken by an image /build did not make while this one built.
             ApiError: ({ detail }) => finish(id, { status: "FAILURE", error: detail })

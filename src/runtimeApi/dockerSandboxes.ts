@@ -1,6 +1,7 @@
 /**
- * The runtime API's sandboxes on a Docker engine. Each is a container made with DockerRuntime's
- * pieces (containerSpec.ts, container.ts, sessionKey.ts, the image builder) whose labels carry
+ * The runtime API's sandboxes on a Docker engine. Each is a container made through the engine
+ * client DockerRuntime's driver uses (src/engines/docker/: the sandbox container's create options,
+ * its start and removal, the session key's file, the network, the image builder) whose labels carry
  * everything the API must remember: session id, runtime id, session key, resource factor. Its
  * status is the engine's (running, paused, exited). Nothing is held in this process, so the
  * sandboxes outlive it and a restarted API server finds every one of them. Every label of ours is
@@ -11,20 +12,20 @@
 import type Docker from "dockerode"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { dockerClient } from "../layers/docker/client.ts"
-import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../layers/docker/container.ts"
+import { dockerClient } from "../engines/docker/client.ts"
+import { pauseContainer, publishedPorts, removeContainer, startContainer } from "../engines/docker/container.ts"
 import {
   DEFAULT_LIMITS,
   IMAGE_NODE,
   IMAGE_SERVER,
   IMAGE_WORKSPACE,
   sandboxContainerSpec
-} from "../layers/docker/containerSpec.ts"
-import { DockerEngine, engineCall } from "../layers/docker/engine.ts"
-import { ImageBuilder } from "../layers/docker/imageBuilder.ts"
-import { LABEL, labelOf, ownerLabels } from "../layers/docker/labels.ts"
-import { sandboxNetworkFor } from "../layers/docker/network.ts"
-import { putSessionKey, sessionKeyFileEnv } from "../layers/docker/sessionKey.ts"
+} from "../engines/docker/containerSpec.ts"
+import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
+import { ImageBuilder } from "../engines/docker/imageBuilder.ts"
+import { LABEL, labelOf, ownerLabels } from "../engines/docker/labels.ts"
+import { sandboxNetworkFor } from "../engines/docker/network.ts"
+import { putSessionKey, sessionKeyFileEnv } from "../engines/docker/sessionKey.ts"
 import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../layers/internal/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"

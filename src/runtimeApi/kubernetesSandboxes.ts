@@ -16,6 +16,7 @@
 import type { V1Pod, V1PodTemplateSpec, V1Secret } from "@kubernetes/client-node"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
+import { LABEL } from "../engines/docker/labels.ts"
 import { type Kube, kubeCall, kubeCallOrMissing, makeKube } from "../engines/kubernetes/client.ts"
 import {
   DELETE_WORKSPACE_LABEL,
@@ -28,7 +29,6 @@ import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../engines/
 import { checkPodOptions, connectMode, type PodOptions } from "../engines/kubernetes/podOptions.ts"
 import { createPod, deletePod } from "../engines/kubernetes/pods.ts"
 import { runtimeImage } from "../engines/kubernetes/runtimeImage.ts"
-import { LABEL } from "../layers/docker/labels.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../layers/internal/sandboxUser.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { ApiError, internalError } from "./errors.ts"

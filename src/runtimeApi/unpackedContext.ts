@@ -6,7 +6,7 @@
 import { createReadStream } from "node:fs"
 import { pipeline, Transform } from "node:stream"
 import { createGunzip } from "node:zlib"
-import { BuildFailed } from "../layers/docker/engineBuild.ts"
+import { BuildFailed } from "../engines/docker/engineBuild.ts"
 import type { UploadedContext } from "./images.ts"
 
 /** How much larger than its upload a context may unpack (source code compresses 3 to 5 times). */

@@ -51,6 +51,10 @@ export interface ServerLaunch {
     readonly workingDir: string
     /** Where the server listens (default all interfaces: the provider's proxy reaches it from outside). */
     readonly host?: string
+    /** Another port than `port` (0: the OS picks one and the server announces it: Docker on the host's network). */
+    readonly port?: number
+    /** The lease file the server watches, stopping itself once it goes stale (Docker's owner lease). */
+    readonly ownerLease?: string
   }) => Array<string>
   readonly env: Readonly<Record<string, string>>
 }
@@ -145,6 +149,11 @@ export interface Found<S> {
 /** A URL that reaches a port of the sandbox, and the headers the provider's proxy asks for there. */
 export interface Endpoint {
   readonly url: string
+  /**
+   * The URL users are shown (`info.urls.actionServer`) where the client takes a shorter route than
+   * theirs (Docker's bridge address on a local engine, beside the port published on 127.0.0.1).
+   */
+  readonly shown?: string
   readonly headers?: Readonly<Record<string, Redacted.Redacted<string>>>
   /**
    * VS Code's only: what comes between `url` and the query (default `/`, the IDE at the root of its
@@ -250,6 +259,16 @@ export interface Driver<S> {
   readonly exposedPorts?: (sandbox: S) => ReadonlyArray<number>
   /** The port the action server listens on in the sandbox (default 8000; Remote's API expects 60000). */
   readonly serverPort?: number
+  /**
+   * The driver's own owner-liveness pass, which the hosted reaper runs instead of the pid rule
+   * (src/hosted/ownerTags.ts `ownerGone`), every `every` unless `reapEvery` says otherwise: for a
+   * provider whose sandboxes the pid rule would misjudge (Docker: owners in other PID namespaces
+   * with the host's name, labels anyone holding the socket can write; its lease says who lives).
+   */
+  readonly reaper?: {
+    readonly every: Duration.Input
+    readonly pass: Effect.Effect<unknown, ProviderError>
+  }
   /** How long the first `/alive` wait may take (default 60 s). */
   readonly aliveTimeout?: Duration.Input
   /** How often the disconnect watch asks `state` (default 5 s). */

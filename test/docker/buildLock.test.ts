@@ -1,5 +1,5 @@
 /**
- * The runtime image build lock (src/layers/docker/buildLock.ts): builders of one tag take turns,
+ * The runtime image build lock (src/engines/docker/buildLock.ts): builders of one tag take turns,
  * builders of different tags do not wait for each other, and a lock left by a builder that died
  * is taken over instead of blocking every later start.
  */
@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { lockDir, withBuildLock } from "../../src/layers/docker/buildLock.ts"
+import { lockDir, withBuildLock } from "../../src/engines/docker/buildLock.ts"
 
 const tag = () => `effect-sandbox-runtime:test-${randomBytes(4).toString("hex")}`
 

@@ -85,7 +85,7 @@ describeDocker("DockerRuntime container", () => {
     Effect.gen(function*() {
       const session = sessionId("ctr")
       const { release, rt } = yield* buildRuntime(
-        dockerLayer(image, { sessionId: session, memoryBytes: 512 * MIB, cpus: 1.5, pidsLimit: 300, userId: 1000 })
+        dockerLayer(image, { sessionId: session, memoryMiB: 512, cpus: 1.5, pidsLimit: 300, userId: 1000 })
       )
       const info = (yield* inspect(containerName(session)))!
       assert.strictEqual(info.HostConfig.Memory, 512 * MIB)
@@ -106,7 +106,7 @@ describeDocker("DockerRuntime container", () => {
     () =>
       Effect.gen(function*() {
         const session = sessionId("ctr")
-        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, memoryBytes: 128 * MIB }))
+        const { release, rt } = yield* buildRuntime(dockerLayer(image, { sessionId: session, memoryMiB: 128 }))
         assert.strictEqual((yield* inspect(containerName(session)))!.HostConfig.Memory, 128 * MIB)
         const hog = yield* rt.runCommand(`${HOG} | ${firstToDie("tail")}; echo "exit=\${PIPESTATUS[1]}"`)
         // The OOM killer chose tail (SIGKILL, 128 + 9) and the session goes on.
@@ -136,7 +136,7 @@ describeDocker("DockerRuntime container", () => {
           dockerRuntimeKwargs: { HostConfig: { CapAdd: ["DAC_OVERRIDE"], SecurityOpt: [] } }
         })
         const { release, rt } = yield* buildRuntime(
-          dockerLayer(image, { sessionId: session, memoryBytes: 128 * MIB, sandbox })
+          dockerLayer(image, { sessionId: session, memoryMiB: 128, sandbox })
         )
         const statuses = yield* rt.status.pipe(
           Stream.takeUntil((s) => s === "ERROR_MEMORY" || s === "ERROR_RUNTIME_DISCONNECTED"),
@@ -246,7 +246,7 @@ describeDocker("DockerRuntime container", () => {
         assert.instanceOf(error, RuntimeStartError)
         assert.match(
           error.message,
-          /^DockerRuntime's storageBytes \(2147483648\) needs an engine that enforces container disk quotas \(overlay2 on xfs mounted with 'pquota', or btrfs, zfs, devicemapper\); this engine refused it\. Leave storageBytes unset on this engine\. Docker: cannot create container .*--storage-opt is supported only for overlay over xfs with 'pquota' mount option/
+          /^DockerRuntime's storageBytes \(2147483648\) needs an engine that enforces container disk quotas \(overlay2 on xfs mounted with 'pquota', or btrfs, zfs, devicemapper\); this engine refused it\. Leave storageBytes unset on this engine\. Docker could not create container .*--storage-opt is supported only for overlay over xfs with 'pquota' mount option/
         )
         assertNoContainer(session)
       }),
@@ -269,6 +269,10 @@ describeDocker("DockerRuntime container", () => {
         // The container stopped within a second; waiting the whole /alive budget (60 s) for it is a bug.
         assert.isBelow(elapsed, 20_000, `failed after ${elapsed} ms: ${error.message}`)
         assert.include(error.message, "server cannot start: boom")
+        // As data: the server exited, with its code and its words.
+        assert.strictEqual(error.reason, "server-exited")
+        assert.strictEqual(error.exitCode, 3)
+        assert.include(error.output, "server cannot start: boom")
         assertNoContainer(session)
       }),
     90_000

@@ -1,13 +1,13 @@
 /**
- * A build through the Engine API (src/layers/docker/engineBuild.ts) keeps its log a line at a
+ * A build through the Engine API (src/engines/docker/engineBuild.ts) keeps its log a line at a
  * time, whatever pieces the engine sends: what a step prints in one write is several lines, and a
  * line printed in two writes, a moment apart, is one.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { pack } from "tar-stream"
-import { DockerEngine } from "../../src/layers/docker/engine.ts"
-import { engineBuild } from "../../src/layers/docker/engineBuild.ts"
+import { DockerEngine } from "../../src/engines/docker/engine.ts"
+import { engineBuild } from "../../src/engines/docker/engineBuild.ts"
 import { dockerCli } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
 

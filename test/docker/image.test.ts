@@ -5,7 +5,7 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
-import { SandboxConfig } from "../../src/index.ts"
+import { RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import {
   assertNoContainer,
   buildLogged,
@@ -16,7 +16,8 @@ import {
   refusedStart,
   removeLeftovers,
   sessionId,
-  sh
+  sh,
+  startError
 } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
 
@@ -129,7 +130,15 @@ describeDocker("DockerRuntime image", () => {
     () =>
       Effect.gen(function*() {
         const missing = `effect-sandbox-test/missing:${process.pid}`
-        const message = yield* refusedStart("img", (session) => dockerLayer(missing, { sessionId: session }))
+        const session = sessionId("img")
+        const error = yield* startError(dockerLayer(missing, { sessionId: session }))
+        assert.instanceOf(error, RuntimeStartError)
+        const { message } = error
+        // As data: the engine has no such image (its 404), before any container was made.
+        assert.strictEqual(error.reason, "provider")
+        assert.strictEqual(error.provider?.reason, "image-missing")
+        assert.strictEqual(error.provider?.status, 404)
+        assertNoContainer(session)
         assert.strictEqual(
           message,
           `The base image ${missing} is not on this engine: pull it (docker pull ${missing}) or choose another; ` +

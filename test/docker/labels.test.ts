@@ -4,8 +4,9 @@
  * replace ours; an empty label reads as absent. No engine needed: the create options themselves.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { sandboxContainerSpec } from "../../src/layers/docker/containerSpec.ts"
-import { LABEL, labelOf } from "../../src/layers/docker/labels.ts"
+import { sandboxContainerSpec } from "../../src/engines/docker/containerSpec.ts"
+import { LABEL, labelOf } from "../../src/engines/docker/labels.ts"
+import { TAGS } from "../../src/hosted/ownerTags.ts"
 import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
 
 const spec = (sandbox: SandboxConfig) =>
@@ -46,5 +47,10 @@ describe("sandbox container labels", () => {
     assert.strictEqual(labels["team"], "a")
     assert.strictEqual(labels[LABEL.temporaryWorkspace], "")
     assert.strictEqual(labels[LABEL.session], "s")
+  })
+
+  it("the hosted owner tags are labels of ours by the same names (the driver writes them as labels)", () => {
+    const ours: ReadonlyArray<string> = Object.values(LABEL)
+    for (const tag of Object.values(TAGS)) assert.include(ours, tag)
   })
 })

@@ -8,9 +8,9 @@ import { Effect } from "effect"
 import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { LABEL } from "../../src/layers/docker/labels.ts"
-import { LEASE_DIR_PREFIX } from "../../src/layers/docker/leaseDir.ts"
-import { claimOf, isOwnLeaseDir, recordContainer } from "../../src/layers/docker/leaseRecords.ts"
+import { LABEL } from "../../src/engines/docker/labels.ts"
+import { LEASE_DIR_PREFIX } from "../../src/providers/docker/leaseDir.ts"
+import { claimOf, isOwnLeaseDir, recordContainer } from "../../src/providers/docker/leaseRecords.ts"
 
 const made: Array<string> = []
 afterAll(() => made.forEach((path) => rmSync(path, { recursive: true, force: true })))

@@ -7,7 +7,8 @@ import { Effect, Fiber, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { RuntimeDisconnectedError, SandboxConfig } from "../../src/index.ts"
+import { DockerRuntime } from "../../src/docker.ts"
+import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import { eventually } from "../eventually.ts"
 import { runtimeImageFor } from "../providers/runtimeImages.ts"
 import {
@@ -83,6 +84,16 @@ const processState = (pid: number) => {
 
 describeDocker("DockerRuntime lifecycle", () => {
   const image = baseImage()
+
+  /** A runtime of `session` whose container is kept alive on release, and its host workspace. */
+  const keptRuntime = (session: string) =>
+    Effect.gen(function*() {
+      const name = containerName(session)
+      const kept = yield* buildRuntime(
+        dockerLayer(image, { sessionId: session, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
+      )
+      return { kept, name, workspace: yield* hostWorkspace(name) }
+    })
   // The runtime image first, on its own time: in CI another file may hold the build lock for a
   // minute, which the first test's 60 s would otherwise count (CI failed so under load).
   beforeAll(() => runtimeImageFor(image, 1000, "openhands"), 300_000)
@@ -150,11 +161,7 @@ describeDocker("DockerRuntime lifecycle", () => {
     () =>
       Effect.gen(function*() {
         const session = sessionId("life")
-        const name = containerName(session)
-        const kept = yield* buildRuntime(
-          dockerLayer(image, { sessionId: session, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
-        )
-        const workspace = yield* hostWorkspace(name)
+        const { kept, name, workspace } = yield* keptRuntime(session)
         const id = (yield* inspect(name))!.Id
         yield* kept.rt.write({ path: "/workspace/kept.txt", content: "from the first layer" })
         yield* sh(kept.rt, "export KEPT_VAR=exported-before; cd /tmp")
@@ -176,6 +183,30 @@ describeDocker("DockerRuntime lifecycle", () => {
         yield* attached.release
         assertNoContainer(session)
         // The kept temporary workspace outlives the container (see the report); remove it here.
+        rmSync(workspace, { recursive: true, force: true })
+      }),
+    90_000
+  )
+
+  it.live(
+    "attach takes the session's kept container, stopped or not; without one it fails and makes none",
+    () =>
+      Effect.gen(function*() {
+        const session = sessionId("life")
+        const missing = yield* Effect.flip(buildRuntime(DockerRuntime.attach(session, { baseImage: image })))
+        assert.instanceOf(missing, RuntimeStartError)
+        assert.strictEqual(missing.message, `Docker has no container of session ${session} to attach to.`)
+        assertNoContainer(session)
+
+        const { kept, name, workspace } = yield* keptRuntime(session)
+        yield* kept.rt.write({ path: "/workspace/kept.txt", content: "kept" })
+        yield* kept.release
+        // Stopped (its server with it): attach starts it again, the key copied in anew.
+        assert.strictEqual(dockerCli("stop", "-t", "1", name).status, 0)
+        const attached = yield* buildRuntime(DockerRuntime.attach(session, { baseImage: image }))
+        assert.strictEqual((yield* sh(attached.rt, "cat /workspace/kept.txt")).content, "kept")
+        yield* attached.release
+        assertNoContainer(session)
         rmSync(workspace, { recursive: true, force: true })
       }),
     90_000

@@ -9,9 +9,9 @@
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import { DockerEngine } from "../../src/engines/docker/engine.ts"
+import { ensureIsolatedNetwork, ICC_OPTION, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
 import { RuntimeStartError } from "../../src/index.ts"
-import { DockerEngine } from "../../src/layers/docker/engine.ts"
-import { ensureIsolatedNetwork, ICC_OPTION, SANDBOX_NETWORK } from "../../src/layers/docker/network.ts"
 import { ROOT_CAPABILITIES } from "../../src/layers/internal/capabilities.ts"
 import { call, newSessionId, PREFIX, startApiServer, type Started } from "../remote/apiServer.ts"
 import {

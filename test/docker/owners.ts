@@ -6,8 +6,8 @@
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
-import { DockerEngine } from "../../src/layers/docker/engine.ts"
-import { reapOrphans } from "../../src/layers/docker/reaper.ts"
+import { DockerEngine } from "../../src/engines/docker/engine.ts"
+import { reapOrphans } from "../../src/providers/docker/reaper.ts"
 import { dockerCli, inspect } from "./helpers.ts"
 
 const NODE = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "node")

@@ -1,10 +1,10 @@
 /**
- * The engine's build progress cut into lines (src/layers/docker/streamLines.ts): an event is not a
+ * The engine's build progress cut into lines (src/engines/docker/streamLines.ts): an event is not a
  * line, so a warning and the step after it in one event are two lines, a line written in two
  * pieces is one, and a last line that no line end followed is not lost. No engine needed.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { lineSplitter } from "../../src/layers/docker/streamLines.ts"
+import { lineSplitter } from "../../src/engines/docker/streamLines.ts"
 
 /** Every line of `events`, pushed one after the other, then the end. */
 const linesOf = (events: ReadonlyArray<string>) => {

@@ -13,7 +13,7 @@ describeDocker("DockerRuntime warm pool", () => {
       Effect.gen(function*() {
         const poolScope = yield* Scope.make()
         const pool = yield* Layer.buildWithScope(
-          DockerRuntime.layerPool({ baseImage: image, warmContainers: 2, noChangeTimeoutSeconds: 1 }),
+          DockerRuntime.layerPool({ baseImage: image, poolSize: 2, noChangeTimeoutSeconds: 1 }),
           poolScope
         )
         const warm = DockerRuntime.layerWarm().pipe(Layer.provide(Layer.succeedContext(pool)))

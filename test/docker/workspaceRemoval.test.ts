@@ -18,7 +18,7 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { removeTemporaryWorkspace, workspaceVerdict } from "../../src/layers/docker/workspaceRemoval.ts"
+import { removeTemporaryWorkspace, workspaceVerdict } from "../../src/providers/docker/workspaceRemoval.ts"
 
 const made: Array<string> = []
 /** A directory in `parent` named `<prefix>XXXXXX`, removed after the file's tests. */

@@ -7,6 +7,7 @@
  */
 import { assert, describe, expectTypeOf, it } from "@effect/vitest"
 import { DaytonaRuntime, type DaytonaRuntimeOptions, DaytonaSandboxPool } from "../../src/daytona.ts"
+import { DockerRuntime, type DockerRuntimeOptions, DockerSandboxPool } from "../../src/docker.ts"
 import { E2BRuntime, type E2BRuntimeOptions, E2BSandboxPool } from "../../src/e2b.ts"
 import type { HostedRuntime } from "../../src/hosted/hostedRuntime.ts"
 import type { HostedOptions, PoolOptions } from "../../src/hosted/options.ts"
@@ -74,6 +75,12 @@ describe("one public shape", () => {
       "layerWarm",
       "sandboxTemplate"
     ])
+  })
+
+  it("Docker: the hosted verbs and the shared options (and a host workspace)", () => {
+    expectTypeOf(DockerRuntime).toEqualTypeOf<HostedRuntime<DockerRuntimeOptions, DockerSandboxPool>>()
+    expectTypeOf<InVocabulary<DockerRuntimeOptions>>().toEqualTypeOf<true>()
+    assert.deepStrictEqual(Object.keys(DockerRuntime).sort(), ["attach", "layer", "layerPool", "layerWarm"])
   })
 
   it("Local: layer, a pool sized by poolSize, and connect by URL (no provider to attach through)", () => {

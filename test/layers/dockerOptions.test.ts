@@ -1,7 +1,7 @@
 /**
  * DockerRuntime's options are checked before the engine is reached: each bad one fails the layer
  * with a one-line `InvalidOptionsError` naming the option and the rule, not the engine's own 400
- * half-way through a start, nor (`cpus: 0`, `memoryBytes: 0`) a container without the limit.
+ * half-way through a start, nor (`cpus: 0`, `memoryMiB: 0`) a container without the limit.
  * The engine here is an address nothing answers: the control case shows that good options reach
  * it first thing, so a bad option's InvalidOptionsError proves nothing was built, made or created.
  */
@@ -24,37 +24,37 @@ afterAll(() => {
 const startError = <A>(layer: Layer.Layer<A, { readonly _tag: string; readonly message: string }>) =>
   Effect.flip(Effect.scoped(Layer.build(layer))).pipe(Effect.map((error) => `${error._tag}: ${error.message}`))
 
-const refused = (rule: string) => `InvalidOptionsError: Invalid DockerRuntime options: ${rule}`
+const refused = (rule: string) =>
+  `InvalidOptionsError: ${rule.startsWith("DockerRuntime options:") ? rule : `Invalid DockerRuntime options: ${rule}`}`
+/** The shared check (src/hosted/options.ts), before Docker's own. */
+const SHARED_RESOURCES = "DockerRuntime options: cpus and memoryMiB must be positive."
 
 const cases: ReadonlyArray<readonly [string, DockerRuntimeOptions, string]> = [
+  ["cpus 0 (Docker's 'no limit')", { cpus: 0 }, SHARED_RESOURCES],
+  ["negative cpus", { cpus: -2 }, SHARED_RESOURCES],
+  ["cpus not a number", { cpus: Number.NaN }, SHARED_RESOURCES],
   [
-    "cpus 0 (Docker's 'no limit')",
-    { cpus: 0 },
+    "cpus below Docker's smallest share",
+    { cpus: 0.001 },
     "cpus: Expected at least 0.01 (Docker's smallest share; 0 would be no limit)"
   ],
-  ["negative cpus", { cpus: -2 }, "cpus: Expected at least 0.01 (Docker's smallest share; 0 would be no limit)"],
   [
-    "cpus not a number",
-    { cpus: Number.NaN },
-    "cpus: Expected a finite number; cpus: Expected at least 0.01 (Docker's smallest share; 0 would be no limit)"
+    "memoryMiB below Docker's 6 MiB",
+    { memoryMiB: 1 },
+    "memoryMiB: Expected at least 6 (Docker's smallest limit)"
   ],
+  ["memoryMiB 0 (Docker's 'no limit')", { memoryMiB: 0 }, SHARED_RESOURCES],
   [
-    "memoryBytes below Docker's 6 MiB",
-    { memoryBytes: 1024 },
-    "memoryBytes: Expected at least 6291456 (6 MiB, Docker's smallest limit)"
+    "fractional memoryMiB",
+    { memoryMiB: 8.5 },
+    "memoryMiB: Expected an integer"
   ],
-  [
-    "memoryBytes 0 (Docker's 'no limit')",
-    { memoryBytes: 0 },
-    "memoryBytes: Expected at least 6291456 (6 MiB, Docker's smallest limit)"
-  ],
-  ["fractional memoryBytes", { memoryBytes: 8 * 1024 ** 2 + 0.5 }, "memoryBytes: Expected an integer"],
   ["storageBytes 0", { storageBytes: 0 }, "storageBytes: Expected a value greater than 0"],
   ["pidsLimit 0", { pidsLimit: 0 }, "pidsLimit: Expected a value greater than 0"],
   [
     "appPorts out of range",
     { appPorts: [0, 3000, 65536] },
-    "appPorts.0: Expected a value between 1 and 65535; appPorts.2: Expected a value between 1 and 65535"
+    "DockerRuntime options: appPorts: 0 is not a port."
   ],
   ["a duplicated app port", { appPorts: [3000, 5173, 3000] }, "appPorts: Expected an array with unique items"],
   [
@@ -67,11 +67,11 @@ const cases: ReadonlyArray<readonly [string, DockerRuntimeOptions, string]> = [
     { vscode: true, appPorts: [8001] },
     "appPorts: 8001 is VS Code's own port in the container"
   ],
-  ["a negative userId", { userId: -1 }, "userId: Expected a value greater than or equal to 0"],
+  ["a negative userId", { userId: -1 }, "DockerRuntime options: userId must be a whole number, 0 or more."],
   [
     "a username useradd refuses",
-    { username: "dev; rm -rf /" },
-    "username: Expected a user name useradd takes (a-z, 0-9, _ and -, at most 32, not starting with a digit or -)"
+    { user: "dev; rm -rf /" },
+    "user: Expected a user name useradd takes (a-z, 0-9, _ and -, at most 32, not starting with a digit or -)"
   ],
   [
     "a container name prefix Docker refuses",
@@ -85,8 +85,8 @@ const cases: ReadonlyArray<readonly [string, DockerRuntimeOptions, string]> = [
   ],
   [
     "an ownerLease term that is no duration",
-    { ownerLease: { reapEvery: "soon" as Duration.Input } },
-    "ownerLease.reapEvery: not a duration"
+    { ownerLease: { staleAfter: "soon" as Duration.Input } },
+    "ownerLease.staleAfter: not a duration"
   ],
   [
     "a lease renewed no sooner than it goes stale",
@@ -107,7 +107,7 @@ describe("DockerRuntime options", () => {
   it.effect("layerPool checks them too, once, before any warm start", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* startError(DockerRuntime.layerPool({ warmContainers: 2, cpus: 0 })),
+        yield* startError(DockerRuntime.layerPool({ poolSize: 2, cpus: 0.001 })),
         refused("cpus: Expected at least 0.01 (Docker's smallest share; 0 would be no limit)")
       )
     }))
@@ -117,15 +117,15 @@ describe("DockerRuntime options", () => {
   it.effect("a pool of no containers is refused (its layerWarm would wait forever)", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* startError(DockerRuntime.layerPool({ warmContainers: 0 })),
-        refused("warmContainers: Expected a value greater than or equal to 1")
+        yield* startError(DockerRuntime.layerPool({ poolSize: 0 })),
+        refused("DockerRuntime options: poolSize must be 1 or more.")
       )
     }))
 
   it.effect("good options reach the engine first", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* startError(DockerRuntime.layer({ cpus: 0.5, memoryBytes: 512 * 1024 ** 2, appPorts: [3000, 8001] })),
+        yield* startError(DockerRuntime.layer({ cpus: 0.5, memoryMiB: 512, appPorts: [3000, 8001] })),
         `RuntimeStartError: Cannot reach the Docker engine at ${NOWHERE}. Start dockerd (or Docker Desktop), or point DOCKER_HOST at a running engine.`
       )
     }))

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { parseVolumes } from "../../src/layers/docker/volumes.ts"
+import { parseVolumes } from "../../src/engines/docker/volumes.ts"
 import * as Action from "../../src/schema/Action.ts"
 import { InvalidOptionsError } from "../../src/schema/errors.ts"
 import { decodeOptions, invalidOptions } from "../../src/schema/issues.ts"

@@ -23,7 +23,7 @@ export const runtimeImage = Effect.fn("runtimeImage")(function*(
   const named = options.image ?? sandbox.runtimeContainerImage
   if (named !== null && named !== undefined) return named
   const [{ ImageBuilder }, { DockerEngine }] = yield* Effect.promise(() =>
-    Promise.all([import("../../layers/docker/imageBuilder.ts"), import("../../layers/docker/engine.ts")])
+    Promise.all([import("../docker/imageBuilder.ts"), import("../docker/engine.ts")])
   )
   return yield* Effect.gen(function*() {
     const builder = yield* ImageBuilder

@@ -82,6 +82,10 @@ export const workspaceParent: Effect.Effect<string, RuntimeStartError> = Effect.
     })
 })
 
+/** A new temporary workspace in the owner's directory (`workspaceParent`), `effect-sandbox-<label>-*`. */
+export const temporaryWorkspace = (label: string): Effect.Effect<string, RuntimeStartError> =>
+  Effect.map(workspaceParent, (parent) => realpathSync(mkdtempSync(join(parent, `effect-sandbox-${label}-`))))
+
 export const scopedWorkspace = (
   choice: WorkspaceChoice,
   label: string,
@@ -90,6 +94,6 @@ export const scopedWorkspace = (
   choice.workspace !== undefined
     ? ensureDirectory(choice.workspace, subject)
     : Effect.acquireRelease(
-      Effect.map(workspaceParent, (parent) => realpathSync(mkdtempSync(join(parent, `effect-sandbox-${label}-`)))),
+      temporaryWorkspace(label),
       (dir) => choice.keepWorkspace ? Effect.void : Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )

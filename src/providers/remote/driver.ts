@@ -10,10 +10,10 @@
  * here. None is needed: the API pauses and stops idle runtimes itself.
  */
 import { Duration, Effect, Redacted } from "effect"
+import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "../../engines/docker/containerSpec.ts"
 import { credential } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { providerError } from "../../hosted/providerCall.ts"
-import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE } from "../../layers/docker/containerSpec.ts"
 import { imageRequirements } from "../../layers/internal/imageContext.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../layers/internal/sandboxUser.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec } from "../../services/Driver.ts"

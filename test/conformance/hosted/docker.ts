@@ -21,7 +21,7 @@ export const lifecycleLayer = (args: DockerArgs, options: LifecycleOptions) =>
     sandbox: new SandboxConfig({ keepRuntimeAlive: options.keepRuntimeAlive ?? false }),
     ...(options.reapEvery === undefined
       ? {}
-      : { ownerLease: { renewEvery: "1 second", staleAfter: "5 seconds", reapEvery: options.reapEvery } })
+      : { reapEvery: options.reapEvery, ownerLease: { renewEvery: "1 second", staleAfter: "5 seconds" } })
   })
 
 export const dockerLifecycle = (args: () => DockerArgs): HostedLifecycleTarget => ({
@@ -29,7 +29,7 @@ export const dockerLifecycle = (args: () => DockerArgs): HostedLifecycleTarget =
   layer: (options) => lifecycleLayer(args(), options),
   sandboxes: async (sessionId) => containersWithLabel(`effect-sandbox.session=${sessionId}`),
   pause: { memorySurvives: true },
-  attach: { layer: (sessionId) => lifecycleLayer(args(), { sessionId }) },
+  attach: { layer: (sessionId) => DockerRuntime.attach(sessionId, { baseImage: args().baseImage }) },
   reaper: { owner: () => ({ module: import.meta.filename, args: args() }) },
   dyingServer: {
     layer: (sessionId) => DockerRuntime.layer({ baseImage: args().baseImage, sessionId, env: DYING_SERVER_ENV }),

@@ -29,8 +29,6 @@ export interface OwnerLeaseOptions {
    * busy event loop.
    */
   readonly staleAfter?: Duration.Input
-  /** How often a live runtime's reaper looks for orphans (default 30 s). */
-  readonly reapEvery?: Duration.Input
 }
 
 export interface OwnerLease {

@@ -14,10 +14,11 @@
  */
 import type Docker from "dockerode"
 import { Effect } from "effect"
-import { RuntimeStartError } from "../../schema/errors.ts"
+import { type ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
+import { statusOf } from "./classify.ts"
 import { dockerClient } from "./client.ts"
-import { type DockerEngine, engineCall, statusOf } from "./engine.ts"
+import { type DockerEngine, engineCall } from "./engine.ts"
 import { LABEL } from "./labels.ts"
 
 /** The name of the sandboxes' network. */
@@ -89,7 +90,9 @@ const checkIsolated = (network: Docker.NetworkInspectInfo) =>
  * the same moment can both succeed (the engine's duplicate check is not atomic): each then uses the
  * oldest, and the one that made another removes its own, which no container has joined yet.
  */
-export const ensureIsolatedNetwork = (name: string): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
+export const ensureIsolatedNetwork = (
+  name: string
+): Effect.Effect<string, ProviderError | RuntimeStartError, DockerEngine> =>
   Effect.gen(function*() {
     const existing = yield* networksNamed(name)
     if (existing[0] !== undefined) {
@@ -110,5 +113,7 @@ export const ensureIsolatedNetwork = (name: string): Effect.Effect<string, Runti
   }).pipe(Effect.withSpan("docker.ensureIsolatedNetwork", { attributes: { name } }))
 
 /** The network a sandbox joins: the host's when the operator opted out (`useHostNetwork`), else ours. */
-export const sandboxNetworkFor = (sandbox: SandboxConfig): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
+export const sandboxNetworkFor = (
+  sandbox: SandboxConfig
+): Effect.Effect<string, ProviderError | RuntimeStartError, DockerEngine> =>
   sandbox.useHostNetwork ? Effect.succeed("host") : ensureIsolatedNetwork(SANDBOX_NETWORK)

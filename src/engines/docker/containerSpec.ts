@@ -7,8 +7,8 @@
  * What differs (the command, its environment, extra labels and mounts) is the caller's.
  */
 import type Docker from "dockerode"
+import { mayBeRoot, ROOT_CAPABILITIES } from "../../layers/internal/capabilities.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
-import { mayBeRoot, ROOT_CAPABILITIES } from "../internal/capabilities.ts"
 import { LABEL, type OurLabels, ourLabels } from "./labels.ts"
 import { parseVolumes } from "./volumes.ts"
 

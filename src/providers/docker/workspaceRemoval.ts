@@ -1,5 +1,5 @@
 /**
- * Removing a container's temporary host workspace: the one `rm -rf` the Docker runtime runs on
+ * Removing a container with its temporary host workspace: the one `rm -rf` the Docker runtime runs on
  * the host, as the owner (root in CI), often after the owner died. The path comes from a label
  * the runtime wrote, checked against the owner's record where there is one (reaper.ts), yet a
  * label only says where to look: a directory is removed only when it is one the runtimes make by
@@ -7,10 +7,14 @@
  * there), and by what it is, a real directory reached through no link, so that a link planted in
  * its place or above it cannot send the removal elsewhere. Anything else is logged and left.
  */
+import type Docker from "dockerode"
 import { Effect } from "effect"
 import { lstatSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { hostname, tmpdir } from "node:os"
 import { isAbsolute, normalize, relative, sep } from "node:path"
+import { removeContainer } from "../../engines/docker/container.ts"
+import { LABEL, labelOf, type Labels } from "../../engines/docker/labels.ts"
+import { claimOf } from "./leaseRecords.ts"
 
 /** What the temp dir's entries that hold runtime workspaces are called (directly, or under a parent so named). */
 export const TEMP_ENTRY_PREFIX = "effect-sandbox-"
@@ -52,3 +56,24 @@ export const removeTemporaryWorkspace = Effect.fn("removeTemporaryWorkspace")(fu
     Effect.catch((e) => Effect.logWarning(`cannot remove the workspace ${path}: ${e.cause}`))
   )
 })
+
+/**
+ * The temporary workspace the container `name`'s labels name, when it is ours to remove with the
+ * container: one its owner recorded in a lease directory of our own user (leaseRecords.ts), or,
+ * for a kept-alive container, which has no lease, one made on this host.
+ */
+export const temporaryWorkspaceOf = (name: string, labels: Labels): string | undefined =>
+  labelOf(labels, LABEL.ownerLease) !== undefined
+    ? claimOf(name, labels)?.workspace
+    : labelOf(labels, LABEL.ownerHost) === hostname()
+    ? labelOf(labels, LABEL.temporaryWorkspace)
+    : undefined
+
+/**
+ * Remove a container created earlier (by this or a dead process) and then its temporary
+ * workspace, if it has one and the removal's checks let it (workspaceRemoval.ts).
+ */
+export const removeWithWorkspace = (container: Docker.Container, workspace: string | undefined) =>
+  removeContainer(container).pipe(
+    Effect.andThen(workspace === undefined ? Effect.void : removeTemporaryWorkspace(workspace))
+  )

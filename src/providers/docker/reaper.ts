@@ -19,12 +19,12 @@ import { Duration, Effect, Schedule } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { dockerClient } from "../../engines/docker/client.ts"
+import { LABEL, labelOf } from "../../engines/docker/labels.ts"
 import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
-import { dockerClient } from "./client.ts"
-import { removeWithWorkspace } from "./container.ts"
-import { LABEL, labelOf } from "./labels.ts"
 import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 import { type Claim, claimOf, isOwnLeaseDir } from "./leaseRecords.ts"
+import { removeWithWorkspace } from "./workspaceRemoval.ts"
 
 /** The lease of a container's owner, when its claim holds and this process can read the lease. */
 const leaseOf = (claim: Claim | null) => claim === null ? null : readLease(join(claim.dir, LEASE_FILE))

@@ -11,9 +11,10 @@
 import type Docker from "dockerode"
 import { Cause, Data, Effect, Queue, Schedule, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { statusOf } from "./classify.ts"
 import { dockerClient } from "./client.ts"
 import { removeContainer } from "./container.ts"
-import { engineCall, statusOf } from "./engine.ts"
+import { engineCall } from "./engine.ts"
 import { lineSplitter } from "./streamLines.ts"
 
 interface BuildEvent {

@@ -44,7 +44,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** One reaper pass over the engine (Effect and dockerode are loaded on the first). */
 const reapPass = async (): Promise<void> => {
   const [{ DockerEngine }, { reapOrphans }] = await Promise.all([
-    import("./engine.ts"),
+    import("../../engines/docker/engine.ts"),
     import("./reaper.ts")
   ])
   await Effect.runPromise(reapOrphans().pipe(Effect.provide(DockerEngine.layer), Effect.ignore))

@@ -12,8 +12,8 @@ import { createHash } from "node:crypto"
 import { lstatSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
+import { LABEL, labelOf, type Labels } from "../../engines/docker/labels.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { LABEL, labelOf, type Labels } from "./labels.ts"
 import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 
 /**

@@ -10,9 +10,15 @@
  */
 import type Docker from "dockerode"
 import { Context, Effect, Layer } from "effect"
-import { RuntimeStartError } from "../../schema/errors.ts"
-import { buildContext, CONTEXT_LABEL, contextDigest, runtimeImageHash, TAG_LABEL } from "../internal/imageContext.ts"
-import { type Manifest, payloadDirectory, readManifest } from "../internal/payload.ts"
+import {
+  buildContext,
+  CONTEXT_LABEL,
+  contextDigest,
+  runtimeImageHash,
+  TAG_LABEL
+} from "../../layers/internal/imageContext.ts"
+import { type Manifest, payloadDirectory, readManifest } from "../../layers/internal/payload.ts"
+import { ProviderError, providerStartError, RuntimeStartError } from "../../schema/errors.ts"
 import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
@@ -33,18 +39,26 @@ export interface ImageOptions {
 export const RUNTIME_IMAGE_REPOSITORY = "effect-sandbox-runtime"
 
 /** The image tag for `options`, building it when it does not exist (or when forced). */
-const ensureRuntimeImage = (
+export const ensureRuntimeImage = (
   options: ImageOptions,
   onBuildStart: Effect.Effect<void> = Effect.void
-): Effect.Effect<string, RuntimeStartError, DockerEngine> =>
+): Effect.Effect<string, ProviderError | RuntimeStartError, DockerEngine> =>
   Effect.gen(function*() {
     const docker = yield* dockerClient
     const base = yield* engineCall(`inspect the base image ${options.baseImage}`, () =>
       docker.getImage(options.baseImage).inspect()).pipe(
-        Effect.mapError(() =>
+        Effect.mapError((error) =>
           new RuntimeStartError({
             message:
-              `The base image ${options.baseImage} is not on this engine: pull it (docker pull ${options.baseImage}) or choose another; any glibc image with bash will do (debian:bookworm, ubuntu:24.04, python:3.12, ...).`
+              `The base image ${options.baseImage} is not on this engine: pull it (docker pull ${options.baseImage}) or choose another; any glibc image with bash will do (debian:bookworm, ubuntu:24.04, python:3.12, ...).`,
+            reason: "provider",
+            provider: error.reason !== "not-found" ? error : new ProviderError({
+              provider: error.provider,
+              operation: error.operation,
+              reason: "image-missing",
+              ...(error.status === undefined ? {} : { status: error.status }),
+              message: error.message
+            })
           })
         )
       )
@@ -161,7 +175,10 @@ export class ImageBuilder extends Context.Service<ImageBuilder, {
       const engine = yield* DockerEngine
       return ImageBuilder.of({
         ensure: (options, onBuildStart) =>
-          ensureRuntimeImage(options, onBuildStart).pipe(Effect.provideService(DockerEngine, engine))
+          ensureRuntimeImage(options, onBuildStart).pipe(
+            Effect.mapError((error) => error._tag === "ProviderError" ? providerStartError(error) : error),
+            Effect.provideService(DockerEngine, engine)
+          )
       })
     })
   )
