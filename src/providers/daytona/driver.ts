@@ -11,16 +11,14 @@ import { randomBytes } from "node:crypto"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
+import { commandOutput, type RunInSandbox, runningWorkspace, serverFiles } from "../../hosted/serverFiles.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
-import { serverFiles } from "./serverFiles.ts"
 
 /** Where the key is uploaded (in /tmp: the server removes it once read). */
 const KEY_FILE = "/tmp/.effect-sandbox-session-key"
-/** An uploaded server's workspace (`~/workspace`), for attaching to it while it runs. */
-const WORKSPACE_LABEL = "effect-sandbox.workspace"
 
 /** A lifetime in whole minutes, as Daytona counts them. */
 const minutes = (name: string, input: Duration.Input, least: number) =>
@@ -42,6 +40,15 @@ const stateOf = (state = ""): SandboxState["_tag"] =>
     : ["destroyed", "destroying", "error", "build_failed"].includes(state)
     ? "gone"
     : "running"
+
+/** A shell line through the toolbox, as the sandbox user (its output is stdout and stderr merged). */
+const inSandbox = (call: ProviderCall, sandbox: Sandbox): RunInSandbox => (what, command) => {
+  const operation = `${what} in sandbox ${sandbox.id}`
+  return Effect.flatMap(
+    call(operation, () => sandbox.process.executeCommand(command)),
+    (ran) => commandOutput("Daytona", operation, { exitCode: ran.exitCode, stdout: ran.result, output: ran.result })
+  )
+}
 
 const optional = (name: string) => Effect.map(Config.option(Config.String(name)), Option.getOrUndefined)
 
@@ -72,9 +79,16 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
 
   /** The key uploaded, then the server as a toolbox session's command (`exec`: its exit code is the command's). */
   const launch = Effect.fn("DaytonaRuntime.launch")(function*(sandbox: Sandbox, spec: SandboxSpec) {
-    const files = yield* serverFiles(call, sandbox, { snapshot, server: options.server })
-    const labels = { ...sandbox.labels, [WORKSPACE_LABEL]: files.workspace }
-    if (options.server === "upload") yield* call("label the sandbox's workspace", () => sandbox.setLabels(labels))
+    const files = yield* serverFiles({
+      provider: "Daytona",
+      noun: "snapshot",
+      name: snapshot,
+      docs: "docs/runtimes/daytona.md",
+      upload: options.uploadPayload ?? true,
+      run: inSandbox(call, sandbox),
+      put: (payload) =>
+        call(`upload the action server into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFiles([...payload]))
+    })
     const key = Buffer.from(Redacted.value(spec.sessionKey))
     yield* call(`upload the session key into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFile(key, KEY_FILE))
     // A session per launch: a started-again sandbox may still list an earlier one.
@@ -122,11 +136,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
         for await (const sandbox of client.list({ labels: { ...labels } })) listed.push(sandbox)
         return listed
       }).pipe(Effect.map((listed) =>
-        listed.map((sandbox) => {
-          const workspace = sandbox.labels[WORKSPACE_LABEL]
-          const found = { sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }
-          return workspace === undefined ? found : { ...found, workspace }
-        })
+        listed.map((sandbox) => ({ sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }))
       )),
     state: (sandbox) =>
       call(`look up sandbox ${sandbox.id}`, () => sandbox.refreshData()).pipe(
@@ -154,6 +164,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
             ...(purpose === "vscode" ? {} : { headers: { "x-daytona-preview-token": Redacted.make(link.token) } })
           }))
         ),
+    workspace: (sandbox) => runningWorkspace(inSandbox(call, sandbox)),
     start: (sandbox) => call(`start sandbox ${sandbox.id}`, () => sandbox.start()),
     // Auto-stop counts from the last activity: the owner is activity while it holds the sandbox.
     keepAlive: {

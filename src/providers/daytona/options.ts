@@ -29,11 +29,11 @@ export interface DaytonaRuntimeOptions extends HostedOptions {
   /** The snapshot made from the runtime image (default `effect-sandbox-runtime`). */
   readonly snapshot?: string
   /**
-   * Where the action server comes from: `"snapshot"` (default), the snapshot made from the runtime
-   * image; `"upload"`, uploaded at each start into a snapshot whose image has Node (>= 22.19) on
-   * PATH, the workspace then `~/workspace` (slower to start: docs/runtimes/daytona.md).
+   * When the snapshot lacks the payload but has a Node (22.19+) on PATH, upload the payload at each
+   * start and run it with that Node in `~/workspace` (default true; slower to start:
+   * docs/runtimes/daytona.md; false: such a snapshot is a start error).
    */
-  readonly server?: "snapshot" | "upload"
+  readonly uploadPayload?: boolean
   /** How long Daytona keeps a stopped sandbox before deleting it (whole minutes; default 0: at once). */
   readonly autoDeleteAfter?: Duration.Input
   /**

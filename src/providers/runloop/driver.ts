@@ -10,11 +10,12 @@ import type { Runloop } from "@runloop/api-client"
 import { Config, Duration, Effect, Option, Redacted } from "effect"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
+import { runningWorkspace } from "../../hosted/serverFiles.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxState } from "../../services/Driver.ts"
 import { classifyRunloop } from "./classify.ts"
 import { launchParameters } from "./launchParameters.ts"
 import { DEFAULT_BLUEPRINT, type RunloopRuntimeOptions } from "./options.ts"
-import { launchServer, runningWorkspace, sessionKeyFileEnv } from "./server.ts"
+import { inDevbox, launchServer, sessionKeyFileEnv } from "./server.ts"
 
 /** One devbox: its id, and its tunnel once known (made with it, listed with it, or enabled later). */
 export interface Devbox {
@@ -128,7 +129,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
           ? {}
           : { headers: { "x-runloop-tunnel-authorization": Redacted.make(`Bearer ${tunnel.auth_token}`) } })
       })),
-    workspace: (box) => runningWorkspace({ api, call, id: box.id }),
+    workspace: (box) => runningWorkspace(inDevbox({ api, call, id: box.id })),
     // The idle policy shuts the devbox down unless the owner shows activity (none while suspended).
     keepAlive: {
       every: Duration.divideUnsafe(idle, 3),

@@ -1,12 +1,19 @@
-/** RunloopRuntime's options: the shared vocabulary and what only Runloop has. */
+/** RunloopRuntime's options (the shared vocabulary and what only Runloop has), its blueprint and the blueprint's Dockerfile. */
 import type { Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
+import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
 
 /** Runloop's named sizes (X_SMALL 0.5 CPU / 1 GiB ... XX_LARGE 8 CPU / 32 GiB, as its docs list them). */
 export type RunloopSize = "X_SMALL" | "SMALL" | "MEDIUM" | "LARGE" | "X_LARGE" | "XX_LARGE"
 
 /** The blueprint RunloopRuntime starts from unless told otherwise (docs/runtimes/runloop.md makes it). */
 export const DEFAULT_BLUEPRINT = "effect-sandbox-runtime"
+
+/** The blueprint's Dockerfile: the runtime image, a `/workspace` its user (default 1000 `user`) owns, that user. */
+export const blueprintDockerfile = (
+  runtimeImage: string,
+  user: { readonly user?: string; readonly userId?: number } = {}
+): string => userWorkspaceDockerfile(runtimeImage, { userId: user.userId ?? 1000, username: user.user ?? "user" })
 
 /**
  * The shared options (src/hosted/options.ts) and Runloop's own. `cpus` and `memoryMiB` go together
