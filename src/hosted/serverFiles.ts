@@ -20,13 +20,23 @@ import {
 } from "../layers/internal/serverProbe.ts"
 import { shellQuote } from "../quoting/shellQuote.ts"
 import { RuntimeStartError } from "../schema/errors.ts"
-import type { DriverFailure } from "../services/Driver.ts"
+import type { DriverFailure, ProviderCall } from "../services/Driver.ts"
 
 /** The workspace of a server the image carries: the runtime image gives it to the sandbox user. */
 export const IMAGE_WORKSPACE = "/workspace"
 /** Where an uploaded payload goes, and where its server works, relative to the user's home. */
 const PAYLOAD_DIR = ".effect-sandbox/payload"
 const UPLOADED_WORKSPACE = "workspace"
+
+/** The option of the runtimes whose sandboxes start from an image someone made (E2B, Daytona, Runloop). */
+export interface UploadPayloadOption {
+  /**
+   * When the image lacks the payload but has a Node (22.19+) on its PATH, upload the payload at each
+   * start and run it with that Node (default true; slower to start; false: such an image is a start
+   * error). The workspace is then `~/workspace`, on E2B `/workspace` as ever.
+   */
+  readonly uploadPayload?: boolean
+}
 
 /** A shell line run in the sandbox as the server's user: its standard output. */
 export type RunInSandbox = (what: string, command: string) => Effect.Effect<string, DriverFailure>
@@ -40,13 +50,11 @@ export interface PayloadFile {
 
 /** What the provider brings: its words, its command runner, its upload primitive. */
 export interface ServerSource {
-  /** The provider as users know it (`E2B`). */
+  /** The provider as users know it (`E2B`); its page, docs/runtimes/e2b.md, says how to make its image. */
   readonly provider: string
   /** What it calls the image a sandbox is made from (`template`, `snapshot`, `blueprint`), and its name. */
   readonly noun: string
   readonly name: string
-  /** The page whose section "Making the <noun>" says how to make it from the runtime image. */
-  readonly docs: string
   /** Whether an image without the payload gets it uploaded (the `uploadPayload` option). */
   readonly upload: boolean
   readonly run: RunInSandbox
@@ -90,7 +98,7 @@ export const serverFiles = Effect.fn("serverFiles")(function*(source: ServerSour
   const refuse = (lack: string, instead = "") =>
     new RuntimeStartError({
       message: `The ${source.provider} ${noun} ${name} ${lack}: make the ${noun} from the runtime image ` +
-        `(${source.docs}, "Making the ${noun}")${instead}.`
+        `(docs/runtimes/${source.provider.toLowerCase()}.md, "Making the ${noun}")${instead}.`
     })
   if (probed.found === "image") {
     if (writable === "writable") return { ...IMAGE_FILES, workspace: source.workspace ?? IMAGE_WORKSPACE }
@@ -122,12 +130,31 @@ export const runningWorkspace = (run: RunInSandbox) =>
     (stdout) => stdout.trim()
   )
 
-/** A shell line's end: its standard output, else a start error in the words of a provider's failure. */
-export const commandOutput = (
+/** How a provider's command API reports a shell line it ran to its end. */
+export interface Ended {
+  readonly exitCode: number | null | undefined
+  readonly stdout: string
+  /** All it printed, for the failure. */
+  readonly output: string
+}
+
+/**
+ * A `RunInSandbox` from a provider's command API (`exec`, through its `call`, in `where`): the
+ * standard output, else a start error in the words of the provider's other failures.
+ */
+export const shellLines = (
   provider: string,
-  operation: string,
-  ended: { readonly exitCode: number | null | undefined; readonly stdout: string; readonly output: string }
-) =>
-  ended.exitCode === 0 ? Effect.succeed(ended.stdout) : Effect.fail(
-    new RuntimeStartError({ message: `${provider} could not ${operation}: ${ended.output.trim()}` })
+  where: string,
+  call: ProviderCall,
+  exec: (command: string) => PromiseLike<Ended>
+): RunInSandbox =>
+(what, command) => {
+  const operation = `${what} in ${where}`
+  return Effect.flatMap(
+    call(operation, () => exec(command)),
+    (ended) =>
+      ended.exitCode === 0 ? Effect.succeed(ended.stdout) : Effect.fail(
+        new RuntimeStartError({ message: `${provider} could not ${operation}: ${ended.output.trim()}` })
+      )
   )
+}

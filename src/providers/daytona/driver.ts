@@ -8,17 +8,14 @@
 import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
-import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
-import { commandOutput, type RunInSandbox, runningWorkspace, serverFiles } from "../../hosted/serverFiles.ts"
+import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
+import { SESSION_KEY_FILE as KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
-
-/** Where the key is uploaded (in /tmp: the server removes it once read). */
-const KEY_FILE = "/tmp/.effect-sandbox-session-key"
 
 /** A lifetime in whole minutes, as Daytona counts them. */
 const minutes = (name: string, input: Duration.Input, least: number) =>
@@ -41,13 +38,11 @@ const stateOf = (state = ""): SandboxState["_tag"] =>
     ? "gone"
     : "running"
 
-/** A shell line through the toolbox, as the sandbox user (its output is stdout and stderr merged). */
-const inSandbox = (call: ProviderCall, sandbox: Sandbox): RunInSandbox => (what, command) => {
-  const operation = `${what} in sandbox ${sandbox.id}`
-  return Effect.flatMap(
-    call(operation, () => sandbox.process.executeCommand(command)),
-    (ran) => commandOutput("Daytona", operation, { exitCode: ran.exitCode, stdout: ran.result, output: ran.result })
-  )
+/** Shell lines through the toolbox, as the sandbox user (its output is stdout and stderr merged). */
+const inSandbox = (call: ProviderCall, sandbox: Sandbox) => {
+  const exec = (command: string) =>
+    sandbox.process.executeCommand(command).then((ran) => ({ ...ran, stdout: ran.result, output: ran.result }))
+  return shellLines("Daytona", `sandbox ${sandbox.id}`, call, exec)
 }
 
 const optional = (name: string) => Effect.map(Config.option(Config.String(name)), Option.getOrUndefined)
@@ -83,7 +78,6 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
       provider: "Daytona",
       noun: "snapshot",
       name: snapshot,
-      docs: "docs/runtimes/daytona.md",
       upload: options.uploadPayload ?? true,
       run: inSandbox(call, sandbox),
       put: (payload) =>
@@ -119,7 +113,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
         client.create({
           snapshot,
           user: spec.user.name,
-          envVars: { ...spec.server.env, [SESSION_KEY_FILE_VARIABLE]: KEY_FILE },
+          envVars: { ...spec.server.env, ...sessionKeyFileEnv },
           labels: { ...spec.tags },
           autoStopInterval: idle,
           autoDeleteInterval: autoDelete,

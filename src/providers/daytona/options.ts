@@ -1,6 +1,7 @@
 /** DaytonaRuntime's options (the shared vocabulary and Daytona's own), its snapshot and the snapshot's Dockerfile. */
 import type { Duration, Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
+import type { UploadPayloadOption } from "../../hosted/serverFiles.ts"
 import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
 
 /** The snapshot DaytonaRuntime starts from unless told otherwise (docs/runtimes/daytona.md makes it). */
@@ -19,7 +20,7 @@ export const snapshotDockerfile = (
  * (whole minutes, default 15) is Daytona's auto-stop, counted from the sandbox's last activity,
  * which the owner refreshes every third of it; `lifetime` (whole minutes) is Daytona's TTL.
  */
-export interface DaytonaRuntimeOptions extends HostedOptions {
+export interface DaytonaRuntimeOptions extends HostedOptions, UploadPayloadOption {
   /** The API key (default `DAYTONA_API_KEY`, read through Effect `Config`). */
   readonly apiKey?: Redacted.Redacted<string>
   /** The API endpoint (default `DAYTONA_API_URL`, else `https://app.daytona.io/api`). */
@@ -28,12 +29,6 @@ export interface DaytonaRuntimeOptions extends HostedOptions {
   readonly target?: string
   /** The snapshot made from the runtime image (default `effect-sandbox-runtime`). */
   readonly snapshot?: string
-  /**
-   * When the snapshot lacks the payload but has a Node (22.19+) on PATH, upload the payload at each
-   * start and run it with that Node in `~/workspace` (default true; slower to start:
-   * docs/runtimes/daytona.md; false: such a snapshot is a start error).
-   */
-  readonly uploadPayload?: boolean
   /** How long Daytona keeps a stopped sandbox before deleting it (whole minutes; default 0: at once). */
   readonly autoDeleteAfter?: Duration.Input
   /**

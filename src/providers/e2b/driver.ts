@@ -89,7 +89,6 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       provider: "E2B",
       noun: "template",
       name: template,
-      docs: "docs/runtimes/e2b.md",
       upload: options.uploadPayload ?? true,
       workspace: WORKSPACE,
       run: (what, command) =>

@@ -1,23 +1,19 @@
 /**
  * A devbox's `launch_parameters` but the user's, checked against Runloop's rules when the layer is
- * built, so bad values fail before anything is made: the size (named, or the shared `cpus` and
- * `memoryMiB` as Runloop's custom size), and the idle policy Runloop enforces on its side
- * (`lifecycle.after_idle`: shut down after `idleTimeout` without activity; the owner's keep-alives
- * and the tunnel's traffic are activity), so an orphan goes without any reaper. The idle timeout is
- * also `keep_alive_time_seconds`: Runloop ignores that under an idle policy, but an account or API
- * version without the policy still removes the devbox that long after its last keep-alive.
+ * built, so bad values fail before anything is made: the size (named, or `cpus` and `memoryMiB` as
+ * Runloop's custom size), and the idle policy Runloop enforces (shut down after `idleTimeout` without
+ * keep-alives or tunnel traffic), so an orphan goes without any reaper; also as
+ * `keep_alive_time_seconds`, for an account or API version without the policy.
  */
 import type { Runloop } from "@runloop/api-client"
 import { Duration, Effect } from "effect"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { RunloopRuntimeOptions } from "./options.ts"
 
-type Size = Pick<Runloop.LaunchParameters, "resource_size_request" | "custom_cpu_cores" | "custom_gb_memory">
-
 const even = (n: number) => Number.isInteger(n) && n % 2 === 0
 
 /** The size part, or the first of Runloop's rules the options break (in the order a user fixes them). */
-const sizeOf = ({ cpus, diskGiB, memoryMiB, size }: RunloopRuntimeOptions): Size | string => {
+const sizeOf = ({ cpus, diskGiB, memoryMiB, size }: RunloopRuntimeOptions): Runloop.LaunchParameters | string => {
   if (cpus === undefined && memoryMiB === undefined) {
     if (diskGiB !== undefined) return "diskGiB goes with cpus and memoryMiB (a custom size)."
     return size === undefined ? {} : { resource_size_request: size }
