@@ -7,8 +7,7 @@
  * (DESIGN.md principle 11).
  */
 export { PROVIDER_RETRY } from "./hosted/options.ts"
-export { blueprintDockerfile } from "./providers/runloop/blueprint.ts"
-export { DEFAULT_BLUEPRINT } from "./providers/runloop/options.ts"
+export { blueprintDockerfile, DEFAULT_BLUEPRINT } from "./providers/runloop/options.ts"
 export {
   RunloopDevboxPool,
   RunloopRuntime,

@@ -4,7 +4,9 @@
  * the same way, and a classifier adds only what its provider says otherwise (a 403 that is a quota,
  * a 404 that names a missing image, a 409 that is a transition in progress).
  */
+import { Duration } from "effect"
 import type { ProviderReason } from "../schema/errors.ts"
+import type { Classified } from "../services/Driver.ts"
 
 const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
   400: "invalid",
@@ -22,3 +24,33 @@ const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
 /** The reason of `status`: any 5xx is `unavailable` (worth waiting out), an unknown 4xx or none `unknown`. */
 export const reasonOfStatus = (status: number | undefined): ProviderReason =>
   status === undefined ? "unknown" : BY_STATUS[status] ?? (status >= 500 ? "unavailable" : "unknown")
+
+/** What a provider's SDK errors say beyond the status table. */
+export interface HttpErrors {
+  /** The error's field holding the HTTP status (`status`, `statusCode`). */
+  readonly statusField: string
+  /** The reason, from the status (none: the request got no answer) and the provider's text. */
+  readonly reasonOf: (status: number | undefined, text: string) => ProviderReason
+  /** What a reason means for the caller, added after the provider's text where that is not plain. */
+  readonly advice: Partial<Record<ProviderReason, string>>
+}
+
+/**
+ * The classifier of an SDK whose errors carry the HTTP status and the answer's headers, read
+ * structurally so its classes stay out of our types: the reason, the provider's own text with the
+ * advice, and the `Retry-After` (in seconds) the answer carries.
+ */
+export const classifyHttp = (errors: HttpErrors) => (cause: unknown): Classified => {
+  const error = Object(cause) as Record<string, unknown> & { headers?: { get?: (name: string) => unknown } }
+  const field = error[errors.statusField]
+  const status = typeof field === "number" ? field : undefined
+  const text = cause instanceof Error ? cause.message : String(cause)
+  const reason = errors.reasonOf(status, text)
+  const retryAfter = Number(error.headers?.get?.("retry-after") ?? Number.NaN)
+  return {
+    reason,
+    status,
+    text: `${text}${errors.advice[reason] ?? ""}`,
+    ...(retryAfter >= 0 ? { retryAfter: Duration.seconds(retryAfter) } : {})
+  }
+}

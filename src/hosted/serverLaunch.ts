@@ -4,6 +4,7 @@
  * starts the same server the same way; the driver adds only where Node and the entry are and how
  * the session key reaches the server.
  */
+import { SESSION_KEY_FILE_VARIABLE } from "../executor/childEnv.ts"
 import { vscodeEnv } from "../layers/internal/serverTools.ts"
 import { restrictsToWorkspace } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -38,3 +39,11 @@ export const serverLaunch = (
     }),
   env: sandboxServerEnv(sandbox, options, sessionId, vscodeEnv(options))
 })
+
+/**
+ * Where a driver that delivers the session key as a file writes it (in /tmp: the server reads and
+ * removes it before it runs anything, server/sessionKey.ts), and the sandbox's environment entry
+ * that names it to the server (a path, not the key).
+ */
+export const SESSION_KEY_FILE = "/tmp/.effect-sandbox-session-key"
+export const sessionKeyFileEnv = { [SESSION_KEY_FILE_VARIABLE]: SESSION_KEY_FILE } as const

@@ -1,8 +1,8 @@
 /**
  * The action server's payload (server.mjs, its native addons and Python helpers, listed in
  * manifest.json), as runtimes ship it into a sandbox: baked into Docker's runtime image
- * (internal/imageContext.ts, for engines/docker/imageBuilder.ts and the runtime API's /build), or uploaded at
- * start into a Daytona sandbox or an E2B template that has a Node.
+ * (internal/imageContext.ts, for engines/docker/imageBuilder.ts and the runtime API's /build), or
+ * uploaded at start into a cloud sandbox whose image has only a Node (hosted/serverFiles.ts).
  */
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"

@@ -1,8 +1,9 @@
 /**
  * Finding what runs the action server in a cloud sandbox made from an image we did not start
- * (an E2B template, a Runloop blueprint): the runtime image's own Node and payload
- * (docs/image-contract.md: `/opt/effect-sandbox`), else a Node on the PATH recent enough for an
- * uploaded payload, else nothing. One shell line, run by the provider's command API.
+ * (an E2B template, a Daytona snapshot, a Runloop blueprint): the runtime image's own Node and
+ * payload (docs/image-contract.md: `/opt/effect-sandbox`), else a Node on the PATH recent enough for
+ * an uploaded payload, else nothing. One shell line, run by the provider's command API for
+ * hosted/serverFiles.ts, which decides.
  */
 
 /** The Node binary and server script the server is started with. */

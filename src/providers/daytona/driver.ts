@@ -8,19 +8,14 @@
 import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
-import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
+import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
+import { SESSION_KEY_FILE as KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
-import { serverFiles } from "./serverFiles.ts"
-
-/** Where the key is uploaded (in /tmp: the server removes it once read). */
-const KEY_FILE = "/tmp/.effect-sandbox-session-key"
-/** An uploaded server's workspace (`~/workspace`), for attaching to it while it runs. */
-const WORKSPACE_LABEL = "effect-sandbox.workspace"
 
 /** A lifetime in whole minutes, as Daytona counts them. */
 const minutes = (name: string, input: Duration.Input, least: number) =>
@@ -42,6 +37,13 @@ const stateOf = (state = ""): SandboxState["_tag"] =>
     : ["destroyed", "destroying", "error", "build_failed"].includes(state)
     ? "gone"
     : "running"
+
+/** Shell lines through the toolbox, as the sandbox user (its output is stdout and stderr merged). */
+const inSandbox = (call: ProviderCall, sandbox: Sandbox) => {
+  const exec = (command: string) =>
+    sandbox.process.executeCommand(command).then((ran) => ({ ...ran, stdout: ran.result, output: ran.result }))
+  return shellLines("Daytona", `sandbox ${sandbox.id}`, call, exec)
+}
 
 const optional = (name: string) => Effect.map(Config.option(Config.String(name)), Option.getOrUndefined)
 
@@ -72,9 +74,15 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
 
   /** The key uploaded, then the server as a toolbox session's command (`exec`: its exit code is the command's). */
   const launch = Effect.fn("DaytonaRuntime.launch")(function*(sandbox: Sandbox, spec: SandboxSpec) {
-    const files = yield* serverFiles(call, sandbox, { snapshot, server: options.server })
-    const labels = { ...sandbox.labels, [WORKSPACE_LABEL]: files.workspace }
-    if (options.server === "upload") yield* call("label the sandbox's workspace", () => sandbox.setLabels(labels))
+    const files = yield* serverFiles({
+      provider: "Daytona",
+      noun: "snapshot",
+      name: snapshot,
+      upload: options.uploadPayload ?? true,
+      run: inSandbox(call, sandbox),
+      put: (payload) =>
+        call(`upload the action server into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFiles([...payload]))
+    })
     const key = Buffer.from(Redacted.value(spec.sessionKey))
     yield* call(`upload the session key into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFile(key, KEY_FILE))
     // A session per launch: a started-again sandbox may still list an earlier one.
@@ -105,7 +113,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
         client.create({
           snapshot,
           user: spec.user.name,
-          envVars: { ...spec.server.env, [SESSION_KEY_FILE_VARIABLE]: KEY_FILE },
+          envVars: { ...spec.server.env, ...sessionKeyFileEnv },
           labels: { ...spec.tags },
           autoStopInterval: idle,
           autoDeleteInterval: autoDelete,
@@ -122,11 +130,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
         for await (const sandbox of client.list({ labels: { ...labels } })) listed.push(sandbox)
         return listed
       }).pipe(Effect.map((listed) =>
-        listed.map((sandbox) => {
-          const workspace = sandbox.labels[WORKSPACE_LABEL]
-          const found = { sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }
-          return workspace === undefined ? found : { ...found, workspace }
-        })
+        listed.map((sandbox) => ({ sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }))
       )),
     state: (sandbox) =>
       call(`look up sandbox ${sandbox.id}`, () => sandbox.refreshData()).pipe(
@@ -154,6 +158,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
             ...(purpose === "vscode" ? {} : { headers: { "x-daytona-preview-token": Redacted.make(link.token) } })
           }))
         ),
+    workspace: (sandbox) => runningWorkspace(inSandbox(call, sandbox)),
     start: (sandbox) => call(`start sandbox ${sandbox.id}`, () => sandbox.start()),
     // Auto-stop counts from the last activity: the owner is activity while it holds the sandbox.
     keepAlive: {

@@ -1,6 +1,7 @@
 /** DaytonaRuntime's options (the shared vocabulary and Daytona's own), its snapshot and the snapshot's Dockerfile. */
 import type { Duration, Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
+import type { UploadPayloadOption } from "../../hosted/serverFiles.ts"
 import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
 
 /** The snapshot DaytonaRuntime starts from unless told otherwise (docs/runtimes/daytona.md makes it). */
@@ -19,7 +20,7 @@ export const snapshotDockerfile = (
  * (whole minutes, default 15) is Daytona's auto-stop, counted from the sandbox's last activity,
  * which the owner refreshes every third of it; `lifetime` (whole minutes) is Daytona's TTL.
  */
-export interface DaytonaRuntimeOptions extends HostedOptions {
+export interface DaytonaRuntimeOptions extends HostedOptions, UploadPayloadOption {
   /** The API key (default `DAYTONA_API_KEY`, read through Effect `Config`). */
   readonly apiKey?: Redacted.Redacted<string>
   /** The API endpoint (default `DAYTONA_API_URL`, else `https://app.daytona.io/api`). */
@@ -28,12 +29,6 @@ export interface DaytonaRuntimeOptions extends HostedOptions {
   readonly target?: string
   /** The snapshot made from the runtime image (default `effect-sandbox-runtime`). */
   readonly snapshot?: string
-  /**
-   * Where the action server comes from: `"snapshot"` (default), the snapshot made from the runtime
-   * image; `"upload"`, uploaded at each start into a snapshot whose image has Node (>= 22.19) on
-   * PATH, the workspace then `~/workspace` (slower to start: docs/runtimes/daytona.md).
-   */
-  readonly server?: "snapshot" | "upload"
   /** How long Daytona keeps a stopped sandbox before deleting it (whole minutes; default 0: at once). */
   readonly autoDeleteAfter?: Duration.Input
   /**

@@ -7,20 +7,18 @@
 import type { Sandbox } from "e2b"
 import { Duration, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
+import { IMAGE_WORKSPACE as WORKSPACE, serverFiles } from "../../hosted/serverFiles.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
 import type { E2BRuntimeOptions } from "./options.ts"
-import { serverFiles } from "./serverFiles.ts"
 
-const WORKSPACE = "/workspace"
 const DEFAULT_TEMPLATE = "effect-sandbox-runtime"
-/** Where an uploaded payload goes (the fallback for templates without it). */
-const UPLOAD_DIR = "/opt/effect-sandbox-upload/payload"
 
 /**
  * One E2B sandbox: its id, and the SDK's object for it once connected (a listed sandbox is not:
@@ -86,13 +84,22 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       "write the session key file",
       () => sandbox.files.write(keyFile, Redacted.value(spec.sessionKey), { user })
     )
+    // The workspace is ours (made above) whichever server runs, so an attach finds it where it always is.
     const files = yield* serverFiles({
-      sandbox,
-      template,
-      user,
+      provider: "E2B",
+      noun: "template",
+      name: template,
       upload: options.uploadPayload ?? true,
-      uploadDir: UPLOAD_DIR,
-      call
+      workspace: WORKSPACE,
+      run: (what, command) =>
+        Effect.map(call(what, () => sandbox.commands.run(command, { user })), (ran) => ran.stdout),
+      // One multipart request for all of them.
+      put: (payload) =>
+        call("upload the action-server payload", () =>
+          sandbox.files.write(
+            payload.map((file) => ({ path: file.destination, data: new Blob([readFileSync(file.source)]) })),
+            { user }
+          ))
     })
     const handle = yield* call(
       "start the action server",

@@ -1,18 +1,14 @@
 /** E2BRuntime's options: the shared vocabulary and what only E2B has. */
 import type { Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
+import type { UploadPayloadOption } from "../../hosted/serverFiles.ts"
 
 /** The shared options (src/hosted/options.ts) and E2B's own. */
-export interface E2BRuntimeOptions extends HostedOptions {
+export interface E2BRuntimeOptions extends HostedOptions, UploadPayloadOption {
   /** The team's API key (default: the `E2B_API_KEY` environment variable, through Effect Config). */
   readonly apiKey?: Redacted.Redacted<string>
   /** Template name or id (default `effect-sandbox-runtime`: made from the runtime image, docs/runtimes/e2b.md). */
   readonly template?: string
-  /**
-   * When the template lacks the payload, upload it and run it with the template's Node (22.19+)
-   * (default true; false: such a template is a start error).
-   */
-  readonly uploadPayload?: boolean
   /** The SDK's connection options (default: theirs, from `E2B_DOMAIN`, `E2B_API_URL`, `E2B_SANDBOX_URL`). */
   readonly domain?: string
   readonly apiUrl?: string

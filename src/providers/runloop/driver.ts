@@ -1,20 +1,25 @@
 /**
  * The Runloop driver (services/Driver.ts): a devbox (a microVM) made from a blueprint with our
- * metadata, the server's environment, its size and an idle policy Runloop enforces once the owner
- * stops its keep-alives (launchParameters.ts); the server started through the command API
- * (server.ts); every port reached through the devbox's authenticated tunnel, whose token is a second
- * secret besides the session key. Pause is Runloop's suspend, which keeps the disk but "will not
- * snapshot memory state such as running processes" (the SDK's words): the server is started again.
+ * metadata, the server's environment, its size and idle policy (launchParameters.ts); the server's
+ * key written once the devbox runs (a launch command runs before anything can be written), the
+ * server an execution of the command API, whose exit code and output Runloop keeps; every port
+ * reached through the authenticated tunnel, whose token is a second secret. Pause is Runloop's
+ * suspend, which keeps the disk but "will not snapshot memory state such as running processes" (the
+ * SDK's words): the server is started again.
  */
 import type { Runloop } from "@runloop/api-client"
-import { Config, Duration, Effect, Option, Redacted } from "effect"
+import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
+import { createReadStream } from "node:fs"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
-import type { Driver, DriverDefinition, Found, ProviderCall, SandboxState } from "../../services/Driver.ts"
+import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
+import { SESSION_KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
+import { shellQuote } from "../../quoting/shellQuote.ts"
+import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyRunloop } from "./classify.ts"
 import { launchParameters } from "./launchParameters.ts"
 import { DEFAULT_BLUEPRINT, type RunloopRuntimeOptions } from "./options.ts"
-import { launchServer, runningWorkspace, sessionKeyFileEnv } from "./server.ts"
 
 /** One devbox: its id, and its tunnel once known (made with it, listed with it, or enabled later). */
 export interface Devbox {
@@ -26,6 +31,8 @@ export interface Devbox {
 const TUNNEL = { auth_mode: "authenticated", http_keep_alive: true } as const
 /** How long a devbox may take to boot, resume or suspend (Runloop's long polls). */
 const LONG_POLL = { longPoll: { timeoutMs: 5 * 60_000 } }
+/** How long one of our commands (looking for the server, making its directories) may take. */
+const COMMAND_POLL = { longPoll: { timeoutMs: 60_000 } }
 
 /** The SDK's tunnel URL: the API host without `api.`, under `tunnel.`. */
 const sdkTunnelUrl = (baseUrl: string) => (port: number, key: string) =>
@@ -51,10 +58,17 @@ const stateOf = (devbox: Runloop.DevboxView): SandboxState =>
     }
     : { _tag: devbox.status === "suspended" ? "paused" : "running" }
 
+/** How an execution ended, and what it printed (-1: Runloop did not say). */
+const ended = (done: Runloop.DevboxAsyncExecutionDetailView) => ({
+  exitCode: done.exit_status ?? -1,
+  stdout: done.stdout ?? "",
+  output: `${done.stdout ?? ""}${done.stderr ?? ""}`
+})
+
 const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRuntimeOptions, call: ProviderCall) {
   yield* unsupported("RunloopRuntime", options, ["lifetime"], "Runloop ends a devbox by its idle policy (idleTimeout)")
   const idle = Duration.fromInputUnsafe(options.idleTimeout ?? "10 minutes")
-  const launch = yield* launchParameters(options, idle)
+  const parameters = yield* launchParameters(options, idle)
   const apiKey = yield* credential(
     "RunloopRuntime",
     options.apiKey,
@@ -65,42 +79,79 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
   const baseUrl = (options.baseUrl ??
     Option.getOrElse(yield* Config.option(Config.String("RUNLOOP_BASE_URL")), () => "https://api.runloop.ai"))
     .replace(/\/+$/, "")
-  const sdk = yield* loadOptionalPeer(
-    "RunloopRuntime",
-    "@runloop/api-client",
-    "@runloop/api-client",
-    () => import("@runloop/api-client")
-  )
+  const peer = "@runloop/api-client"
+  const sdk = yield* loadOptionalPeer("RunloopRuntime", peer, peer, () => import("@runloop/api-client"))
   // The SDK's own retries are off: the hosted runtime's schedule is the only one.
-  const api = new sdk.Runloop({ bearerToken: Redacted.value(apiKey), baseURL: baseUrl, maxRetries: 0 })
-  const blueprint = { name: options.blueprint ?? DEFAULT_BLUEPRINT, upload: options.uploadPayload ?? true }
+  const { devboxes } = new sdk.Runloop({ bearerToken: Redacted.value(apiKey), baseURL: baseUrl, maxRetries: 0 })
+  const blueprint = options.blueprint ?? DEFAULT_BLUEPRINT
   const tunnelUrl = options.tunnelUrl ?? sdkTunnelUrl(baseUrl)
   const awaitRunning = (box: Devbox) =>
-    call(`wait for devbox ${box.id} to run`, () => api.devboxes.awaitRunning(box.id, LONG_POLL)).pipe(
+    call(`wait for devbox ${box.id} to run`, () => devboxes.awaitRunning(box.id, LONG_POLL)).pipe(
       Effect.tap((devbox) => Effect.sync(() => box.tunnel = devbox.tunnel ?? box.tunnel))
     )
   const tunnelOf = (box: Devbox) =>
     box.tunnel !== undefined && box.tunnel !== null ? Effect.succeed(box.tunnel) : call(
       `enable the tunnel of devbox ${box.id}`,
-      () => api.devboxes.enableTunnel(box.id, TUNNEL)
+      () => devboxes.enableTunnel(box.id, TUNNEL)
     ).pipe(Effect.tap((tunnel) => Effect.sync(() => box.tunnel = tunnel)))
+  const inDevbox = (box: Devbox) => {
+    const exec = (command: string) => devboxes.executeAndAwaitCompletion(box.id, { command }, COMMAND_POLL).then(ended)
+    return shellLines("Runloop", `devbox ${box.id}`, call, exec)
+  }
+  // `upload_file` takes a path from the user's home.
+  const upload = (box: Devbox, file: { readonly source: string; readonly fromHome: string }) =>
+    call(
+      `upload ${file.fromHome} into devbox ${box.id}`,
+      () => devboxes.uploadFile(box.id, { path: file.fromHome, file: createReadStream(file.source) })
+    )
+
+  /** Write the key, then start the server (`exec`: its end is the execution's, which `serverExit` follows). */
+  const launch = Effect.fn("RunloopRuntime.launch")(function*(box: Devbox, spec: SandboxSpec) {
+    yield* awaitRunning(box)
+    const files = yield* serverFiles({
+      provider: "Runloop",
+      noun: "blueprint",
+      name: blueprint,
+      upload: options.uploadPayload ?? true,
+      run: inDevbox(box),
+      put: (payload) => Effect.forEach(payload, (file) => upload(box, file), { concurrency: 4 })
+    })
+    const key = { file_path: SESSION_KEY_FILE, contents: Redacted.value(spec.sessionKey) }
+    yield* call(`write the session key into devbox ${box.id}`, () => devboxes.writeFileContents(box.id, key))
+    const argv = spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")
+    const started = yield* call(
+      `start the action server in devbox ${box.id}`,
+      // A shell of its own per launch: a resumed devbox may still know an earlier one.
+      () =>
+        devboxes.executeAsync(box.id, {
+          command: `cd ${shellQuote(files.workspace)} && exec ${argv}`,
+          shell_name: `effect-sandbox-server-${randomBytes(4).toString("hex")}`
+        })
+    )
+    const execution = () => devboxes.executions.retrieve(box.id, started.execution_id)
+    const serverExit = call("follow the action server", execution).pipe(
+      Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (done) => done.status === "completed" }),
+      Effect.map(ended)
+    )
+    return { workspace: files.workspace, serverExit }
+  })
 
   return {
-    user: { name: "user", id: 1000 },
     aliveTimeout: "90 seconds",
+    user: { name: "user", id: 1000 },
     create: (spec) =>
-      call(`create a devbox from blueprint ${blueprint.name}`, () =>
-        api.devboxes.create({
-          blueprint_name: blueprint.name,
+      call(`create a devbox from blueprint ${blueprint}`, () =>
+        devboxes.create({
+          blueprint_name: blueprint,
           name: `effect-sandbox-${spec.sessionId}`,
           metadata: { ...spec.tags },
           environment_variables: { ...spec.server.env, ...sessionKeyFileEnv },
           tunnel: TUNNEL,
-          launch_parameters: { ...launch, user_parameters: { username: spec.user.name, uid: spec.user.id } }
+          launch_parameters: { ...parameters, user_parameters: { username: spec.user.name, uid: spec.user.id } }
         })).pipe(Effect.map((devbox) => ({ sandbox: { id: devbox.id, tunnel: devbox.tunnel }, id: devbox.id }))),
-    launch: (box, spec) => Effect.andThen(awaitRunning(box), launchServer({ api, call, id: box.id }, spec, blueprint)),
+    launch,
     destroy: (box) =>
-      call(`shut down devbox ${box.id}`, () => api.devboxes.shutdown(box.id)).pipe(
+      call(`shut down devbox ${box.id}`, () => devboxes.shutdown(box.id)).pipe(
         Effect.asVoid,
         Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
       ),
@@ -108,13 +159,13 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
       Effect.forEach(["running", "suspended"] as const, (status) =>
         call(`list the ${status} devboxes`, async () => {
           const listed: Array<Found<Devbox>> = []
-          for await (const devbox of api.devboxes.list({ status, limit: 100 })) {
+          for await (const devbox of devboxes.list({ status, limit: 100 })) {
             if (Object.entries(tags).every(([k, v]) => devbox.metadata[k] === v)) listed.push(found(devbox))
           }
           return listed
         })).pipe(Effect.map((lists) => lists.flat())),
     state: (box) =>
-      call(`look up devbox ${box.id}`, () => api.devboxes.retrieve(box.id)).pipe(
+      call(`look up devbox ${box.id}`, () => devboxes.retrieve(box.id)).pipe(
         Effect.map(stateOf),
         Effect.catchIf(
           (error) => error.reason === "not-found",
@@ -128,23 +179,23 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
           ? {}
           : { headers: { "x-runloop-tunnel-authorization": Redacted.make(`Bearer ${tunnel.auth_token}`) } })
       })),
-    workspace: (box) => runningWorkspace({ api, call, id: box.id }),
+    workspace: (box) => runningWorkspace(inDevbox(box)),
     // The idle policy shuts the devbox down unless the owner shows activity (none while suspended).
     keepAlive: {
       every: Duration.divideUnsafe(idle, 3),
-      touch: (box) => Effect.asVoid(call(`keep devbox ${box.id} alive`, () => api.devboxes.keepAlive(box.id)))
+      touch: (box) => Effect.asVoid(call(`keep devbox ${box.id} alive`, () => devboxes.keepAlive(box.id)))
     },
     pause: {
       keepsMemory: false,
       relaunch: true,
       pause: (box) =>
         Effect.andThen(
-          call(`suspend devbox ${box.id}`, () => api.devboxes.suspend(box.id)),
-          call(`wait for devbox ${box.id} to suspend`, () => api.devboxes.awaitSuspended(box.id, LONG_POLL))
+          call(`suspend devbox ${box.id}`, () => devboxes.suspend(box.id)),
+          call(`wait for devbox ${box.id} to suspend`, () => devboxes.awaitSuspended(box.id, LONG_POLL))
         ),
       resume: (box) =>
         Effect.andThen(
-          call(`resume devbox ${box.id}`, () => api.devboxes.resume(box.id)),
+          call(`resume devbox ${box.id}`, () => devboxes.resume(box.id)),
           Effect.asVoid(awaitRunning(box))
         )
     }

@@ -1,6 +1,8 @@
-/** RunloopRuntime's options: the shared vocabulary and what only Runloop has. */
+/** RunloopRuntime's options (the shared vocabulary and what only Runloop has), its blueprint and the blueprint's Dockerfile. */
 import type { Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
+import type { UploadPayloadOption } from "../../hosted/serverFiles.ts"
+import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
 
 /** Runloop's named sizes (X_SMALL 0.5 CPU / 1 GiB ... XX_LARGE 8 CPU / 32 GiB, as its docs list them). */
 export type RunloopSize = "X_SMALL" | "SMALL" | "MEDIUM" | "LARGE" | "X_LARGE" | "XX_LARGE"
@@ -8,23 +10,24 @@ export type RunloopSize = "X_SMALL" | "SMALL" | "MEDIUM" | "LARGE" | "X_LARGE" |
 /** The blueprint RunloopRuntime starts from unless told otherwise (docs/runtimes/runloop.md makes it). */
 export const DEFAULT_BLUEPRINT = "effect-sandbox-runtime"
 
+/** The blueprint's Dockerfile: the runtime image, a `/workspace` its user (default 1000 `user`) owns, that user. */
+export const blueprintDockerfile = (
+  runtimeImage: string,
+  user: { readonly user?: string; readonly userId?: number } = {}
+): string => userWorkspaceDockerfile(runtimeImage, { userId: user.userId ?? 1000, username: user.user ?? "user" })
+
 /**
  * The shared options (src/hosted/options.ts) and Runloop's own. `cpus` and `memoryMiB` go together
  * (Runloop's custom size: CPU 0.5, 1 or even up to 16; memory 1 or an even number of GiB up to 64,
  * 2 to 8 GiB per CPU); `idleTimeout` (default 10 minutes, 1 minute to 48 hours) is the idle policy.
  */
-export interface RunloopRuntimeOptions extends HostedOptions {
+export interface RunloopRuntimeOptions extends HostedOptions, UploadPayloadOption {
   /** The API key (default: `RUNLOOP_API_KEY`, read through Effect Config). */
   readonly apiKey?: Redacted.Redacted<string>
   /** The API endpoint (default `RUNLOOP_BASE_URL`, else `https://api.runloop.ai`). */
   readonly baseUrl?: string
   /** The blueprint made from the runtime image (default `effect-sandbox-runtime`). */
   readonly blueprint?: string
-  /**
-   * When the blueprint lacks the payload but has a Node (22.19+), upload the payload at each start
-   * and run it with that Node in `~/workspace` (default true; false: such a blueprint is a start error).
-   */
-  readonly uploadPayload?: boolean
   /** One of Runloop's named sizes, instead of `cpus` and `memoryMiB` (default: the blueprint's, else Runloop's). */
   readonly size?: RunloopSize
   /** The disk of a custom size (`cpus` and `memoryMiB`), in GiB: even, 2 to 64. */

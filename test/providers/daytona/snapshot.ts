@@ -2,7 +2,7 @@
  * The images the stand-in maps snapshot names to, each made from the runtime image DockerRuntime
  * builds from the base image: our snapshot (`snapshotDockerfile` on top, what
  * docs/runtimes/daytona.md has users build and push), a "stock" image with a Node on PATH but
- * none of our server, for `server: "upload"`, and our snapshot with a server that exits at once. Built once per Dockerfile and kept, as runtime
+ * none of our server, for the upload fallback, and our snapshot with a server that exits at once. Built once per Dockerfile and kept, as runtime
  * images are.
  */
 import { Effect } from "effect"

@@ -10,7 +10,12 @@ import { assert, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
 import { hostname } from "node:os"
 import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
-import type { InvalidOptionsError, ProviderReason, RuntimeStartError } from "../../../src/index.ts"
+import {
+  type InvalidOptionsError,
+  type ProviderReason,
+  type RuntimeStartError,
+  SandboxConfig
+} from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
@@ -210,16 +215,17 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   )
 
   it.live(
-    "a snapshot without our server names what it lacks, and the sandbox is deleted",
+    "a snapshot without our server, with uploadPayload off, names what it lacks, and the sandbox is deleted",
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", user: "root", userId: 0 }))
+        const error = yield* startFailure(
+          daytonaLayer(s, { snapshot: "stock-debian", uploadPayload: false, user: "root", userId: 0 })
+        )
         assert.strictEqual(
           error.message,
-          "The Daytona snapshot stock-debian has no /opt/effect-sandbox/bin/node and no /opt/effect-sandbox/payload/server.mjs " +
-            "and no writable /workspace: it must be made from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\"), " +
-            "or have a Node on PATH for `server: \"upload\"`."
+          "The Daytona snapshot stock-debian has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and " +
+            "uploadPayload is off: make the snapshot from the runtime image (docs/runtimes/daytona.md, \"Making the snapshot\")."
         )
         assertAllDeleted(s)
       }),
@@ -227,11 +233,14 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   )
 
   it.live(
-    "server: upload puts the payload into a stock snapshot with Node, and runs it from there",
+    "a stock snapshot with Node gets the payload uploaded and runs it, in ~/workspace, where an attach finds it",
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const { rt, release } = yield* buildRuntime(daytonaLayer(s, { snapshot: "stock-node", server: "upload" }))
+        const keep = new SandboxConfig({ keepRuntimeAlive: true })
+        const { rt, release } = yield* buildRuntime(
+          daytonaLayer(s, { snapshot: "stock-node", sessionId: "dtn-upload", sandbox: keep })
+        )
         assert.strictEqual(rt.info.workspace, "/home/openhands/workspace")
         const ran = yield* rt.runCommand(
           "pwd; test -e /opt/effect-sandbox/payload; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
@@ -241,21 +250,29 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
           "/home/openhands/workspace\n1\n/home/openhands/.effect-sandbox/payload/server.mjs"
         )
         yield* release
+        // Attached to while its server runs: the sandbox is asked where the workspace is, nothing is uploaded again.
+        const uploads = () => s.requests.filter((r) => r.path.endsWith("/files/bulk-upload")).length
+        const before = uploads()
+        assert.isAbove(before, 0)
+        const attached = yield* buildRuntime(daytonaLayer(s, { snapshot: "stock-node", sessionId: "dtn-upload" }))
+        assert.strictEqual(attached.rt.info.workspace, "/home/openhands/workspace")
+        assert.strictEqual((yield* attached.rt.runCommand("pwd")).content, "/home/openhands/workspace")
+        assert.strictEqual(uploads(), before)
+        yield* attached.release
         assertAllDeleted(s)
       }),
     120_000
   )
 
-  it.live("server: upload into a snapshot without Node says what is missing", () =>
+  it.live("a snapshot with neither our server nor Node says what it lacks", () =>
     Effect.gen(function*() {
       const s = standIn()
-      const error = yield* startFailure(
-        daytonaLayer(s, { snapshot: "stock-debian", server: "upload", user: "root", userId: 0 })
-      )
+      const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", user: "root", userId: 0 }))
       assert.strictEqual(
         error.message,
-        "The Daytona snapshot stock-debian has no Node on PATH: the uploaded action server needs Node >=22.19 " +
-          "(add it to the snapshot's image, or make the snapshot from the runtime image: docs/runtimes/daytona.md)."
+        "The Daytona snapshot stock-debian has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and no " +
+          "Node.js on its PATH to run an uploaded one: make the snapshot from the runtime image " +
+          "(docs/runtimes/daytona.md, \"Making the snapshot\"), or use a snapshot with Node 22.19 or newer."
       )
       assertAllDeleted(s)
     }), 120_000)

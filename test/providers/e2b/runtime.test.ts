@@ -97,8 +97,8 @@ describeDocker("E2BRuntime (stand-in)", () => {
     Effect.gen(function*() {
       yield* inSandbox(standin, { template: "node-only" }, (rt) =>
         Effect.gen(function*() {
-          const obs = yield* rt.runCommand("ls /opt/effect-sandbox-upload/payload/server.mjs; whoami; pwd")
-          assert.strictEqual(obs.content.trim(), "/opt/effect-sandbox-upload/payload/server.mjs\nuser\n/workspace")
+          const obs = yield* rt.runCommand("ls ~/.effect-sandbox/payload/server.mjs; whoami; pwd")
+          assert.strictEqual(obs.content.trim(), "/home/user/.effect-sandbox/payload/server.mjs\nuser\n/workspace")
         }))
     }), 120_000)
 

@@ -269,7 +269,8 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         assert.strictEqual(
           error.message,
           "The Runloop blueprint base has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and no " +
-            "Node.js on its PATH: make the blueprint from the runtime image (docs/runtimes/runloop.md, \"Making the blueprint\")."
+            "Node.js on its PATH to run an uploaded one: make the blueprint from the runtime image " +
+            "(docs/runtimes/runloop.md, \"Making the blueprint\"), or use a blueprint with Node 22.19 or newer."
         )
         assertAllShutDown(s)
       }),
