@@ -13,8 +13,8 @@ import { basename, dirname, join } from "node:path"
 import { DockerRuntime } from "../../src/docker.ts"
 import { SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
 import { Runtime } from "../../src/index.ts"
-import { workspaceParentPath } from "../../src/layers/internal/workspace.ts"
 import { LocalRuntime } from "../../src/local.ts"
+import { workspaceParentPath } from "../../src/runtime/hostWorkspace.ts"
 import { baseImage } from "./ownerProcess.ts"
 import { atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
 import { payloadEntry } from "./server.ts"
@@ -94,7 +94,7 @@ const completed = (name: string, done: number, planned: number, budget: Budget):
 
 /**
  * What the runtimes left in the private TMPDIR: its entries, and those of the owner's directory of
- * workspaces, which stays for the next workspace (internal/workspace.ts).
+ * workspaces, which stays for the next workspace (runtime/hostWorkspace.ts).
  */
 const leftoverTempDirs = () => {
   const parent = workspaceParentPath()

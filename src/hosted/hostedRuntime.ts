@@ -3,15 +3,10 @@
  * session's when `sessionId` names one that exists), `layerPool` / `layerWarm` (ready sandboxes
  * handed over at once), and `attach` (the session's sandbox, which must exist). The same four verbs
  * and one options vocabulary (options.ts) for every provider; the builder underneath
- * (layers/internal/provisioned.ts) does the `/alive` wait, the MCP hand-over and the client.
+ * (provisioned/provisioned.ts) does the `/alive` wait, the MCP hand-over and the client.
  */
 import { type Config, type Context, Effect, Layer, type Scope } from "effect"
-import {
-  provisionedLayer,
-  type ProvisionedPool,
-  provisionedPoolLayer,
-  warmLayer
-} from "../layers/internal/provisioned.ts"
+import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "../provisioned/provisioned.ts"
 import { InvalidOptionsError, providerStartError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { DriverDefinition } from "../services/Driver.ts"

@@ -8,8 +8,7 @@
  */
 import { type Duration, Effect, Redacted, Ref, Schedule, Scope } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
-import { headerRelay } from "../layers/internal/headerRelay.ts"
-import { toolCapabilities, VSCODE_PORT, vscodeUrls } from "../layers/internal/serverTools.ts"
+import { headerRelay } from "../provisioned/headerRelay.ts"
 import {
   type ProviderError,
   providerStartError,
@@ -18,6 +17,7 @@ import {
   RuntimeStartError
 } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { toolCapabilities, VSCODE_PORT, vscodeUrls } from "../serverStart/serverTools.ts"
 import type {
   Driver,
   DriverFailure,

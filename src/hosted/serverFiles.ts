@@ -9,7 +9,9 @@
  */
 import { Effect } from "effect"
 import { dirname, join, posix } from "node:path"
-import { serverPayload } from "../layers/internal/payload.ts"
+import { shellQuote } from "../quoting/shellQuote.ts"
+import { RuntimeStartError } from "../schema/errors.ts"
+import { serverPayload } from "../serverStart/payload.ts"
 import {
   IMAGE_FILES,
   NODE_MINIMUM,
@@ -17,9 +19,7 @@ import {
   PROBE,
   recentEnough,
   type ServerFiles
-} from "../layers/internal/serverProbe.ts"
-import { shellQuote } from "../quoting/shellQuote.ts"
-import { RuntimeStartError } from "../schema/errors.ts"
+} from "../serverStart/serverProbe.ts"
 import type { DriverFailure, ProviderCall } from "../services/Driver.ts"
 
 /** The workspace of a server the image carries: the runtime image gives it to the sandbox user. */

@@ -5,10 +5,10 @@
  * the session key reaches the server.
  */
 import { SESSION_KEY_FILE_VARIABLE } from "../executor/childEnv.ts"
-import { vscodeEnv } from "../layers/internal/serverTools.ts"
 import { restrictsToWorkspace } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
+import { vscodeEnv } from "../serverStart/serverTools.ts"
 import type { SandboxSpec, ServerLaunch } from "../services/Driver.ts"
 import type { HostedOptions } from "./options.ts"
 

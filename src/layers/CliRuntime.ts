@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
+import { scopedWorkspace } from "../runtime/hostWorkspace.ts"
 import { makeRuntime } from "../runtime/makeRuntime.ts"
 import { checkRuntimeOptions, executorTools, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
 import { makeStatus } from "../runtime/statusCell.ts"
@@ -17,7 +18,6 @@ import { InvalidOptionsError, type RuntimeStartError } from "../schema/errors.ts
 import { sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { Runtime } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
-import { scopedWorkspace } from "./internal/workspace.ts"
 
 /** The shared options (services/RuntimeOptions.ts) and what only an in-process executor can do. */
 export interface CliRuntimeOptions extends RuntimeOptions {

@@ -13,13 +13,6 @@ import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
-import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
-import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
-import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
-import { CODE_SERVER_VARIABLE } from "../server/vscode/codeServer.ts"
-import type { Provisioner } from "../services/Provisioner.ts"
-import type { Runtime } from "../services/Runtime.ts"
-import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import {
   connectLayer,
   type ConnectOptions,
@@ -27,9 +20,16 @@ import {
   type ProvisionedPool,
   provisionedPoolLayer,
   warmLayer
-} from "./internal/provisioned.ts"
-import { toolCapabilities, vscodeEnv, vscodeUrls } from "./internal/serverTools.ts"
-import { scopedWorkspace } from "./internal/workspace.ts"
+} from "../provisioned/provisioned.ts"
+import { scopedWorkspace } from "../runtime/hostWorkspace.ts"
+import { checkRuntimeOptions, restrictsToWorkspace, startupEnv } from "../runtime/options.ts"
+import type { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
+import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
+import { CODE_SERVER_VARIABLE } from "../server/vscode/codeServer.ts"
+import { toolCapabilities, vscodeEnv, vscodeUrls } from "../serverStart/serverTools.ts"
+import type { Provisioner } from "../services/Provisioner.ts"
+import type { Runtime } from "../services/Runtime.ts"
+import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 import { localCodeServer } from "./local/codeServer.ts"
 import { freeLoopbackPort } from "./local/loopbackPort.ts"
 import { startServerProcess } from "./local/serverProcess.ts"

@@ -59,7 +59,7 @@ export interface RuntimeApiArgs {
   readonly idleStopAfterSeconds: number | undefined
   readonly cpus: number | undefined
   readonly memoryMb: number | undefined
-  /** The uid (and gid) our server runs as in the sandboxes; default layers/internal/sandboxUser.ts's. */
+  /** The uid (and gid) our server runs as in the sandboxes; default runtimeImage/sandboxUser.ts's. */
   readonly sandboxUid: number | undefined
   readonly containerNamePrefix: string | undefined
   /** `/registry_prefix`: what OpenHands names the images it builds here under (`<prefix>/runtime:...`). */

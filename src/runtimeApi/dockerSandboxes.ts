@@ -26,7 +26,7 @@ import { ImageBuilder } from "../engines/docker/imageBuilder.ts"
 import { LABEL, labelOf, ownerLabels } from "../engines/docker/labels.ts"
 import { sandboxNetworkFor } from "../engines/docker/network.ts"
 import { putSessionKey, sessionKeyFileEnv } from "../engines/docker/sessionKey.ts"
-import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../layers/internal/sandboxUser.ts"
+import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../runtimeImage/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
@@ -63,7 +63,7 @@ export interface DockerSandboxesOptions {
   readonly vscode?: boolean | undefined
   /**
    * The uid and gid our server runs as in the sandboxes (`--sandbox-uid`); default 74289, refused
-   * at start when an account of this host has it (internal/sandboxUser.ts).
+   * at start when an account of this host has it (runtimeImage/sandboxUser.ts).
    */
   readonly sandboxUid?: number | undefined
 }

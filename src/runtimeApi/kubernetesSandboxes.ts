@@ -29,7 +29,7 @@ import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../engines/
 import { checkPodOptions, connectMode, type PodOptions } from "../engines/kubernetes/podOptions.ts"
 import { createPod, deletePod } from "../engines/kubernetes/pods.ts"
 import { runtimeImage } from "../engines/kubernetes/runtimeImage.ts"
-import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../runtimeImage/sandboxUser.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { ApiError, internalError } from "./errors.ts"
 import { podStateOf, sandboxPod, sessionStatusOf } from "./kubernetesPods.ts"

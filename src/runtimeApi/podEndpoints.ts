@@ -10,7 +10,7 @@
 import { Effect, Exit, Scope, Semaphore } from "effect"
 import type { Kube } from "../engines/kubernetes/client.ts"
 import type { ResourceNames } from "../engines/kubernetes/labels.ts"
-import { localEndpoint, portForwardDialer } from "../layers/internal/localEndpoint.ts"
+import { localEndpoint, portForwardDialer } from "../provisioned/localEndpoint.ts"
 
 export interface PodEndpoints {
   /** The URL of `port` of the sandbox's pod, as this process reaches it. */

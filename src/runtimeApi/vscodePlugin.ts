@@ -7,8 +7,8 @@
  * variable is removed, the plugin stays off (the server answers a null token) and no client
  * reports a URL nobody could open.
  */
-import { VSCODE_PORT } from "../layers/internal/serverTools.ts"
 import { pluginsIn } from "../server/commandLine.ts"
+import { VSCODE_PORT } from "../serverStart/serverTools.ts"
 import type { StartRequest } from "./schemas.ts"
 
 export { VSCODE_PORT }

@@ -5,7 +5,7 @@
  * `mcp` (services/RuntimeOptions.ts) as OpenHands asks for them: plugins (`--plugins jupyter
  * agent_skills`), the browser flag, and the interpreter and Chromium binary in the environment;
  * stdio MCP servers are posted to `/update_mcp_server` once the server answers
- * (layers/internal/serverTools.ts). How the session key reaches the server (a pipe, a file) is the
+ * (serverStart/serverTools.ts). How the session key reaches the server (a pipe, a file) is the
  * provisioner's: it differs by design (server/sessionKey.ts).
  */
 import { CHROMIUM_VARIABLE } from "../executor/browser/chromium.ts"

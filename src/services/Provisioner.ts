@@ -4,7 +4,7 @@
  * resource, and says what the transport needs to use it; everything else (the `/alive` wait, the
  * MCP hand-over, the capabilities the server reports, the status stream, the HTTP client, default
  * timeouts and schedules, `whilePaused`, the warm pool, `attach`) is done once by the builder in
- * layers/internal/provisioned.ts. A child process (LocalRuntime), a container (DockerRuntime) and a
+ * provisioned/provisioned.ts. A child process (LocalRuntime), a container (DockerRuntime) and a
  * pod differ only here; docs/design-notes.md says what a new one implements.
  */
 import type { Duration, Effect, Redacted, Scope } from "effect"

@@ -10,8 +10,8 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeActionClient } from "../../src/client/ActionClient.ts"
 import { CmdRunAction } from "../../src/index.ts"
-import { toolCapabilities } from "../../src/layers/internal/serverTools.ts"
 import { makeStatus } from "../../src/runtime/statusCell.ts"
+import { toolCapabilities } from "../../src/serverStart/serverTools.ts"
 
 /** An HTTP server on 127.0.0.1 that answers `status` to everything and records the keys it was sent. */
 const recordingServer = (status = 503) =>

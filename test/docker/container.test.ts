@@ -8,7 +8,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { RuntimeDisconnectedError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
-import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import { eventually } from "../eventually.ts"
 import {
   assertNoContainer,

@@ -12,8 +12,8 @@ import { randomBytes } from "node:crypto"
 import { rmSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { SandboxConfig } from "../../src/index.ts"
-import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
-import { workspaceParentPath } from "../../src/layers/internal/workspace.ts"
+import { workspaceParentPath } from "../../src/runtime/hostWorkspace.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import {
   asHostUser,
   containerProcesses,

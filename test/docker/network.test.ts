@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto"
 import { DockerEngine } from "../../src/engines/docker/engine.ts"
 import { ensureIsolatedNetwork, ICC_OPTION, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
 import { RuntimeStartError } from "../../src/index.ts"
-import { ROOT_CAPABILITIES } from "../../src/layers/internal/capabilities.ts"
+import { ROOT_CAPABILITIES } from "../../src/runtimeImage/capabilities.ts"
 import { call, newSessionId, PREFIX, startApiServer, type Started } from "../remote/apiServer.ts"
 import {
   assertNoContainer,

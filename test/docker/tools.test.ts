@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { chownSync, copyFileSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import { assertKeyHidden, envDumpingMcpServer } from "../layers/sandboxEnvProbe.ts"
 import {
   assertNoContainer,

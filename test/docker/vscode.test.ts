@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import { chromiumAvailable } from "../conformance/chromium.ts"
 import { expectOwnIdeHost, expectWorkbench, WORKBENCH_FILE, WORKBENCH_TEXT } from "../vscode/workbench.ts"
 import {

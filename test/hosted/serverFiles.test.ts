@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { runningWorkspace, serverFiles, type ServerSource } from "../../src/hosted/serverFiles.ts"
-import { serverPayload } from "../../src/layers/internal/payload.ts"
+import { serverPayload } from "../../src/serverStart/payload.ts"
 
 /** A sandbox whose probe prints `probe`: the commands it was given and the files put into it. */
 const sandbox = (probe: string, options: Partial<ServerSource> = {}) => {

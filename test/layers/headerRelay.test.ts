@@ -1,5 +1,5 @@
 /**
- * The loopback relay to a provider's authenticated proxy (internal/headerRelay.ts), against a plain
+ * The loopback relay to a provider's authenticated proxy (provisioned/headerRelay.ts), against a plain
  * HTTP server standing for the proxy: requests and WebSockets arrive at the target's path prefix,
  * with the target's host and origin and the added header; another site's page is refused; the
  * relay listens on 127.0.0.1 only, and closing its scope ends it and its open WebSockets.
@@ -8,7 +8,7 @@ import { assert, it } from "@effect/vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { createServer, type IncomingHttpHeaders, request } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { headerRelay } from "../../src/layers/internal/headerRelay.ts"
+import { headerRelay } from "../../src/provisioned/headerRelay.ts"
 
 /** The stand-in proxy: answers each request with its path and headers; echoes an upgraded connection's bytes. */
 const target = Effect.acquireRelease(

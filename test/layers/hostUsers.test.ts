@@ -20,10 +20,10 @@ import {
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { InvalidOptionsError, Runtime, RuntimeStartError } from "../../src/index.ts"
-import { hostHoldersOf } from "../../src/layers/internal/hostAccounts.ts"
-import { DEFAULT_SANDBOX_UID, dockerSandboxUid, unheldUid } from "../../src/layers/internal/sandboxUser.ts"
-import { scopedWorkspace, workspaceParentPath } from "../../src/layers/internal/workspace.ts"
 import { LocalRuntime } from "../../src/local.ts"
+import { scopedWorkspace, workspaceParentPath } from "../../src/runtime/hostWorkspace.ts"
+import { hostHoldersOf } from "../../src/runtimeImage/hostAccounts.ts"
+import { DEFAULT_SANDBOX_UID, dockerSandboxUid, unheldUid } from "../../src/runtimeImage/sandboxUser.ts"
 import { asHostUser, deniedAccess, mayActAsOtherUsers, throwawayHostUser } from "../hostUsers.ts"
 
 const actAsOthers = mayActAsOtherUsers()

@@ -1,5 +1,5 @@
 /**
- * The provisioner contract (services/Provisioner.ts) and its one builder (layers/internal/provisioned.ts),
+ * The provisioner contract (services/Provisioner.ts) and its one builder (provisioned/provisioned.ts),
  * through a provisioner that is nothing but a server process: what a new runtime (Kubernetes, a cloud)
  * implements. The builder must give it the status stream, the `/alive` wait raced against its start
  * failure, its hand-over URLs, pause/resume, the disconnect watch with its explanation (ERROR_MEMORY), a
@@ -11,15 +11,15 @@ import { randomUUID } from "node:crypto"
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
 import {
   provisionedLayer,
   type ProvisionedPool,
   provisionedPoolLayer,
   warmLayer
-} from "../../src/layers/internal/provisioned.ts"
-import { toolCapabilities } from "../../src/layers/internal/serverTools.ts"
-import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
+} from "../../src/provisioned/provisioned.ts"
 import { RuntimeDisconnectedError, RuntimeStartError } from "../../src/schema/errors.ts"
+import { toolCapabilities } from "../../src/serverStart/serverTools.ts"
 import type { ProvisionedSandbox, Provisioner } from "../../src/services/Provisioner.ts"
 import { Runtime } from "../../src/services/Runtime.ts"
 

@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { ROOT_CAPABILITIES } from "../../src/layers/internal/capabilities.ts"
 import { sandboxPod } from "../../src/runtimeApi/kubernetesPods.ts"
+import { ROOT_CAPABILITIES } from "../../src/runtimeImage/capabilities.ts"
 import { sandboxConfigFromEnv } from "../../src/schema/SandboxConfig.ts"
 
 const containerOf = (command: ReadonlyArray<string> | undefined) =>

@@ -8,7 +8,7 @@ import { afterEach, assert, beforeAll, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { request } from "node:http"
-import { DEFAULT_SANDBOX_UID } from "../../src/layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import { dockerCli, inspect } from "../docker/helpers.ts"
 import { baseImage, describeDocker } from "../docker/infra.ts"
 import {
@@ -86,7 +86,7 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     assert.strictEqual((await run(started.url, "wrong", "true")).status, 403)
     assert.strictEqual((await run(started.url, started.session_api_key, "export X=1")).body["content"], "")
     assert.strictEqual((await run(started.url, started.session_api_key, "echo $X")).body["content"], "1")
-    // Our server runs as the sandbox uid and gid, which no host account has (internal/sandboxUser.ts).
+    // Our server runs as the sandbox uid and gid, which no host account has (runtimeImage/sandboxUser.ts).
     const ids = `${DEFAULT_SANDBOX_UID}:${DEFAULT_SANDBOX_UID}`
     assert.strictEqual(container?.Config.User, ids)
     assert.strictEqual((await run(started.url, started.session_api_key, "echo $(id -u):$(id -g)")).body["content"], ids)

@@ -7,7 +7,7 @@
  * What differs (the command, its environment, extra labels and mounts) is the caller's.
  */
 import type Docker from "dockerode"
-import { mayBeRoot, ROOT_CAPABILITIES } from "../../layers/internal/capabilities.ts"
+import { mayBeRoot, ROOT_CAPABILITIES } from "../../runtimeImage/capabilities.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { LABEL, type OurLabels, ourLabels } from "./labels.ts"
 import { parseVolumes } from "./volumes.ts"
@@ -111,7 +111,7 @@ export const sandboxContainerSpec = (input: SandboxContainer): Docker.ContainerC
           )
         }),
       // No capability but what a root command needs (none for the sandbox user), and no gaining any
-      // through set-uid or file-capability binaries (internal/capabilities.ts says why).
+      // through set-uid or file-capability binaries (runtimeImage/capabilities.ts says why).
       CapDrop: ["ALL"],
       ...(mayBeRoot(input.user) ? { CapAdd: [...ROOT_CAPABILITIES] } : {}),
       SecurityOpt: ["no-new-privileges"],

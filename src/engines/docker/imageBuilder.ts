@@ -16,14 +16,14 @@ import {
   contextDigest,
   runtimeImageHash,
   TAG_LABEL
-} from "../../layers/internal/imageContext.ts"
-import { type Manifest, payloadDirectory, readManifest } from "../../layers/internal/payload.ts"
+} from "../../runtimeImage/imageContext.ts"
+import { type ImageRequirements, PREFLIGHT_MARK } from "../../runtimeImage/preflight.ts"
 import { ProviderError, providerStartError, RuntimeStartError } from "../../schema/errors.ts"
+import { type Manifest, payloadDirectory, readManifest } from "../../serverStart/payload.ts"
 import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
 import { engineBuild } from "./engineBuild.ts"
-import { type ImageRequirements, PREFLIGHT_MARK } from "./preflight.ts"
 
 export interface ImageOptions {
   /** Any image with a glibc userland (see docs/image-contract.md). */

@@ -6,7 +6,7 @@
  * (and `vscode-<session>.<ingressDomain>` with the plugin).
  */
 import type { V1Ingress, V1PersistentVolumeClaim, V1Secret, V1Service } from "@kubernetes/client-node"
-import { VSCODE_PORT } from "../../layers/internal/serverTools.ts"
+import { VSCODE_PORT } from "../../serverStart/serverTools.ts"
 import type { PodOptions } from "./podOptions.ts"
 import { SERVER_PORT } from "./podSpec.ts"
 

@@ -9,10 +9,10 @@
 import type { V1Container, V1PodTemplateSpec } from "@kubernetes/client-node"
 import { createHash, randomBytes } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
-import { VSCODE_PORT, vscodeEnv } from "../../layers/internal/serverTools.ts"
 import { restrictsToWorkspace } from "../../runtime/options.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { pluginsIn, sandboxServerEnv, serverCommand } from "../../server/commandLine.ts"
+import { VSCODE_PORT, vscodeEnv } from "../../serverStart/serverTools.ts"
 import type { PodOptions } from "./podOptions.ts"
 
 /** The action server's port in the pod (OpenHands' 8080). */

@@ -6,7 +6,7 @@
  * how to push one. The Docker modules are loaded only for a build, so dockerode stays optional.
  */
 import { Effect, Layer } from "effect"
-import { imageRequirements } from "../../layers/internal/imageContext.ts"
+import { imageRequirements } from "../../runtimeImage/imageContext.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import type { ProvisionStatus } from "../../services/Provisioner.ts"
 import type { RuntimeOptions, RuntimeTools } from "../../services/RuntimeOptions.ts"

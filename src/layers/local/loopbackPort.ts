@@ -4,7 +4,7 @@
  * binds port 0 and announces what it got, which is race-free; this is not). A local server shares
  * the host's ports, so the fixed 8001 a sandbox uses may be anyone's here. Between this probe and
  * the server's bind another process may take the port: the plugin is then off and the hand-over
- * logs it (layers/internal/serverTools.ts), as when the port is taken in a sandbox.
+ * logs it (serverStart/serverTools.ts), as when the port is taken in a sandbox.
  */
 import { Effect } from "effect"
 import { createServer } from "node:net"

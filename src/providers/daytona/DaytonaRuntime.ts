@@ -5,7 +5,7 @@
  */
 import { Context } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { daytonaDriver } from "./driver.ts"
 
 export type { DaytonaRuntimeOptions } from "./options.ts"

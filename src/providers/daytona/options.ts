@@ -2,7 +2,7 @@
 import type { Duration, Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
 import type { UploadPayloadOption } from "../../hosted/serverFiles.ts"
-import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
+import { userWorkspaceDockerfile } from "../../runtimeImage/userImage.ts"
 
 /** The snapshot DaytonaRuntime starts from unless told otherwise (docs/runtimes/daytona.md makes it). */
 export const DEFAULT_SNAPSHOT = "effect-sandbox-runtime"

@@ -8,7 +8,7 @@
  */
 import { Context } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { dockerDriver } from "./driver.ts"
 
 export type { DockerRuntimeOptions } from "./options.ts"

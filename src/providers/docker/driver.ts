@@ -26,9 +26,9 @@ import { sandboxNetworkFor } from "../../engines/docker/network.ts"
 import { putSessionKey, sessionKeyOf } from "../../engines/docker/sessionKey.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { serverExitedMessage } from "../../hosted/startFailure.ts"
-import { imageRequirements } from "../../layers/internal/imageContext.ts"
-import { DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "../../layers/internal/sandboxUser.ts"
-import { scopedWorkspace, temporaryWorkspace } from "../../layers/internal/workspace.ts"
+import { scopedWorkspace, temporaryWorkspace } from "../../runtime/hostWorkspace.ts"
+import { imageRequirements } from "../../runtimeImage/imageContext.ts"
+import { DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "../../runtimeImage/sandboxUser.ts"
 import { ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { recordContainer } from "./leaseRecords.ts"
@@ -111,7 +111,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         spec.onStatus("BUILDING_RUNTIME")
       ))
       // A workspace we created belongs to the sandbox user, who must be able to write it; the
-      // owner-only directory around it (internal/workspace.ts) keeps other host users out.
+      // owner-only directory around it (runtime/hostWorkspace.ts) keeps other host users out.
       if (made !== undefined && process.getuid?.() === 0) chownSync(made, spec.user.id, spec.user.id)
       const network = yield* sandboxNetworkFor(sandbox)
       const leaseDir = spec.keepAlive ? undefined : lease.dir

@@ -7,10 +7,10 @@
 import { Effect, Schema } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
 import { SERVER_PORT } from "../../hosted/serverLaunch.ts"
-import { VSCODE_PORT } from "../../layers/internal/serverTools.ts"
 import { checkLeaseTerms } from "../../runtime/options.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { decodeOptions } from "../../schema/issues.ts"
+import { VSCODE_PORT } from "../../serverStart/serverTools.ts"
 import type { OwnerLeaseOptions } from "./ownerLease.ts"
 
 /**
@@ -31,7 +31,7 @@ export interface DockerRuntimeOptions extends HostedOptions {
    * default `openhands`). Default: on an engine of this machine, the owner's own uid when it is not
    * root, else 74289, a uid no host account may have (the start fails if one does: give another
    * here); OpenHands' is 1000. Whoever has this uid on the engine's host can read the sandbox's
-   * processes and files (layers/internal/sandboxUser.ts). `memoryMiB` (default 4096) and `cpus`
+   * processes and files (runtimeImage/sandboxUser.ts). `memoryMiB` (default 4096) and `cpus`
    * (default 2), with `pidsLimit` 4096 processes.
    */
   readonly userId?: number

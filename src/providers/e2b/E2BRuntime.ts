@@ -6,7 +6,7 @@
  */
 import { Context } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { e2bDriver } from "./driver.ts"
 
 export type { E2BRuntimeOptions } from "./options.ts"

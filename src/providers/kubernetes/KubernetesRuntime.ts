@@ -7,7 +7,7 @@
  */
 import { Context } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { kubernetesDriver } from "./driver.ts"
 import { sandboxTemplate } from "./sandboxTemplate.ts"
 

@@ -23,7 +23,7 @@ import { type PodNotStarted, podStopped } from "../../engines/kubernetes/podWatc
 import { explainStop } from "../../engines/kubernetes/startErrors.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
-import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../runtimeImage/sandboxUser.ts"
 import { ProviderError, type RuntimeStartError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, SandboxState } from "../../services/Driver.ts"
 import { foundSession, removeFound } from "./found.ts"

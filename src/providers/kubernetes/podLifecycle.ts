@@ -1,14 +1,14 @@
 /**
  * A session's pod as the driver follows it, whatever made it (a bare pod, a Sandbox, a claim):
  * how its mode waits for it and pauses it (`PodLifecycle`), and how the owner reaches a port of it:
- * a listener on 127.0.0.1 (layers/internal/localEndpoint.ts) carrying each connection to the pod IP
+ * a listener on 127.0.0.1 (provisioned/localEndpoint.ts) carrying each connection to the pod IP
  * (inside the cluster) or through the API server's port-forward (outside it), opened when first
  * asked for, in the asking scope.
  */
 import { Effect, type Scope } from "effect"
 import type { Kube } from "../../engines/kubernetes/client.ts"
 import type { PodNotStarted } from "../../engines/kubernetes/podWatch.ts"
-import { localEndpoint, podIpDialer, portForwardDialer } from "../../layers/internal/localEndpoint.ts"
+import { localEndpoint, podIpDialer, portForwardDialer } from "../../provisioned/localEndpoint.ts"
 import type { RuntimeStartError } from "../../schema/errors.ts"
 
 /** How a mode waits for its pod and pauses it; each answers the ready pod's IP. */

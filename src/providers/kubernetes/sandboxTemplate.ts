@@ -9,7 +9,7 @@ import { workspaceClaim } from "../../engines/kubernetes/manifests.ts"
 import { podTemplate, WORKSPACE_VOLUME } from "../../engines/kubernetes/podSpec.ts"
 import { runtimeImage } from "../../engines/kubernetes/runtimeImage.ts"
 import type { HostedLayerError } from "../../hosted/hostedRuntime.ts"
-import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../layers/internal/sandboxUser.ts"
+import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../runtimeImage/sandboxUser.ts"
 import { sandboxConfigOr } from "../../schema/SandboxConfig.ts"
 import { checkKubernetesOptions, type KubeManifest, type KubernetesRuntimeOptions } from "./options.ts"
 

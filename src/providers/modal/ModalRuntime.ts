@@ -6,7 +6,7 @@
  */
 import { Context } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { modalDriver } from "./driver.ts"
 
 export type { ModalRuntimeOptions } from "./options.ts"

@@ -6,7 +6,7 @@
  */
 import { Context, Schedule } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { remoteDriver } from "./driver.ts"
 import type { RemoteRuntimeOptions } from "./options.ts"
 import { actionServerRetrySchedule, apiRetrySchedule } from "./policies.ts"

@@ -6,9 +6,9 @@
  */
 import { Duration, Effect, type Schedule } from "effect"
 import { gzipSync } from "node:zlib"
-import { buildContext, type ImageContextOptions, runtimeImageHash } from "../../layers/internal/imageContext.ts"
-import { payloadDirectory, readManifest } from "../../layers/internal/payload.ts"
+import { buildContext, type ImageContextOptions, runtimeImageHash } from "../../runtimeImage/imageContext.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { payloadDirectory, readManifest } from "../../serverStart/payload.ts"
 import type { ProvisionStatus } from "../../services/Provisioner.ts"
 import type { RuntimeApi } from "./api.ts"
 

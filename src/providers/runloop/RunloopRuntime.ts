@@ -6,7 +6,7 @@
  */
 import { Context } from "effect"
 import { hostedRuntime } from "../../hosted/hostedRuntime.ts"
-import type { ProvisionedPool } from "../../layers/internal/provisioned.ts"
+import type { ProvisionedPool } from "../../provisioned/provisioned.ts"
 import { runloopDriver } from "./driver.ts"
 
 export type { RunloopRuntimeOptions, RunloopSize } from "./options.ts"

@@ -2,7 +2,7 @@
 import type { Redacted } from "effect"
 import type { HostedOptions } from "../../hosted/options.ts"
 import type { UploadPayloadOption } from "../../hosted/serverFiles.ts"
-import { userWorkspaceDockerfile } from "../../layers/internal/userImage.ts"
+import { userWorkspaceDockerfile } from "../../runtimeImage/userImage.ts"
 
 /** Runloop's named sizes (X_SMALL 0.5 CPU / 1 GiB ... XX_LARGE 8 CPU / 32 GiB, as its docs list them). */
 export type RunloopSize = "X_SMALL" | "SMALL" | "MEDIUM" | "LARGE" | "X_LARGE" | "XX_LARGE"

@@ -16,8 +16,8 @@ import {
   type RuntimeStartError,
   SandboxConfig
 } from "../../../src/index.ts"
-import { payloadDirectory } from "../../../src/layers/internal/payload.ts"
 import { RunloopRuntime, type RunloopRuntimeOptions } from "../../../src/runloop.ts"
+import { payloadDirectory } from "../../../src/serverStart/payload.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "../standin.ts"

@@ -10,7 +10,7 @@
  * (rootless Docker, Podman) start. docs/design-notes.md has the reasoning.
  */
 import { Effect } from "effect"
-import { InvalidOptionsError } from "../../schema/errors.ts"
+import { InvalidOptionsError } from "../schema/errors.ts"
 import { hostHoldersOf } from "./hostAccounts.ts"
 
 /** The sandbox uid, and its gid, unless told otherwise (OpenHands' is 1000). */

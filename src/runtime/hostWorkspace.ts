@@ -8,7 +8,7 @@ import { Effect, type Scope } from "effect"
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { InvalidOptionsError, RuntimeStartError } from "../../schema/errors.ts"
+import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 
 export interface WorkspaceChoice {
   /** Use this directory (created if missing, never removed). */

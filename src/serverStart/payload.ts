@@ -1,7 +1,7 @@
 /**
  * The action server's payload (server.mjs, its native addons and Python helpers, listed in
  * manifest.json), as runtimes ship it into a sandbox: baked into Docker's runtime image
- * (internal/imageContext.ts, for engines/docker/imageBuilder.ts and the runtime API's /build), or
+ * (runtimeImage/imageContext.ts, for engines/docker/imageBuilder.ts and the runtime API's /build), or
  * uploaded at start into a cloud sandbox whose image has only a Node (hosted/serverFiles.ts).
  */
 import { Effect } from "effect"
@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { RuntimeStartError } from "../../schema/errors.ts"
+import { RuntimeStartError } from "../schema/errors.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
 const fromSource = import.meta.url.endsWith(".ts")

@@ -15,7 +15,7 @@
 import type * as K8s from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { connect, createServer, type Socket } from "node:net"
-import { RuntimeStartError } from "../../schema/errors.ts"
+import { RuntimeStartError } from "../schema/errors.ts"
 
 /** Carries one accepted connection to the pod (destroying it when that fails or drops). */
 export type Dialer = (socket: Socket) => void

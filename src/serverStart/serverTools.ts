@@ -7,14 +7,14 @@
  */
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import type { McpStdioServer } from "../../executor/mcp/McpHub.ts"
-import { browserSetting, ipythonSetting } from "../../runtime/options.ts"
-import { RuntimeStartError } from "../../schema/errors.ts"
-import { PORT_PROXY_VARIABLE } from "../../server/vscode/codeServer.ts"
-import { ideBase } from "../../server/vscode/ideOrigin.ts"
-import type { RuntimeCapabilities } from "../../services/Runtime.ts"
-import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
-import { redactingHeaders, SESSION_KEY_HEADER } from "../../telemetry/secretHeaders.ts"
+import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
+import { browserSetting, ipythonSetting } from "../runtime/options.ts"
+import { RuntimeStartError } from "../schema/errors.ts"
+import { PORT_PROXY_VARIABLE } from "../server/vscode/codeServer.ts"
+import { ideBase } from "../server/vscode/ideOrigin.ts"
+import type { RuntimeCapabilities } from "../services/Runtime.ts"
+import type { RuntimeTools } from "../services/RuntimeOptions.ts"
+import { redactingHeaders, SESSION_KEY_HEADER } from "../telemetry/secretHeaders.ts"
 
 /**
  * VS Code's port inside a sandbox with the `vscode` plugin: its `VSCODE_PORT`, the same on every

@@ -14,8 +14,8 @@ import { Effect, Redacted } from "effect"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import type { Socket } from "node:net"
-import { responseHead } from "../../server/rawHead.ts"
-import { splice } from "../../server/splice.ts"
+import { responseHead } from "../server/rawHead.ts"
+import { splice } from "../server/splice.ts"
 import { localEndpoint } from "./localEndpoint.ts"
 
 /** Whether `request` comes from a page of the relay itself (or from no page: a non-browser client). */

@@ -4,7 +4,7 @@
  * tools a runtime asks for (the jupyter plugin, the browser) add their own
  * checks, so a missing package is named at build time, not at the first action.
  */
-import { shellQuote } from "../../quoting/shellQuote.ts"
+import { shellQuote } from "../quoting/shellQuote.ts"
 
 export const PREFLIGHT_MARK = "PREFLIGHT:"
 
