@@ -11,7 +11,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { RuntimeStartError } from "../schema/errors.ts"
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const fromSource = import.meta.url.endsWith(".ts")
 
 let payloadBuilt = false

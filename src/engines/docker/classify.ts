@@ -4,22 +4,12 @@
  * a refused connection has no status (the engine is not there).
  */
 import type { ProviderReason } from "../../schema/errors.ts"
+import { reasonOfStatus } from "../../schema/httpReason.ts"
 import type { Classified } from "../../services/Driver.ts"
 
-const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
-  400: "invalid",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not-found",
-  409: "conflict",
-  429: "rate-limited",
-  500: "unknown",
-  502: "unavailable",
-  503: "unavailable",
-  504: "unavailable"
-}
+/** Where the engine means otherwise than the common table: its 500 is its own error, not worth waiting out. */
+const ENGINE: Readonly<Record<number, ProviderReason>> = { 409: "conflict", 500: "unknown" }
 
-/** HTTP status of a dockerode error (404 for "no such container"), if any. */
 export const statusOf = (error: unknown): number | undefined =>
   typeof error === "object" && error !== null ? (error as { statusCode?: number }).statusCode : undefined
 
@@ -29,6 +19,6 @@ export const classifyDocker = (cause: unknown): Classified => {
   const code = (cause as { code?: string } | null)?.code
   const reason = status === undefined
     ? code === "ECONNREFUSED" || code === "ENOENT" ? "unavailable" : "unknown"
-    : BY_STATUS[status] ?? (status >= 500 ? "unknown" : "invalid")
+    : reasonOfStatus(status, ENGINE)
   return { reason, status, text }
 }

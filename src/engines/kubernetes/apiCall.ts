@@ -10,6 +10,7 @@
 import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node"
 import { Data, Effect } from "effect"
 import type { ProviderReason } from "../../schema/errors.ts"
+import { reasonOfStatus } from "../../schema/httpReason.ts"
 import type { Classified } from "../../services/Driver.ts"
 
 /** A request to the Kubernetes API failed; `status` is the HTTP code when the server answered. */
@@ -21,25 +22,14 @@ export class KubeApiError extends Data.TaggedError("KubeApiError")<{
   readonly message: string
 }> {}
 
-const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
-  400: "invalid",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not-found",
-  409: "conflict",
-  422: "invalid",
-  429: "rate-limited",
-  500: "unavailable",
-  502: "unavailable",
-  503: "unavailable",
-  504: "timeout"
-}
+/** Where the API server means otherwise than the common table: a 504 is its own time-out. */
+const API_SERVER: Readonly<Record<number, ProviderReason>> = { 504: "timeout" }
 
 /** The reason of an API server's answer: its status, and a ResourceQuota's 403 ("exceeded quota") as `quota`. */
 export const reasonOf = (status: number | undefined, text: string): ProviderReason =>
   status === 403 && text.includes("exceeded quota")
     ? "quota"
-    : (status === undefined ? undefined : BY_STATUS[status]) ?? "unknown"
+    : reasonOfStatus(status, API_SERVER)
 
 /** What one failed client-node request means (services/Driver.ts `Classified`). */
 export const classifyKube = (cause: unknown): Classified => {

@@ -4,8 +4,9 @@
  * key", "Total CPU limit exceeded. Maximum allowed: 10"), to which the text adds what it means for
  * the caller.
  */
-import { classifyHttp, reasonOfStatus } from "../../hosted/httpReason.ts"
+import { classifyHttp } from "../../hosted/classifyHttp.ts"
 import type { ProviderReason } from "../../schema/errors.ts"
+import { reasonOfStatus } from "../../schema/httpReason.ts"
 
 /** The reason, told apart where Daytona answers one status for several: its quota is a 403, a missing snapshot a 404. */
 const reasonOf = (status: number | undefined, text: string): ProviderReason => {

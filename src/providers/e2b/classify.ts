@@ -3,8 +3,8 @@
  * class (read structurally, so its types stay out of ours) and puts E2B's HTTP status in the text
  * of the others ("409: ...", "503: no capacity ...").
  */
-import { reasonOfStatus } from "../../hosted/httpReason.ts"
 import type { ProviderReason } from "../../schema/errors.ts"
+import { reasonOfStatus } from "../../schema/httpReason.ts"
 import type { Classified } from "../../services/Driver.ts"
 
 const BY_NAME: Readonly<Record<string, ProviderReason>> = {

@@ -6,21 +6,15 @@
  */
 import { Duration } from "effect"
 import type { ProviderReason } from "../../schema/errors.ts"
+import { reasonOfStatus } from "../../schema/httpReason.ts"
 import type { Classified } from "../../services/Driver.ts"
 import { ApiFailure } from "./api.ts"
 
-const BY_STATUS: Readonly<Record<number, ProviderReason>> = {
-  400: "invalid",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not-found",
-  409: "conflict",
-  413: "invalid",
-  429: "rate-limited",
-  502: "unavailable",
-  503: "unavailable",
-  504: "unavailable"
-}
+/**
+ * Where the runtime API means otherwise than the common table: its 500 is a refusal to start (no
+ * capacity, a bad image), not worth sending again; a 413 is a context too large.
+ */
+const RUNTIME_API: Readonly<Record<number, ProviderReason>> = { 413: "invalid", 500: "unknown" }
 
 export const classifyRemote = (cause: unknown): Classified => {
   if (!(cause instanceof ApiFailure)) {
@@ -28,7 +22,7 @@ export const classifyRemote = (cause: unknown): Classified => {
   }
   const { retryAfter, silent, status } = cause.outcome
   return {
-    reason: silent === true ? "unavailable" : status === undefined ? "unknown" : BY_STATUS[status] ?? "unknown",
+    reason: silent === true ? "unavailable" : reasonOfStatus(status, RUNTIME_API),
     status,
     text: cause.message,
     retryAfter: retryAfter === undefined ? undefined : Duration.seconds(retryAfter)

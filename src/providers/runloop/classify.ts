@@ -4,7 +4,8 @@
  * connection error has no status. The text gets what the reason means for the caller where that is
  * not plain.
  */
-import { classifyHttp, reasonOfStatus } from "../../hosted/httpReason.ts"
+import { classifyHttp } from "../../hosted/classifyHttp.ts"
+import { reasonOfStatus } from "../../schema/httpReason.ts"
 
 export const classifyRunloop = classifyHttp({
   statusField: "status",
