@@ -93,7 +93,7 @@ export const program = Effect.gen(function*() {
   const rt = yield* Runtime
   return yield* rt.run(new CmdRunAction({ command: "echo docker-ok" }))
 }).pipe(Effect.provide(DockerRuntime.layer({ baseImage: "debian:bookworm" })))
-export const warm = DockerRuntime.layerWarm().pipe(Layer.provide(DockerRuntime.layerPool({ warmContainers: 1 })))
+export const warm = DockerRuntime.layerWarm().pipe(Layer.provide(DockerRuntime.layerPool({ poolSize: 1 })))
 console.log(Effect.isEffect(program) && Layer.isLayer(warm) && DockerSandboxPool.key)
 // The engine layer imports dockerode and pings the engine.
 const engine = Effect.gen(function*() {

@@ -49,6 +49,8 @@ export interface HostedContext<O extends HostedOptions, S> {
 
 const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 const DEFAULT_WATCH_EVERY: Duration.Input = "5 seconds"
+/** How long a failed endpoint waits for the server's exit, which then says why instead. */
+const EXIT_GRACE: Duration.Input = "5 seconds"
 
 /** What a start made of a provider's refusal: the refusal, as data, in a start error. */
 const asStartError = <A, R>(effect: Effect.Effect<A, ProviderError | RuntimeStartError, R>) =>
@@ -284,10 +286,18 @@ export const provisionHosted = <O extends HostedOptions, S>(
       )
     }
     if (found === undefined) launched = yield* driver.launch(made.sandbox, spec)
-    const { server, urls } = yield* endpoints(driver, made.sandbox, options.appPorts ?? [])
+    const startFailure = launched === undefined ? undefined : exitedAtStart(ctx, made, launched)
+    // A server that died at once may take its ports with it (an exited container publishes none):
+    // its exit, when it comes soon, is the start's failure rather than the missing port.
+    const { server, urls } = yield* endpoints(driver, made.sandbox, options.appPorts ?? []).pipe(
+      Effect.catch((error) =>
+        startFailure === undefined
+          ? Effect.fail(error)
+          : startFailure.pipe(Effect.timeoutOption(EXIT_GRACE), Effect.andThen(Effect.fail(error)))
+      )
+    )
     const workspace = launched?.workspace ?? found?.workspace ??
       (found === undefined || driver.workspace === undefined ? "/workspace" : yield* driver.workspace(made.sandbox))
-    const startFailure = launched === undefined ? undefined : exitedAtStart(ctx, made, launched)
     const key = made.sessionKey ?? sessionKey
     const { pause, state, serverError } = driver
     return {

@@ -317,7 +317,8 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       rest += new TextDecoder().decode(chunk.value)
     }
-    assert.deepStrictEqual(JSON.parse(firstChunk.split("\n")[0]!), { type: "output", text: "first" })
+    // A line's newline comes with it (issue 23: the chunks joined are the content).
+    assert.deepStrictEqual(JSON.parse(firstChunk.split("\n")[0]!), { type: "output", text: "first\n" })
     assert.isBelow(firstAt, 2_500, "the first line came only with the rest: the proxy buffered the stream")
     assert.isAtLeast(Date.now() - sent, 3_000)
     const last = JSON.parse(rest.trim().split("\n").at(-1)!) as { type: string; observation: { content: string } }
