@@ -7,7 +7,7 @@
  */
 import { type Config, type Context, Effect, Layer, type Scope } from "effect"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "../provisioned/provisioned.ts"
-import { InvalidOptionsError, providerStartError, type RuntimeStartError } from "../schema/errors.ts"
+import { InvalidOptionsError, refusalAsStartError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { DriverDefinition } from "../services/Driver.ts"
 import type { Provisioner } from "../services/Provisioner.ts"
@@ -39,7 +39,7 @@ const hostedProvisioner = <O extends HostedOptions, S>(
     yield* checkHostedOptions(name, `a ${definition.provider} ${noun}`, options, definition.hostWorkspace === true)
     const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
     const driver = yield* definition.connect(options, call).pipe(
-      Effect.mapError((error) => error._tag === "ProviderError" ? providerStartError(error) : error),
+      Effect.mapError(refusalAsStartError),
       Effect.withSpan("hosted.connect", { attributes: { provider: definition.provider } })
     )
     yield* startReaper(definition.provider, driver, options.reapEvery)

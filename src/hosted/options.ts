@@ -88,7 +88,7 @@ export const wholeDuration = (
   measure: (duration: Duration.Duration) => number,
   bounds: readonly [number, number],
   what: string
-) => {
+): Effect.Effect<number, InvalidOptionsError> => {
   const value = Option.map(Duration.fromInput(input), measure)
   return Option.isSome(value) && Number.isInteger(value.value) && value.value >= bounds[0] && value.value <= bounds[1]
     ? Effect.succeed(value.value)

@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { headerRelay } from "../provisioned/headerRelay.ts"
 import {
   type ProviderError,
-  providerStartError,
+  refusalAsStartError,
   type RuntimeError,
   RuntimePauseError,
   RuntimeStartError
@@ -51,10 +51,6 @@ const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 const DEFAULT_WATCH_EVERY: Duration.Input = "5 seconds"
 /** How long a failed endpoint waits for the server's exit, which then says why instead. */
 const EXIT_GRACE: Duration.Input = "5 seconds"
-
-/** What a start made of a provider's refusal: the refusal, as data, in a start error. */
-const asStartError = <A, R>(effect: Effect.Effect<A, ProviderError | RuntimeStartError, R>) =>
-  Effect.mapError(effect, (error) => error._tag === "ProviderError" ? providerStartError(error) : error)
 
 /** The spec of the session's sandbox. */
 const specOf = <O extends HostedOptions, S>(
@@ -190,7 +186,7 @@ const exitedAtStart = (
         })
       )
     ),
-    asStartError
+    Effect.mapError(refusalAsStartError)
   )
 
 /** Pause or resume through the driver, as the runtime's own error kind. */
@@ -353,4 +349,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
         return withIdeBases(ideUrls, driver.urls?.(made.sandbox).ide)
       })
     } satisfies ProvisionedSandbox
-  }).pipe(asStartError, Effect.withSpan("hosted.provision", { attributes: { provider: ctx.provider } }))
+  }).pipe(
+    Effect.mapError(refusalAsStartError),
+    Effect.withSpan("hosted.provision", { attributes: { provider: ctx.provider } })
+  )

@@ -68,6 +68,15 @@ export const providerStartError = (error: ProviderError): RuntimeStartError =>
   new RuntimeStartError({ message: error.message, reason: "provider", provider: error })
 
 /**
+ * A start's failure with a provider's refusal made a start error (`providerStartError`), any other
+ * failure as it is: for `Effect.mapError` where a start meets both.
+ */
+export const refusalAsStartError = <E extends { readonly _tag: string }>(
+  error: E
+): Exclude<E, ProviderError> | RuntimeStartError =>
+  error instanceof ProviderError ? providerStartError(error) : error as Exclude<E, ProviderError>
+
+/**
  * Pausing or resuming the sandbox failed at the provider (`provider` carries why). The runtime's
  * status is unchanged: a failed pause leaves it running, a failed resume leaves it paused.
  */

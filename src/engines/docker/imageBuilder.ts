@@ -18,7 +18,7 @@ import {
   TAG_LABEL
 } from "../../runtimeImage/imageContext.ts"
 import { type ImageRequirements, PREFLIGHT_MARK } from "../../runtimeImage/preflight.ts"
-import { ProviderError, providerStartError, RuntimeStartError } from "../../schema/errors.ts"
+import { ProviderError, refusalAsStartError, RuntimeStartError } from "../../schema/errors.ts"
 import { type Manifest, payloadDirectory, readManifest } from "../../serverStart/payload.ts"
 import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
@@ -176,7 +176,7 @@ export class ImageBuilder extends Context.Service<ImageBuilder, {
       return ImageBuilder.of({
         ensure: (options, onBuildStart) =>
           ensureRuntimeImage(options, onBuildStart).pipe(
-            Effect.mapError((error) => error._tag === "ProviderError" ? providerStartError(error) : error),
+            Effect.mapError(refusalAsStartError),
             Effect.provideService(DockerEngine, engine)
           )
       })

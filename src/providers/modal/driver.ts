@@ -10,7 +10,7 @@ import { Duration, Effect, Redacted } from "effect"
 import type { Sandbox } from "modal"
 import { createHash } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
-import { unsupported } from "../../hosted/options.ts"
+import { unsupported, wholeDuration } from "../../hosted/options.ts"
 import { withReason } from "../../hosted/providerCall.ts"
 import { SERVER_PORT } from "../../hosted/serverLaunch.ts"
 import { InvalidOptionsError, ProviderError } from "../../schema/errors.ts"
@@ -25,15 +25,17 @@ const RUNTIME = "ModalRuntime"
 const DEFAULT_APP = "effect-sandbox"
 const DEFAULT_IMAGE = "effect-sandbox-runtime"
 
-/** A duration option in whole seconds (Modal takes no fractions), at least `min` seconds. */
-const wholeSeconds = (name: string, value: Duration.Input, min: number) => {
-  const ms = Duration.toMillis(Duration.fromInputUnsafe(value))
-  return ms % 1000 === 0 && ms >= min * 1000 ? Effect.succeed(ms) : Effect.fail(
-    new InvalidOptionsError({
-      message: `${RUNTIME} options: ${name} must be whole seconds, at least ${min} (Modal counts in seconds).`
-    })
+/** A duration option in whole seconds (Modal takes no fractions), at least `min` seconds: its milliseconds. */
+const wholeSeconds = (name: string, value: Duration.Input, min: number) =>
+  wholeDuration(
+    RUNTIME,
+    name,
+    value,
+    Duration.toSeconds,
+    [min, Infinity],
+    `whole seconds, at least ${min} (Modal counts in seconds)`
   )
-}
+    .pipe(Effect.map((seconds) => seconds * 1000))
 
 /** What an ended sandbox's return code says (the SDK's: 124 timeout, 137 terminated, else the server's). */
 const endedBecause = (code: number) =>
