@@ -70,23 +70,13 @@ export const hostedRuntime = <O extends HostedOptions, S, I>(
   layer: (options = {} as O) => provisionedLayer(options, hostedProvisioner(definition, options, false)),
   layerPool: (options) => {
     const { sessionId: _, poolSize, ...shared } = options
-    if (!(Number.isInteger(poolSize) && poolSize >= 1)) {
-      // A pool of none would keep its layerWarm waiting forever.
-      return Layer.effect(
-        pool,
-        Effect.fail(
-          new InvalidOptionsError({
-            message: `${
-              runtimeName(definition as DriverDefinition<never, unknown>)
-            } options: poolSize must be 1 or more.`
-          })
-        )
-      )
-    }
     return provisionedPoolLayer(
       pool,
-      poolSize,
-      `${definition.provider} ${definition.sandboxNoun ?? "sandbox"}`,
+      {
+        runtime: runtimeName(definition as DriverDefinition<never, unknown>),
+        size: poolSize,
+        what: `${definition.provider} ${definition.sandboxNoun ?? "sandbox"}`
+      },
       shared,
       hostedProvisioner(definition, shared as unknown as O, false)
     )

@@ -126,7 +126,13 @@ export const LocalRuntime = {
   layerPool: ({ poolSize, ...options }: LocalServerOptions & { readonly poolSize: number }): Layer.Layer<
     LocalServerPool,
     InvalidOptionsError | Config.ConfigError
-  > => provisionedPoolLayer(LocalServerPool, poolSize, "local server", options, localProvisioner(options)),
+  > =>
+    provisionedPoolLayer(
+      LocalServerPool,
+      { runtime: "LocalRuntime", size: poolSize, what: "local server" },
+      options,
+      localProvisioner(options)
+    ),
 
   /** A runtime on a server taken from the pool (ready at once when one is warm); the pool refills. */
   layerWarm: (

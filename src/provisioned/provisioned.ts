@@ -15,7 +15,7 @@ import { captureDraftEditor } from "../editor/draftEditor.ts"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import { makeRuntime } from "../runtime/makeRuntime.ts"
 import { makeStatus, type StatusCell } from "../runtime/statusCell.ts"
-import { RuntimeStartError } from "../schema/errors.ts"
+import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { refreshVsCodeUrl, sendMcpServers, serverCapabilities, toolCapabilities } from "../serverStart/serverTools.ts"
 import type { ProvisionedSandbox, Provisioner } from "../services/Provisioner.ts"
@@ -175,18 +175,27 @@ export interface ProvisionedPool {
  */
 export const provisionedPoolLayer = <I, R, E, RM>(
   tag: Context.Key<I, ProvisionedPool>,
-  size: number,
-  what: string,
+  pool: {
+    /** The runtime, for the refusal of a bad size (`LocalRuntime`). */
+    readonly runtime: string
+    readonly size: number
+    /** One sandbox, for the pool's log lines ("local server"). */
+    readonly what: string
+  },
   options: ProvisionedOptions,
   make: MakeProvisioner<R, E, RM>
 ) =>
   Layer.effect(
     tag,
     Effect.gen(function*() {
+      if (!(Number.isInteger(pool.size) && pool.size >= 1)) {
+        // A pool of none would keep its layerWarm waiting forever.
+        return yield* new InvalidOptionsError({ message: `${pool.runtime} options: poolSize must be 1 or more.` })
+      }
       const sandbox = yield* sandboxConfigOr(options.sandbox)
       const provisioner = yield* make(sandbox)
-      const pool = yield* makeWarmPool(size, readySandbox(provisioner, options, undefined), what)
-      return { kind: provisioner.kind, pool, options, sandbox } satisfies ProvisionedPool
+      const warm = yield* makeWarmPool(pool.size, readySandbox(provisioner, options, undefined), pool.what)
+      return { kind: provisioner.kind, pool: warm, options, sandbox } satisfies ProvisionedPool
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 

@@ -64,6 +64,16 @@ describe("LocalRuntime.layerPool options", () => {
         "InvalidOptionsError: Invalid LocalRuntime options: noChangeTimeoutSeconds: Expected a value greater than 0"
       )
     }), 5000)
+
+  // The same check as every hosted runtime's pool (provisioned.ts): a pool of none would keep layerWarm waiting.
+  it.effect("a pool of no servers is refused, naming poolSize", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.scoped(Layer.build(LocalRuntime.layerPool({ poolSize: 0 }))))
+      assert.strictEqual(
+        `${error._tag}: ${error.message}`,
+        "InvalidOptionsError: LocalRuntime options: poolSize must be 1 or more."
+      )
+    }), 5000)
 })
 
 describe("CliRuntime vscode", () => {

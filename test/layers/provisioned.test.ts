@@ -201,7 +201,12 @@ describe("provisioned runtimes", () => {
         const made: Array<Made> = []
         const poolScope = yield* Scope.make()
         const pool = yield* Layer.buildWithScope(
-          provisionedPoolLayer(Pool, 1, "fake sandbox", {}, () => Effect.succeed(serverProvisioner(made))),
+          provisionedPoolLayer(
+            Pool,
+            { runtime: "FakeRuntime", size: 1, what: "fake sandbox" },
+            {},
+            () => Effect.succeed(serverProvisioner(made))
+          ),
           poolScope
         )
         const { release, rt } = yield* build(
