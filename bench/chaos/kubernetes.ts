@@ -5,7 +5,9 @@
  * own key, guesses and the neighbour's digest: none may be answered (the neighbour's key, which a
  * pod never has, must be, or the row proves nothing). What the API shows of each session (pod
  * spec, env, volumes, Sandbox, service, PVC) and what a command finds in its pod: never the key.
- * Wrong keys on the owner's port-forwarded endpoint: none accepted. An owner SIGKILLed mid-start,
+ * Wrong keys on the owner's port-forwarded endpoint: none accepted. An app port's listener
+ * (`appPorts`, carried by the port-forward, with no key of its own): reached on none of this
+ * host's other addresses, and closed with its runtime. An owner SIGKILLed mid-start,
  * in each mode: nothing it owned left after one reaper pass. Hostile options (session ids, label
  * and annotation keys, our own labels, names): each an InvalidOptionsError, nothing created.
  */
@@ -19,6 +21,8 @@ import {
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { connect } from "node:net"
+import { networkInterfaces } from "node:os"
 import { join } from "node:path"
 import { Runtime, type RuntimeShape } from "../../src/index.ts"
 import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
@@ -28,6 +32,8 @@ import { benchBaseImage } from "../docker.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
 
 const NAMESPACE = "default"
+/** The app port the bare pod's agent serves on, reached through the owner's listener. */
+const APP_PORT = 9100
 const NODE_IN_POD = "/opt/effect-sandbox/bin/node"
 const OWNER_SCRIPT = join(import.meta.dirname, "..", "..", "test", "kubernetes", "fixtures", "runtimeOwner.ts")
 /** Short owner terms, so a killed owner is provably gone within seconds. */
@@ -155,6 +161,23 @@ const endpointKeys = async (session: Session, random: number) => {
   return { tried: keys.length, accepted, rightKey: (await send(session.key)) === 200 }
 }
 
+/** Whether anything accepts a TCP connection at `host:port` (within a second). */
+const accepts = (host: string, port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host, port, timeout: 1000 })
+    const done = (open: boolean) => {
+      socket.destroy()
+      resolve(open)
+    }
+    socket.once("connect", () => done(true)).once("error", () => done(false)).once("timeout", () => done(false))
+  })
+
+/** This host's addresses other than loopback: where someone on the network would knock. */
+const outerAddresses = () =>
+  Object.values(networkInterfaces()).flatMap((list) =>
+    (list ?? []).filter((a) => !a.internal && a.family === "IPv4").map((a) => a.address)
+  )
+
 /** `Kind/name` of each object. */
 const names = (items: ReadonlyArray<KubernetesObject>, kind: string) => items.map((i) => `${kind}/${i.metadata!.name}`)
 
@@ -253,7 +276,7 @@ export const kubernetesRows = async ({ quick }: GroupContext): Promise<ReadonlyA
   const sessions: Array<Session> = []
   try {
     const common = { kubeConfig: kc, baseImage: image, deleteWorkspace: true }
-    const bare = await startSession(kc, { ...common, mode: "pod" })
+    const bare = await startSession(kc, { ...common, mode: "pod", appPorts: [APP_PORT] })
     sessions.push(bare)
     const boxed = await startSession(kc, { ...common, mode: "agentSandbox" })
     sessions.push(boxed)
@@ -312,7 +335,46 @@ export const kubernetesRows = async ({ quick }: GroupContext): Promise<ReadonlyA
       atMost(`kubernetes: wrong keys accepted on the port-forwarded endpoint (of ${sent})`, accepted, "keys", 0)
     )
     rows.push(atLeast("kubernetes: endpoints opened by the right key", rightKeys, "endpoints", 2))
+
+    // The app port's listener: open to this host's users by design, to nobody beyond it, gone on release.
+    const app = new URL(bare.rt.info.urls[`app-${APP_PORT}`]!)
+    await run(
+      bare,
+      `nohup ${NODE_IN_POD} -e "require('http').createServer((q, s) => s.end('app')).listen(${APP_PORT})" ` +
+        ">/dev/null 2>&1 &"
+    )
+    const served = await waitFor(
+      () => fetch(app).then((r) => r.text(), () => "").then((text) => text === "app"),
+      10_000
+    )
+    rows.push(
+      atLeast(
+        "kubernetes: app port answering through its listener (the rows below are real)",
+        served === null ? 0 : 1,
+        "ports",
+        1
+      )
+    )
+    const outer = outerAddresses()
+    let beyond = 0
+    for (const address of outer) if (await accepts(address, Number(app.port))) beyond++
+    rows.push(
+      atMost(
+        `kubernetes: app-port listener reached on this host's other addresses (of ${outer.length})`,
+        app.hostname === "127.0.0.1" ? beyond : beyond + 1,
+        "addresses",
+        0
+      )
+    )
     for (const session of sessions.splice(0)) await session.dispose()
+    rows.push(
+      atMost(
+        "kubernetes: app-port listeners still open after release",
+        (await accepts("127.0.0.1", Number(app.port))) ? 1 : 0,
+        "listeners",
+        0
+      )
+    )
 
     // Owners killed mid-start.
     for (const mode of ["pod", "agentSandbox"] as const) {
