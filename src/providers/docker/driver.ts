@@ -215,8 +215,8 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
   return {
     user: { name: options.user ?? DEFAULT_SANDBOX_USERNAME, id: uid },
     aliveTimeout: "60 seconds",
-    // A container's end is seen at the next look: the engine answers an inspect in a millisecond.
-    watchEvery: "1 second",
+    // The engine tells when the container stops (one waiting request, no polling); `state` then says why.
+    stopped: (box) => Effect.promise(() => box.container.wait().catch(() => undefined)).pipe(Effect.asVoid),
     create,
     /** The server is the container's command: follow it until it answers, or exits first. */
     launch: (box, spec) =>
