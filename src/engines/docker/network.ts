@@ -13,7 +13,7 @@
  * it again.
  */
 import type Docker from "dockerode"
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import { type ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
 import { statusOf } from "./classify.ts"
@@ -85,6 +85,12 @@ const checkIsolated = (network: Docker.NetworkInspectInfo) =>
     )
 
 /**
+ * One maker at a time in this process: owners here then find what the first made, and the engine's
+ * non-atomic duplicate check (below) is left to owners in other processes, whose lists can lag.
+ */
+const making = Semaphore.makeUnsafe(1)
+
+/**
  * The bridge network `name` with inter-container communication off, made if missing; its id (which
  * `NetworkMode` takes: a name two networks share is ambiguous to the engine). Two owners making it at
  * the same moment can both succeed (the engine's duplicate check is not atomic): each then uses the
@@ -93,7 +99,7 @@ const checkIsolated = (network: Docker.NetworkInspectInfo) =>
 export const ensureIsolatedNetwork = (
   name: string
 ): Effect.Effect<string, ProviderError | RuntimeStartError, DockerEngine> =>
-  Effect.gen(function*() {
+  making.withPermit(Effect.gen(function*() {
     const existing = yield* networksNamed(name)
     if (existing[0] !== undefined) {
       yield* checkIsolated(existing[0])
@@ -110,7 +116,7 @@ export const ensureIsolatedNetwork = (
     }
     yield* checkIsolated(chosen)
     return chosen.Id
-  }).pipe(Effect.withSpan("docker.ensureIsolatedNetwork", { attributes: { name } }))
+  })).pipe(Effect.withSpan("docker.ensureIsolatedNetwork", { attributes: { name } }))
 
 /** The network a sandbox joins: the host's when the operator opted out (`useHostNetwork`), else ours. */
 export const sandboxNetworkFor = (
