@@ -206,6 +206,12 @@ const pauseStep = (
     Effect.withSpan(`hosted.${operation}`, { attributes: { provider } })
   )
 
+/** Pause and resume of a sandbox its provider will not pause (`pause.refusal`): refused at once, saying why. */
+const refusedPause = (why: string) => ({
+  pause: Effect.fail(new RuntimePauseError({ operation: "pause", message: why })),
+  resume: Effect.fail(new RuntimePauseError({ operation: "resume", message: why }))
+})
+
 /** The server's endpoint, the app ports' URLs and the driver's own. */
 const endpoints = <S>(driver: Driver<S>, sandbox: S, appPorts: ReadonlyArray<number>) =>
   Effect.gen(function*() {
@@ -296,6 +302,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
       (found === undefined || driver.workspace === undefined ? "/workspace" : yield* driver.workspace(made.sandbox))
     const key = made.sessionKey ?? sessionKey
     const { pause, state, serverError } = driver
+    const pauseRefused = pause?.refusal?.(made.sandbox)
     return {
       id: sessionId,
       baseUrl: server.url,
@@ -303,10 +310,10 @@ export const provisionHosted = <O extends HostedOptions, S>(
       ...(server.headers === undefined ? {} : { headers: server.headers }),
       workspace,
       urls,
-      capabilities: toolCapabilities(options, { pause: pause !== undefined }),
+      capabilities: toolCapabilities(options, { pause: pause !== undefined && pauseRefused === undefined }),
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),
-      ...(pause === undefined ? {} : {
+      ...(pause === undefined ? {} : pauseRefused !== undefined ? refusedPause(pauseRefused) : {
         // Suspended: each pause asks the driver anew (a driver may decide when called, not when built).
         pause: pauseStep(provider, "pause", Effect.suspend(() => pause.pause(made.sandbox))).pipe(
           Effect.andThen(Ref.set(paused, true))

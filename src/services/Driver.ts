@@ -234,6 +234,13 @@ export interface Driver<S> {
   readonly pause?: {
     readonly keepsMemory: boolean
     readonly relaunch?: boolean
+    /**
+     * Why the provider will refuse to pause this sandbox, or undefined where it pauses it (Daytona
+     * pauses only some sandbox classes): such a sandbox's `capabilities.pause` is false, and its
+     * pause and resume fail at once with a `RuntimePauseError` saying this, asking the provider
+     * nothing. Absent: every sandbox of the provider pauses.
+     */
+    readonly refusal?: (sandbox: S) => string | undefined
     readonly pause: (sandbox: S) => Effect.Effect<void, ProviderError>
     readonly resume: (sandbox: S) => Effect.Effect<void, ProviderError>
   }

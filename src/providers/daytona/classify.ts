@@ -8,10 +8,14 @@ import { classifyHttp } from "../../hosted/classifyHttp.ts"
 import type { ProviderReason } from "../../schema/errors.ts"
 import { reasonOfStatus } from "../../schema/httpReason.ts"
 
-/** The reason, told apart where Daytona answers one status for several: its quota is a 403, a missing snapshot a 404. */
+/**
+ * The reason, told apart where Daytona answers one status for several: its quota is a 403, a
+ * missing snapshot a 404, a name already taken a 409 like a state change in progress.
+ */
 const reasonOf = (status: number | undefined, text: string): ProviderReason => {
-  // Daytona answers 409 while a sandbox is between states (starting, stopping): worth waiting out.
-  const reason = status === 409 ? "transition" : reasonOfStatus(status)
+  // Daytona answers 409 "Sandbox state change in progress" while a sandbox is between states
+  // (starting, stopping, pausing): worth waiting out. A name taken is not.
+  const reason = status === 409 && !/already exists/i.test(text) ? "transition" : reasonOfStatus(status)
   if (reason === "forbidden" && /limit|quota/i.test(text)) return "quota"
   return ["not-found", "invalid"].includes(reason) && /^snapshot .*not found/i.test(text) ? "image-missing" : reason
 }
@@ -22,6 +26,7 @@ export const classifyDaytona = classifyHttp({
   advice: {
     unauthorized: " (Daytona refused the API key: check DAYTONA_API_KEY or the `apiKey` option)",
     quota: " (the organisation's quota refuses it: stop or delete sandboxes, or raise the limits)",
+    conflict: " (another runtime made this session's sandbox at the same time: attach to it instead)",
     "rate-limited": " (Daytona's rate limit: still refused after retrying with backoff)"
   }
 })

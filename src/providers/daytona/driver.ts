@@ -3,19 +3,28 @@
  * (`idleTimeout`, refreshed as activity), auto-delete and TTL (`lifetime`), the owner tags as its
  * labels; the server a toolbox session's command, its key uploaded as a file it reads and removes
  * (server/sessionKey.ts); the preview link with its token for every port, a signed one for VS Code
- * (a browser cannot send the token); pause with memory, and start after auto-stop.
+ * (a browser cannot send the token); pause with memory where the sandbox's class allows it
+ * (states.ts), and start after auto-stop. Each sandbox is named after its session (sessionName.ts),
+ * so an attach finds it whatever the eventually consistent list says.
  */
 import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
+import { TAGS } from "../../hosted/ownerTags.ts"
 import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
 import { SESSION_KEY_FILE as KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
+import type { ProviderError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
+import { sandboxName } from "./sessionName.ts"
+import { pauseRefusal, stateOf } from "./states.ts"
+
+/** How long the first `/alive` wait may take, and each of Daytona's waits for a state (`aliveTimeout`). */
+const ALIVE_TIMEOUT: Duration.Input = "90 seconds"
 
 /** A lifetime in whole minutes, as Daytona counts them. */
 const minutes = (name: string, input: Duration.Input, least: number) =>
@@ -27,16 +36,6 @@ const minutes = (name: string, input: Duration.Input, least: number) =>
     [least, Infinity],
     "whole minutes (as Daytona counts it)"
   )
-
-/** Daytona's states as the hosted runtime knows them (a transition counts as where it goes). */
-const stateOf = (state = ""): SandboxState["_tag"] =>
-  ["paused", "pausing"].includes(state)
-    ? "paused"
-    : ["stopped", "stopping", "archived", "archiving"].includes(state)
-    ? "stopped"
-    : ["destroyed", "destroying", "error", "build_failed"].includes(state)
-    ? "gone"
-    : "running"
 
 /** Shell lines through the toolbox, as the sandbox user (its output is stdout and stderr merged). */
 const inSandbox = (call: ProviderCall, sandbox: Sandbox) => {
@@ -71,8 +70,43 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     (made) => Effect.promise(() => made[Symbol.asyncDispose]())
   )
   const snapshot = options.snapshot ?? DEFAULT_SNAPSHOT
+  // The SDK waits 60 s for a create, start or pause to reach its state; a first pull of the
+  // snapshot onto a runner takes longer. It waits as long as the runtime's start may take instead.
+  const deadline = Math.ceil(Duration.toSeconds(Duration.fromInputUnsafe(options.aliveTimeout ?? ALIVE_TIMEOUT)))
 
-  /** The key uploaded, then the server as a toolbox session's command (`exec`: its exit code is the command's). */
+  /** The sandbox of this name, if Daytona has one (`get` reads its database, not the list's index). */
+  const named = (name: string) =>
+    call(`look up sandbox ${name}`, () => client.get(name)).pipe(
+      Effect.catchIf((error) => error.reason === "not-found", () => Effect.succeed(undefined))
+    )
+
+  const destroy = (sandbox: Sandbox) =>
+    // Waited for until it is gone: Daytona deletes in the background, and a release leaves nothing.
+    call(`delete sandbox ${sandbox.id}`, () => sandbox.delete(deadline, true)).pipe(
+      Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
+    )
+
+  /**
+   * A failed create may still have made the sandbox (an answer lost to a cut connection or a
+   * time-out while Daytona pulls the snapshot): the one of this name carrying our key is deleted,
+   * so nothing is left behind, and the create's failure stands.
+   */
+  const undoCreate = (name: string, key: string, failure: ProviderError) =>
+    named(name).pipe(
+      Effect.flatMap((left) =>
+        left === undefined || left.labels[TAGS.sessionKey] !== key ? Effect.void : destroy(left)
+      ),
+      Effect.catch((error) => Effect.logWarning(error.message)),
+      Effect.andThen(Effect.fail(failure))
+    )
+
+  /**
+   * The key uploaded, then the server as a toolbox session's command. The daemon sources a
+   * session's commands in the session's one shell and writes the exit code once the command
+   * returns: so the server runs as that shell's child, never `exec`ed in its place (which would
+   * leave no shell to write the exit code, and a server dying at start seen only at `/alive`'s
+   * time-out).
+   */
   const launch = Effect.fn("DaytonaRuntime.launch")(function*(sandbox: Sandbox, spec: SandboxSpec) {
     const files = yield* serverFiles({
       provider: "Daytona",
@@ -88,7 +122,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     // A session per launch: a started-again sandbox may still list an earlier one.
     const session = `effect-sandbox-server-${randomBytes(4).toString("hex")}`
     yield* call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
-    const command = `exec ${spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")}`
+    const command = spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")
     const { cmdId } = yield* call(
       `start the action server in sandbox ${sandbox.id}`,
       () => sandbox.process.executeSessionCommand(session, { command, runAsync: true })
@@ -98,7 +132,8 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
       Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (ran) => typeof ran.exitCode === "number" }),
       Effect.flatMap((ended) =>
         call("read the action server's output", () => sandbox.process.getSessionCommandLogs(session, cmdId)).pipe(
-          Effect.map((logs) => ({ exitCode: ended.exitCode ?? -1, output: logs.output ?? "" }))
+          // `output` is the daemon's raw log (each line marked with its stream): the two streams instead.
+          Effect.map((logs) => ({ exitCode: ended.exitCode ?? -1, output: `${logs.stdout}${logs.stderr}` }))
         )
       )
     )
@@ -107,10 +142,12 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
 
   return {
     user: { name: "openhands", id: 1000 },
-    aliveTimeout: "90 seconds",
-    create: (spec) =>
-      call(`create a sandbox from snapshot ${snapshot}`, () =>
+    aliveTimeout: ALIVE_TIMEOUT,
+    create: (spec) => {
+      const name = sandboxName(spec.sessionId)
+      return call(`create a sandbox from snapshot ${snapshot}`, () =>
         client.create({
+          name,
           snapshot,
           user: spec.user.name,
           envVars: { ...spec.server.env, ...sessionKeyFileEnv },
@@ -118,20 +155,31 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
           autoStopInterval: idle,
           autoDeleteInterval: autoDelete,
           ...(ttl === 0 ? {} : { ttlMinutes: ttl })
-        })).pipe(Effect.map((sandbox) => ({ sandbox, id: sandbox.id }))),
+        }, { timeout: deadline })).pipe(
+        Effect.catch((failure) => undoCreate(name, Redacted.value(spec.sessionKey), failure)),
+        Effect.map((sandbox) => ({ sandbox, id: sandbox.id }))
+      )
+    },
     launch,
-    destroy: (sandbox) =>
-      call(`delete sandbox ${sandbox.id}`, () => sandbox.delete()).pipe(
-        Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
-      ),
-    find: (labels) =>
-      call("list sandboxes", async () => {
-        const listed: Array<Sandbox> = []
-        for await (const sandbox of client.list({ labels: { ...labels } })) listed.push(sandbox)
-        return listed
-      }).pipe(Effect.map((listed) =>
-        listed.map((sandbox) => ({ sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }))
-      )),
+    destroy,
+    find: (labels) => {
+      const listed = call("list sandboxes", async () => {
+        const found: Array<Sandbox> = []
+        for await (const sandbox of client.list({ labels: { ...labels } })) found.push(sandbox)
+        return found
+      })
+      const session = labels[TAGS.session]
+      // A session's sandbox by its name first; the list (which may lag) for one made before names.
+      const candidates = session === undefined ? listed : named(sandboxName(session)).pipe(
+        Effect.flatMap((one) =>
+          one !== undefined && Object.entries(labels).every(([tag, value]) => one.labels[tag] === value)
+            ? Effect.succeed([one])
+            : listed
+        )
+      )
+      return Effect.map(candidates, (found) =>
+        found.map((sandbox) => ({ sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) })))
+    },
     state: (sandbox) =>
       call(`look up sandbox ${sandbox.id}`, () => sandbox.refreshData()).pipe(
         Effect.map((): SandboxState => {
@@ -159,7 +207,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
           }))
         ),
     workspace: (sandbox) => runningWorkspace(inSandbox(call, sandbox)),
-    start: (sandbox) => call(`start sandbox ${sandbox.id}`, () => sandbox.start()),
+    start: (sandbox) => call(`start sandbox ${sandbox.id}`, () => sandbox.start(deadline)),
     // Auto-stop counts from the last activity: the owner is activity while it holds the sandbox.
     keepAlive: {
       every: Duration.divideUnsafe(Duration.minutes(idle), 3),
@@ -167,8 +215,9 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     },
     pause: {
       keepsMemory: true,
-      pause: (sandbox) => call(`pause sandbox ${sandbox.id}`, () => sandbox.pause()),
-      resume: (sandbox) => call(`resume sandbox ${sandbox.id}`, () => sandbox.start())
+      refusal: pauseRefusal,
+      pause: (sandbox) => call(`pause sandbox ${sandbox.id}`, () => sandbox.pause(deadline)),
+      resume: (sandbox) => call(`resume sandbox ${sandbox.id}`, () => sandbox.start(deadline))
     }
   } satisfies Driver<Sandbox>
 })
