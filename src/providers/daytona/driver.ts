@@ -156,9 +156,9 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
           autoDeleteInterval: autoDelete,
           ...(ttl === 0 ? {} : { ttlMinutes: ttl })
         }, { timeout: deadline })).pipe(
-        Effect.catch((failure) => undoCreate(name, Redacted.value(spec.sessionKey), failure)),
-        Effect.map((sandbox) => ({ sandbox, id: sandbox.id }))
-      )
+          Effect.catch((failure) => undoCreate(name, Redacted.value(spec.sessionKey), failure)),
+          Effect.map((sandbox) => ({ sandbox, id: sandbox.id }))
+        )
     },
     launch,
     destroy,
@@ -177,8 +177,11 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
             : listed
         )
       )
-      return Effect.map(candidates, (found) =>
-        found.map((sandbox) => ({ sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) })))
+      return Effect.map(
+        candidates,
+        (found) =>
+          found.map((sandbox) => ({ sandbox, id: sandbox.id, tags: sandbox.labels, state: stateOf(sandbox.state) }))
+      )
     },
     state: (sandbox) =>
       call(`look up sandbox ${sandbox.id}`, () => sandbox.refreshData()).pipe(

@@ -7,19 +7,29 @@ import { afterAll, assert, beforeAll } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { DaytonaRuntime, type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "../../../src/daytona.ts"
 import { baseImage } from "../../docker/infra.ts"
-import { leftovers } from "./sandboxes.ts"
+import { leftovers, type Snapshot } from "./sandboxes.ts"
 import { type DaytonaStandIn, startStandIn } from "./server.ts"
 import { snapshotImage } from "./snapshot.ts"
 
+/** Our snapshot's image as a snapshot of Daytona's default class, `container`, which Daytona does not pause. */
+export const CONTAINER_SNAPSHOT = "effect-sandbox-container"
+
 /**
  * A stand-in for the tests of one file (the function it returns gives it in a test), with our
- * snapshot mapped to its image, and `extra` snapshots (name -> image, built before the stand-in starts).
+ * snapshot mapped to its image as the docs make it (class `linux-vm`, which pauses), the same image
+ * as CONTAINER_SNAPSHOT, and `extra` snapshots (name -> image, built before the stand-in starts).
  */
-export const useStandIn = (extra: () => Promise<Readonly<Record<string, string>>> = async () => ({})) => {
+export const useStandIn = (extra: () => Promise<Readonly<Record<string, Snapshot>>> = async () => ({})) => {
   let standIn: DaytonaStandIn | undefined
   beforeAll(async () => {
     const image = await Effect.runPromise(snapshotImage(baseImage()))
-    standIn = await startStandIn({ snapshots: { [DEFAULT_SNAPSHOT]: image, ...(await extra()) } })
+    standIn = await startStandIn({
+      snapshots: {
+        [DEFAULT_SNAPSHOT]: { image, sandboxClass: "linux-vm" },
+        [CONTAINER_SNAPSHOT]: image,
+        ...(await extra())
+      }
+    })
   }, 300_000)
   afterAll(async () => {
     if (standIn === undefined) return

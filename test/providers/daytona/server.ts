@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
+import { applyHttpFault, Faults } from "../faults.ts"
 import {
   json,
   type ProxyTarget,
@@ -18,7 +19,7 @@ import {
   refuseUpgrade,
   upgradedSockets
 } from "../standin.ts"
-import { ApiError, type CreateBody, removeAll, Sandboxes, type StandInSandbox } from "./sandboxes.ts"
+import { ApiError, type CreateBody, removeAll, Sandboxes, type Snapshot, type StandInSandbox } from "./sandboxes.ts"
 import { SignedPreviews } from "./signedPreviews.ts"
 import { Toolbox } from "./toolbox.ts"
 
@@ -30,8 +31,8 @@ export interface RecordedRequest {
 }
 
 export interface StandInOptions {
-  /** Snapshot name -> local Docker image. */
-  readonly snapshots: Readonly<Record<string, string>>
+  /** Snapshot name -> local Docker image, and its sandbox class (default `container`). */
+  readonly snapshots: Readonly<Record<string, Snapshot>>
 }
 
 export interface DaytonaStandIn {
@@ -44,14 +45,19 @@ export interface DaytonaStandIn {
   readonly sandboxes: Sandboxes
   /** The signed preview URLs' tokens Daytona gave out. */
   readonly signedPreviews: SignedPreviews
-  /** Answer the next `count` creates with `status` and Daytona's `message` (quota, rate limit). */
-  readonly failCreates: (status: number, message: string, count?: number) => void
+  /**
+   * The faults the next requests meet (test/providers/faults.ts), matched on the method and the
+   * path as the client sent it (`/api/sandbox`, `/toolbox/{id}/...`, `/preview/...`).
+   */
+  readonly faults: Faults
   readonly close: () => Promise<void>
 }
 
 /** Daytona's error body (NestJS's): `{ statusCode, message, error }`. */
+const errorBody = (status: number, message: string) => ({ statusCode: status, message, error: String(status) })
+
 const fail = (response: ServerResponse, error: ApiError) =>
-  json(response, error.status, { statusCode: error.status, message: error.message, error: String(error.status) })
+  json(response, error.status, errorBody(error.status, error.message))
 
 /** Daytona's `Sandbox` DTO (the fields the SDK reads); the toolbox proxy URL comes from its own endpoint. */
 const dto = (sandbox: StandInSandbox) => ({
@@ -70,7 +76,8 @@ const dto = (sandbox: StandInSandbox) => ({
   memory: sandbox.memory,
   disk: sandbox.disk,
   state: sandbox.state,
-  desiredState: sandbox.state,
+  desiredState: sandbox.desiredState,
+  sandboxClass: sandbox.sandboxClass,
   autoStopInterval: sandbox.autoStopInterval,
   autoArchiveInterval: 10080,
   autoDeleteInterval: sandbox.autoDeleteInterval,
@@ -86,16 +93,20 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   const signedPreviews = new SignedPreviews()
   const toolbox = new Toolbox()
   const requests: Array<RecordedRequest> = []
-  const faults: Array<{ status: number; message: string }> = []
+  const faults = new Faults()
   let base = ""
 
   const control = async (method: string, path: string, url: URL, request: IncomingMessage) => {
     const body = method === "POST" || method === "PUT" ? await readJson(request) : undefined
     requests.push({ method, path, body })
+    // State changes are answered at once and done in the background, as Daytona's runners do them.
+    const answer = (sandbox: StandInSandbox, done: Promise<void>) => {
+      done.catch(() => undefined)
+      return { status: 200, body: dto(sandbox) }
+    }
     if (method === "POST" && path === "/sandbox") {
-      const fault = faults.shift()
-      if (fault !== undefined) throw new ApiError(fault.status, fault.message)
-      return { status: 200, body: dto(await sandboxes.create(body as CreateBody)) }
+      const { sandbox, done } = sandboxes.begin(body as CreateBody)
+      return answer(sandbox, done)
     }
     if (method === "GET" && path === "/sandbox") {
       const labels = JSON.parse(url.searchParams.get("labels") ?? "{}") as Record<string, string>
@@ -107,20 +118,10 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     const sandbox = sandboxes.get(decodeURIComponent(match[1]!))
     const action = match[2] ?? ""
     if (method === "GET" && action === "") return { status: 200, body: dto(sandbox) }
-    if (method === "DELETE" && action === "") {
-      await sandboxes.destroy(sandbox)
-      toolbox.forget(sandbox)
-      return { status: 200, body: dto(sandbox) }
-    }
-    if (method === "POST" && (action === "start" || action === "stop" || action === "pause")) {
-      if (action === "start") await sandboxes.start(sandbox)
-      if (action === "pause") await sandboxes.pause(sandbox)
-      if (action === "stop") {
-        await sandboxes.stop(sandbox)
-        toolbox.forget(sandbox)
-      }
-      return { status: 200, body: dto(sandbox) }
-    }
+    if (method === "DELETE" && action === "") return answer(sandbox, sandboxes.destroy(sandbox))
+    if (method === "POST" && action === "start") return answer(sandbox, sandboxes.start(sandbox))
+    if (method === "POST" && action === "stop") return answer(sandbox, sandboxes.stop(sandbox))
+    if (method === "POST" && action === "pause") return answer(sandbox, sandboxes.pause(sandbox))
     if (method === "PUT" && action === "labels") {
       sandbox.labels = (body as { labels: Record<string, string> }).labels
       return { status: 200, body: { labels: sandbox.labels } }
@@ -182,6 +183,8 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     const url = new URL(request.url ?? "/", base)
     const method = request.method ?? "GET"
     const handle = async () => {
+      const fault = faults.take(method, url.pathname)
+      if (fault !== undefined && await applyHttpFault(fault, request, response, errorBody)) return
       if (url.pathname.startsWith("/preview/")) return preview(request, response, url)
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
       if (url.pathname.startsWith("/api/")) {
@@ -229,9 +232,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     requests,
     sandboxes,
     signedPreviews,
-    failCreates: (status, message, count = 1) => {
-      for (let i = 0; i < count; i++) faults.push({ status, message })
-    },
+    faults,
     close: async () => {
       for (const socket of upgraded) socket.destroy()
       server.closeAllConnections()

@@ -23,8 +23,15 @@ import { daytonaLayer, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
 import { dyingServerImage, stockNodeImage } from "./snapshot.ts"
 
+/** Daytona's create (the fault plan matches the path as the SDK sends it). */
+const CREATE = { method: "POST", path: /^\/api\/sandbox$/ }
+
 const creates = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
+
+/** The creates a fault answered (they never reach the API, so `creates` does not count them). */
+const refusedCreates = (standIn: DaytonaStandIn) =>
+  standIn.faults.hits.filter((hit) => hit.method === "POST" && hit.path === "/api/sandbox").length
 
 /** The start's error, as the typed error it must be. */
 const startFailure = (layer: Parameters<typeof startError>[0]) =>
@@ -150,7 +157,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   it.live("the organisation's quota: Daytona's message, nothing created", () =>
     Effect.gen(function*() {
       const s = standIn()
-      s.failCreates(403, "Total CPU limit exceeded. Maximum allowed: 4")
+      s.faults.inject(CREATE, { kind: "status", status: 403, message: "Total CPU limit exceeded. Maximum allowed: 4" })
       const error = yield* startFailure(daytonaLayer(s))
       assert.strictEqual(
         error.message,
@@ -164,10 +171,10 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   it.live("a rate limit is retried with backoff until Daytona accepts", () =>
     Effect.gen(function*() {
       const s = standIn()
-      const before = creates(s).length
-      s.failCreates(429, "ThrottlerException: Too Many Requests", 2)
+      const before = creates(s).length + refusedCreates(s)
+      s.faults.inject(CREATE, { kind: "status", status: 429, message: "ThrottlerException: Too Many Requests" }, 2)
       const { rt, release } = yield* buildRuntime(daytonaLayer(s))
-      assert.strictEqual(creates(s).length - before, 3)
+      assert.strictEqual(creates(s).length + refusedCreates(s) - before, 3)
       assert.strictEqual((yield* rt.runCommand("echo after-429")).content, "after-429")
       yield* release
       assertAllDeleted(s)
@@ -178,8 +185,8 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const s = standIn()
-        const before = creates(s).length
-        s.failCreates(429, "ThrottlerException: Too Many Requests", 2)
+        const before = creates(s).length + refusedCreates(s)
+        s.faults.inject(CREATE, { kind: "status", status: 429, message: "ThrottlerException: Too Many Requests" }, 2)
         const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 }))
         const error = yield* startFailure(daytonaLayer(s, { providerRetry: quick }))
         assert.strictEqual(
@@ -188,7 +195,7 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
             "Requests (Daytona's rate limit: still refused after retrying with backoff)"
         )
         assertRefused(error, "rate-limited", 429)
-        assert.strictEqual(creates(s).length - before, 2)
+        assert.strictEqual(creates(s).length + refusedCreates(s) - before, 2)
         assertAllDeleted(s)
       }),
     60_000

@@ -2,29 +2,26 @@
  * The stand-in's toolbox: the endpoints of Daytona's in-sandbox daemon that the SDK calls in our
  * flows (`/process/execute`, `/process/session[...]`, `/files/bulk-upload`), reached as the SDK
  * reaches them, at `{toolboxProxyUrl}/{sandboxId}/...`. Where the daemon runs inside the sandbox,
- * the stand-in runs `docker exec` as the sandbox's user, with the same request and response bodies.
+ * the stand-in runs `docker exec` as the sandbox's user, with the same request and response bodies:
+ * `/process/execute` a fresh `sh -c` each, a session's commands inside that session's one shell
+ * (sessionShell.ts), as the daemon runs them.
  */
 import type Docker from "dockerode"
-import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { PassThrough, Readable } from "node:stream"
 import { pack } from "tar-stream"
 import { ApiError, docker, type StandInSandbox } from "./sandboxes.ts"
+import { SessionShell } from "./sessionShell.ts"
 
-/** A session command, as `GET /process/session/{id}/command/{cmdId}` reports it. */
-interface SessionCommand {
-  readonly id: string
-  readonly command: string
-  exitCode: number | undefined
-  stdout: string
-  stderr: string
-  output: string
-  readonly done: Promise<void>
+/** A session: its shell, and the commands written into it (id -> command). */
+interface Session {
+  readonly shell: SessionShell
+  readonly commands: Map<string, string>
 }
 
 /** `sh -c command` as the sandbox user, its output collected as it comes. */
 const run = async (sandbox: StandInSandbox, command: string, env: Record<string, string> = {}, cwd?: string) => {
-  const exec = await sandbox.container.exec({
+  const exec = await sandbox.container!.exec({
     Cmd: ["sh", "-c", command],
     User: sandbox.user,
     AttachStdout: true,
@@ -71,11 +68,16 @@ const uidOf = async (sandbox: StandInSandbox): Promise<number> => {
 }
 
 export class Toolbox {
-  private readonly sessions = new Map<string, Map<string, SessionCommand>>()
+  private readonly sessions = new Map<string, Session>()
+
+  /** Sessions live in the daemon's memory: a sandbox started again (a new `generation`) has none. */
+  private key(sandbox: StandInSandbox, id: string) {
+    return `${sandbox.id}/${sandbox.generation}/${id}`
+  }
 
   private session(sandbox: StandInSandbox, id: string) {
-    const found = this.sessions.get(`${sandbox.id}/${id}`)
-    if (found === undefined) throw new ApiError(404, `session ${id} not found`)
+    const found = this.sessions.get(this.key(sandbox, id))
+    if (found === undefined) throw new ApiError(404, "session not found")
     return found
   }
 
@@ -96,56 +98,32 @@ export class Toolbox {
     }
     if (method === "POST" && rest === "/process/session") {
       const { sessionId } = await body() as { sessionId: string }
-      if (this.sessions.has(`${sandbox.id}/${sessionId}`)) {
-        throw new ApiError(409, `session ${sessionId} already exists`)
-      }
-      this.sessions.set(`${sandbox.id}/${sessionId}`, new Map())
+      const key = this.key(sandbox, sessionId)
+      if (this.sessions.has(key)) throw new ApiError(409, "session already exists")
+      this.sessions.set(key, { shell: await SessionShell.open(sandbox, sessionId), commands: new Map() })
       return { status: 201, body: "" }
     }
     const exec = /^\/process\/session\/([^/]+)\/exec$/.exec(rest)
     if (method === "POST" && exec !== null) {
-      const commands = this.session(sandbox, decodeURIComponent(exec[1]!))
+      const session = this.session(sandbox, decodeURIComponent(exec[1]!))
       const { command, runAsync, async } = await body() as { command: string; runAsync?: boolean; async?: boolean }
-      const { record, done } = await run(sandbox, command)
-      const id = randomUUID()
-      const entry: SessionCommand = {
-        id,
-        command,
-        done,
-        get exitCode() {
-          return record.exitCode
-        },
-        get stdout() {
-          return record.stdout
-        },
-        get stderr() {
-          return record.stderr
-        },
-        get output() {
-          return record.output
-        }
-      } as SessionCommand
-      commands.set(id, entry)
+      const id = await session.shell.execute(command)
+      session.commands.set(id, command)
       if (runAsync === true || async === true) return { status: 202, body: { cmdId: id } }
-      await done
-      return {
-        status: 200,
-        body: {
-          cmdId: id,
-          exitCode: record.exitCode,
-          output: record.output,
-          stdout: record.stdout,
-          stderr: record.stderr
-        }
-      }
+      const exitCode = await session.shell.wait(id)
+      if (exitCode === undefined) throw new ApiError(400, "session cancelled")
+      const logs = await session.shell.logs(id)
+      return { status: 200, body: { cmdId: id, exitCode, ...logs } }
     }
     const command = /^\/process\/session\/([^/]+)\/command\/([^/]+)(\/logs)?$/.exec(rest)
     if (method === "GET" && command !== null) {
-      const found = this.session(sandbox, decodeURIComponent(command[1]!)).get(command[2]!)
-      if (found === undefined) throw new ApiError(404, `command ${command[2]} not found`)
+      const session = this.session(sandbox, decodeURIComponent(command[1]!))
+      const id = command[2]!
+      const found = session.commands.get(id)
+      if (found === undefined) throw new ApiError(404, "command not found")
       return command[3] === undefined
-        ? { status: 200, body: { id: found.id, command: found.command, exitCode: found.exitCode } }
-        : { status: 200, body: { output: found.output, stdout: found.stdout, stderr: found.stderr } }
+        ? { status: 200, body: { id, command: found, exitCode: session.shell.exitCode(id) } }
+        : { status: 200, body: await session.shell.logs(id) }
     }
     if (method === "POST" && rest === "/files/bulk-upload") {
       await this.upload(sandbox, request)
@@ -170,11 +148,6 @@ export class Toolbox {
       tar.entry({ name: path.replace(/^\/+/, ""), mode: 0o644, uid, gid: uid }, Buffer.from(await file.arrayBuffer()))
     }
     tar.finalize()
-    await sandbox.container.putArchive(tar as unknown as NodeJS.ReadableStream, { path: "/" })
-  }
-
-  /** Forget the sessions of a sandbox that stopped (they lived in its daemon's memory). */
-  forget(sandbox: StandInSandbox) {
-    for (const key of this.sessions.keys()) if (key.startsWith(`${sandbox.id}/`)) this.sessions.delete(key)
+    await sandbox.container!.putArchive(tar as unknown as NodeJS.ReadableStream, { path: "/" })
   }
 }
