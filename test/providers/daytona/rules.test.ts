@@ -1,0 +1,155 @@
+/**
+ * DaytonaRuntime against the rules Daytona's API enforces, as the stand-in enforces them: pause
+ * only for sandboxes of a class that pauses, a list that lags the creates, the SDK's waits for a
+ * state bounded by the runtime's start, and the refusals while a state change is under way.
+ */
+import { Daytona } from "@daytonaio/sdk"
+import { assert, it } from "@effect/vitest"
+import { Effect, Fiber, Schedule } from "effect"
+import { RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
+import { buildRuntime, startError } from "../../docker/helpers.ts"
+import { describeDocker } from "../../docker/infra.ts"
+import { CONTAINER_SNAPSHOT, daytonaLayer, useStandIn } from "./infra.ts"
+import type { DaytonaStandIn } from "./server.ts"
+
+/** The stand-in's record of the session's sandbox. */
+const sandboxOf = (standIn: DaytonaStandIn, sessionId: string) =>
+  [...standIn.sandboxes.byId.values()].find((x) => x.labels["effect-sandbox.session"] === sessionId)!
+
+const creates = (standIn: DaytonaStandIn) =>
+  standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox").length
+
+/** Wait for a condition the stand-in reaches on its own time. */
+const until = (check: () => boolean) =>
+  Effect.sync(check).pipe(Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (ok) => ok }))
+
+/** A hold on every state change the stand-in starts from now, and its release. */
+const holdStateChanges = (standIn: DaytonaStandIn) => {
+  let resolve = () => {}
+  standIn.sandboxes.hold = new Promise<void>((settle) => (resolve = settle))
+  return () => {
+    standIn.sandboxes.hold = undefined
+    resolve()
+  }
+}
+
+/** Daytona refused `action` of the sandbox (once or more: each retry until the change was done), and nothing else. */
+const assertRefusedOnly = (standIn: DaytonaStandIn, sandboxId: string, action: string) => {
+  const refused = standIn.sandboxes.refusals.filter((r) => r.sandboxId === sandboxId)
+  assert.isNotEmpty(refused)
+  for (const one of refused) {
+    assert.deepStrictEqual([one.action, one.status, one.message], [action, 409, "Sandbox state change in progress"])
+  }
+}
+
+const keep = new SandboxConfig({ keepRuntimeAlive: true })
+
+describeDocker("DaytonaRuntime and Daytona's rules (stand-in)", () => {
+  const standIn = useStandIn()
+
+  it.live(
+    "a sandbox of class container: no pause capability, and pause is a RuntimePauseError saying why, Daytona not asked",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { rt, release } = yield* buildRuntime(
+          daytonaLayer(s, { snapshot: CONTAINER_SNAPSHOT, sessionId: "dtn-class" })
+        )
+        const sandbox = sandboxOf(s, "dtn-class")
+        assert.strictEqual(sandbox.sandboxClass, "container")
+        assert.isFalse(rt.info.capabilities.pause)
+        const why = `Daytona pauses only linux-vm and windows sandboxes, and sandbox ${sandbox.id} is of class ` +
+          `container (its snapshot's): make the snapshot with --sandbox-class linux-vm ` +
+          `(docs/runtimes/daytona.md, "Pause, resume, attach")`
+        const paused = yield* Effect.flip(rt.pause)
+        assert.deepStrictEqual([paused._tag, paused.message], ["RuntimePauseError", why])
+        const resumed = yield* Effect.flip(rt.resume)
+        assert.deepStrictEqual([resumed._tag, resumed.message], ["RuntimePauseError", why])
+        assert.isFalse(s.requests.some((r) => r.path.endsWith("/pause")))
+        assert.strictEqual((yield* rt.runCommand("echo still-running")).content, "still-running")
+        // What Daytona answers a pause of such a sandbox, which the runtime no longer sends.
+        const client = new Daytona({ apiKey: s.apiKey, apiUrl: s.apiUrl })
+        const refused = yield* Effect.promise(() =>
+          client.get(sandbox.id).then((one) => one.pause()).then(() => "paused", (error: Error) => error.message)
+        )
+        assert.strictEqual(refused, "Pausing is not supported for this sandbox")
+        yield* release
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
+
+  it.live("an attach while the list lags finds the session's sandbox by its name: no second sandbox", () =>
+    Effect.gen(function*() {
+      const s = standIn()
+      const caughtUp = s.sandboxes.lagList()
+      yield* Effect.gen(function*() {
+        const first = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-lag", sandbox: keep }))
+        yield* first.rt.runCommand("echo first > /workspace/who.txt")
+        yield* first.release
+        // The list does not show it yet, as Daytona's may not right after a create.
+        assert.deepStrictEqual(s.sandboxes.list({ "effect-sandbox.session": "dtn-lag" }), [])
+        const before = creates(s)
+        const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-lag" }))
+        assert.strictEqual(creates(s), before)
+        assert.strictEqual((yield* second.rt.runCommand("cat /workspace/who.txt")).content, "first")
+        yield* second.release
+        assert.strictEqual(sandboxOf(s, "dtn-lag").state, "destroyed")
+      }).pipe(Effect.ensuring(Effect.sync(caughtUp)))
+    }), 120_000)
+
+  it.live(
+    "a create still pulling its snapshot is waited for as long as aliveTimeout, not the SDK's 60 s, then deleted once Daytona lets it",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const release = holdStateChanges(s)
+        // Released once Daytona refused the delete of the sandbox still being made: the runtime waits that out.
+        const letGo = yield* until(() => s.sandboxes.refusals.some((r) => r.action === "destroy")).pipe(
+          Effect.andThen(Effect.sync(release)),
+          Effect.forkChild
+        )
+        const error = (yield* startError(
+          daytonaLayer(s, { sessionId: "dtn-pull", aliveTimeout: "3 seconds" })
+        )) as RuntimeStartError
+        yield* Fiber.join(letGo)
+        assert.instanceOf(error, RuntimeStartError)
+        assert.strictEqual(
+          error.message,
+          "Daytona could not create a sandbox from snapshot effect-sandbox-runtime: Failed to create and start " +
+            "sandbox within 3 seconds. Operation timed out."
+        )
+        const sandbox = sandboxOf(s, "dtn-pull")
+        assertRefusedOnly(s, sandbox.id, "destroy")
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
+
+  it.live(
+    "attaching to a sandbox caught stopping waits out Daytona's 409 and starts it once stopped",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const first = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-stopping", sandbox: keep }))
+        yield* first.release
+        const sandbox = sandboxOf(s, "dtn-stopping")
+        const release = holdStateChanges(s)
+        const stopped = s.sandboxes.stop(sandbox)
+        assert.strictEqual(sandbox.state, "stopping")
+        const letGo = yield* until(() => s.sandboxes.refusals.some((r) => r.sandboxId === sandbox.id)).pipe(
+          Effect.andThen(Effect.sync(release)),
+          Effect.forkChild
+        )
+        const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-stopping" }))
+        yield* Fiber.join(letGo)
+        yield* Effect.promise(() => stopped)
+        assertRefusedOnly(s, sandbox.id, "start")
+        assert.strictEqual(sandbox.state, "started")
+        assert.strictEqual((yield* second.rt.runCommand("echo started-again")).content, "started-again")
+        yield* second.release
+        assert.strictEqual(sandbox.state, "destroyed")
+      }),
+    120_000
+  )
+})
