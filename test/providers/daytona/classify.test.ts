@@ -48,8 +48,18 @@ describe("classifyDaytona", () => {
 
   it("a 503 is unavailable, a 409 a transition, a failure without a status unknown", () => {
     assert.strictEqual(answered(503, "Service Unavailable").reason, "unavailable")
-    assert.strictEqual(answered(409, "Sandbox is in state stopping").reason, "transition")
+    assert.strictEqual(answered(409, "Sandbox state change in progress").reason, "transition")
     const unknown = classifyDaytona(new Error("socket hang up"))
     assert.deepStrictEqual([unknown.reason, unknown.status, unknown.text], ["unknown", undefined, "socket hang up"])
+  })
+
+  it("a name already taken is a conflict, not a transition to wait out, with what it means", () => {
+    const taken = answered(409, "Sandbox with name effect-sandbox-0123 already exists")
+    assert.strictEqual(taken.reason, "conflict")
+    assert.strictEqual(
+      taken.text,
+      "Sandbox with name effect-sandbox-0123 already exists (another runtime made this session's sandbox at the " +
+        "same time: attach to it instead)"
+    )
   })
 })

@@ -9,24 +9,14 @@ import type { ProviderReason, RuntimeStartError } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import type { Fault } from "../faults.ts"
-import { daytonaLayer, useStandIn } from "./infra.ts"
+import { assertAllDeleted, CREATE, daytonaLayer, gate, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
-
-/** Daytona's create, as the SDK sends it. */
-const CREATE = { method: "POST", path: /^\/api\/sandbox$/ }
 
 /** The creates that reached the API, and those a fault answered. */
 const created = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox").length
 const faulted = (standIn: DaytonaStandIn) =>
   standIn.faults.hits.filter((hit) => hit.method === "POST" && hit.path === "/api/sandbox").length
-
-/** No sandbox of the stand-in is left undeleted. */
-const assertAllDeleted = (standIn: DaytonaStandIn) =>
-  assert.deepStrictEqual(
-    [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
-    []
-  )
 
 /** The start's failure: Daytona's refusal as data. */
 const refusedWith = (error: RuntimeStartError, reason: ProviderReason, status: number | undefined) => {
@@ -44,49 +34,61 @@ const status = (code: number, message: string, retryAfterSeconds?: number): Faul
 describeDocker("DaytonaRuntime under injected faults (stand-in)", () => {
   const standIn = useStandIn()
 
-  it.live("429 with Retry-After: the create is sent again no sooner than Daytona asked, and the start succeeds", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const [made, refused] = [created(s), faulted(s)]
-      s.faults.inject(CREATE, status(429, "ThrottlerException: Too Many Requests", 3))
-      const began = Date.now()
-      const { rt, release } = yield* buildRuntime(daytonaLayer(s))
-      assert.isAtLeast(Date.now() - began, 3000)
-      assert.deepStrictEqual([created(s) - made, faulted(s) - refused], [1, 1])
-      assert.strictEqual((yield* rt.runCommand("echo after-429")).content, "after-429")
-      yield* release
-      assertAllDeleted(s)
-    }), 120_000)
+  it.live(
+    "429 with Retry-After: the create is sent again no sooner than Daytona asked, and the start succeeds",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const [made, refused] = [created(s), faulted(s)]
+        s.faults.inject(CREATE, status(429, "ThrottlerException: Too Many Requests", 3))
+        const began = Date.now()
+        const { rt, release } = yield* buildRuntime(daytonaLayer(s))
+        assert.isAtLeast(Date.now() - began, 3000)
+        assert.deepStrictEqual([created(s) - made, faulted(s) - refused], [1, 1])
+        assert.strictEqual((yield* rt.runCommand("echo after-429")).content, "after-429")
+        yield* release
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
 
-  it.live("a 500, 502 and 503 are each waited out on providerRetry, and the start succeeds", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const [made, refused] = [created(s), faulted(s)]
-      s.faults.inject(CREATE, status(500, "Internal server error"))
-      s.faults.inject(CREATE, status(502, "Bad Gateway"))
-      s.faults.inject(CREATE, status(503, "Service Unavailable"))
-      const { rt, release } = yield* buildRuntime(daytonaLayer(s))
-      assert.deepStrictEqual([created(s) - made, faulted(s) - refused], [1, 3])
-      assert.strictEqual((yield* rt.runCommand("echo after-5xx")).content, "after-5xx")
-      yield* release
-      assertAllDeleted(s)
-    }), 120_000)
+  it.live(
+    "a 500, 502 and 503 are each waited out on providerRetry, and the start succeeds",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const [made, refused] = [created(s), faulted(s)]
+        s.faults.inject(CREATE, status(500, "Internal server error"))
+        s.faults.inject(CREATE, status(502, "Bad Gateway"))
+        s.faults.inject(CREATE, status(503, "Service Unavailable"))
+        const { rt, release } = yield* buildRuntime(daytonaLayer(s))
+        assert.deepStrictEqual([created(s) - made, faulted(s) - refused], [1, 3])
+        assert.strictEqual((yield* rt.runCommand("echo after-5xx")).content, "after-5xx")
+        yield* release
+        assertAllDeleted(s)
+      }),
+    120_000
+  )
 
-  it.live("a 503 outlasting providerRetry fails the start with Daytona's text, reason unavailable, nothing made", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const made = created(s)
-      s.faults.inject(CREATE, status(503, "Service Unavailable"), 2)
-      const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 }))
-      const error = (yield* startError(daytonaLayer(s, { providerRetry: quick }))) as RuntimeStartError
-      assert.strictEqual(
-        error.message,
-        "Daytona could not create a sandbox from snapshot effect-sandbox-runtime: Service Unavailable"
-      )
-      refusedWith(error, "unavailable", 503)
-      assert.strictEqual(created(s), made)
-      assertAllDeleted(s)
-    }), 60_000)
+  it.live(
+    "a 503 outlasting providerRetry fails the start with Daytona's text, reason unavailable, nothing made",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const made = created(s)
+        s.faults.inject(CREATE, status(503, "Service Unavailable"), 2)
+        const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 }))
+        const error = (yield* startError(daytonaLayer(s, { providerRetry: quick }))) as RuntimeStartError
+        assert.strictEqual(
+          error.message,
+          "Daytona could not create a sandbox from snapshot effect-sandbox-runtime: Service Unavailable"
+        )
+        refusedWith(error, "unavailable", 503)
+        assert.strictEqual(created(s), made)
+        assertAllDeleted(s)
+      }),
+    60_000
+  )
 
   it.live(
     "a slow create: the runtime waits for its answer without asking again; interrupted meanwhile, it deletes the sandbox once the answer comes",
@@ -94,9 +96,8 @@ describeDocker("DaytonaRuntime under injected faults (stand-in)", () => {
       Effect.gen(function*() {
         const s = standIn()
         const made = created(s)
-        let answer = () => {}
-        const held = new Promise<void>((resolve) => (answer = resolve))
-        s.faults.inject(CREATE, { kind: "hold", until: held })
+        const answer = gate()
+        s.faults.inject(CREATE, { kind: "hold", until: answer.promise })
         const refused = faulted(s)
         const starting = yield* Effect.scoped(buildRuntime(daytonaLayer(s, { sessionId: "dtn-fault-hold" }))).pipe(
           Effect.forkChild
@@ -106,10 +107,12 @@ describeDocker("DaytonaRuntime under injected faults (stand-in)", () => {
         )
         // Interrupted while Daytona has not answered: the interruption waits for the answer.
         const interrupting = yield* Fiber.interrupt(starting).pipe(Effect.forkChild)
-        answer()
+        answer.open()
         yield* Fiber.join(interrupting)
         assert.strictEqual(created(s) - made, 1)
-        const sandbox = [...s.sandboxes.byId.values()].find((x) => x.labels["effect-sandbox.session"] === "dtn-fault-hold")
+        const sandbox = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-fault-hold"
+        )
         assert.strictEqual(sandbox?.state, "destroyed")
         assertAllDeleted(s)
       }),

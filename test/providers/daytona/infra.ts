@@ -11,6 +11,23 @@ import { leftovers, type Snapshot } from "./sandboxes.ts"
 import { type DaytonaStandIn, startStandIn } from "./server.ts"
 import { snapshotImage } from "./snapshot.ts"
 
+/** Daytona's create as the SDK sends it, for the fault plan (test/providers/faults.ts). */
+export const CREATE = { method: "POST", path: /^\/api\/sandbox$/ }
+
+/** A promise settled when the test says (a held answer, a held state change), and what settles it. */
+export const gate = () => {
+  const settled: { open: () => void } = { open: () => undefined }
+  const promise = new Promise<void>((resolve) => (settled.open = resolve))
+  return { promise, open: () => settled.open() }
+}
+
+/** No sandbox of the stand-in is left undeleted. */
+export const assertAllDeleted = (standIn: DaytonaStandIn) =>
+  assert.deepStrictEqual(
+    [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
+    []
+  )
+
 /** Our snapshot's image as a snapshot of Daytona's default class, `container`, which Daytona does not pause. */
 export const CONTAINER_SNAPSHOT = "effect-sandbox-container"
 

@@ -9,7 +9,7 @@ import { Effect, Fiber, Schedule } from "effect"
 import { RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
-import { CONTAINER_SNAPSHOT, daytonaLayer, useStandIn } from "./infra.ts"
+import { CONTAINER_SNAPSHOT, CREATE, daytonaLayer, gate, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
 
 /** The stand-in's record of the session's sandbox. */
@@ -25,11 +25,11 @@ const until = (check: () => boolean) =>
 
 /** A hold on every state change the stand-in starts from now, and its release. */
 const holdStateChanges = (standIn: DaytonaStandIn) => {
-  let resolve = () => {}
-  standIn.sandboxes.hold = new Promise<void>((settle) => (resolve = settle))
+  const held = gate()
+  standIn.sandboxes.hold = held.promise
   return () => {
     standIn.sandboxes.hold = undefined
-    resolve()
+    held.open()
   }
 }
 
@@ -79,24 +79,66 @@ describeDocker("DaytonaRuntime and Daytona's rules (stand-in)", () => {
     120_000
   )
 
-  it.live("an attach while the list lags finds the session's sandbox by its name: no second sandbox", () =>
-    Effect.gen(function*() {
-      const s = standIn()
-      const caughtUp = s.sandboxes.lagList()
-      yield* Effect.gen(function*() {
-        const first = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-lag", sandbox: keep }))
-        yield* first.rt.runCommand("echo first > /workspace/who.txt")
-        yield* first.release
-        // The list does not show it yet, as Daytona's may not right after a create.
-        assert.deepStrictEqual(s.sandboxes.list({ "effect-sandbox.session": "dtn-lag" }), [])
+  it.live(
+    "an attach while the list lags finds the session's sandbox by its name: no second sandbox",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const caughtUp = s.sandboxes.lagList()
+        yield* Effect.gen(function*() {
+          const first = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-lag", sandbox: keep }))
+          yield* first.rt.runCommand("echo first > /workspace/who.txt")
+          yield* first.release
+          // The list does not show it yet, as Daytona's may not right after a create.
+          assert.deepStrictEqual(s.sandboxes.list({ "effect-sandbox.session": "dtn-lag" }), [])
+          const before = creates(s)
+          const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-lag" }))
+          assert.strictEqual(creates(s), before)
+          assert.strictEqual((yield* second.rt.runCommand("cat /workspace/who.txt")).content, "first")
+          yield* second.release
+          assert.strictEqual(sandboxOf(s, "dtn-lag").state, "destroyed")
+        }).pipe(Effect.ensuring(Effect.sync(caughtUp)))
+      }),
+    120_000
+  )
+
+  it.live(
+    "two runtimes starting one session at once make one sandbox: the second create is refused as a conflict",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
         const before = creates(s)
-        const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-lag" }))
-        assert.strictEqual(creates(s), before)
-        assert.strictEqual((yield* second.rt.runCommand("cat /workspace/who.txt")).content, "first")
-        yield* second.release
-        assert.strictEqual(sandboxOf(s, "dtn-lag").state, "destroyed")
-      }).pipe(Effect.ensuring(Effect.sync(caughtUp)))
-    }), 120_000)
+        // Both creates held until both were sent: each runtime looked for the session's sandbox and found none.
+        const both = gate()
+        s.faults.inject(CREATE, { kind: "hold", until: both.promise }, 2)
+        const held = () => s.faults.hits.filter((hit) => hit.fault === "hold").length
+        const heldBefore = held()
+        const racing = yield* Effect.all(
+          [
+            Effect.result(buildRuntime(daytonaLayer(s, { sessionId: "dtn-race" }))),
+            Effect.result(buildRuntime(daytonaLayer(s, { sessionId: "dtn-race" })))
+          ],
+          { concurrency: 2 }
+        ).pipe(Effect.forkChild)
+        yield* until(() => held() - heldBefore === 2).pipe(Effect.ensuring(Effect.sync(both.open)))
+        const [one, other] = yield* Fiber.join(racing)
+        const started = [one, other].filter((result) => result._tag === "Success")
+        const refused = [one, other].flatMap((result) => result._tag === "Failure" ? [result.failure] : [])
+        assert.deepStrictEqual([started.length, refused.length], [1, 1])
+        const error = refused[0] as RuntimeStartError
+        assert.strictEqual(error.provider?.reason, "conflict")
+        assert.match(
+          error.message,
+          /^Daytona could not create a sandbox from snapshot effect-sandbox-runtime: Sandbox with name effect-sandbox-[0-9a-f]{24} already exists \(another runtime made this session's sandbox at the same time: attach to it instead\)$/
+        )
+        assert.strictEqual(creates(s) - before, 2)
+        const sessions = [...s.sandboxes.byId.values()].filter((x) => x.labels["effect-sandbox.session"] === "dtn-race")
+        assert.strictEqual(sessions.length, 1)
+        // The winner's sandbox, left alone by the loser.
+        assert.strictEqual(sessions[0]!.state, "started")
+      }),
+    120_000
+  )
 
   it.live(
     "a create still pulling its snapshot is waited for as long as aliveTimeout, not the SDK's 60 s, then deleted once Daytona lets it",
@@ -111,7 +153,7 @@ describeDocker("DaytonaRuntime and Daytona's rules (stand-in)", () => {
         )
         const error = (yield* startError(
           daytonaLayer(s, { sessionId: "dtn-pull", aliveTimeout: "3 seconds" })
-        )) as RuntimeStartError
+        ).pipe(Effect.ensuring(Effect.sync(release)))) as RuntimeStartError
         yield* Fiber.join(letGo)
         assert.instanceOf(error, RuntimeStartError)
         assert.strictEqual(
@@ -141,7 +183,9 @@ describeDocker("DaytonaRuntime and Daytona's rules (stand-in)", () => {
           Effect.andThen(Effect.sync(release)),
           Effect.forkChild
         )
-        const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-stopping" }))
+        const second = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-stopping" })).pipe(
+          Effect.ensuring(Effect.sync(release))
+        )
         yield* Fiber.join(letGo)
         yield* Effect.promise(() => stopped)
         assertRefusedOnly(s, sandbox.id, "start")

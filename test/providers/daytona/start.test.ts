@@ -19,12 +19,9 @@ import {
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
-import { daytonaLayer, useStandIn } from "./infra.ts"
+import { assertAllDeleted, CREATE, daytonaLayer, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
 import { dyingServerImage, stockNodeImage } from "./snapshot.ts"
-
-/** Daytona's create (the fault plan matches the path as the SDK sends it). */
-const CREATE = { method: "POST", path: /^\/api\/sandbox$/ }
 
 const creates = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox")
@@ -43,13 +40,6 @@ const assertRefused = (error: RuntimeStartError | InvalidOptionsError, reason: P
   const provider = (error as RuntimeStartError).provider!
   assert.deepStrictEqual([provider.provider, provider.reason, provider.status], ["Daytona", reason, status])
 }
-
-/** No sandbox of the stand-in is left undeleted. */
-const assertAllDeleted = (standIn: DaytonaStandIn) =>
-  assert.deepStrictEqual(
-    [...standIn.sandboxes.byId.values()].filter((s) => s.state !== "destroyed").map((s) => s.id),
-    []
-  )
 
 describeDocker("DaytonaRuntime start (stand-in)", () => {
   const standIn = useStandIn(async () => ({
