@@ -80,6 +80,44 @@ describeDocker("DaytonaRuntime and Daytona's rules (stand-in)", () => {
   )
 
   it.live(
+    "a session's commands run in its one shell, as Daytona's daemon runs them: state carries over, and an exec leaves no exit code",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const made = yield* Effect.promise(() =>
+          s.sandboxes.create({ snapshot: CONTAINER_SNAPSHOT, user: "openhands", name: "dtn-session-shell" })
+        )
+        const { process } = yield* Effect.promise(() =>
+          new Daytona({ apiKey: s.apiKey, apiUrl: s.apiUrl }).get(made.id)
+        )
+        const run = (session: string, command: string) =>
+          Effect.promise(() =>
+            process.executeSessionCommand(session, { command }).then(
+              (ran) => [ran.exitCode, ran.stdout, ran.stderr],
+              (error: Error) => [error.message]
+            )
+          )
+        yield* Effect.promise(() => process.createSession("one"))
+        assert.deepStrictEqual(yield* run("one", "cd /tmp && export KEPT=yes; echo oops >&2"), [0, "", "oops\n"])
+        assert.deepStrictEqual(yield* run("one", "pwd; echo $KEPT"), [0, "/tmp\nyes\n", ""])
+        // An `exec` replaces the session's shell: the command's output is logged, its exit code never.
+        yield* Effect.promise(() => process.createSession("two"))
+        const { cmdId } = yield* Effect.promise(() =>
+          process.executeSessionCommand("two", { command: "exec sh -c 'echo replaced; exit 3'", runAsync: true })
+        )
+        const logs = yield* Effect.promise(() => process.getSessionCommandLogs("two", cmdId!)).pipe(
+          Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: (got) => got.stdout === "replaced\n" })
+        )
+        assert.strictEqual(logs.output, "\x01\x01\x01replaced\n")
+        // Nothing is left to run the next command, which ends with the shell.
+        assert.deepStrictEqual(yield* run("two", "echo never"), ["session cancelled"])
+        const replaced = yield* Effect.promise(() => process.getSessionCommand("two", cmdId!))
+        assert.isUndefined(replaced.exitCode)
+        yield* Effect.promise(() => s.sandboxes.destroy(made))
+      }),
+    60_000
+  )
+  it.live(
     "an attach while the list lags finds the session's sandbox by its name: no second sandbox",
     () =>
       Effect.gen(function*() {
