@@ -4,7 +4,7 @@
  * 1000), a stock template with the base image alone (no payload, no Node), and E2BRuntime options
  * pointing the real SDK at a stand-in through its own connection options.
  */
-import { afterAll, assert, beforeAll } from "@effect/vitest"
+import { afterAll, afterEach, assert, beforeAll } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
@@ -72,13 +72,15 @@ export const sdkOptions = (standin: Standin) => ({ apiKey: API_KEY, apiUrl: stan
 
 /**
  * A stand-in for the tests of one `describe`: started before them (the runtime image built first,
- * a minute on a busy machine), closed after them, with none of its sandboxes' containers left.
+ * a minute on a busy machine), its faults dropped after each (a failed case leaves none to the
+ * next), closed after them, with none of its sandboxes' containers left.
  */
 export const suiteStandin = (options: Partial<StandinOptions> = {}): () => Standin => {
   let standin: Standin | undefined
   beforeAll(async () => {
     standin = await startStandin({ apiKey: API_KEY, templates: templates(await runtimeImage()), ...options })
   }, 300_000)
+  afterEach(() => standin?.faults.clear())
   afterAll(async () => {
     const left = await standin!.containers()
     await standin!.close()
