@@ -190,14 +190,19 @@ describeDocker("E2BRuntime (stand-in)", () => {
   )
 
   it.live(
-    "pause freezes the sandbox (docker pause) and resume brings back its shell, memory included",
+    "pause freezes the sandbox (docker pause) and cuts its connections; resume brings back its shell, memory included",
     () =>
       Effect.gen(function*() {
         yield* inSandbox(standinOf(), {}, (rt) =>
           Effect.gen(function*() {
             yield* rt.runCommand("export KEPT_IN_MEMORY=yes")
+            const cutBefore = standinOf().cuts.length
             yield* rt.pause
             const sandbox = [...standinOf().sandboxes.values()].at(-1)!
+            // E2B snapshots the VM: every connection into it is cut, the runtime's pooled one to the
+            // server's port too, and the runtime connects anew after the resume.
+            const cut = standinOf().cuts.slice(cutBefore).filter((c) => c.sandbox === sandbox.sandboxID)
+            assert.include(cut.map((c) => c.kind), "traffic")
             assert.strictEqual(sandbox.state, "paused")
             const inspected = yield* Effect.promise(() => docker.getContainer(sandbox.container).inspect())
             assert.strictEqual(inspected.State.Paused, true)
