@@ -125,35 +125,65 @@ describeDocker("E2BRuntime under injected faults (stand-in)", () => {
     120_000
   )
 
+  /** The next create held until `answer`; `reached` waits until the stand-in holds it. */
+  const holdCreate = Effect.gen(function*() {
+    const before = standinOf().faults.hits.length
+    const answer = yield* Deferred.make<void>()
+    standinOf().faults.inject(CREATE, { kind: "hold", until: Effect.runPromise(Deferred.await(answer)) })
+    return {
+      reached: Effect.sleep("50 millis").pipe(Effect.repeat({ until: () => standinOf().faults.hits.length > before })),
+      answer: Deferred.succeed(answer, undefined)
+    }
+  })
+
   it.live(
     "a slow create is waited for; interrupted while E2B holds it, the sandbox is killed once it answers",
     () =>
       Effect.gen(function*() {
-        const before = standinOf().faults.hits.length
-        const answer = yield* Deferred.make<void>()
-        standinOf().faults.inject(CREATE, { kind: "hold", until: Effect.runPromise(Deferred.await(answer)) })
+        const held = yield* holdCreate
         // Held: the start waits (no deadline of ours but the SDK's request time-out, 60 s).
         const starting = yield* buildRuntime(E2BRuntime.layer(standinOptions(standinOf()))).pipe(
           Effect.flatMap(({ release }) => release),
           Effect.scoped,
           Effect.forkChild
         )
-        yield* Effect.sleep("50 millis").pipe(Effect.repeat({ until: () => standinOf().faults.hits.length > before }))
+        yield* held.reached
         const interrupted = yield* Fiber.interrupt(starting).pipe(Effect.forkChild)
-        yield* Deferred.succeed(answer, undefined)
+        yield* held.answer
         yield* Fiber.join(interrupted)
         // The create completed on E2B's side, and the interrupted start killed what it made.
         assert.deepStrictEqual(yield* Effect.promise(() => standinOf().containers()), [])
         assert.deepStrictEqual([...standinOf().sandboxes.keys()], [])
         // Held and let go: the start just takes longer.
-        const later = yield* Deferred.make<void>()
-        standinOf().faults.inject(CREATE, { kind: "hold", until: Effect.runPromise(Deferred.await(later)) })
+        const later = yield* holdCreate
         const slow = yield* startsAnyway({}).pipe(Effect.forkChild)
-        yield* Effect.sleep("50 millis").pipe(
-          Effect.repeat({ until: () => standinOf().faults.hits.length > before + 1 })
-        )
-        yield* Deferred.succeed(later, undefined)
+        yield* later.reached
+        yield* later.answer
         yield* Fiber.join(slow)
+      }),
+    120_000
+  )
+
+  it.live(
+    "a create slower than requestTimeoutMs fails the start; what E2B makes after it ends at its idle timeout",
+    () =>
+      Effect.gen(function*() {
+        const held = yield* holdCreate
+        const failing = yield* refused(
+          { requestTimeoutMs: 1_000, idleTimeout: "3 seconds" },
+          "E2B could not create a sandbox from template effect-sandbox-runtime: The operation was aborted due to timeout",
+          "timeout"
+        ).pipe(Effect.forkChild)
+        yield* held.reached
+        yield* Fiber.join(failing)
+        // E2B finishes the create nobody waits for: nobody renews it, and its time-out ends it.
+        yield* held.answer
+        yield* Effect.sleep("100 millis").pipe(Effect.repeat({ until: () => standinOf().sandboxes.size > 0 }))
+        const left = Effect.promise(() => standinOf().containers())
+        yield* Effect.sleep("200 millis").pipe(
+          Effect.andThen(left),
+          Effect.repeat({ until: (ids) => ids.length === 0 })
+        )
       }),
     120_000
   )
