@@ -125,13 +125,18 @@ describeDocker("E2BRuntime under injected faults (stand-in)", () => {
     120_000
   )
 
-  /** The next create held until `answer`; `reached` waits until the stand-in holds it. */
+  /**
+   * The next create held until `answer`; `reached` waits until the stand-in holds it (`wasReached`
+   * says whether it has).
+   */
   const holdCreate = Effect.gen(function*() {
     const before = standinOf().faults.hits.length
     const answer = yield* Deferred.make<void>()
     standinOf().faults.inject(CREATE, { kind: "hold", until: Effect.runPromise(Deferred.await(answer)) })
+    const wasReached = () => standinOf().faults.hits.length > before
     return {
-      reached: Effect.sleep("50 millis").pipe(Effect.repeat({ until: () => standinOf().faults.hits.length > before })),
+      wasReached,
+      reached: Effect.sleep("50 millis").pipe(Effect.repeat({ until: wasReached })),
       answer: Deferred.succeed(answer, undefined)
     }
   })
@@ -169,16 +174,17 @@ describeDocker("E2BRuntime under injected faults (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const held = yield* holdCreate
-        const failing = yield* refused(
-          { requestTimeoutMs: 1_000, idleTimeout: "3 seconds" },
+        yield* refused(
+          { requestTimeoutMs: 2_000, idleTimeout: "3 seconds" },
           "E2B could not create a sandbox from template effect-sandbox-runtime: The operation was aborted due to timeout",
           "timeout"
-        ).pipe(Effect.forkChild)
-        yield* held.reached
-        yield* Fiber.join(failing)
-        // E2B finishes the create nobody waits for: nobody renews it, and its time-out ends it.
+        )
         yield* held.answer
-        yield* Effect.sleep("100 millis").pipe(Effect.repeat({ until: () => standinOf().sandboxes.size > 0 }))
+        // E2B finishes a create it took (on a loaded machine the request may not have reached it in
+        // the 2 s): nobody renews that sandbox, and its time-out ends it.
+        if (held.wasReached()) {
+          yield* Effect.sleep("100 millis").pipe(Effect.repeat({ until: () => standinOf().sandboxes.size > 0 }))
+        }
         const left = Effect.promise(() => standinOf().containers())
         yield* Effect.sleep("200 millis").pipe(
           Effect.andThen(left),

@@ -1,7 +1,7 @@
 /**
  * The rules E2B enforces that a runtime meets only once it runs long or pauses, through
- * E2BRuntime against stand-ins that keep them (sandboxes.ts): a life capped from the start (6 s
- * on one of them instead of an hour), a pause refused with 409 while the sandbox is in a transition (which the
+ * E2BRuntime against stand-ins that keep them (sandboxes.ts): a life capped from the start (20 s
+ * on one of them instead of an hour: longer than a start on a loaded machine), a pause refused with 409 while the sandbox is in a transition (which the
  * SDK reads as "already paused"). A pause that cuts every connection into the sandbox is in
  * runtime.test.ts's pause case.
  */
@@ -27,7 +27,7 @@ const patient = Schedule.spaced("100 millis").pipe(Schedule.upTo({ times: 300 })
 
 describeDocker("E2B's rules, kept by the stand-in", () => {
   const standinOf = suiteStandin()
-  const cappedOf = suiteStandin({ maxLengthSeconds: 6 })
+  const cappedOf = suiteStandin({ maxLengthSeconds: 20 })
 
   it.live(
     "a sandbox ends at its lifetime: renewals ask only what is left, and the disconnect names the cap",
@@ -35,14 +35,14 @@ describeDocker("E2B's rules, kept by the stand-in", () => {
       Effect.gen(function*() {
         const standin = cappedOf()
         const { rt, release } = yield* buildRuntime(
-          E2BRuntime.layer(standinOptions(standin, { lifetime: "6 seconds", idleTimeout: "3 seconds" }))
+          E2BRuntime.layer(standinOptions(standin, { lifetime: "20 seconds", idleTimeout: "3 seconds" }))
         )
         const { sandboxID } = lastSandbox(standin)
         yield* expectDisconnected(
           rt,
-          `E2B ended sandbox ${sandboxID} at its lifetime of 6s (E2B caps a sandbox's life from its start or resume ` +
+          `E2B ended sandbox ${sandboxID} at its lifetime of 20s (E2B caps a sandbox's life from its start or resume ` +
             "at the team plan's: 1 hour Hobby, 24 hours Pro; option lifetime)",
-          "30 seconds"
+          "60 seconds"
         )
         const renewals = standin.calls
           .filter((call) => call.path === `/sandboxes/${sandboxID}/timeout`)

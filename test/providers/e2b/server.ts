@@ -162,8 +162,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     proxyTo(request, response, target, () => apiError(response, 502, "The sandbox is running but port is not open"))
   }
 
-  const api = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
-    const raw = await readBody(request)
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) => {
     const body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"))
     calls.push({ method: request.method ?? "", path: url.pathname + url.search, body })
     if (request.headers["x-api-key"] !== options.apiKey) return apiError(response, 401, INVALID_KEY)
@@ -194,13 +193,18 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     apiError(response, 404, `${request.method} ${url.pathname} is not served by the stand-in`)
   }
 
-  /** A queued fault first (E2B's error body for a status), then the API or envd. */
+  /**
+   * A queued fault first (E2B's error body for a status), then the API or envd. An API request is
+   * read whole before its fault: a create held past its client's patience is still made, as a
+   * service that took the request finishes it.
+   */
   const served = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const raw = request.headers["e2b-sandbox-id"] === undefined ? await readBody(request) : undefined
     const fault = faults.take(request.method ?? "GET", url.pathname)
     if (fault !== undefined && await applyHttpFault(fault, request, response, (code, message) => ({ code, message }))) {
       return
     }
-    return request.headers["e2b-sandbox-id"] !== undefined ? envd(request, response, url) : api(request, response, url)
+    return raw === undefined ? envd(request, response, url) : api(request, response, url, raw)
   }
 
   const server = createServer((request, response) => {
