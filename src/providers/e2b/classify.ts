@@ -1,7 +1,8 @@
 /**
  * What a failed `e2b` SDK call means (services/Driver.ts `Classified`): the SDK names its errors by
  * class (read structurally, so its types stay out of ours) and puts E2B's HTTP status in the text
- * of the others ("409: ...", "503: no capacity ...").
+ * of the others ("409: ...", "500: ..."). Its classes drop the answer's headers, so no
+ * `Retry-After` reaches us (the SDK waits out a 429's itself: driver.ts).
  */
 import type { ProviderReason } from "../../schema/errors.ts"
 import { reasonOfStatus } from "../../schema/httpReason.ts"
@@ -10,6 +11,8 @@ import type { Classified } from "../../services/Driver.ts"
 const BY_NAME: Readonly<Record<string, ProviderReason>> = {
   AuthenticationError: "unauthorized",
   RateLimitError: "rate-limited",
+  // Every 503: "Failed to place sandbox: not enough capacity ..., please retry shortly".
+  ServiceBusyError: "unavailable",
   NotFoundError: "not-found",
   SandboxNotFoundError: "not-found",
   TemplateError: "image-missing",

@@ -1,11 +1,13 @@
 /**
  * The E2B driver (services/Driver.ts): a sandbox is made from a template with a server-side
- * time-out the owner renews, the action server started through the SDK's commands with its key
- * written as a file it reads and removes (server/sessionKey.ts), E2B's port exposure for every
- * port, and pause with memory. E2B's metadata holds the owner tags.
+ * time-out the owner renews within E2B's cap on its life (lifetime.ts), the action server started
+ * through the SDK's commands with its key written as a file it reads and removes
+ * (server/sessionKey.ts), E2B's port exposure for every port, and pause with memory, checked
+ * (E2B's 409 to a pause in a transition reads as "already paused" in the SDK). E2B's metadata
+ * holds the owner tags.
  */
 import type { Sandbox } from "e2b"
-import { Duration, Effect, Redacted } from "effect"
+import { Clock, Duration, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
@@ -16,35 +18,60 @@ import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
+import {
+  cappedMessage,
+  endingMessage,
+  isMaxLengthExceeded,
+  type Life,
+  newLife,
+  pastCap,
+  PLAN_LIFETIME,
+  renewalMillis
+} from "./lifetime.ts"
 import type { E2BRuntimeOptions } from "./options.ts"
 
 const DEFAULT_TEMPLATE = "effect-sandbox-runtime"
 
 /**
- * One E2B sandbox: its id, and the SDK's object for it once connected (a listed sandbox is not:
- * connecting a paused one would resume it, which the reaper must not do).
+ * How often the SDK itself waits out a 429 that carries `Retry-After` (it alone sees the header;
+ * it gives up on a wait past its request time-out): the rest (a 429 without one, 5xx, a state
+ * change in progress) is the hosted runtime's `providerRetry`.
+ */
+const SDK_RATE_LIMIT_RETRIES = 3
+
+/**
+ * One E2B sandbox: its id, the SDK's object for it once connected (a listed sandbox is not:
+ * connecting a paused one would resume it, which the reaper must not do), and its life against
+ * E2B's cap.
  */
 export interface E2BBox {
   readonly id: string
   instance: Sandbox | undefined
+  readonly life: Life
 }
 
 /** The SDK module, or a start error saying to install it. */
 const loadSdk = loadOptionalPeer("E2BRuntime", "e2b", "e2b", () => import("e2b"))
 
+/** A duration option in milliseconds, at least 3 s: the time-out is renewed every third of it. */
+const atLeastThreeSeconds = (name: string, input: Duration.Input) => {
+  const millis = Duration.toMillis(Duration.fromInputUnsafe(input))
+  return millis >= 3_000 ? Effect.succeed(millis) : Effect.fail(
+    new InvalidOptionsError({
+      message: `E2BRuntime options: ${name} must be at least 3 seconds (the timeout is renewed every third of it).`
+    })
+  )
+}
+
 const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOptions, call: ProviderCall) {
   yield* unsupported(
     "E2BRuntime",
     options,
-    ["cpus", "memoryMiB", "lifetime"],
-    "an E2B sandbox is sized and capped by its template and plan"
+    ["cpus", "memoryMiB"],
+    "an E2B sandbox is sized by its template"
   )
-  const idle = Duration.fromInputUnsafe(options.idleTimeout ?? "10 minutes")
-  if (Duration.toMillis(idle) < 3_000) {
-    return yield* new InvalidOptionsError({
-      message: "E2BRuntime options: idleTimeout must be at least 3 seconds (it is renewed every third of it)."
-    })
-  }
+  const idleMs = yield* atLeastThreeSeconds("idleTimeout", options.idleTimeout ?? "10 minutes")
+  const lifetimeMs = yield* atLeastThreeSeconds("lifetime", options.lifetime ?? PLAN_LIFETIME)
   const apiKey = yield* credential(
     "E2BRuntime",
     options.apiKey,
@@ -53,13 +80,13 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     "an E2B team API key, e2b_..."
   )
   const { Sandbox } = yield* loadSdk
-  const timeoutMs = Duration.toMillis(idle)
+  // Never asked longer than the life: E2B refuses a create or connect beyond its cap.
+  const timeoutMs = Math.min(idleMs, lifetimeMs)
   const template = options.template ?? DEFAULT_TEMPLATE
   const hostUrl = options.hostUrl ?? ((host: string) => `https://${host}`)
-  // The SDK's own 429 retry is off: the hosted runtime's schedule is the only one.
   const sdk = {
     apiKey: Redacted.value(apiKey),
-    retries: 0,
+    retries: SDK_RATE_LIMIT_RETRIES,
     ...(options.domain === undefined ? {} : { domain: options.domain }),
     ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
     ...(options.sandboxUrl === undefined ? {} : { sandboxUrl: options.sandboxUrl }),
@@ -70,6 +97,50 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       `connect to sandbox ${box.id}`,
       () => Sandbox.connect(box.id, { ...sdk, timeoutMs })
     ).pipe(Effect.tap((instance) => Effect.sync(() => box.instance = instance)))
+
+  /** A new life at this process's clock: a create, or a resume (E2B starts the VM anew). */
+  const lifeFromNow = Effect.map(Clock.currentTimeMillis, newLife)
+
+  /**
+   * The time-out renewed within the cap: a renewal that cannot reach `timeoutMs` says when the
+   * sandbox ends (once), and at the cap (or E2B's 400 saying it is past) renewals stop.
+   */
+  const renew = Effect.fn("E2BRuntime.renew")(function*(box: E2BBox) {
+    if (box.life.capped || box.life.gone) return
+    const now = yield* Clock.currentTimeMillis
+    const renewal = renewalMillis(box.life, now, lifetimeMs, timeoutMs)
+    if (renewal === 0) {
+      box.life.capped = true
+      return
+    }
+    if (renewal < timeoutMs && !box.life.announced) {
+      box.life.announced = true
+      yield* Effect.logWarning(endingMessage(box.id, renewal, lifetimeMs))
+    }
+    yield* call(`renew the timeout of sandbox ${box.id}`, () => Sandbox.setTimeout(box.id, renewal, sdk)).pipe(
+      Effect.catchIf(isMaxLengthExceeded, (error) =>
+        Effect.sync(() => {
+          box.life.capped = true
+        }).pipe(Effect.andThen(Effect.logWarning(error.message)))),
+      Effect.catchIf((error) => error.reason === "not-found", () =>
+        Effect.sync(() => {
+          box.life.gone = true
+        }))
+    )
+  })
+
+  /**
+   * Paused, as E2B sees it afterwards: the SDK reads every 409 as "already paused", and E2B answers
+   * 409 to a pause while the sandbox is in a transition too (being snapshotted: still running).
+   * Then the pause is refused as a transition ("409: ..."), which `providerRetry` waits out.
+   */
+  const pauseChecked = async (box: E2BBox) => {
+    if (await Sandbox.pause(box.id, { ...sdk, keepMemory: true })) return
+    const info = await Sandbox.getInfo(box.id, sdk)
+    if (info.state !== "paused") {
+      throw new Error(`409: sandbox ${box.id} is still ${info.state}: a state change is in progress`)
+    }
+  }
 
   /** The server started in the background, the key first written as a file the server reads and removes. */
   const launch = Effect.fn("E2BRuntime.launch")(function*(box: E2BBox, spec: SandboxSpec) {
@@ -139,7 +210,12 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
         `create a sandbox from template ${template}`,
         () => Sandbox.create(template, { ...sdk, timeoutMs, metadata: { ...spec.tags } })
       ).pipe(
-        Effect.map((instance) => ({ sandbox: { id: instance.sandboxId, instance }, id: instance.sandboxId }))
+        Effect.flatMap((instance) =>
+          Effect.map(lifeFromNow, (life) => ({
+            sandbox: { id: instance.sandboxId, instance, life },
+            id: instance.sandboxId
+          }))
+        )
       ),
     launch,
     destroy: (box) => call(`kill sandbox ${box.id}`, () => Sandbox.kill(box.id, sdk)).pipe(Effect.asVoid),
@@ -149,7 +225,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       while (paginator.hasNext) {
         for (const listed of yield* call("list sandboxes", () => paginator.nextItems())) {
           found.push({
-            sandbox: { id: listed.sandboxId, instance: undefined },
+            sandbox: { id: listed.sandboxId, instance: undefined, life: newLife(listed.startedAt.getTime()) },
             id: listed.sandboxId,
             tags: listed.metadata,
             state: listed.state === "paused" ? "paused" as const : "running" as const
@@ -164,26 +240,29 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
         Effect.catchIf(
           (error) => error.reason === "not-found",
           () =>
-            Effect.succeed({
+            Effect.map(Clock.currentTimeMillis, (now) => ({
               _tag: "gone" as const,
-              why: `E2B no longer has sandbox ${box.id} (killed, or its timeout ran out)`
-            })
+              why: pastCap(box.life, now, lifetimeMs)
+                ? cappedMessage(box.id, lifetimeMs)
+                : `E2B no longer has sandbox ${box.id} (killed, or its timeout ran out)`
+            }))
         )
       ),
     endpoint: (box, port) => Effect.map(connected(box), (sandbox) => ({ url: hostUrl(sandbox.getHost(port)) })),
     // E2B kills the sandbox when its time-out runs out; E2B stops the clock while paused.
-    keepAlive: {
-      every: Duration.divideUnsafe(idle, 3),
-      touch: (box) => call(`renew the timeout of sandbox ${box.id}`, () => Sandbox.setTimeout(box.id, timeoutMs, sdk))
-    },
+    keepAlive: { every: Duration.millis(timeoutMs / 3), touch: renew },
     pause: {
       keepsMemory: true,
-      pause: (box) =>
-        call(`pause sandbox ${box.id}`, () => Sandbox.pause(box.id, { ...sdk, keepMemory: true })).pipe(Effect.asVoid),
+      pause: (box) => call(`pause sandbox ${box.id}`, () => pauseChecked(box)),
+      // A resume starts the sandbox's life anew.
       resume: (box) =>
         call(`resume sandbox ${box.id}`, () => Sandbox.connect(box.id, { ...sdk, timeoutMs })).pipe(
-          Effect.tap((instance) => Effect.sync(() => box.instance = instance)),
-          Effect.asVoid
+          Effect.flatMap((instance) =>
+            Effect.map(lifeFromNow, (life) => {
+              box.instance = instance
+              Object.assign(box.life, life)
+            })
+          )
         )
     }
   } satisfies Driver<E2BBox>

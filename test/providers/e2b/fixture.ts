@@ -4,12 +4,15 @@
  * 1000), a stock template with the base image alone (no payload, no Node), and E2BRuntime options
  * pointing the real SDK at a stand-in through its own connection options.
  */
-import { Redacted } from "effect"
+import { afterAll, afterEach, assert, beforeAll } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
-import type { E2BRuntimeOptions } from "../../../src/e2b.ts"
+import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
+import type { RuntimeShape } from "../../../src/index.ts"
+import { buildRuntime } from "../../docker/helpers.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { runtimeImageFor } from "../runtimeImages.ts"
-import type { Standin, StandinOptions } from "./server.ts"
+import { type Standin, type StandinOptions, startStandin } from "./server.ts"
 
 export const API_KEY = "e2b_standin_test_key"
 
@@ -46,3 +49,42 @@ export const standinOptions = (standin: Standin, options: E2BRuntimeOptions = {}
   hostUrl: standin.hostUrl,
   ...options
 })
+
+/** Run `use` on a runtime in a fresh sandbox of `on`, then release it: no container of `on` may remain. */
+export const inSandbox = <A, E>(
+  on: Standin,
+  options: E2BRuntimeOptions,
+  use: (rt: RuntimeShape) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(on, options)))
+    const result = yield* use(rt)
+    yield* release
+    assert.deepStrictEqual(yield* Effect.promise(() => on.containers()), [])
+    return result
+  })
+
+/**
+ * The SDK's connection options for `standin`, as another client of the account would use them (its
+ * URL options are internal in its types, hence not a literal at the call).
+ */
+export const sdkOptions = (standin: Standin) => ({ apiKey: API_KEY, apiUrl: standin.url, sandboxUrl: standin.url })
+
+/**
+ * A stand-in for the tests of one `describe`: started before them (the runtime image built first,
+ * a minute on a busy machine), its faults dropped after each (a failed case leaves none to the
+ * next), closed after them, with none of its sandboxes' containers left.
+ */
+export const suiteStandin = (options: Partial<StandinOptions> = {}): () => Standin => {
+  let standin: Standin | undefined
+  beforeAll(async () => {
+    standin = await startStandin({ apiKey: API_KEY, templates: templates(await runtimeImage()), ...options })
+  }, 300_000)
+  afterEach(() => standin?.faults.clear())
+  afterAll(async () => {
+    const left = await standin!.containers()
+    await standin!.close()
+    assert.deepStrictEqual(left, [])
+  })
+  return () => standin!
+}

@@ -1,67 +1,43 @@
 /**
  * E2BRuntime through the real `e2b` SDK against the stand-in: start failures with their messages
- * (bad key, missing template, a template without the payload or Node, rate limits), what the SDK
+ * (bad key, missing template, a template without the payload or Node), what the SDK
  * sent on create (timeout, metadata), the timeout renewed while the owner lives, pause/resume
  * keeping memory, attach by session id, the reaper, and nothing left behind.
  */
-import { afterAll, assert, beforeAll, it } from "@effect/vitest"
+import { assert, it } from "@effect/vitest"
 import { Sandbox } from "e2b"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
-import { E2BRuntime, type E2BRuntimeOptions } from "../../../src/e2b.ts"
-import { CmdRunAction, type RuntimeShape, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
+import { E2BRuntime } from "../../../src/e2b.ts"
+import { CmdRunAction, RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { docker } from "./docker.ts"
-import { API_KEY, runtimeImage, standinOptions, templates } from "./fixture.ts"
-import { type Standin, startStandin } from "./server.ts"
+import { API_KEY, inSandbox, standinOptions, suiteStandin } from "./fixture.ts"
+import type { Standin } from "./server.ts"
 
 /** The create calls a stand-in received. */
 const creates = (s: Standin) => s.calls.filter((c) => c.method === "POST" && c.path === "/v2/sandboxes")
 
-/** Run `use` on a runtime in a fresh sandbox of `on`, then release it: no container of `on` may remain. */
-const inSandbox = <A, E>(on: Standin, options: E2BRuntimeOptions, use: (rt: RuntimeShape) => Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
-    const { rt, release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(on, options)))
-    const result = yield* use(rt)
-    yield* release
-    assert.deepStrictEqual(yield* Effect.promise(() => on.containers()), [])
-    return result
-  })
-
 describeDocker("E2BRuntime (stand-in)", () => {
-  let standin: Standin
-  let limited: Standin
-  beforeAll(async () => {
-    const image = await runtimeImage()
-    standin = await startStandin({ apiKey: API_KEY, templates: templates(image) })
-    limited = await startStandin({
-      apiKey: API_KEY,
-      templates: templates(image),
-      refuseCreate: { status: 429, message: "Rate limit exceeded for sandbox creation", times: 2 }
-    })
-  }, 300_000)
-  afterAll(async () => {
-    const left = [...await standin.containers(), ...await limited.containers()]
-    await standin.close()
-    await limited.close()
-    assert.deepStrictEqual(left, [])
-  })
+  const standinOf = suiteStandin()
 
   /** The start's RuntimeStartError message, once the stand-in holds no sandbox. */
   const refusal = (layer: Parameters<typeof startError>[0]) =>
     Effect.gen(function*() {
       const error = yield* startError(layer)
       assert.instanceOf(error, RuntimeStartError)
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      assert.deepStrictEqual(yield* Effect.promise(() => standinOf().containers()), [])
       return (error as RuntimeStartError).message
     })
 
   it.live("a bad API key is E2B's 401 text", () =>
     Effect.gen(function*() {
-      const message = yield* refusal(E2BRuntime.layer(standinOptions(standin, { apiKey: Redacted.make("e2b_wrong") })))
+      const message = yield* refusal(
+        E2BRuntime.layer(standinOptions(standinOf(), { apiKey: Redacted.make("e2b_wrong") }))
+      )
       assert.strictEqual(
         message,
         "E2B could not create a sandbox from template effect-sandbox-runtime: Unauthorized, please check your " +
@@ -71,7 +47,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
 
   it.live("a missing template is E2B's 404 text", () =>
     Effect.gen(function*() {
-      const message = yield* refusal(E2BRuntime.layer(standinOptions(standin, { template: "no-such-template" })))
+      const message = yield* refusal(E2BRuntime.layer(standinOptions(standinOf(), { template: "no-such-template" })))
       assert.strictEqual(
         message,
         "E2B could not create a sandbox from template no-such-template: 404: template 'no-such-template' not found"
@@ -80,7 +56,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
 
   it.live("a template with neither the payload nor Node says what it lacks, and the sandbox is killed", () =>
     Effect.gen(function*() {
-      const message = yield* refusal(E2BRuntime.layer(standinOptions(standin, { template: "base", user: "root" })))
+      const message = yield* refusal(E2BRuntime.layer(standinOptions(standinOf(), { template: "base", user: "root" })))
       assert.strictEqual(
         message,
         "The E2B template base has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and no Node.js " +
@@ -88,14 +64,14 @@ describeDocker("E2BRuntime (stand-in)", () => {
           "\"Making the template\"), or use a template with Node 22.19 or newer."
       )
       const message2 = yield* refusal(
-        E2BRuntime.layer(standinOptions(standin, { template: "base", user: "root", uploadPayload: false }))
+        E2BRuntime.layer(standinOptions(standinOf(), { template: "base", user: "root", uploadPayload: false }))
       )
       assert.match(message2, /has no action-server payload .* and uploadPayload is off: make the template/)
     }))
 
   it.live("a template with Node but no payload gets the payload uploaded and runs it", () =>
     Effect.gen(function*() {
-      yield* inSandbox(standin, { template: "node-only" }, (rt) =>
+      yield* inSandbox(standinOf(), { template: "node-only" }, (rt) =>
         Effect.gen(function*() {
           const obs = yield* rt.runCommand("ls ~/.effect-sandbox/payload/server.mjs; whoami; pwd")
           assert.strictEqual(obs.content.trim(), "/home/user/.effect-sandbox/payload/server.mjs\nuser\n/workspace")
@@ -106,9 +82,9 @@ describeDocker("E2BRuntime (stand-in)", () => {
     "the session key is in no process environment and no file of the sandbox once the server runs",
     () =>
       Effect.gen(function*() {
-        yield* inSandbox(standin, {}, (rt) =>
+        yield* inSandbox(standinOf(), {}, (rt) =>
           Effect.gen(function*() {
-            const sandbox = [...standin.sandboxes.values()].at(-1)!
+            const sandbox = [...standinOf().sandboxes.values()].at(-1)!
             const key = sandbox.metadata["effect-sandbox.session-key"]!
             assert.isAtLeast(key.length, 32)
             const obs = yield* rt.runCommand(
@@ -123,13 +99,13 @@ describeDocker("E2BRuntime (stand-in)", () => {
   it.live(
     "info.urls reaches an app port through E2B's port exposure (getHost); without vscode, nothing on 8001",
     () =>
-      inSandbox(standin, { appPorts: [9000] }, (rt) =>
+      inSandbox(standinOf(), { appPorts: [9000] }, (rt) =>
         Effect.gen(function*() {
-          const sandbox = [...standin.sandboxes.values()].at(-1)!
+          const sandbox = [...standinOf().sandboxes.values()].at(-1)!
           const url = rt.info.urls["app-9000"]!
-          assert.strictEqual(url, standin.hostUrl(`9000-${sandbox.sandboxID}.e2b.app`))
+          assert.strictEqual(url, standinOf().hostUrl(`9000-${sandbox.sandboxID}.e2b.app`))
           assert.isUndefined(rt.info.urls["vscode"])
-          const ide = yield* Effect.promise(() => fetch(standin.hostUrl(`8001-${sandbox.sandboxID}.e2b.app`)))
+          const ide = yield* Effect.promise(() => fetch(standinOf().hostUrl(`8001-${sandbox.sandboxID}.e2b.app`)))
           assert.strictEqual(ide.status, 502)
           yield* rt.runCommand(
             `nohup /opt/effect-sandbox/bin/node -e "require('http').createServer((q, s) => s.end('app-ok ' + q.url))` +
@@ -151,11 +127,11 @@ describeDocker("E2BRuntime (stand-in)", () => {
   it.live(
     "a sandbox killed elsewhere shows as a disconnect naming E2B, and nothing more is sent",
     () =>
-      inSandbox(standin, {}, (rt) =>
+      inSandbox(standinOf(), {}, (rt) =>
         Effect.gen(function*() {
-          const sandbox = [...standin.sandboxes.values()].at(-1)!
+          const sandbox = [...standinOf().sandboxes.values()].at(-1)!
           // Through the SDK as another client would (its URL options are internal in its types).
-          const elsewhere = { apiKey: API_KEY, apiUrl: standin.url, sandboxUrl: standin.url }
+          const elsewhere = { apiKey: API_KEY, apiUrl: standinOf().url, sandboxUrl: standinOf().url }
           yield* Effect.promise(() => Sandbox.kill(sandbox.sandboxID, elsewhere))
           // The watch looks every 5 s.
           yield* expectDisconnected(
@@ -170,7 +146,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
     Effect.gen(function*() {
       const saved = process.env["E2B_API_KEY"]
       delete process.env["E2B_API_KEY"]
-      const { apiKey: _, ...rest } = standinOptions(standin)
+      const { apiKey: _, ...rest } = standinOptions(standinOf())
       const error = yield* startError(E2BRuntime.layer(rest)).pipe(
         Effect.ensuring(Effect.sync(() => saved === undefined || (process.env["E2B_API_KEY"] = saved)))
       )
@@ -180,33 +156,14 @@ describeDocker("E2BRuntime (stand-in)", () => {
       )
     }))
 
-  it.live("rate-limited creates are retried by the schedule, then E2B's 429 text", () =>
-    Effect.gen(function*() {
-      const before = creates(limited).length
-      const quick = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 1 }))
-      const error = yield* startError(E2BRuntime.layer(standinOptions(limited, { providerRetry: quick })))
-      assert.strictEqual(
-        (error as RuntimeStartError).message,
-        "E2B could not create a sandbox from template effect-sandbox-runtime: Rate limit exceeded, please try again " +
-          "later - Rate limit exceeded for sandbox creation"
-      )
-      assert.strictEqual(creates(limited).length - before, 2)
-      // The stand-in refused twice: a third attempt gets a sandbox.
-      yield* inSandbox(limited, { providerRetry: Schedule.spaced("10 millis") }, (rt) =>
-        Effect.gen(function*() {
-          const obs = yield* rt.runCommand("echo after-429")
-          assert.strictEqual(obs.content.trim(), "after-429")
-        }))
-    }), 120_000)
-
   it.live(
     "create sends the timeout and our metadata; the timeout is renewed while the owner lives",
     () =>
       Effect.gen(function*() {
-        const before = standin.calls.length
-        yield* inSandbox(standin, { sessionId: "e2b-ttl-test", idleTimeout: "6 seconds" }, (rt) =>
+        const before = standinOf().calls.length
+        yield* inSandbox(standinOf(), { sessionId: "e2b-ttl-test", idleTimeout: "6 seconds" }, (rt) =>
           Effect.gen(function*() {
-            const create = creates(standin).at(-1)!
+            const create = creates(standinOf()).at(-1)!
             const body = create.body as { timeout: number; templateID: string; metadata: Record<string, string> }
             assert.strictEqual(body.timeout, 6)
             assert.strictEqual(body.templateID, "effect-sandbox-runtime")
@@ -218,11 +175,11 @@ describeDocker("E2BRuntime (stand-in)", () => {
             yield* Effect.sleep("7 seconds")
             const obs = yield* rt.runCommand("echo still-here")
             assert.strictEqual(obs.content.trim(), "still-here")
-            const sandboxId = [...standin.sandboxes.values()].find((s) =>
+            const sandboxId = [...standinOf().sandboxes.values()].find((s) =>
               s.metadata["effect-sandbox.session"] === "e2b-ttl-test"
             )!
               .sandboxID
-            const renewals = standin.calls.slice(before).filter((c) =>
+            const renewals = standinOf().calls.slice(before).filter((c) =>
               c.path === `/sandboxes/${sandboxId}/timeout`
             )
             assert.isAtLeast(renewals.length, 3)
@@ -233,18 +190,23 @@ describeDocker("E2BRuntime (stand-in)", () => {
   )
 
   it.live(
-    "pause freezes the sandbox (docker pause) and resume brings back its shell, memory included",
+    "pause freezes the sandbox (docker pause) and cuts its connections; resume brings back its shell, memory included",
     () =>
       Effect.gen(function*() {
-        yield* inSandbox(standin, {}, (rt) =>
+        yield* inSandbox(standinOf(), {}, (rt) =>
           Effect.gen(function*() {
             yield* rt.runCommand("export KEPT_IN_MEMORY=yes")
+            const cutBefore = standinOf().cuts.length
             yield* rt.pause
-            const sandbox = [...standin.sandboxes.values()].at(-1)!
+            const sandbox = [...standinOf().sandboxes.values()].at(-1)!
+            // E2B snapshots the VM: every connection into it is cut, the runtime's pooled one to the
+            // server's port too, and the runtime connects anew after the resume.
+            const cut = standinOf().cuts.slice(cutBefore).filter((c) => c.sandbox === sandbox.sandboxID)
+            assert.include(cut.map((c) => c.kind), "traffic")
             assert.strictEqual(sandbox.state, "paused")
             const inspected = yield* Effect.promise(() => docker.getContainer(sandbox.container).inspect())
             assert.strictEqual(inspected.State.Paused, true)
-            assert.deepStrictEqual(standin.calls.at(-1), {
+            assert.deepStrictEqual(standinOf().calls.at(-1), {
               method: "POST",
               path: `/sandboxes/${sandbox.sandboxID}/pause`,
               body: { memory: true }
@@ -264,17 +226,17 @@ describeDocker("E2BRuntime (stand-in)", () => {
         const sessionId = `e2b-attach-${process.pid}`
         const first = yield* buildRuntime(
           E2BRuntime.layer(
-            standinOptions(standin, { sessionId, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
+            standinOptions(standinOf(), { sessionId, sandbox: new SandboxConfig({ keepRuntimeAlive: true }) })
           )
         )
         yield* first.rt.run(new CmdRunAction({ command: "echo kept > /workspace/kept.txt" }))
         yield* first.release
-        assert.strictEqual((yield* Effect.promise(() => standin.containers())).length, 1)
-        const second = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin, { sessionId })))
+        assert.strictEqual((yield* Effect.promise(() => standinOf().containers())).length, 1)
+        const second = yield* buildRuntime(E2BRuntime.layer(standinOptions(standinOf(), { sessionId })))
         const obs = yield* second.rt.runCommand("cat /workspace/kept.txt")
         assert.strictEqual(obs.content.trim(), "kept")
         yield* second.release
-        assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+        assert.deepStrictEqual(yield* Effect.promise(() => standinOf().containers()), [])
       }),
     120_000
   )
@@ -286,8 +248,8 @@ describeDocker("E2BRuntime (stand-in)", () => {
       const orphan = yield* Effect.promise(() =>
         Sandbox.create("base", {
           apiKey: API_KEY,
-          apiUrl: standin.url,
-          sandboxUrl: standin.url,
+          apiUrl: standinOf().url,
+          sandboxUrl: standinOf().url,
           metadata: {
             "effect-sandbox.managed": "true",
             "effect-sandbox.session": "orphan",
@@ -297,14 +259,14 @@ describeDocker("E2BRuntime (stand-in)", () => {
           }
         })
       )
-      assert.isTrue(standin.sandboxes.has(orphan.sandboxId))
-      const { release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standin)))
+      assert.isTrue(standinOf().sandboxes.has(orphan.sandboxId))
+      const { release } = yield* buildRuntime(E2BRuntime.layer(standinOptions(standinOf())))
       // The reaper's first pass runs as the layer starts, beside the sandbox's start.
       yield* Effect.sleep("100 millis").pipe(
-        Effect.repeat({ until: () => !standin.sandboxes.has(orphan.sandboxId), times: 100 })
+        Effect.repeat({ until: () => !standinOf().sandboxes.has(orphan.sandboxId), times: 100 })
       )
-      assert.isFalse(standin.sandboxes.has(orphan.sandboxId))
+      assert.isFalse(standinOf().sandboxes.has(orphan.sandboxId))
       yield* release
-      assert.deepStrictEqual(yield* Effect.promise(() => standin.containers()), [])
+      assert.deepStrictEqual(yield* Effect.promise(() => standinOf().containers()), [])
     }), 120_000)
 })

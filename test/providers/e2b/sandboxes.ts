@@ -4,8 +4,19 @@
  * with its `timeout` (seconds; at its end the sandbox is killed, as E2B does), `metadata` and
  * `envVars`; `GET /v2/sandboxes` lists with the `metadata` filter (`k=v&...`, URL-encoded) and
  * `state`; `GET/DELETE /sandboxes/{id}`; `POST /sandboxes/{id}/timeout` restarts the clock;
- * `POST /sandboxes/{id}/pause` is `docker pause` (memory kept; the clock stops; 409 when paused);
- * `POST /v2/sandboxes/{id}/connect` resumes a paused one (201) or answers for a running one (200).
+ * `POST /sandboxes/{id}/pause` is `docker pause` (memory kept; the clock stops; every connection
+ * into the sandbox cut); `POST /v2/sandboxes/{id}/connect` resumes a paused one (201) or answers
+ * for a running one (200).
+ *
+ * The rules E2B's API enforces (e2b-dev/infra, packages/api), kept here:
+ * - A sandbox's life is capped from its start (and from each resume, which starts it anew) at the
+ *   team's `MaxLengthHours` (1 h Hobby, 24 h Pro; `maxLengthSeconds` here): a create or connect
+ *   asking a longer timeout is a 400, a renewal is clamped to what is left (`getMaxAllowedTTL`),
+ *   and one past the cap is a 400 "Max instance length exceeded" (`KeepAliveFor`).
+ * - States in transition (`pausing`, `snapshotting`, `killing`; `transition` puts a sandbox in one
+ *   until a promise settles): pause answers 409 "cannot be paused while in '<state>' state" (the
+ *   SDK reads any 409 as "already paused"), a renewal 409; `GET` shows `pausing` as paused,
+ *   `snapshotting` as running and `killing` as not found (`sandbox_get.go`).
  */
 import { randomBytes } from "node:crypto"
 import type { ServerResponse } from "node:http"
@@ -29,16 +40,36 @@ export interface Sandbox {
   readonly ip: string
   readonly metadata: Readonly<Record<string, string>>
   readonly envdAccessToken: string
-  readonly startedAt: Date
+  /** When its life began: its create, or its last resume (E2B makes the VM anew from the snapshot). */
+  startedAt: Date
   endAt: Date
-  state: "running" | "paused"
+  state: SandboxState
   timer: ReturnType<typeof setTimeout> | undefined
   readonly processes: Map<number, StartRequest>
 }
 
+/** E2B's sandbox states (sandboxtypes/states.go), `paused` being a snapshot's. */
+export type SandboxState = "running" | "paused" | "pausing" | "snapshotting" | "killing"
+
+/** A state a sandbox passes through on its way to another. */
+export type TransitionState = "pausing" | "snapshotting" | "killing"
+
 /** The envd version the stand-in answers for (what the SDK checks features against). */
 export const ENVD_VERSION = "0.5.7"
 const DEFAULT_TIMEOUT_SECONDS = 300
+/** The Hobby plan's cap, E2B's default team's. */
+export const DEFAULT_MAX_LENGTH_SECONDS = 3600
+
+/** E2B's words for the cap, in hours (the stand-in's small caps in seconds). */
+const capText = (seconds: number) => seconds % 3600 === 0 ? `${seconds / 3600} hours` : `${seconds} seconds`
+
+/** `utils.SandboxChangingStateMsg`. */
+const changingState = (id: string, state: SandboxState) =>
+  state === "killing"
+    ? `Sandbox "${id}" is being killed`
+    : state === "pausing"
+    ? `Sandbox "${id}" is being paused`
+    : `Sandbox "${id}" is being snapshotted`
 
 export const apiError = (response: ServerResponse, code: number, message: string) => {
   response.writeHead(code, { "content-type": "application/json" })
@@ -62,10 +93,21 @@ export class Sandboxes {
 
   readonly instance: string
   readonly templates: Readonly<Record<string, StandinTemplate>>
+  /** The team's cap on a sandbox's life, in seconds. */
+  readonly maxLengthSeconds: number
+  /** Cut every connection into a sandbox (its VM is snapshotted: TCP does not survive). */
+  readonly cutConnections: (id: string) => void
 
-  constructor(instance: string, templates: Readonly<Record<string, StandinTemplate>>) {
+  constructor(
+    instance: string,
+    templates: Readonly<Record<string, StandinTemplate>>,
+    maxLengthSeconds: number,
+    cutConnections: (id: string) => void
+  ) {
     this.instance = instance
     this.templates = templates
+    this.maxLengthSeconds = maxLengthSeconds
+    this.cutConnections = cutConnections
   }
 
   /** Kill at `timeout` seconds from now (E2B's server-side clean-up). */
@@ -73,6 +115,49 @@ export class Sandboxes {
     clearTimeout(sandbox.timer)
     sandbox.endAt = new Date(Date.now() + timeout * 1000)
     sandbox.timer = setTimeout(() => void this.kill(sandbox.sandboxID), timeout * 1000)
+  }
+
+  /** A requested timeout beyond the cap (create, connect): E2B's 400, else undefined. */
+  private tooLong(timeout: number | undefined) {
+    return timeout !== undefined && timeout > this.maxLengthSeconds
+      ? `Timeout cannot be greater than ${capText(this.maxLengthSeconds)}`
+      : undefined
+  }
+
+  /**
+   * `KeepAliveFor`: the end moved to `timeout` seconds from now, clamped to what is left of the
+   * sandbox's life; past the cap, "Max instance length exceeded". `allowShorter` off (a connect):
+   * an end earlier than the current one is left as it is.
+   */
+  private keepAlive(sandbox: Sandbox, timeout: number, allowShorter: boolean): string | undefined {
+    const lived = (Date.now() - sandbox.startedAt.getTime()) / 1000
+    if (lived > this.maxLengthSeconds) return "Max instance length exceeded"
+    const ttl = Math.max(0, Math.min(this.maxLengthSeconds - lived, timeout))
+    if (allowShorter || Date.now() + ttl * 1000 >= sandbox.endAt.getTime()) this.clock(sandbox, ttl)
+    return undefined
+  }
+
+  /**
+   * Hold a sandbox in a transition until `until` settles, then finish it as E2B would: a snapshot
+   * goes back to running, a pause ends paused, a kill removes the sandbox.
+   */
+  async transition(id: string, state: TransitionState, until: Promise<unknown>) {
+    const sandbox = this.byId.get(id)
+    if (sandbox === undefined) throw new Error(`no sandbox ${id}`)
+    sandbox.state = state
+    await until.then(() => undefined, () => undefined)
+    if (state === "killing") return void await this.kill(id)
+    if (state === "pausing") return this.freeze(sandbox)
+    sandbox.state = "running"
+  }
+
+  /** The pause itself: the VM frozen, its clock stopped, its connections cut. */
+  private async freeze(sandbox: Sandbox) {
+    sandbox.state = "pausing"
+    clearTimeout(sandbox.timer)
+    this.cutConnections(sandbox.sandboxID)
+    await docker.getContainer(sandbox.container).pause()
+    sandbox.state = "paused"
   }
 
   private view(sandbox: Sandbox) {
@@ -86,7 +171,8 @@ export class Sandboxes {
       memoryMB: sandbox.template.memoryMB ?? 512,
       diskSizeMB: 10240,
       metadata: sandbox.metadata,
-      state: sandbox.state,
+      // A sandbox being paused is shown paused, one being snapshotted running (sandbox_get.go).
+      state: sandbox.state === "paused" || sandbox.state === "pausing" ? "paused" : "running",
       envdVersion: ENVD_VERSION
     }
   }
@@ -107,6 +193,8 @@ export class Sandboxes {
     const templateID = body.templateID ?? ""
     const template = this.templates[templateID]
     if (template === undefined) return apiError(response, 404, `template '${templateID}' not found`)
+    const tooLong = this.tooLong(body.timeout)
+    if (tooLong !== undefined) return apiError(response, 400, tooLong)
     const sandboxID = `i${randomBytes(10).toString("hex")}`
     const memoryMB = template.memoryMB ?? 512
     const container = await docker.createContainer({
@@ -141,7 +229,7 @@ export class Sandboxes {
       processes: new Map()
     }
     this.byId.set(sandboxID, sandbox)
-    this.clock(sandbox, body.timeout ?? DEFAULT_TIMEOUT_SECONDS)
+    this.clock(sandbox, Math.min(body.timeout ?? DEFAULT_TIMEOUT_SECONDS, this.maxLengthSeconds))
     json(response, 201, this.connection(sandbox))
   }
 
@@ -154,14 +242,15 @@ export class Sandboxes {
       response,
       200,
       [...this.byId.values()]
-        .filter((s) => states.includes(s.state) && wanted.every(([k, v]) => s.metadata[k] === v))
+        .filter((s) => s.state !== "killing" && wanted.every(([k, v]) => s.metadata[k] === v))
         .map((s) => this.view(s))
+        .filter((view) => states.includes(view.state))
     )
   }
 
   get(id: string, response: ServerResponse) {
     const sandbox = this.byId.get(id)
-    return sandbox === undefined
+    return sandbox === undefined || sandbox.state === "killing"
       ? apiError(response, 404, `sandbox "${id}" not found`)
       : json(response, 200, this.view(sandbox))
   }
@@ -179,27 +268,47 @@ export class Sandboxes {
   setTimeout(id: string, body: { readonly timeout?: number }, response: ServerResponse) {
     const sandbox = this.byId.get(id)
     if (sandbox === undefined) return apiError(response, 404, `sandbox "${id}" not found`)
-    if (sandbox.state === "running") this.clock(sandbox, body.timeout ?? DEFAULT_TIMEOUT_SECONDS)
+    if (sandbox.state === "paused") return response.writeHead(204).end()
+    if (sandbox.state !== "running") return apiError(response, 409, changingState(id, sandbox.state))
+    const refused = this.keepAlive(sandbox, body.timeout ?? DEFAULT_TIMEOUT_SECONDS, true)
+    if (refused !== undefined) return apiError(response, 400, refused)
     response.writeHead(204).end()
   }
 
   async pause(id: string, response: ServerResponse) {
     const sandbox = this.byId.get(id)
     if (sandbox === undefined) return apiError(response, 404, `sandbox "${id}" not found`)
-    if (sandbox.state === "paused") return apiError(response, 409, `sandbox "${id}" is already paused`)
-    await docker.getContainer(sandbox.container).pause()
-    sandbox.state = "paused"
-    clearTimeout(sandbox.timer)
+    if (sandbox.state === "paused") {
+      return apiError(response, 409, `Error pausing sandbox - sandbox '${id}' is already paused`)
+    }
+    if (sandbox.state !== "running") {
+      return apiError(response, 409, `Sandbox '${id}' cannot be paused while in '${sandbox.state}' state`)
+    }
+    await this.freeze(sandbox)
     response.writeHead(204).end()
   }
 
   async connect(id: string, body: { readonly timeout?: number }, response: ServerResponse) {
     const sandbox = this.byId.get(id)
-    if (sandbox === undefined) return apiError(response, 404, `sandbox "${id}" not found`)
-    const resumed = sandbox.state === "paused"
-    if (resumed) await docker.getContainer(sandbox.container).unpause()
-    sandbox.state = "running"
-    this.clock(sandbox, body.timeout ?? DEFAULT_TIMEOUT_SECONDS)
-    json(response, resumed ? 201 : 200, this.connection(sandbox))
+    if (sandbox === undefined || sandbox.state === "killing") {
+      return apiError(response, 404, `sandbox "${id}" not found`)
+    }
+    const tooLong = this.tooLong(body.timeout)
+    if (tooLong !== undefined) return apiError(response, 400, tooLong)
+    if (sandbox.state !== "running" && sandbox.state !== "paused") {
+      return apiError(response, 409, changingState(id, sandbox.state))
+    }
+    const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS
+    if (sandbox.state === "paused") {
+      await docker.getContainer(sandbox.container).unpause()
+      // A resume is a new start: the cap counts from it.
+      sandbox.state = "running"
+      sandbox.startedAt = new Date()
+      this.clock(sandbox, Math.min(timeout, this.maxLengthSeconds))
+      return json(response, 201, this.connection(sandbox))
+    }
+    const refused = this.keepAlive(sandbox, timeout, false)
+    if (refused !== undefined) return apiError(response, 400, refused)
+    json(response, 200, this.connection(sandbox))
   }
 }

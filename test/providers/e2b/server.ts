@@ -11,21 +11,33 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
+import { applyHttpFault, Faults } from "../faults.ts"
 import { ApiError, type ProxyTarget, proxyTo, proxyUpgradeTo, refuseUpgrade, upgradedSockets } from "../standin.ts"
 import { readBody, requestMessage, unaryError } from "./connect.ts"
 import { leftovers, removeContainer } from "./docker.ts"
 import { readFile, writeFiles } from "./files.ts"
 import { listProcesses, signalProcess, startProcess } from "./process.ts"
-import { apiError, type NewSandbox, type Sandbox, Sandboxes, type StandinTemplate } from "./sandboxes.ts"
+import {
+  apiError,
+  DEFAULT_MAX_LENGTH_SECONDS,
+  type NewSandbox,
+  type Sandbox,
+  Sandboxes,
+  type StandinTemplate,
+  type TransitionState
+} from "./sandboxes.ts"
 
 export interface StandinOptions {
   /** Template id → what a sandbox of it runs. */
   readonly templates: Readonly<Record<string, StandinTemplate>>
   /** The one API key accepted (`X-API-Key`). */
   readonly apiKey: string
-  /** Answer `POST /v2/sandboxes` with this status and message instead (quota, rate limit). */
-  readonly refuseCreate?: { readonly status: number; readonly message: string; readonly times: number }
+  /** The team's cap on a sandbox's life from its start, in seconds (default 3600: the Hobby plan's). */
+  readonly maxLengthSeconds?: number
 }
+
+/** What a client connection into a sandbox carries. */
+export type ConnectionKind = "envd" | "traffic" | "websocket"
 
 /** A control-plane call as the SDK sent it. */
 export interface RecordedCall {
@@ -42,6 +54,15 @@ export interface Standin {
   /** The URL that reaches `getHost(port)`'s host. */
   readonly hostUrl: (host: string) => string
   readonly sandboxes: ReadonlyMap<string, Sandbox>
+  /**
+   * What the next matching requests meet (../faults.ts), API and envd alike, matched on the path
+   * as the SDK sends it (`/v2/sandboxes`, `/sandboxes/<id>/timeout`, `/process.Process/Start`).
+   */
+  readonly faults: Faults
+  /** Every connection a pause cut, by what it carried (`envd`, `traffic` to a port, a `websocket`). */
+  readonly cuts: ReadonlyArray<{ readonly sandbox: string; readonly kind: ConnectionKind }>
+  /** Hold a sandbox in a transition (`pausing`, `snapshotting`, `killing`) until `until` settles. */
+  readonly transition: (id: string, state: TransitionState, until: Promise<unknown>) => Promise<void>
   /** Ids of the containers this instance made that still exist. */
   readonly containers: () => Promise<Array<string>>
   readonly close: () => Promise<void>
@@ -60,13 +81,36 @@ const userOf = (request: IncomingMessage, sandbox: Sandbox, url: URL) => {
 
 export const startStandin = async (options: StandinOptions): Promise<Standin> => {
   const instance = randomBytes(4).toString("hex")
-  const sandboxes = new Sandboxes(instance, options.templates)
+  const faults = new Faults()
+  /**
+   * The sandbox each client connection last reached (envd, port traffic, WebSockets): a pause
+   * snapshots the VM and cuts them, as on E2B, pooled keep-alive sockets included.
+   */
+  const reaching = new Map<Duplex, { readonly sandbox: string; readonly kind: ConnectionKind }>()
+  const reach = (socket: Duplex, sandbox: string, kind: ConnectionKind) => {
+    if (!reaching.has(socket)) socket.once("close", () => reaching.delete(socket))
+    reaching.set(socket, { sandbox, kind })
+  }
+  const cuts: Array<{ readonly sandbox: string; readonly kind: ConnectionKind }> = []
+  const cutConnections = (id: string) => {
+    for (const [socket, reached] of reaching) {
+      if (reached.sandbox !== id) continue
+      cuts.push(reached)
+      socket.destroy()
+    }
+  }
+  const sandboxes = new Sandboxes(
+    instance,
+    options.templates,
+    options.maxLengthSeconds ?? DEFAULT_MAX_LENGTH_SECONDS,
+    cutConnections
+  )
   const calls: Array<RecordedCall> = []
-  let refusals = options.refuseCreate?.times ?? 0
 
   const envd = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
     const sandbox = sandboxes.byId.get(String(request.headers["e2b-sandbox-id"]))
-    if (sandbox === undefined || sandbox.state !== "running") {
+    if (sandbox !== undefined) reach(request.socket, sandbox.sandboxID, "envd")
+    if (sandbox === undefined || (sandbox.state !== "running" && sandbox.state !== "snapshotting")) {
       return unaryError(response, "unavailable", "sandbox is not running")
     }
     if (url.pathname === "/health") return response.writeHead(204).end()
@@ -95,12 +139,13 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
    * Where `/.hosts/<port>-<sandboxId>.<domain>/<path>` goes: that port of the sandbox's container,
    * with the host as `Host` (E2B's default), or a 502 answer in E2B's words.
    */
-  const trafficTarget = (url: URL): ProxyTarget | { readonly refused: string } => {
+  const trafficTarget = (url: URL): (ProxyTarget & { readonly sandbox: string }) | { readonly refused: string } => {
     const [, host = "", ...rest] = url.pathname.slice(1).split("/")
     const match = /^(\d+)-([^.]+)\./.exec(host)
     const sandbox = match === null ? undefined : sandboxes.byId.get(match[2]!)
     if (match === null || sandbox === undefined) return { refused: `The sandbox of ${host} was not found` }
     return {
+      sandbox: sandbox.sandboxID,
       host: sandbox.ip,
       port: Number(match[1]),
       path: `/${rest.join("/")}${url.search}`,
@@ -113,11 +158,11 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   const traffic = (request: IncomingMessage, response: ServerResponse, url: URL) => {
     const target = trafficTarget(url)
     if ("refused" in target) return apiError(response, 502, target.refused)
+    reach(request.socket, target.sandbox, "traffic")
     proxyTo(request, response, target, () => apiError(response, 502, "The sandbox is running but port is not open"))
   }
 
-  const api = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
-    const raw = await readBody(request)
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL, raw: Buffer) => {
     const body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"))
     calls.push({ method: request.method ?? "", path: url.pathname + url.search, body })
     if (request.headers["x-api-key"] !== options.apiKey) return apiError(response, 401, INVALID_KEY)
@@ -129,10 +174,6 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     }`
     switch (route) {
       case "POST v2/":
-        if (refusals > 0 && options.refuseCreate !== undefined) {
-          refusals--
-          return apiError(response, options.refuseCreate.status, options.refuseCreate.message)
-        }
         return sandboxes.create(body as NewSandbox, response)
       case "GET v2/":
         return sandboxes.list(url.searchParams, response)
@@ -152,13 +193,25 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     apiError(response, 404, `${request.method} ${url.pathname} is not served by the stand-in`)
   }
 
+  /**
+   * A queued fault first (E2B's error body for a status), then the API or envd. An API request is
+   * read whole before its fault: a create held past its client's patience is still made, as a
+   * service that took the request finishes it.
+   */
+  const served = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    const raw = request.headers["e2b-sandbox-id"] === undefined ? await readBody(request) : undefined
+    const fault = faults.take(request.method ?? "GET", url.pathname)
+    if (fault !== undefined && await applyHttpFault(fault, request, response, (code, message) => ({ code, message }))) {
+      return
+    }
+    return raw === undefined ? envd(request, response, url) : api(request, response, url, raw)
+  }
+
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://standin")
     const handled = url.pathname.startsWith("/.hosts/")
       ? Promise.resolve(traffic(request, response, url))
-      : request.headers["e2b-sandbox-id"] !== undefined
-      ? envd(request, response, url)
-      : api(request, response, url)
+      : served(request, response, url)
     handled.catch((error: unknown) => {
       if (!response.headersSent) apiError(response, 500, String(error))
       else response.destroy()
@@ -172,6 +225,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       ? trafficTarget(url)
       : { refused: `${url.pathname} takes no upgrade` }
     if ("refused" in target) return refuseUpgrade(socket, new ApiError(502, target.refused))
+    reach(socket, target.sandbox, "websocket")
     proxyUpgradeTo(request, socket, head, target)
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -182,6 +236,9 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     calls,
     hostUrl: (host) => `${url}/.hosts/${host}`,
     sandboxes: sandboxes.byId,
+    faults,
+    cuts,
+    transition: (id, state, until) => sandboxes.transition(id, state, until),
     containers: () => leftovers(instance),
     close: async () => {
       for (const sandbox of sandboxes.byId.values()) clearTimeout(sandbox.timer)
