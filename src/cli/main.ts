@@ -106,7 +106,7 @@ const shell = Command.make(
         `effect-sandbox shell (${whereItRuns(rt)}). Output streams as it ` +
           `comes; while a command runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}`
       )
-      yield* shellSession(rt)
+      process.exitCode = yield* shellSession(rt)
     }).pipe(Effect.scoped, Effect.provide(cliRuntimeLayer(options)), forUsers)
 ).pipe(Command.withDescription("An interactive session on one persistent sandbox shell, its output streamed"))
 

@@ -107,7 +107,7 @@ describe("effect-sandbox shell on a terminal", () => {
 })
 
 describe("effect-sandbox shell, piped", () => {
-  it("prints the commands' output alone on stdout; the banner and exit lines on stderr", () => {
+  it("prints the commands' output alone on stdout; the banner and exit lines on stderr; exits with the last command's code", () => {
     const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
     try {
       const result = spawnSync(process.execPath, [CLI, "shell", "--workspace", workspace], {
@@ -125,7 +125,8 @@ describe("effect-sandbox shell, piped", () => {
           + "\n[The command completed with exit code 0.]\n"
           + "[The command completed with exit code 1.]\n"
       )
-      assert.strictEqual(result.status, 0)
+      // `false` came last: the session fails as `bash < script` would.
+      assert.strictEqual(result.status, 1)
     } finally {
       rmSync(workspace, { recursive: true, force: true })
     }

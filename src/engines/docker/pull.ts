@@ -1,20 +1,85 @@
 /**
- * Pull an image through the Engine API, followed to its end. The runtime API pulls a `/build`'s
- * base images itself, before the build, so that it can read their ONBUILD triggers first.
+ * Pull an image through the Engine API, followed to its end, its progress reported as a start's
+ * `pulling-image` step (services/StartProgress.ts) with the bytes downloaded so far. The runtime
+ * image builder pulls a missing base image; the runtime API pulls a `/build`'s base images itself,
+ * before the build, so that it can read their ONBUILD triggers first.
  */
 import type Docker from "dockerode"
-import { Effect } from "effect"
+import { Cause, Effect, Queue, Stream } from "effect"
+import { ProviderError } from "../../schema/errors.ts"
+import { reportStart } from "../../services/StartProgress.ts"
 import { dockerClient } from "./client.ts"
 import { engineCall } from "./engine.ts"
+
+/** One event of the engine's pull progress: a layer's (`id`) state and, while downloading, its bytes. */
+interface PullEvent {
+  readonly id?: string
+  readonly status?: string
+  readonly progressDetail?: { readonly current?: number; readonly total?: number }
+}
+
+/** A progress report at most every this many bytes (a layer's completion is always reported). */
+const REPORT_EVERY_BYTES = 1_000_000
+
+/**
+ * The bytes of a pull so far, summed over its layers as the engine reports them: a layer counts
+ * its size once its download starts (or completes, for one too small to report a download).
+ */
+const pullBytes = () => {
+  const layers = new Map<string, { done: number; total: number }>()
+  return {
+    /** Take in one event; whether it is worth reporting (a layer done, or a megabyte more). */
+    add: (event: PullEvent): boolean => {
+      if (event.id === undefined) return false
+      const before = [...layers.values()].reduce((sum, layer) => sum + layer.done, 0)
+      const layer = layers.get(event.id) ?? { done: 0, total: 0 }
+      const { current, total } = event.progressDetail ?? {}
+      if (event.status === "Downloading" && total !== undefined && total > 0) {
+        layers.set(event.id, { done: current ?? 0, total })
+      } else if (event.status === "Download complete" || event.status === "Pull complete") {
+        layers.set(event.id, { done: layer.total, total: layer.total })
+        return true
+      }
+      const after = [...layers.values()].reduce((sum, layer) => sum + layer.done, 0)
+      return Math.floor(after / REPORT_EVERY_BYTES) !== Math.floor(before / REPORT_EVERY_BYTES)
+    },
+    get: () =>
+      [...layers.values()].reduce(
+        (sum, layer) => ({ done: sum.done + layer.done, total: sum.total + layer.total }),
+        { done: 0, total: 0 }
+      )
+  }
+}
 
 export const pullImage = Effect.fn("DockerEngine.pullImage")(function*(image: string) {
   const docker: Docker = yield* dockerClient
   const output = yield* engineCall(`pull ${image}`, () => docker.pull(image))
-  yield* engineCall(
-    `pull ${image}`,
-    () =>
-      new Promise<void>((resolve, reject) =>
-        docker.modem.followProgress(output, (error) => error ? reject(error) : resolve())
+  const bytes = pullBytes()
+  yield* reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() })
+  yield* Stream.callback<PullEvent, ProviderError>((queue) =>
+    Effect.sync(() =>
+      docker.modem.followProgress(
+        output,
+        (error) =>
+          error
+            ? Queue.failCauseUnsafe(
+              queue,
+              Cause.fail(
+                new ProviderError({
+                  provider: "Docker",
+                  operation: `pull ${image}`,
+                  reason: "image-missing",
+                  message: `Docker could not pull ${image}: ${error.message}`
+                })
+              )
+            )
+            : Queue.endUnsafe(queue),
+        (event: PullEvent) => Queue.offerUnsafe(queue, event)
       )
+    )
+  ).pipe(
+    Stream.runForEach((event) =>
+      bytes.add(event) ? reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() }) : Effect.void
+    )
   )
 })
