@@ -15,8 +15,10 @@ export const startProgress = Effect.gen(function*() {
   const listener = yield* StartProgress
   const began = yield* Clock.currentTimeMillis
   const report = (step: StartStep) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      listener.report({ ...step, status: statusOfPhase(step.phase), elapsed: Duration.millis(now - began) }))
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => listener.report({ ...step, status: statusOfPhase(step.phase), elapsed: Duration.millis(now - began) })
+    )
   return {
     report,
     during: <A, E, R>(start: Effect.Effect<A, E, R>) => Effect.provideService(start, StartSteps, { report })

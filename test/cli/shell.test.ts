@@ -107,30 +107,34 @@ describe("effect-sandbox shell on a terminal", () => {
 })
 
 describe("effect-sandbox shell, piped", () => {
-  it("prints the commands' output alone on stdout; the banner and exit lines on stderr; exits with the last command's code", () => {
-    const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
-    try {
-      const result = spawnSync(process.execPath, [CLI, "shell", "--workspace", workspace], {
-        input: "echo one\nprintf two\nfalse\n",
-        encoding: "utf8",
-        timeout: 60_000
-      })
-      assert.strictEqual(result.stdout, "one\ntwo", result.stderr)
-      assert.strictEqual(
-        result.stderr,
-        `effect-sandbox shell (cli runtime, workspace ${workspace}). Output streams as it comes; while a command`
-          + ` runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}\n`
-          + "[The command completed with exit code 0.]\n"
-          // `two` ended no line: the exit line starts on its own.
-          + "\n[The command completed with exit code 0.]\n"
-          + "[The command completed with exit code 1.]\n"
-      )
-      // `false` came last: the session fails as `bash < script` would.
-      assert.strictEqual(result.status, 1)
-    } finally {
-      rmSync(workspace, { recursive: true, force: true })
-    }
-  }, 60_000)
+  it(
+    "prints the commands' output alone on stdout; the banner and exit lines on stderr; exits with the last command's code",
+    () => {
+      const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
+      try {
+        const result = spawnSync(process.execPath, [CLI, "shell", "--workspace", workspace], {
+          input: "echo one\nprintf two\nfalse\n",
+          encoding: "utf8",
+          timeout: 60_000
+        })
+        assert.strictEqual(result.stdout, "one\ntwo", result.stderr)
+        assert.strictEqual(
+          result.stderr,
+          `effect-sandbox shell (cli runtime, workspace ${workspace}). Output streams as it comes; while a command`
+            + ` runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}\n`
+            + "[The command completed with exit code 0.]\n"
+            // `two` ended no line: the exit line starts on its own.
+            + "\n[The command completed with exit code 0.]\n"
+            + "[The command completed with exit code 1.]\n"
+        )
+        // `false` came last: the session fails as `bash < script` would.
+        assert.strictEqual(result.status, 1)
+      } finally {
+        rmSync(workspace, { recursive: true, force: true })
+      }
+    },
+    60_000
+  )
 
   it("loses no line of a command it follows in steps: a line printed between two steps is streamed by the next", () => {
     const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))

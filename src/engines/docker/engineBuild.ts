@@ -10,13 +10,14 @@
  * so a build stopped at its time limit leaves no container running behind it.
  */
 import type Docker from "dockerode"
-import { Cause, Data, Effect, Queue, Schedule, Stream } from "effect"
+import { Data, Effect, Schedule, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { reportStart } from "../../services/StartProgress.ts"
 import { statusOf } from "./classify.ts"
 import { dockerClient } from "./client.ts"
 import { removeContainer } from "./container.ts"
 import { engineCall } from "./engine.ts"
+import { progressStream } from "./progressStream.ts"
 import { lineSplitter } from "./streamLines.ts"
 
 interface BuildEvent {
@@ -130,20 +131,10 @@ export const engineBuild = (context: NodeJS.ReadableStream | Buffer, request: Bu
             abortSignal: abort.signal
           } as Docker.ImageBuildOptions)
       )
-      yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
-        Effect.sync(() =>
-          docker.modem.followProgress(
-            output,
-            (error) =>
-              error
-                ? Queue.failCauseUnsafe(
-                  queue,
-                  Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
-                )
-                : Queue.endUnsafe(queue),
-            (event: BuildEvent) => Queue.offerUnsafe(queue, event)
-          )
-        )
+      yield* progressStream<BuildEvent, RuntimeStartError>(
+        docker,
+        output,
+        (error) => new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` })
       ).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function*() {

@@ -21,6 +21,7 @@ import {
 import { type ImageRequirements, PREFLIGHT_MARK } from "../../runtimeImage/preflight.ts"
 import { ProviderError, refusalAsStartError, RuntimeStartError } from "../../schema/errors.ts"
 import { type Manifest, payloadDirectory, readManifest } from "../../serverStart/payload.ts"
+import { reportStart } from "../../services/StartProgress.ts"
 import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
@@ -55,9 +56,7 @@ export const ensureRuntimeImage = (
     /** Whether the tag holds an image built for it; `warn` says so when it holds another. */
     const usable = (warn: boolean) =>
       Effect.gen(function*() {
-        const image = yield* Effect.promise(() =>
-          docker.getImage(tag).inspect().catch(() => undefined)
-        )
+        const image = yield* Effect.promise(() => docker.getImage(tag).inspect().catch(() => undefined))
         if (image === undefined) return false
         const foreign = foreignImage(image, base, tag, digest)
         if (foreign !== undefined && warn) {
@@ -93,18 +92,20 @@ const engineImages = Effect.gen(function*() {
 const baseImageOf = Effect.fn("ImageBuilder.baseImage")(function*(image: string) {
   const docker = yield* dockerClient
   const inspect = engineCall(`inspect the base image ${image}`, () => docker.getImage(image).inspect())
-  const missing = yield* inspect.pipe(
+  const looked = yield* inspect.pipe(
     Effect.map((found) => ({ found })),
     Effect.catchIf((error) => error.reason === "not-found", (missing) => Effect.succeed({ missing }))
   )
-  if ("found" in missing) return missing.found
+  if ("found" in looked) return looked.found
+  const { missing } = looked
   return yield* pullImage(image).pipe(
     Effect.andThen(inspect),
     Effect.catch((refusal) =>
       Effect.flatMap(engineImages, (images) =>
         Effect.fail(
           new RuntimeStartError({
-            message: `The base image ${image} is not on this engine and could not be pulled (${refusal.message}). ` +
+            message:
+              `The base image ${image} is not on this engine and could not be pulled (${refusal.message.trim()}). ` +
               "Choose another with --image (the CLI), baseImage (the runtime's options) or " +
               "SANDBOX_BASE_CONTAINER_IMAGE; any glibc image with bash will do. " +
               (images.length === 0
@@ -114,11 +115,11 @@ const baseImageOf = Effect.fn("ImageBuilder.baseImage")(function*(image: string)
                 }.`),
             reason: "provider",
             provider: new ProviderError({
-              provider: missing.missing.provider,
-              operation: missing.missing.operation,
+              provider: missing.provider,
+              operation: missing.operation,
               reason: "image-missing",
-              ...(missing.missing.status === undefined ? {} : { status: missing.missing.status }),
-              message: missing.missing.message
+              ...(missing.status === undefined ? {} : { status: missing.status }),
+              message: missing.message
             })
           })
         ))
@@ -158,6 +159,8 @@ const buildImage = (
   Effect.gen(function*() {
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
+    // The engine starts the first step once it has the whole context (Node and the payload), seconds later.
+    yield* reportStart({ phase: "building-image", detail: `${tag}: sending the build context` })
     yield* engineBuild(buildContext(baseId, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, {
       tag,
       labels: { [CONTEXT_LABEL]: digest }

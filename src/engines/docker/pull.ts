@@ -5,11 +5,12 @@
  * before the build, so that it can read their ONBUILD triggers first.
  */
 import type Docker from "dockerode"
-import { Cause, Effect, Queue, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { ProviderError } from "../../schema/errors.ts"
 import { reportStart } from "../../services/StartProgress.ts"
 import { dockerClient } from "./client.ts"
 import { engineCall } from "./engine.ts"
+import { progressStream } from "./progressStream.ts"
 
 /** One event of the engine's pull progress: a layer's (`id`) state and, while downloading, its bytes. */
 interface PullEvent {
@@ -23,25 +24,25 @@ const REPORT_EVERY_BYTES = 1_000_000
 
 /**
  * The bytes of a pull so far, summed over its layers as the engine reports them: a layer counts
- * its size once its download starts (or completes, for one too small to report a download).
+ * once its download reports its size (one the engine has, or too small to report, counts nothing).
  */
 const pullBytes = () => {
   const layers = new Map<string, { done: number; total: number }>()
+  const downloaded = () => [...layers.values()].reduce((sum, layer) => sum + layer.done, 0)
   return {
     /** Take in one event; whether it is worth reporting (a layer done, or a megabyte more). */
     add: (event: PullEvent): boolean => {
       if (event.id === undefined) return false
-      const before = [...layers.values()].reduce((sum, layer) => sum + layer.done, 0)
-      const layer = layers.get(event.id) ?? { done: 0, total: 0 }
-      const { current, total } = event.progressDetail ?? {}
-      if (event.status === "Downloading" && total !== undefined && total > 0) {
-        layers.set(event.id, { done: current ?? 0, total })
+      const before = downloaded()
+      const total = layers.get(event.id)?.total ?? 0
+      const progress = event.progressDetail ?? {}
+      if (event.status === "Downloading" && progress.total !== undefined && progress.total > 0) {
+        layers.set(event.id, { done: progress.current ?? 0, total: progress.total })
       } else if (event.status === "Download complete" || event.status === "Pull complete") {
-        layers.set(event.id, { done: layer.total, total: layer.total })
+        layers.set(event.id, { done: total, total })
         return true
       }
-      const after = [...layers.values()].reduce((sum, layer) => sum + layer.done, 0)
-      return Math.floor(after / REPORT_EVERY_BYTES) !== Math.floor(before / REPORT_EVERY_BYTES)
+      return Math.floor(downloaded() / REPORT_EVERY_BYTES) !== Math.floor(before / REPORT_EVERY_BYTES)
     },
     get: () =>
       [...layers.values()].reduce(
@@ -53,33 +54,18 @@ const pullBytes = () => {
 
 export const pullImage = Effect.fn("DockerEngine.pullImage")(function*(image: string) {
   const docker: Docker = yield* dockerClient
-  const output = yield* engineCall(`pull ${image}`, () => docker.pull(image))
   const bytes = pullBytes()
   yield* reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() })
-  yield* Stream.callback<PullEvent, ProviderError>((queue) =>
-    Effect.sync(() =>
-      docker.modem.followProgress(
-        output,
-        (error) =>
-          error
-            ? Queue.failCauseUnsafe(
-              queue,
-              Cause.fail(
-                new ProviderError({
-                  provider: "Docker",
-                  operation: `pull ${image}`,
-                  reason: "image-missing",
-                  message: `Docker could not pull ${image}: ${error.message}`
-                })
-              )
-            )
-            : Queue.endUnsafe(queue),
-        (event: PullEvent) => Queue.offerUnsafe(queue, event)
+  const output = yield* engineCall(`pull ${image}`, () => docker.pull(image))
+  yield* progressStream<PullEvent, ProviderError>(docker, output, (error) =>
+    new ProviderError({
+      provider: "Docker",
+      operation: `pull ${image}`,
+      reason: "image-missing",
+      message: `Docker could not pull ${image}: ${error.message}`
+    })).pipe(
+      Stream.runForEach((event) =>
+        bytes.add(event) ? reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() }) : Effect.void
       )
     )
-  ).pipe(
-    Stream.runForEach((event) =>
-      bytes.add(event) ? reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() }) : Effect.void
-    )
-  )
 })
