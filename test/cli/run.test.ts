@@ -101,7 +101,7 @@ describeDocker("effect-sandbox run --runtime docker", () => {
     assert.strictEqual(result.status, 1)
     // Piped: a plain line per phase, then the error's one line.
     const lines = result.stderr.split("\n")
-    assert.deepStrictEqual(lines.slice(0, -2).map((line) => line.replace(/^\[\d+\.\d s\] /, "")), [
+    assert.deepStrictEqual(lines.slice(0, -2).map((line) => line.replace(/^\[\d+\.\ds\] /, "")), [
       "creating a Docker container",
       "pulling effect-sandbox-test/no-such-image:0"
     ])
