@@ -262,7 +262,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
       made = found
       launched = yield* reattach(ctx, found, spec)
     } else {
-      yield* reportStart({ phase: "creating", detail: `a ${provider} ${ctx.noun}` })
+      yield* reportStart({ phase: "creating", detail: `the ${provider} ${ctx.noun}` })
       // Made and its release registered without a gap: an interrupted start still removes it.
       made = yield* Effect.uninterruptible(
         driver.create(spec).pipe(Effect.tap((fresh) => releaseWith(ctx, fresh)))

@@ -102,7 +102,7 @@ describeDocker("effect-sandbox run --runtime docker", () => {
     // Piped: a plain line per phase, then the error's one line.
     const lines = result.stderr.split("\n")
     assert.deepStrictEqual(lines.slice(0, -2).map((line) => line.replace(/^\[\d+\.\ds\] /, "")), [
-      "creating a Docker container",
+      "creating the Docker container",
       "pulling effect-sandbox-test/no-such-image:0"
     ])
     assert.match(

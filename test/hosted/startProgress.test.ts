@@ -86,7 +86,7 @@ describe("a hosted runtime's start progress", () => {
       const fake = hostedRuntime(inMemory(url), FakePool)
       const { events, info } = yield* startHeard(fake.layer())
       assert.deepStrictEqual(described(events), [
-        "STARTING_RUNTIME creating: a Fake sandbox",
+        "STARTING_RUNTIME creating: the Fake sandbox",
         "STARTING_RUNTIME starting-server: in sandbox box-1",
         `RUNTIME_STARTED waiting-for-server: the action server at ${url}`,
         `READY ready: fake sandbox ${info.id}`
