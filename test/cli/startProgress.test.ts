@@ -6,14 +6,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type * as Pty from "node-pty"
 import { spawnSync } from "node:child_process"
-import { createRequire } from "node:module"
 import { join } from "node:path"
 import { eventually } from "../eventually.ts"
+import { cliOnPty } from "./pty.ts"
 
 const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts")
-const pty = createRequire(import.meta.url)("node-pty") as typeof Pty
 
 const WAITING = /^\[\d+\.\ds\] waiting for the action server at http:\/\/127\.0\.0\.1:\d+$/
 const READY = /^\[\d+\.\ds\] ready: local sandbox [0-9a-f-]{36}$/
@@ -37,21 +35,7 @@ describe("effect-sandbox's start progress", () => {
 
   it.live("on a terminal: one line drawn in place, cleared when the runtime is ready", () =>
     Effect.gen(function*() {
-      const session = yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          const term = pty.spawn(process.execPath, [CLI, "run", "--runtime", "local", "--", "echo hi"], {
-            cols: 200,
-            rows: 50,
-            cwd: process.cwd(),
-            env: process.env
-          })
-          const state = { term, output: "", exit: undefined as number | undefined }
-          term.onData((data) => (state.output += data))
-          term.onExit(({ exitCode }) => (state.exit = exitCode))
-          return state
-        }),
-        (state) => Effect.sync(() => state.exit === undefined && state.term.kill())
-      )
+      const session = yield* cliOnPty(["run", "--runtime", "local", "--", "echo hi"])
       yield* eventually("the CLI exited", () => session.exit !== undefined, 60_000)
       assert.strictEqual(session.exit, 0, session.output)
       // Each drawing goes back to the line's start and clears it; the last clears it for the banner.
