@@ -6,10 +6,10 @@
  */
 import type Docker from "dockerode"
 import { Effect, Stream } from "effect"
-import { ProviderError } from "../../schema/errors.ts"
+import type { ProviderError } from "../../schema/errors.ts"
 import { reportStart } from "../../services/StartProgress.ts"
 import { dockerClient } from "./client.ts"
-import { engineCall } from "./engine.ts"
+import { engineCall, engineRefusal } from "./engine.ts"
 import { progressStream } from "./progressStream.ts"
 
 /** One event of the engine's pull progress: a layer's (`id`) state and, while downloading, its bytes. */
@@ -57,13 +57,8 @@ export const pullImage = Effect.fn("DockerEngine.pullImage")(function*(image: st
   const bytes = pullBytes()
   yield* reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() })
   const output = yield* engineCall(`pull ${image}`, () => docker.pull(image))
-  yield* progressStream<PullEvent, ProviderError>(docker, output, (error) =>
-    new ProviderError({
-      provider: "Docker",
-      operation: `pull ${image}`,
-      reason: "image-missing",
-      message: `Docker could not pull ${image}: ${error.message}`
-    })).pipe(
+  yield* progressStream<PullEvent, ProviderError>(docker, output, (error) => engineRefusal(`pull ${image}`, error))
+    .pipe(
       Stream.runForEach((event) =>
         bytes.add(event) ? reportStart({ phase: "pulling-image", detail: image, bytes: bytes.get() }) : Effect.void
       )
