@@ -26,7 +26,7 @@ const runtimeFlags = {
   ),
   image: Flag.String("image").pipe(
     Flag.withDescription(
-      "Base image of --runtime docker, kubernetes or remote (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default)"
+      "Base image of --runtime docker, kubernetes or remote (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default); docker and kubernetes pull it when the engine lacks it"
     ),
     Flag.optional
   ),
