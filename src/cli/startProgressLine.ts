@@ -54,16 +54,22 @@ const plainLines = (write: (text: string) => void) => {
     })
 }
 
+/** Where the live line is drawn: a terminal's width (0: unknown) and its output. */
+export interface Terminal {
+  readonly columns: number
+  readonly write: (text: string) => void
+}
+
 /**
- * The terminal's one line: `show` draws an event (its time then running on), `aside` prints
- * something else above it, `clear` removes it for good.
+ * The terminal's one line: `show` draws an event (its time then running on, read from `now`),
+ * `aside` prints something else above it, `tick` redraws it each second, `clear` removes it for good.
  */
-const liveLine = (stream: NodeJS.WriteStream) => {
+export const liveLine = (stream: Terminal, now: () => number) => {
   let shown: { readonly text: string; readonly began: number } | undefined
   let finished = false
   const draw = () => {
     if (shown === undefined || finished) return
-    const line = `${stamp(Date.now() - shown.began)} ${shown.text}`
+    const line = `${stamp(now() - shown.began)} ${shown.text}`
     // Cut to the terminal's width (80 where it says none): a wrapped line could not be redrawn in place.
     const columns = stream.columns > 0 ? stream.columns : 80
     stream.write(CLEAR_LINE + line.slice(0, columns - 1))
@@ -79,7 +85,7 @@ const liveLine = (stream: NodeJS.WriteStream) => {
           finished = true
           return
         }
-        shown = { text: describeStart(event), began: Date.now() - Duration.toMillis(event.elapsed) }
+        shown = { text: describeStart(event), began: now() - Duration.toMillis(event.elapsed) }
         draw()
       }),
     aside: (print: () => void) => {
@@ -105,7 +111,12 @@ export const startProgressLine: Layer.Layer<never> = Layer.unwrap(Effect.gen(fun
   if (stderr.isTTY !== true) {
     return StartProgress.layer(plainLines((text) => stderr.write(text)))
   }
-  const line = liveLine(stderr)
+  const line = liveLine({
+    get columns() {
+      return stderr.columns
+    },
+    write: (text) => stderr.write(text)
+  }, Date.now)
   const loggers = yield* Logger.CurrentLoggers
   const aside = new Set([...loggers].map((logger) => Logger.make((options) => line.aside(() => logger.log(options)))))
   return Layer.mergeAll(
