@@ -18,6 +18,9 @@ const event = (fields: Omit<StartProgressEvent, "status" | "elapsed">, seconds: 
   elapsed: Duration.seconds(seconds)
 })
 
+/** An event's words. */
+const words = (fields: Omit<StartProgressEvent, "status" | "elapsed">) => describeStart(event(fields, 0))
+
 describe("the CLI's progress line", () => {
   it.effect("is redrawn in place as the time runs on, logs go above it, and ready clears it", () =>
     Effect.gen(function*() {
@@ -67,7 +70,6 @@ describe("the CLI's progress line", () => {
     }))
 
   it("says each phase in words", () => {
-    const words = (fields: Omit<StartProgressEvent, "status" | "elapsed">) => describeStart(event(fields, 0))
     assert.strictEqual(
       words({ phase: "pulling-image", detail: "debian:bookworm", bytes: { done: 12_300_000, total: 45_600_000 } }),
       "pulling debian:bookworm: 12.3 of 45.6 MB"
