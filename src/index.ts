@@ -43,6 +43,13 @@ export type { EnvValue } from "./services/EnvValue.ts"
 export * from "./services/Processes.ts"
 export * from "./services/Runtime.ts"
 export type * from "./services/RuntimeOptions.ts"
+export {
+  type StartPhase,
+  StartProgress,
+  type StartProgressEvent,
+  type StartStep,
+  statusOfPhase
+} from "./services/StartProgress.ts"
 export { DEFAULT_SERVICE_NAME, otlpLayerFromEnv } from "./telemetry/otlp.ts"
 export * from "./workspace/errors.ts"
 export { GitChange, gitChanges, GitDiff, gitDiff, workspaceBranch } from "./workspace/git.ts"

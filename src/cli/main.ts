@@ -5,7 +5,7 @@
  * `remote`).
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Logger, Option } from "effect"
+import { Console, Effect, Layer, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { CmdRunAction } from "../schema/Action.ts"
 import { invalidOptions } from "../schema/issues.ts"
@@ -13,8 +13,9 @@ import { KNOWN_PLUGINS } from "../server/argv.ts"
 import { serve } from "../server/serve.ts"
 import { Runtime, type RuntimeShape } from "../services/Runtime.ts"
 import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
-import { CLI_RUNTIME_HELP, CLI_RUNTIMES, cliRuntimeLayer } from "./runtimeLayer.ts"
+import { CLI_RUNTIME_HELP, CLI_RUNTIMES, cliRuntimeLayer, type CliRuntimeOptions } from "./runtimeLayer.ts"
 import { EXIT_HINT, shellSession } from "./shellSession.ts"
+import { startProgressLine } from "./startProgressLine.ts"
 
 const runtimeFlags = {
   runtime: Flag.Literals("runtime", CLI_RUNTIMES).pipe(
@@ -25,7 +26,7 @@ const runtimeFlags = {
   ),
   image: Flag.String("image").pipe(
     Flag.withDescription(
-      "Base image of --runtime docker, kubernetes or remote (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default)"
+      "Base image of --runtime docker, kubernetes or remote (default: SANDBOX_BASE_CONTAINER_IMAGE, else the runtime's default); docker and kubernetes pull it when the engine lacks it"
     ),
     Flag.optional
   ),
@@ -69,6 +70,9 @@ const forUsers = <A, R>(
  */
 const whereItRuns = (rt: RuntimeShape) => `${rt.info.kind} runtime, workspace ${rt.info.workspace}`
 
+/** The runtime of the flags, its start shown on stderr as it goes (startProgressLine.ts). */
+const runtimeOf = (options: CliRuntimeOptions) => cliRuntimeLayer(options).pipe(Layer.provide(startProgressLine))
+
 const run = Command.make(
   "run",
   {
@@ -87,7 +91,7 @@ const run = Command.make(
       const rt = yield* Runtime
       yield* Console.error(`effect-sandbox run (${whereItRuns(rt)})`)
       return yield* rt.runCommand(action)
-    }).pipe(Effect.provide(cliRuntimeLayer(options)))
+    }).pipe(Effect.provide(runtimeOf(options)))
     if (obs.content !== "") yield* Console.log(obs.content)
     if (obs._tag === "CmdOutputObservation") {
       if (obs.exitCode === -1) yield* Console.error(obs.metadata.suffix.trim())
@@ -106,8 +110,8 @@ const shell = Command.make(
         `effect-sandbox shell (${whereItRuns(rt)}). Output streams as it ` +
           `comes; while a command runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}`
       )
-      yield* shellSession(rt)
-    }).pipe(Effect.scoped, Effect.provide(cliRuntimeLayer(options)), forUsers)
+      process.exitCode = yield* shellSession(rt)
+    }).pipe(Effect.scoped, Effect.provide(runtimeOf(options)), forUsers)
 ).pipe(Command.withDescription("An interactive session on one persistent sandbox shell, its output streamed"))
 
 const serveCommand = Command.make(

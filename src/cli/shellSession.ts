@@ -7,6 +7,9 @@
  * stdout carries the commands' output only, byte for byte: the prompt, the echo of what is typed,
  * the exit lines and the hints go to stderr, as an interactive bash writes its prompt and echo, so
  * `effect-sandbox shell > out.txt` (or piped input) leaves only the output in the file.
+ *
+ * The session ends with its last command's exit code, as `bash < script` does, so a script piped in
+ * fails when its last command failed.
  */
 import { Console, Effect, Option, Queue, Stream } from "effect"
 import { createInterface } from "node:readline"
@@ -65,8 +68,12 @@ export const shellSession = Effect.fn("shellSession")(function*(rt: RuntimeShape
       }))
     )
 
+  /** The last command's exit code (1: it could not run), the session's own at its end. */
+  let exitCode = 0
+
   /** The observation's closing line (exit code, a note), or a non-command observation's text. */
   const report = (observation: Observation) => {
+    exitCode = observation instanceof CmdOutputObservation ? observation.exitCode : 1
     const text = observation instanceof CmdOutputObservation ? observation.metadata.suffix.trim() : observation.content
     const separator = atLineStart ? "" : "\n"
     atLineStart = true
@@ -74,7 +81,10 @@ export const shellSession = Effect.fn("shellSession")(function*(rt: RuntimeShape
   }
 
   /** The session ends at the prompt: end the prompt's line, so the user's own prompt starts on a fresh one. */
-  const endAtPrompt = Effect.sync(() => void (interactive && process.stderr.write("\n")))
+  const endAtPrompt = Effect.sync(() => {
+    if (interactive) process.stderr.write("\n")
+    return exitCode
+  })
 
   let interruptedAtPrompt = false
   while (true) {
@@ -100,6 +110,6 @@ export const shellSession = Effect.fn("shellSession")(function*(rt: RuntimeShape
       else observation = yield* follow(step)
     }
     yield* report(observation)
-    if (ended) return
+    if (ended) return exitCode
   }
 })

@@ -29,6 +29,7 @@ import type {
   SandboxState
 } from "../services/Driver.ts"
 import type { Disconnect, ProvisionedSandbox } from "../services/Provisioner.ts"
+import { reportStart } from "../services/StartProgress.ts"
 import type { HostedOptions } from "./options.ts"
 import { sandboxTags, TAGS } from "./ownerTags.ts"
 import { SERVER_PORT, serverLaunch } from "./serverLaunch.ts"
@@ -267,6 +268,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
       made = found
       launched = yield* reattach(ctx, found, spec)
     } else {
+      yield* reportStart({ phase: "creating", detail: `the ${provider} ${ctx.noun}` })
       // Made and its release registered without a gap: an interrupted start still removes it.
       made = yield* Effect.uninterruptible(
         driver.create(spec).pipe(Effect.tap((fresh) => releaseWith(ctx, fresh)))
@@ -287,7 +289,10 @@ export const provisionHosted = <O extends HostedOptions, S>(
         Effect.forkScoped
       )
     }
-    if (found === undefined) launched = yield* driver.launch(made.sandbox, spec)
+    if (found === undefined) {
+      yield* reportStart({ phase: "starting-server", detail: `in ${ctx.noun} ${made.id}` })
+      launched = yield* driver.launch(made.sandbox, spec)
+    }
     const startFailure = launched === undefined ? undefined : exitedAtStart(ctx, made, launched)
     // A server that died at once may take its ports with it (an exited container publishes none):
     // its exit, when it comes soon, is the start's failure rather than the missing port.

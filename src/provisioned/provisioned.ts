@@ -14,12 +14,14 @@ import type { RuntimeSchedules } from "../client/policies.ts"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import { makeRuntime } from "../runtime/makeRuntime.ts"
+import { startProgress } from "../runtime/startProgress.ts"
 import { makeStatus, type StatusCell } from "../runtime/statusCell.ts"
 import { InvalidOptionsError, RuntimeStartError } from "../schema/errors.ts"
 import { type SandboxConfig, sandboxConfigOr } from "../schema/SandboxConfig.ts"
 import { refreshVsCodeUrl, sendMcpServers, serverCapabilities, toolCapabilities } from "../serverStart/serverTools.ts"
 import type { ProvisionedSandbox, Provisioner } from "../services/Provisioner.ts"
 import { Runtime, type WhilePaused } from "../services/Runtime.ts"
+import { reportStart } from "../services/StartProgress.ts"
 import { makeWarmPool, type WarmPool } from "./warmPool.ts"
 
 /** What the builder reads from a runtime's options (services/RuntimeOptions.ts and the HTTP runtimes' own). */
@@ -49,6 +51,7 @@ const readySandbox = <R>(
   Effect.gen(function*() {
     const box = yield* provisioner.provision((s) => status?.set(s) ?? Effect.void)
     if (status !== undefined) yield* status.set("RUNTIME_STARTED")
+    yield* reportStart({ phase: "waiting-for-server", detail: `the action server at ${box.baseUrl}` })
     return yield* Effect.gen(function*() {
       const alive = waitUntilAlive(box.baseUrl, box.aliveTimeout, options.schedules?.waitUntilAlive).pipe(
         Effect.mapError((error) => new RuntimeStartError({ message: error.message, reason: "alive-timeout" }))
@@ -133,16 +136,19 @@ interface ToHandOver {
 
 /**
  * The `Runtime` layer every way in shares: a status cell (STARTING_RUNTIME now, STOPPED on
- * release), a sandbox from `ready` in the layer's scope, its runtime, then READY.
+ * release), a sandbox from `ready` in the layer's scope (its steps reported to the layer's
+ * `StartProgress` listener), its runtime, then READY.
  */
 const runtimeLayer = <E, R>(ready: (status: StatusCell) => Effect.Effect<ToHandOver, E, R>) =>
   Layer.effect(
     Runtime,
     Effect.gen(function*() {
       const status = yield* makeStatus
-      const { box, kind, options, sandbox } = yield* ready(status)
+      const progress = yield* startProgress
+      const { box, kind, options, sandbox } = yield* progress.during(ready(status))
       const runtime = yield* runtimeOn(box, kind, options, sandbox, status)
       yield* status.set("READY")
+      yield* progress.report({ phase: "ready", detail: `${kind} sandbox ${box.id}` })
       return runtime
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
@@ -236,6 +242,7 @@ export const connectLayer = (
     Effect.gen(function*() {
       const sandbox = yield* sandboxConfigOr(options.sandbox)
       const baseUrl = options.url.replace(/\/+$/, "")
+      yield* reportStart({ phase: "waiting-for-server", detail: `the action server at ${baseUrl}` })
       yield* waitUntilAlive(baseUrl, options.aliveTimeout, options.schedules?.waitUntilAlive)
       const box: Reachable = {
         id: baseUrl,

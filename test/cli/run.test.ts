@@ -96,9 +96,36 @@ describeDocker("effect-sandbox run --runtime docker", () => {
     assert.strictEqual(result.status, 0)
   }, 240_000)
 
-  it("reports an image that does not exist in one line", () => {
+  it("reports an image that does not exist (nor can be pulled) in one line, after the start's progress", () => {
     const result = cli(["run", "--runtime", "docker", "--image", "effect-sandbox-test/no-such-image:0", "--", "true"])
     assert.strictEqual(result.status, 1)
-    assert.match(result.stderr, /^effect-sandbox: .+\n$/)
+    // Piped: a plain line per phase, then the error's one line.
+    const lines = result.stderr.split("\n")
+    assert.deepStrictEqual(lines.slice(0, -2).map((line) => line.replace(/^\[\d+\.\ds\] /, "")), [
+      "creating the Docker container",
+      "pulling effect-sandbox-test/no-such-image:0"
+    ])
+    assert.match(
+      lines.at(-2)!,
+      /^effect-sandbox: The base image effect-sandbox-test\/no-such-image:0 is not on this engine/
+    )
+    assert.strictEqual(lines.at(-1), "")
+  }, 240_000)
+
+  it("without --image, on an engine lacking the base image, names the options that choose another", () => {
+    const missing = `effect-sandbox-test/no-such-base:${process.pid}`
+    const result = cli(["run", "--runtime", "docker", "--", "true"], {
+      ...process.env,
+      SANDBOX_BASE_CONTAINER_IMAGE: missing
+    })
+    assert.strictEqual(result.status, 1)
+    assert.strictEqual(result.stdout, "")
+    const error = result.stderr.split("\n").at(-2)!
+    assert.include(error, `The base image ${missing} is not on this engine and could not be pulled (`)
+    assert.include(
+      error,
+      "Choose another with --image (the CLI), baseImage (the runtime's options) or SANDBOX_BASE_CONTAINER_IMAGE"
+    )
+    assert.match(error, /This engine has: .+\.$/)
   }, 240_000)
 })

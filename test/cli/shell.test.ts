@@ -7,38 +7,22 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type * as Pty from "node-pty"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CLI_RUNTIMES } from "../../src/cli/runtimeLayer.ts"
 import { EXIT_HINT } from "../../src/cli/shellSession.ts"
 import { awaitProcessCount, hostProcesses, uniqueSeconds } from "../conformance/helpers.ts"
 import { eventually } from "../eventually.ts"
+import { cliOnPty } from "./pty.ts"
 
 const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts")
-const pty = createRequire(import.meta.url)("node-pty") as typeof Pty
 /** The prompt as readline draws it on a terminal: to column 1, clear to the end, `$ `, cursor to column 3. */
 const PROMPT = "\x1b[1G\x1b[0J$ \x1b[3G"
 
-/** The CLI's shell on a PTY: everything it printed so far, and how it exited. Killed when the scope closes. */
-const shellOnPty = Effect.acquireRelease(
-  Effect.sync(() => {
-    const term = pty.spawn(process.execPath, [CLI, "shell"], {
-      cols: 200,
-      rows: 50,
-      cwd: process.cwd(),
-      env: process.env
-    })
-    const session = { term, output: "", exit: undefined as number | undefined }
-    term.onData((data) => (session.output += data))
-    term.onExit(({ exitCode }) => (session.exit = exitCode))
-    return session
-  }),
-  (session) => Effect.sync(() => session.exit === undefined && session.term.kill())
-)
+/** The CLI's shell on a PTY. */
+const shellOnPty = cliOnPty(["shell"])
 
 /** Wait until the output after `from` includes `text`; the output's length then. */
 const printed = (session: { readonly output: string }, text: string, from = 0, ms = 15_000) =>
@@ -107,29 +91,34 @@ describe("effect-sandbox shell on a terminal", () => {
 })
 
 describe("effect-sandbox shell, piped", () => {
-  it("prints the commands' output alone on stdout; the banner and exit lines on stderr", () => {
-    const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
-    try {
-      const result = spawnSync(process.execPath, [CLI, "shell", "--workspace", workspace], {
-        input: "echo one\nprintf two\nfalse\n",
-        encoding: "utf8",
-        timeout: 60_000
-      })
-      assert.strictEqual(result.stdout, "one\ntwo", result.stderr)
-      assert.strictEqual(
-        result.stderr,
-        `effect-sandbox shell (cli runtime, workspace ${workspace}). Output streams as it comes; while a command`
-          + ` runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}\n`
-          + "[The command completed with exit code 0.]\n"
-          // `two` ended no line: the exit line starts on its own.
-          + "\n[The command completed with exit code 0.]\n"
-          + "[The command completed with exit code 1.]\n"
-      )
-      assert.strictEqual(result.status, 0)
-    } finally {
-      rmSync(workspace, { recursive: true, force: true })
-    }
-  }, 60_000)
+  it(
+    "prints the commands' output alone on stdout; the banner and exit lines on stderr; exits with the last command's code",
+    () => {
+      const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))
+      try {
+        const result = spawnSync(process.execPath, [CLI, "shell", "--workspace", workspace], {
+          input: "echo one\nprintf two\nfalse\n",
+          encoding: "utf8",
+          timeout: 60_000
+        })
+        assert.strictEqual(result.stdout, "one\ntwo", result.stderr)
+        assert.strictEqual(
+          result.stderr,
+          `effect-sandbox shell (cli runtime, workspace ${workspace}). Output streams as it comes; while a command`
+            + ` runs, Ctrl-C goes to it and typed lines are its input. ${EXIT_HINT}\n`
+            + "[The command completed with exit code 0.]\n"
+            // `two` ended no line: the exit line starts on its own.
+            + "\n[The command completed with exit code 0.]\n"
+            + "[The command completed with exit code 1.]\n"
+        )
+        // `false` came last: the session fails as `bash < script` would.
+        assert.strictEqual(result.status, 1)
+      } finally {
+        rmSync(workspace, { recursive: true, force: true })
+      }
+    },
+    60_000
+  )
 
   it("loses no line of a command it follows in steps: a line printed between two steps is streamed by the next", () => {
     const workspace = mkdtempSync(join(tmpdir(), "effect-sandbox-piped-"))

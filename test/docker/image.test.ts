@@ -139,11 +139,12 @@ describeDocker("DockerRuntime image", () => {
         assert.strictEqual(error.provider?.reason, "image-missing")
         assert.strictEqual(error.provider?.status, 404)
         assertNoContainer(session)
-        assert.strictEqual(
-          message,
-          `The base image ${missing} is not on this engine: pull it (docker pull ${missing}) or choose another; ` +
-            "any glibc image with bash will do (debian:bookworm, ubuntu:24.04, python:3.12, ...)."
+        // Pulled first (which fails here: test/docker/startProgress.test.ts has the whole message).
+        assert.isTrue(
+          message.startsWith(`The base image ${missing} is not on this engine and could not be pulled (`),
+          message
         )
+        assert.include(message, "any glibc image with bash will do.")
         assert.notInclude(message, "npm run")
       }),
     60_000

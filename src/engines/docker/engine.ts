@@ -64,16 +64,16 @@ export const connectEngine: Effect.Effect<DockerEngine["Service"], RuntimeStartE
  * reason and the engine's status (classify.ts), "Docker could not <what>: <the engine's text>".
  */
 export const engineCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, ProviderError> =>
-  Effect.tryPromise({
-    try: call,
-    catch: (cause) => {
-      const { reason, status, text } = classifyDocker(cause)
-      return new ProviderError({
-        provider: "Docker",
-        operation: what,
-        reason,
-        ...(status === undefined ? {} : { status }),
-        message: `Docker could not ${what}: ${text}`
-      })
-    }
+  Effect.tryPromise({ try: call, catch: (cause) => engineRefusal(what, cause) })
+
+/** The engine's refusal of `what` (a call's rejection, or an error its progress stream reported), classified. */
+export const engineRefusal = (what: string, cause: unknown): ProviderError => {
+  const { reason, status, text } = classifyDocker(cause)
+  return new ProviderError({
+    provider: "Docker",
+    operation: what,
+    reason,
+    ...(status === undefined ? {} : { status }),
+    message: `Docker could not ${what}: ${text}`
   })
+}

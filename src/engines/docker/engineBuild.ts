@@ -1,7 +1,8 @@
 /**
  * One image build through the Engine API (`/build`, no buildx needed), followed to its end: the
- * build log goes to the Effect logger (debug) a line at a time (streamLines.ts), and a failed build fails with the engine's error
- * and the log so far. Used by the runtime image builder (imageBuilder.ts) and by the runtime API's
+ * build log goes to the Effect logger (debug) a line at a time (streamLines.ts), each step it
+ * starts is reported as a start's `building-image` step i of n (services/StartProgress.ts), and a
+ * failed build fails with the engine's error and the log so far. Used by the runtime image builder (imageBuilder.ts) and by the runtime API's
  * `/build` (runtimeApi/dockerImages.ts), so both read the engine's progress stream the same way.
  *
  * Interrupting a build stops it on the engine: the request is aborted (the classic builder then
@@ -9,12 +10,14 @@
  * so a build stopped at its time limit leaves no container running behind it.
  */
 import type Docker from "dockerode"
-import { Cause, Data, Effect, Queue, Schedule, Stream } from "effect"
+import { Data, Effect, Schedule, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
+import { reportStart } from "../../services/StartProgress.ts"
 import { statusOf } from "./classify.ts"
 import { dockerClient } from "./client.ts"
 import { removeContainer } from "./container.ts"
 import { engineCall } from "./engine.ts"
+import { progressStream } from "./progressStream.ts"
 import { lineSplitter } from "./streamLines.ts"
 
 interface BuildEvent {
@@ -73,6 +76,19 @@ export interface BuildResult {
 /** The id of a step's container in the classic builder's log line ` ---> Running in 59a551d4841d`. */
 const STEP_CONTAINER = /^ ---> Running in ([0-9a-f]{12,64})$/
 
+/** The classic builder's line starting a step: `Step 3/12 : RUN apt-get update`. */
+const STEP_START = /^Step (\d+)\/(\d+) : (.*)$/
+
+/** The progress report of a line that starts a build step, else nothing. */
+const reportStep = (line: string): Effect.Effect<void> => {
+  const step = STEP_START.exec(line)
+  return step === null ? Effect.void : reportStart({
+    phase: "building-image",
+    detail: step[3]!,
+    step: { index: Number(step[1]), total: Number(step[2]) }
+  })
+}
+
 /** Remove a build step's container and wait until the engine no longer has it. */
 const removeStepContainer = Effect.fn("engineBuild.removeStepContainer")(function*(id: string) {
   const docker = yield* dockerClient
@@ -100,7 +116,7 @@ export const engineBuild = (context: NodeJS.ReadableStream | Buffer, request: Bu
         log.push(line)
         const step = STEP_CONTAINER.exec(line)?.[1]
         if (step !== undefined) steps.push(step)
-        return Effect.logDebug(`[image build] ${line}`)
+        return Effect.andThen(reportStep(line), Effect.logDebug(`[image build] ${line}`))
       }, { discard: true })
     const follow = Effect.gen(function*() {
       const output = yield* engineCall(
@@ -115,20 +131,10 @@ export const engineBuild = (context: NodeJS.ReadableStream | Buffer, request: Bu
             abortSignal: abort.signal
           } as Docker.ImageBuildOptions)
       )
-      yield* Stream.callback<BuildEvent, RuntimeStartError>((queue) =>
-        Effect.sync(() =>
-          docker.modem.followProgress(
-            output,
-            (error) =>
-              error
-                ? Queue.failCauseUnsafe(
-                  queue,
-                  Cause.fail(new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` }))
-                )
-                : Queue.endUnsafe(queue),
-            (event: BuildEvent) => Queue.offerUnsafe(queue, event)
-          )
-        )
+      yield* progressStream<BuildEvent, RuntimeStartError>(
+        docker,
+        output,
+        (error) => new RuntimeStartError({ message: `Docker: image build failed: ${error.message}` })
       ).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function*() {

@@ -6,7 +6,8 @@
  * when it is one this builder made for it (its context label, its base's layers):
  * a tag moved to another image (by a `docker tag`, by a build someone else ran)
  * is built again, never run as the sandbox. Builds go through the Engine API
- * (`/build`, no buildx needed); the build log goes to the Effect logger.
+ * (`/build`, no buildx needed); the build log goes to the Effect logger, its steps to the start's
+ * progress (services/StartProgress.ts). A base image the engine lacks is pulled first.
  */
 import type Docker from "dockerode"
 import { Context, Effect, Layer } from "effect"
@@ -20,10 +21,12 @@ import {
 import { type ImageRequirements, PREFLIGHT_MARK } from "../../runtimeImage/preflight.ts"
 import { ProviderError, refusalAsStartError, RuntimeStartError } from "../../schema/errors.ts"
 import { type Manifest, payloadDirectory, readManifest } from "../../serverStart/payload.ts"
+import { reportStart } from "../../services/StartProgress.ts"
 import { withBuildLock } from "./buildLock.ts"
 import { dockerClient } from "./client.ts"
 import { DockerEngine, engineCall } from "./engine.ts"
 import { engineBuild } from "./engineBuild.ts"
+import { pullImage } from "./pull.ts"
 
 export interface ImageOptions {
   /** Any image with a glibc userland (see docs/image-contract.md). */
@@ -45,23 +48,7 @@ export const ensureRuntimeImage = (
 ): Effect.Effect<string, ProviderError | RuntimeStartError, DockerEngine> =>
   Effect.gen(function*() {
     const docker = yield* dockerClient
-    const base = yield* engineCall(`inspect the base image ${options.baseImage}`, () =>
-      docker.getImage(options.baseImage).inspect()).pipe(
-        Effect.mapError((error) =>
-          new RuntimeStartError({
-            message:
-              `The base image ${options.baseImage} is not on this engine: pull it (docker pull ${options.baseImage}) or choose another; any glibc image with bash will do (debian:bookworm, ubuntu:24.04, python:3.12, ...).`,
-            reason: "provider",
-            provider: error.reason !== "not-found" ? error : new ProviderError({
-              provider: error.provider,
-              operation: error.operation,
-              reason: "image-missing",
-              ...(error.status === undefined ? {} : { status: error.status }),
-              message: error.message
-            })
-          })
-        )
-      )
+    const base = yield* baseImageOf(options.baseImage)
     const payload = yield* payloadDirectory
     const manifest = readManifest(payload)
     const tag = `${RUNTIME_IMAGE_REPOSITORY}:${runtimeImageHash(base.Id, manifest, options)}`
@@ -69,9 +56,7 @@ export const ensureRuntimeImage = (
     /** Whether the tag holds an image built for it; `warn` says so when it holds another. */
     const usable = (warn: boolean) =>
       Effect.gen(function*() {
-        const image = yield* Effect.promise(() =>
-          docker.getImage(tag).inspect().catch(() => undefined)
-        )
+        const image = yield* Effect.promise(() => docker.getImage(tag).inspect().catch(() => undefined))
         if (image === undefined) return false
         const foreign = foreignImage(image, base, tag, digest)
         if (foreign !== undefined && warn) {
@@ -86,6 +71,61 @@ export const ensureRuntimeImage = (
       return yield* buildImage(base.Id, payload, manifest, options, tag, digest, onBuildStart)
     }))
   })
+
+/** How many of the engine's images a missing base image's message names. */
+const IMAGES_NAMED = 10
+
+/** The tags of the engine's images a user could take as a base (not the runtime images built from them). */
+const engineImages = Effect.gen(function*() {
+  const docker = yield* dockerClient
+  const images = yield* Effect.promise(() => docker.listImages().catch(() => []))
+  return images.flatMap((image) => image.RepoTags ?? [])
+    .filter((tag) => tag !== "<none>:<none>" && !tag.startsWith(`${RUNTIME_IMAGE_REPOSITORY}:`))
+    .sort()
+})
+
+/**
+ * The base image, pulled first when the engine lacks it (`docker run` would). One that cannot be
+ * pulled (no registry, no such image) is a start error with the engine's refusal as data (reason
+ * `image-missing`, its 404) that says which options choose another and which images the engine has.
+ */
+const baseImageOf = Effect.fn("ImageBuilder.baseImage")(function*(image: string) {
+  const docker = yield* dockerClient
+  const inspect = engineCall(`inspect the base image ${image}`, () => docker.getImage(image).inspect())
+  const looked = yield* inspect.pipe(
+    Effect.map((found) => ({ found })),
+    Effect.catchIf((error) => error.reason === "not-found", (missing) => Effect.succeed({ missing }))
+  )
+  if ("found" in looked) return looked.found
+  const { missing } = looked
+  return yield* pullImage(image).pipe(
+    Effect.andThen(inspect),
+    Effect.catch((refusal) =>
+      Effect.flatMap(engineImages, (images) =>
+        Effect.fail(
+          new RuntimeStartError({
+            message:
+              `The base image ${image} is not on this engine and could not be pulled (${refusal.message.trim()}). ` +
+              "Choose another with --image (the CLI), baseImage (the runtime's options) or " +
+              "SANDBOX_BASE_CONTAINER_IMAGE; any glibc image with bash will do. " +
+              (images.length === 0
+                ? "This engine has no images."
+                : `This engine has: ${images.slice(0, IMAGES_NAMED).join(", ")}${
+                  images.length > IMAGES_NAMED ? ` (and ${images.length - IMAGES_NAMED} more)` : ""
+                }.`),
+            reason: "provider",
+            provider: new ProviderError({
+              provider: missing.provider,
+              operation: missing.operation,
+              reason: "image-missing",
+              ...(missing.status === undefined ? {} : { status: missing.status }),
+              message: missing.message
+            })
+          })
+        ))
+    )
+  )
+})
 
 /**
  * Why the image under `tag` is not one this builder made for it, or undefined when it is: it must
@@ -119,6 +159,8 @@ const buildImage = (
   Effect.gen(function*() {
     yield* onBuildStart
     yield* Effect.logInfo(`building runtime image ${tag} from ${options.baseImage}`)
+    // The engine starts the first step once it has the whole context (Node and the payload), seconds later.
+    yield* reportStart({ phase: "building-image", detail: `${tag}: sending the build context` })
     yield* engineBuild(buildContext(baseId, payload, manifest, options, tag) as unknown as NodeJS.ReadableStream, {
       tag,
       labels: { [CONTEXT_LABEL]: digest }

@@ -31,6 +31,7 @@ import { imageRequirements } from "../../runtimeImage/imageContext.ts"
 import { DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "../../runtimeImage/sandboxUser.ts"
 import { ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, SandboxSpec, SandboxState } from "../../services/Driver.ts"
+import { reportStart } from "../../services/StartProgress.ts"
 import { recordContainer } from "./leaseRecords.ts"
 import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
@@ -117,6 +118,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       const leaseDir = spec.keepAlive ? undefined : lease.dir
       // The reaper acts only on what the lease records (leaseRecords.ts): recorded before it exists.
       if (leaseDir !== undefined) yield* recordContainer(leaseDir, name, temporary)
+      yield* reportStart({ phase: "creating", detail: `container ${name}` })
       let kept = false
       const running = yield* Effect.scoped(
         startContainer(
