@@ -16,8 +16,10 @@ import { credential, unsupported } from "../../hosted/options.ts"
 import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
 import { SESSION_KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
+import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyRunloop } from "./classify.ts"
+import { withDeadline } from "./deadline.ts"
 import { launchParameters } from "./launchParameters.ts"
 import { DEFAULT_BLUEPRINT, type RunloopRuntimeOptions } from "./options.ts"
 
@@ -31,6 +33,8 @@ export interface Devbox {
 const TUNNEL = { auth_mode: "authenticated", http_keep_alive: true } as const
 /** How long a devbox may take to boot, resume or suspend (Runloop's long polls). */
 const LONG_POLL = { longPoll: { timeoutMs: 5 * 60_000 } }
+/** How long one API request may go unanswered (the SDK's own default). */
+const DEFAULT_REQUEST_MS = 30_000
 /** How long one of our commands (looking for the server, making its directories) may take. */
 const COMMAND_POLL = { longPoll: { timeoutMs: 60_000 } }
 
@@ -85,7 +89,10 @@ const ended = (done: Runloop.DevboxAsyncExecutionDetailView) => ({
   output: `${done.stdout ?? ""}${done.stderr ?? ""}`
 })
 
-const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRuntimeOptions, call: ProviderCall) {
+const connect = Effect.fn("RunloopRuntime.connect")(function*(
+  options: RunloopRuntimeOptions,
+  providerCall: ProviderCall
+) {
   yield* unsupported("RunloopRuntime", options, ["lifetime"], "Runloop ends a devbox by its idle policy (idleTimeout)")
   const idle = Duration.fromInputUnsafe(options.idleTimeout ?? "10 minutes")
   const parameters = yield* launchParameters(options, idle)
@@ -101,15 +108,31 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
     .replace(/\/+$/, "")
   const peer = "@runloop/api-client"
   const sdk = yield* loadOptionalPeer("RunloopRuntime", peer, peer, () => import("@runloop/api-client"))
-  // The SDK's own retries are off: the hosted runtime's schedule is the only one.
-  const { devboxes } = new sdk.Runloop({ bearerToken: Redacted.value(apiKey), baseURL: baseUrl, maxRetries: 0 })
+  const requestMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_MS
+  if (!(Number.isInteger(requestMs) && requestMs > 0)) {
+    return yield* new InvalidOptionsError({
+      message: "RunloopRuntime options: requestTimeoutMs must be a whole number of milliseconds, more than 0."
+    })
+  }
+  // The SDK's own retries are off: the hosted runtime's schedule is the only one (classify.ts
+  // takes for worth retrying all the SDK would have retried).
+  const { devboxes } = new sdk.Runloop({
+    bearerToken: Redacted.value(apiKey),
+    baseURL: baseUrl,
+    maxRetries: 0,
+    timeout: requestMs
+  })
+  // Every call bounded (deadline.ts); a long poll by its own length and one request more.
+  const call = withDeadline(providerCall, requestMs)
+  const longCall = withDeadline(providerCall, LONG_POLL.longPoll.timeoutMs + requestMs)
+  const commandCall = withDeadline(providerCall, COMMAND_POLL.longPoll.timeoutMs + requestMs)
   const blueprint = options.blueprint ?? DEFAULT_BLUEPRINT
   const tunnelUrl = options.tunnelUrl ?? sdkTunnelUrl(baseUrl)
   /** A listed devbox once it is running or suspended; undefined when it failed or shut down meanwhile. */
   const settle = (devbox: Runloop.DevboxView) =>
     devbox.status === "running" || devbox.status === "suspended"
       ? Effect.succeed(found(devbox, false))
-      : call(
+      : longCall(
         `wait for devbox ${devbox.id} to leave ${devbox.status}`,
         () =>
           devbox.status === "suspending"
@@ -122,7 +145,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
         )
       )
   const awaitRunning = (box: Devbox) =>
-    call(`wait for devbox ${box.id} to run`, () => devboxes.awaitRunning(box.id, LONG_POLL)).pipe(
+    longCall(`wait for devbox ${box.id} to run`, () => devboxes.awaitRunning(box.id, LONG_POLL)).pipe(
       Effect.tap((devbox) => Effect.sync(() => box.tunnel = devbox.tunnel ?? box.tunnel))
     )
   const tunnelOf = (box: Devbox) =>
@@ -132,7 +155,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
     ).pipe(Effect.tap((tunnel) => Effect.sync(() => box.tunnel = tunnel)))
   const inDevbox = (box: Devbox) => {
     const exec = (command: string) => devboxes.executeAndAwaitCompletion(box.id, { command }, COMMAND_POLL).then(ended)
-    return shellLines("Runloop", `devbox ${box.id}`, call, exec)
+    return shellLines("Runloop", `devbox ${box.id}`, commandCall, exec)
   }
   // `upload_file` takes a path from the user's home.
   const upload = (box: Devbox, file: { readonly source: string; readonly fromHome: string }) =>
@@ -244,7 +267,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
       pause: (box) =>
         Effect.andThen(
           call(`suspend devbox ${box.id}`, () => devboxes.suspend(box.id)),
-          call(`wait for devbox ${box.id} to suspend`, () => devboxes.awaitSuspended(box.id, LONG_POLL))
+          longCall(`wait for devbox ${box.id} to suspend`, () => devboxes.awaitSuspended(box.id, LONG_POLL))
         ),
       resume: (box) =>
         Effect.andThen(

@@ -98,6 +98,9 @@ export interface Devbox {
   readonly shells: Map<string, NamedShell>
 }
 
+/** How an execution ended: its exit status and output. */
+type Ended = Pick<Execution, "stdout" | "stderr"> & { readonly exitStatus: number }
+
 /** A persistent shell: its commands written to its stdin in turn. */
 interface NamedShell {
   readonly write: (line: string) => void
@@ -310,7 +313,8 @@ export class Devboxes {
     shellName?: string
   ): Promise<Execution> {
     const container = this.running(devbox, "execute")
-    let complete = (_ended: { exitStatus: number; stdout: string; stderr: string }) => {}
+    let resolveEnded!: (ended: Ended) => void
+    const ending = new Promise<Ended>((resolve) => resolveEnded = resolve)
     const execution: Execution = {
       id,
       devboxId: devbox.id,
@@ -318,16 +322,14 @@ export class Devboxes {
       exitStatus: null,
       stdout: "",
       stderr: "",
-      done: new Promise<{ exitStatus: number; stdout: string; stderr: string }>((resolve) => complete = resolve).then(
-        (ended) => {
-          Object.assign(execution, ended, { status: "completed" })
-          this.changed()
-        }
-      )
+      done: ending.then((ended) => {
+        Object.assign(execution, ended, { status: "completed" })
+        this.changed()
+      })
     }
     this.executions.set(id, execution)
     if (shellName === undefined) {
-      void this.run(devbox, container, ["sh", "-c", command], execution).then(complete)
+      void this.run(devbox, container, ["sh", "-c", command], execution).then(resolveEnded)
       return execution
     }
     const shell = devbox.shells.get(shellName) ?? await this.namedShell(devbox, container, shellName)
@@ -335,7 +337,7 @@ export class Devboxes {
       // Its output, which the shell wrote to files of its own, read back.
       const files = `/tmp/.runloop-standin-${id}`
       void this.run(devbox, container, ["sh", "-c", `cat ${files}.out; cat ${files}.err >&2; rm -f ${files}.*`])
-        .then(({ stdout, stderr }) => complete({ exitStatus, stdout, stderr }))
+        .then(({ stdout, stderr }) => resolveEnded({ exitStatus, stdout, stderr }))
     })
     // In the shell itself (its state persists): the command's output to files, then its status.
     shell.write(

@@ -7,7 +7,7 @@
  * down under a runtime shows as disconnected.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
 import { SandboxConfig } from "../../../src/index.ts"
@@ -127,6 +127,39 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
         assert.strictEqual(devbox.status, "running")
         assert.strictEqual((yield* second.rt.runCommand("cat /workspace/kept.txt")).content, "on-disk")
         yield* second.release
+        assert.strictEqual(devbox.status, "shutdown")
+      }),
+    180_000
+  )
+
+  it.live(
+    "a session's devbox caught mid-transition (suspending) is waited for and attached to, not made twice",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const keep = new SandboxConfig({ keepRuntimeAlive: true })
+        const first = yield* buildRuntime(runloopLayer(s, { sessionId: "rl-transit", sandbox: keep }))
+        yield* first.rt.runCommand("echo before > /workspace/transit.txt")
+        yield* first.release
+        const devbox = devboxOf(s, "rl-transit")
+        let letGo!: () => void
+        s.devboxes.holdTransitions(new Promise<void>((resolve) => letGo = resolve))
+        yield* Effect.promise(() => s.devboxes.suspend(devbox))
+        assert.strictEqual(devbox.status, "suspending")
+        const creates = createCount(s)
+        const since = Date.now()
+        const second = yield* Effect.forkChild(buildRuntime(runloopLayer(s, { sessionId: "rl-transit" })))
+        // The attach waits on the devbox's state (a long poll), or makes another one (the fault).
+        const waited = yield* Effect.sync(() =>
+          s.requests.some((r) => r.at >= since && r.path === `/v1/devboxes/${devbox.id}/wait_for_status`) ||
+          createCount(s) > creates
+        ).pipe(Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (seen) => seen, times: 600 }))
+        letGo()
+        const { rt, release } = yield* Fiber.join(second)
+        assert.isTrue(waited)
+        assert.strictEqual(createCount(s), creates)
+        assert.strictEqual((yield* rt.runCommand("cat /workspace/transit.txt")).content, "before")
+        yield* release
         assert.strictEqual(devbox.status, "shutdown")
       }),
     180_000

@@ -28,6 +28,8 @@ export interface RecordedRequest {
   readonly body: unknown
   /** The HTTP version it came over ("2.0": the SDK's HTTP/2 transport). */
   readonly httpVersion: string
+  /** When it arrived (ms since the epoch). */
+  readonly at: number
 }
 
 export interface StandInOptions {
@@ -252,7 +254,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         : multipart
         ? await readUpload(request)
         : (await readJson(request)) as Record<string, unknown>
-      requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion })
+      requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion, at: Date.now() })
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
       const fault = faults.take(method, url.pathname)
       if (fault !== undefined && fault.kind !== "cut" && await applyHttpFault(fault, request, response)) return
