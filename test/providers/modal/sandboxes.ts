@@ -31,6 +31,8 @@ export interface SandboxDefinition {
   } | null
   readonly timeoutSecs: number
   readonly idleTimeoutSecs?: number | null
+  /** Unique among the app's running sandboxes (`fromName` finds it by it). */
+  readonly name?: string | null
   readonly openPorts?:
     | { readonly ports: ReadonlyArray<{ readonly port: number; readonly unencrypted: boolean }> }
     | null
@@ -179,6 +181,19 @@ export class Sandboxes {
     await this.finish(sandbox, { status: STATUS.terminated, exception: "Sandbox terminated", exitcode: 0 })
     await sandbox.ended
     return before
+  }
+
+  /**
+   * End a sandbox as Modal does on its own: its idle timeout (IDLE_TIMEOUT, exit code 0), or an
+   * eviction for its memory (TERMINATED, the exception saying why).
+   */
+  end(sandbox: StandinSandbox, why: "idle-timeout" | "out-of-memory"): Promise<void> {
+    return this.finish(
+      sandbox,
+      why === "idle-timeout"
+        ? { status: STATUS.idleTimeout, exception: "Sandbox idle timeout", exitcode: 0 }
+        : { status: STATUS.terminated, exception: "Sandbox ran out of memory (OOM) and was terminated", exitcode: 137 }
+    )
   }
 
   /** Stop every clock and end every sandbox (the stand-in's close). */
