@@ -20,20 +20,20 @@ const CREATE = { path: "SandboxCreateV2" } as const
 /** Retries quick enough for a test. */
 const QUICK = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 4 }))
 
+/** Every sandbox the stand-in made has ended, and no container is left. */
+const nothingLeft = (s: Standin) =>
+  Effect.promise(() => s.containers()).pipe(
+    Effect.map((left) => {
+      assert.deepStrictEqual(left, [])
+      assert.deepStrictEqual([...s.sandboxes.values()].filter((sb) => sb.result === undefined).map((sb) => sb.id), [])
+    })
+  )
+
 describeDocker("ModalRuntime under injected faults (stand-in)", () => {
   const standinOf = useModalStandin()
 
   const creates = () => standinOf().calls.filter((c) => c.method === "SandboxCreateV2").length
   const layer = () => ModalRuntime.layer(standinOptions(standinOf(), { providerRetry: QUICK }))
-
-  /** Every sandbox the stand-in made has ended, and no container is left. */
-  const nothingLeft = (s: Standin) =>
-    Effect.promise(() => s.containers()).pipe(
-      Effect.map((left) => {
-        assert.deepStrictEqual(left, [])
-        assert.deepStrictEqual([...s.sandboxes.values()].filter((sb) => sb.result === undefined).map((sb) => sb.id), [])
-      })
-    )
 
   const startAndRelease = Effect.gen(function*() {
     const { rt, release } = yield* buildRuntime(layer())
