@@ -148,7 +148,7 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
 
   /** The session's sandbox by its name, if one runs (the lookup the SDK guarantees for V2 sandboxes). */
   const byName = (sessionId: string | undefined) =>
-    sessionId === undefined ? Effect.succeed([]) : call(
+    sessionId === undefined ? Effect.succeed([] as Array<string>) : call(
       `look up the sandbox of session ${sessionId}`,
       () =>
         client.sandboxes.fromName(appName, sessionSandboxName(sessionId)).then(
@@ -211,8 +211,10 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
         }
         return ids
       })
-      const named = yield* byName(tags[TAGS.session])
-      const here = yield* Effect.promise(() => remembered(app.appId))
+      const session = tags[TAGS.session]
+      const named = yield* byName(session)
+      // A session is found by its name; the record is for what has none to go by (the reaper's pass).
+      const here = session === undefined ? yield* Effect.promise(() => remembered(app.appId)) : []
       const found = yield* Effect.forEach(new Set([...listed, ...named, ...here]), (id) => candidate(id, tags))
       return found.filter((one) => one !== undefined)
     }),
