@@ -52,6 +52,8 @@ export interface StandinSandbox {
   output: { readonly stdout: string; readonly stderr: string }
   /** Resolves with the result once the sandbox ended, whatever ended it. */
   readonly ended: Promise<GenericResult>
+  /** When it ended (ms since the epoch). */
+  endedAt: number | undefined
 }
 
 /** A V2 sandbox id: the SDK picks its calls by the id's shape, V1 for `sb-` and exactly 22 letters or digits. */
@@ -115,7 +117,8 @@ export class Sandboxes {
       tunnels,
       result: undefined,
       output: { stdout: "", stderr: "" },
-      ended: new Promise((resolve) => this.ending.set(id, resolve))
+      ended: new Promise((resolve) => this.ending.set(id, resolve)),
+      endedAt: undefined
     }
     this.byId.set(id, sandbox)
     const finish = (result: GenericResult) => this.finish(sandbox, result)
@@ -165,6 +168,7 @@ export class Sandboxes {
     if (result.status === STATUS.success || result.status === STATUS.failure) {
       sandbox.output = await containerOutput(sandbox.container).catch(() => sandbox.output)
     }
+    sandbox.endedAt = Date.now()
     await Promise.all(sandbox.tunnels.map((t) => t.close()))
     await removeContainer(sandbox.container)
     this.ending.get(sandbox.id)?.(result)

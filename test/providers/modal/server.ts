@@ -8,7 +8,7 @@
  * Where Modal's public sources leave a rule open, the stand-in takes the reading less favourable to
  * the runtime: `SandboxListV2` does not list the V2 sandboxes `SandboxCreateV2` makes (the SDK's
  * `experimentalCreate` docs say so, its `experimentalList` docs say the opposite) unless a test sets
- * `listsV2`; tunnels, logs and refusals can come late or not at all (`holdTunnels`, `lateLogs`,
+ * `listsV2`; tunnels, logs and refusals can come late or not at all (`holdTunnels`, `lateLogsMs`,
  * `faults`).
  */
 import * as grpc from "@grpc/grpc-js"
@@ -61,8 +61,8 @@ export interface Standin {
    * long-poll limit), then answers TIMEOUT.
    */
   readonly holdTunnels: (until: Promise<unknown>, capSeconds?: number) => void
-  /** Logs come late: the first `AppFetchLogs` of each task answers none. */
-  lateLogs: boolean
+  /** Logs come late: a task's logs are fetched only this long after its sandbox ended (default 0). */
+  lateLogsMs: number
   /** End a sandbox as Modal would on its own: its idle timeout, or evicted for its memory (OOM). */
   readonly end: (sandboxId: string, why: "idle-timeout" | "out-of-memory") => Promise<void>
   /** Ids of the containers this instance made that still exist. */
@@ -176,8 +176,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   let refusals = { times: 0, details: "" }
   const faults = new Faults()
   let tunnelsHeld: { readonly until: Promise<unknown>; readonly capSeconds: number } | undefined
-  const logsAsked = new Set<string>()
-  const state = { listsV2: false, lateLogs: false }
+  const state = { listsV2: false, lateLogsMs: 0 }
   /** App name → id, for lookups by name. */
   const appIdOf = (name: string) => apps.get(name)
 
@@ -337,8 +336,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     AppFetchLogs: async (request) => {
       const sandbox = [...sandboxes.byId.values()].find((s) => s.taskId === request.taskId)
       if (sandbox === undefined) throw new Refusal(grpc.status.NOT_FOUND, `Task ${request.taskId} not found`)
-      if (state.lateLogs && !logsAsked.has(sandbox.taskId)) {
-        logsAsked.add(sandbox.taskId)
+      if (state.lateLogsMs > 0 && !(Date.now() - (sandbox.endedAt ?? Infinity) >= state.lateLogsMs)) {
         return { batches: [] }
       }
       const streams = request.source === 1
@@ -414,11 +412,11 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
         if (tunnelsHeld === held) tunnelsHeld = undefined
       })
     },
-    get lateLogs() {
-      return state.lateLogs
+    get lateLogsMs() {
+      return state.lateLogsMs
     },
-    set lateLogs(value) {
-      state.lateLogs = value
+    set lateLogsMs(value) {
+      state.lateLogsMs = value
     },
     end: (sandboxId, why) => sandboxes.end(sandboxOf(sandboxId), why),
     containers: () => leftovers(instance),
