@@ -18,17 +18,31 @@ export interface HttpErrors {
 }
 
 /**
+ * A response header as an SDK error keeps it: a Fetch `Headers` (its `get`), or a plain record of
+ * lower-case names (Stainless clients, Runloop's: a Proxy over `Object.fromEntries`, where `get` is
+ * just a missing key).
+ */
+export const header = (headers: unknown, name: string): string | undefined => {
+  if (typeof headers !== "object" || headers === null) return undefined
+  const get = (headers as { get?: unknown }).get
+  const value = typeof get === "function"
+    ? get.call(headers, name)
+    : (headers as Record<string, unknown>)[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/**
  * The classifier of an SDK whose errors carry the HTTP status and the answer's headers, read
  * structurally so its classes stay out of our types: the reason, the provider's own text with the
  * advice, and the `Retry-After` (in seconds) the answer carries.
  */
 export const classifyHttp = (errors: HttpErrors) => (cause: unknown): Classified => {
-  const error = Object(cause) as Record<string, unknown> & { headers?: { get?: (name: string) => unknown } }
+  const error = Object(cause) as Record<string, unknown> & { headers?: unknown }
   const field = error[errors.statusField]
   const status = typeof field === "number" ? field : undefined
   const text = cause instanceof Error ? cause.message : String(cause)
   const reason = errors.reasonOf(status, text)
-  const retryAfter = Number(error.headers?.get?.("retry-after") ?? Number.NaN)
+  const retryAfter = Number(header(error.headers, "retry-after") ?? Number.NaN)
   return {
     reason,
     status,

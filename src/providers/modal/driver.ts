@@ -5,20 +5,28 @@
  * sandboxed command could call it with). Modal ends it at its lifetime, or once idle: the owner
  * keeps it busy through the tunnel every third of the idle timeout. Tunnels give the endpoints,
  * Modal's tags hold the owner tags. Modal cannot freeze a sandbox: no pause.
+ *
+ * Finding sandboxes does not rest on `list()`, which may not return the V2 sandboxes `create` makes
+ * (the SDK's docs say both): a session's sandbox is named after the session and looked up by name,
+ * and the reaper reads this host's record of what it made (ledger.ts); what `list()` returns is
+ * taken too.
  */
-import { Duration, Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted, Schedule } from "effect"
 import type { Sandbox } from "modal"
 import { createHash } from "node:crypto"
 import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { unsupported, wholeDuration } from "../../hosted/options.ts"
+import { TAGS } from "../../hosted/ownerTags.ts"
 import { withReason } from "../../hosted/providerCall.ts"
 import { SERVER_PORT } from "../../hosted/serverLaunch.ts"
 import { InvalidOptionsError, ProviderError } from "../../schema/errors.ts"
 import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
-import type { Driver, DriverDefinition, ProviderCall } from "../../services/Driver.ts"
+import type { Driver, DriverDefinition, Found, ProviderCall } from "../../services/Driver.ts"
 import { classifyModal } from "./classify.ts"
 import { modalClient } from "./client.ts"
+import { endedBecause, exitedByItself, returnCode, sandboxResult } from "./ended.ts"
 import { launcherCommand, WORKSPACE } from "./launcher.ts"
+import { forget, remember, remembered } from "./ledger.ts"
 import type { ModalRuntimeOptions } from "./options.ts"
 
 const RUNTIME = "ModalRuntime"
@@ -37,9 +45,20 @@ const wholeSeconds = (name: string, value: Duration.Input, min: number) =>
   )
     .pipe(Effect.map((seconds) => seconds * 1000))
 
-/** What an ended sandbox's return code says (the SDK's: 124 timeout, 137 terminated, else the server's). */
-const endedBecause = (code: number) =>
-  code === 124 ? "its timeout ran out" : code === 137 ? "it was terminated" : `its server exited with code ${code}`
+/**
+ * How long the tunnels may take to appear when the create's answer lacks them (the SDK's own long
+ * poll, within the start's 90 s): past it, a start error saying so, not a wait for ever.
+ */
+const TUNNELS_WAIT_MS = 50_000
+
+/** How long a start failure waits for the sandbox's logs, which Modal may persist a moment after its end. */
+const LATE_LOGS = Schedule.spaced("250 millis").pipe(Schedule.upTo({ times: 20 }))
+
+/** The name of a session's sandbox (unique among an app's running sandboxes): found by it, made once. */
+export const sessionSandboxName = (sessionId: string) =>
+  /^[\w.-]{1,60}$/.test(sessionId)
+    ? `es-${sessionId}`
+    : `es-${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}`
 
 const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntimeOptions, call: ProviderCall) {
   yield* unsupported(RUNTIME, options, ["user", "userId"], "a Modal sandbox's command runs as root")
@@ -63,8 +82,20 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
         : client.images.fromRegistry(imageName).build(app)
   ).pipe(Effect.mapError((error) => error.reason === "not-found" ? withReason(error, "image-missing") : error))
 
+  // Tunnels missing from the create's answer are long-polled for by the SDK, which then throws.
   const endpoint = (sandbox: Sandbox, port: number) =>
-    call(`get the tunnels of sandbox ${sandbox.sandboxId}`, () => sandbox.tunnels()).pipe(
+    call(`get the tunnels of sandbox ${sandbox.sandboxId}`, () => sandbox.tunnels(TUNNELS_WAIT_MS)).pipe(
+      Effect.mapError((error) =>
+        error.reason === "timeout"
+          ? new ProviderError({
+            provider: "Modal",
+            operation: error.operation,
+            reason: "timeout",
+            message: `Modal sandbox ${sandbox.sandboxId} opened no tunnels: Modal's wait for them (at most ` +
+              `${TUNNELS_WAIT_MS / 1000} s) timed out`
+          })
+          : error
+      ),
       Effect.flatMap((tunnels) => {
         const tunnel = tunnels[port]
         return tunnel !== undefined ? Effect.succeed({ url: tunnel.url }) : Effect.fail(
@@ -78,13 +109,53 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
       })
     )
 
-  /** The last lines the sandbox's command printed, from Modal's persisted logs (stdout and stderr). */
+  /**
+   * The last lines the sandbox's command printed, from Modal's persisted logs (stdout and stderr),
+   * asked again for a few seconds while there are none: they may land a moment after the end.
+   */
   const lastOutput = (sandbox: Sandbox) =>
     call(`read the logs of sandbox ${sandbox.sandboxId}`, async () => {
       const lines: Array<string> = []
       for await (const entry of sandbox.logs.tail({ entries: 20 })) lines.push(entry.message)
       return lines.join("")
-    }).pipe(Effect.catch((error) => Effect.succeed(`(unreadable: ${error.message})`)))
+    }).pipe(
+      Effect.repeat({ schedule: LATE_LOGS, until: (output) => output.trim() !== "" }),
+      Effect.catch((error) => Effect.succeed(`(unreadable: ${error.message})`))
+    )
+
+  /** The sandbox's result once it ended (waiting at most `timeoutSecs`), undefined while it runs. */
+  const resultOf = (sandbox: Sandbox, timeoutSecs: number) =>
+    call(`follow sandbox ${sandbox.sandboxId}`, () => sandboxResult(client, sandbox.sandboxId, timeoutSecs))
+
+  /** A sandbox of ours `find` came across, if it runs and carries all of `tags` (an ended one is forgotten). */
+  const candidate = (sandboxId: string, tags: Readonly<Record<string, string>>) =>
+    Effect.gen(function*() {
+      const sandbox = yield* call(`look up sandbox ${sandboxId}`, () => client.sandboxes.fromId(sandboxId))
+      const ended = yield* resultOf(sandbox, 0)
+      if (ended !== undefined) {
+        yield* Effect.promise(() => forget(app.appId, sandboxId))
+        return undefined
+      }
+      const own = yield* call(`read the tags of sandbox ${sandboxId}`, () => sandbox.getTags())
+      const found: Found<Sandbox> = { sandbox, id: sandboxId, tags: own, state: "running" }
+      return Object.entries(tags).every(([k, v]) => own[k] === v) ? found : undefined
+    }).pipe(
+      Effect.catchIf(
+        (error) => error.reason === "not-found",
+        () => Effect.as(Effect.promise(() => forget(app.appId, sandboxId)), undefined)
+      )
+    )
+
+  /** The session's sandbox by its name, if one runs (the lookup the SDK guarantees for V2 sandboxes). */
+  const byName = (sessionId: string | undefined) =>
+    sessionId === undefined ? Effect.succeed([] as Array<string>) : call(
+      `look up the sandbox of session ${sessionId}`,
+      () =>
+        client.sandboxes.fromName(appName, sessionSandboxName(sessionId)).then(
+          (sandbox) => [sandbox.sandboxId],
+          (error: unknown) => (error as { name?: string }).name === "NotFoundError" ? [] : Promise.reject(error)
+        )
+    )
 
   return {
     // The sandbox's command runs as root (in gVisor); the server and its commands with it.
@@ -104,42 +175,56 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
           ...(spec.keepAlive ? {} : { idleTimeoutMs: idleMs }),
           ...(options.cpus === undefined ? {} : { cpu: options.cpus }),
           ...(options.memoryMiB === undefined ? {} : { memoryMiB: options.memoryMiB }),
+          name: sessionSandboxName(spec.sessionId),
           tags: { ...spec.tags }
-        })).pipe(Effect.map((sandbox) => ({ sandbox, id: sandbox.sandboxId }))),
-    // The sandbox's command is the server: follow it, its exit code and persisted logs its last words.
+        })).pipe(
+          Effect.tap((sandbox) => Effect.promise(() => remember(app.appId, sandbox.sandboxId).catch(() => undefined))),
+          Effect.map((sandbox) => ({ sandbox, id: sandbox.sandboxId }))
+        ),
+    // The sandbox's command is the server: follow it, its exit code and persisted logs its last words;
+    // an end it did not choose (an eviction, a time-out) said as such after them.
     launch: (sandbox) =>
       Effect.succeed({
         workspace: WORKSPACE,
-        serverExit: call(`follow sandbox ${sandbox.sandboxId}`, () => sandbox.wait()).pipe(
-          Effect.flatMap((exitCode) => Effect.map(lastOutput(sandbox), (output) => ({ exitCode, output })))
+        serverExit: resultOf(sandbox, 10).pipe(
+          Effect.repeat({ until: (result) => result !== undefined }),
+          Effect.flatMap((result) =>
+            Effect.map(lastOutput(sandbox), (output) => ({
+              exitCode: returnCode(result!),
+              output: exitedByItself(result!) ? output : `${output}\n(Modal: ${endedBecause(result!).why})`
+            }))
+          )
         )
       }),
     destroy: (sandbox) =>
       call(`terminate sandbox ${sandbox.sandboxId}`, () => sandbox.terminate()).pipe(
-        Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
+        Effect.catchIf((error) => error.reason === "not-found", () => Effect.void),
+        Effect.andThen(Effect.promise(() => forget(app.appId, sandbox.sandboxId)))
       ),
-    // Modal's list filters on tags but answers ids only (running sandboxes): each is read for its own.
+    // Whatever Modal's list answers (ids of running sandboxes, filtered on tags), with the session's
+    // sandbox by name and this host's record: each read for its own tags and state.
     find: Effect.fn("ModalRuntime.find")(function*(tags) {
       const listed = yield* call("list sandboxes by tag", async () => {
-        const found: Array<Sandbox> = []
-        for await (const sandbox of client.sandboxes.list({ appId: app.appId, tags: { ...tags } })) found.push(sandbox)
-        return found
+        const ids: Array<string> = []
+        for await (const sandbox of client.sandboxes.list({ appId: app.appId, tags: { ...tags } })) {
+          ids.push(sandbox.sandboxId)
+        }
+        return ids
       })
-      return yield* Effect.forEach(
-        listed,
-        (sandbox) =>
-          call(`read the tags of sandbox ${sandbox.sandboxId}`, () => sandbox.getTags()).pipe(
-            Effect.map((own) => ({ sandbox, id: sandbox.sandboxId, tags: own, state: "running" as const }))
-          )
-      )
+      const session = tags[TAGS.session]
+      const named = yield* byName(session)
+      // A session is found by its name; the record is for what has none to go by (the reaper's pass).
+      const here = session === undefined ? yield* Effect.promise(() => remembered(app.appId)) : []
+      const found = yield* Effect.forEach(new Set([...listed, ...named, ...here]), (id) => candidate(id, tags))
+      return found.filter((one) => one !== undefined)
     }),
     state: (sandbox) =>
-      call(`poll sandbox ${sandbox.sandboxId}`, () => sandbox.poll()).pipe(
-        Effect.map((code) =>
-          code === null
-            ? { _tag: "running" as const }
-            : { _tag: "gone" as const, why: `Modal sandbox ${sandbox.sandboxId} ended: ${endedBecause(code)}` }
-        )
+      resultOf(sandbox, 0).pipe(
+        Effect.map((result) => {
+          if (result === undefined) return { _tag: "running" as const }
+          const { why, outOfMemory } = endedBecause(result)
+          return { _tag: "gone" as const, why: `Modal sandbox ${sandbox.sandboxId} ended: ${why}`, outOfMemory }
+        })
       ),
     endpoint,
     // Modal counts a request through the tunnel as activity: the sandbox idles only once its owner is gone.

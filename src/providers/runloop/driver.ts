@@ -16,8 +16,10 @@ import { credential, unsupported } from "../../hosted/options.ts"
 import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
 import { SESSION_KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
+import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyRunloop } from "./classify.ts"
+import { withDeadline } from "./deadline.ts"
 import { launchParameters } from "./launchParameters.ts"
 import { DEFAULT_BLUEPRINT, type RunloopRuntimeOptions } from "./options.ts"
 
@@ -31,6 +33,8 @@ export interface Devbox {
 const TUNNEL = { auth_mode: "authenticated", http_keep_alive: true } as const
 /** How long a devbox may take to boot, resume or suspend (Runloop's long polls). */
 const LONG_POLL = { longPoll: { timeoutMs: 5 * 60_000 } }
+/** How long one API request may go unanswered (the SDK's own default). */
+const DEFAULT_REQUEST_MS = 30_000
 /** How long one of our commands (looking for the server, making its directories) may take. */
 const COMMAND_POLL = { longPoll: { timeoutMs: 60_000 } }
 
@@ -38,12 +42,32 @@ const COMMAND_POLL = { longPoll: { timeoutMs: 60_000 } }
 const sdkTunnelUrl = (baseUrl: string) => (port: number, key: string) =>
   `https://${port}-${key}.tunnel.${new URL(baseUrl).hostname.replace(/^api\./, "")}`
 
-/** A listed devbox (Runloop's list filters by status only: live ones are listed, ours picked by metadata). */
-const found = (devbox: Runloop.DevboxView): Found<Devbox> => ({
+/**
+ * The statuses `find` lists: running and suspended, and every status on the way to one of them
+ * (Runloop's list filters by one status at a time). A devbox caught between two states is still
+ * the session's: missing it, attach would make a second one.
+ */
+const LISTED = [
+  "running",
+  "suspended",
+  "scheduled",
+  "queued",
+  "provisioning",
+  "initializing",
+  "resuming",
+  "suspending"
+] as const
+
+/**
+ * A listed devbox once settled. A resuming one comes back without its server (a resume keeps only
+ * the disk), so it counts as stopped: the hosted runtime then `start`s it (waits for it to run) and
+ * launches the server.
+ */
+const found = (devbox: Runloop.DevboxView, resumed: boolean): Found<Devbox> => ({
   sandbox: { id: devbox.id, tunnel: devbox.tunnel },
   id: devbox.id,
   tags: devbox.metadata,
-  state: devbox.status === "suspended" ? "paused" : "running"
+  state: devbox.status === "suspended" ? "paused" : resumed ? "stopped" : "running"
 })
 
 /** Where Runloop says a devbox is; a shut-down or failed one with Runloop's reason. */
@@ -65,7 +89,10 @@ const ended = (done: Runloop.DevboxAsyncExecutionDetailView) => ({
   output: `${done.stdout ?? ""}${done.stderr ?? ""}`
 })
 
-const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRuntimeOptions, call: ProviderCall) {
+const connect = Effect.fn("RunloopRuntime.connect")(function*(
+  options: RunloopRuntimeOptions,
+  providerCall: ProviderCall
+) {
   yield* unsupported("RunloopRuntime", options, ["lifetime"], "Runloop ends a devbox by its idle policy (idleTimeout)")
   const idle = Duration.fromInputUnsafe(options.idleTimeout ?? "10 minutes")
   const parameters = yield* launchParameters(options, idle)
@@ -81,12 +108,44 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
     .replace(/\/+$/, "")
   const peer = "@runloop/api-client"
   const sdk = yield* loadOptionalPeer("RunloopRuntime", peer, peer, () => import("@runloop/api-client"))
-  // The SDK's own retries are off: the hosted runtime's schedule is the only one.
-  const { devboxes } = new sdk.Runloop({ bearerToken: Redacted.value(apiKey), baseURL: baseUrl, maxRetries: 0 })
+  const requestMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_MS
+  if (!(Number.isInteger(requestMs) && requestMs > 0)) {
+    return yield* new InvalidOptionsError({
+      message: "RunloopRuntime options: requestTimeoutMs must be a whole number of milliseconds, more than 0."
+    })
+  }
+  // The SDK's own retries are off: the hosted runtime's schedule is the only one (classify.ts
+  // takes for worth retrying all the SDK would have retried).
+  const { devboxes } = new sdk.Runloop({
+    bearerToken: Redacted.value(apiKey),
+    baseURL: baseUrl,
+    maxRetries: 0,
+    timeout: requestMs
+  })
+  // Every call bounded (deadline.ts); a long poll by its own length and one request more.
+  const call = withDeadline(providerCall, requestMs)
+  const longCall = withDeadline(providerCall, LONG_POLL.longPoll.timeoutMs + requestMs)
+  const commandCall = withDeadline(providerCall, COMMAND_POLL.longPoll.timeoutMs + requestMs)
   const blueprint = options.blueprint ?? DEFAULT_BLUEPRINT
   const tunnelUrl = options.tunnelUrl ?? sdkTunnelUrl(baseUrl)
+  /** A listed devbox once it is running or suspended; undefined when it failed or shut down meanwhile. */
+  const settle = (devbox: Runloop.DevboxView) =>
+    devbox.status === "running" || devbox.status === "suspended"
+      ? Effect.succeed(found(devbox, false))
+      : longCall(
+        `wait for devbox ${devbox.id} to leave ${devbox.status}`,
+        () =>
+          devbox.status === "suspending"
+            ? devboxes.awaitSuspended(devbox.id, LONG_POLL)
+            : devboxes.awaitRunning(devbox.id, LONG_POLL)
+      ).pipe(
+        Effect.map((settled) => found(settled, devbox.status === "resuming")),
+        Effect.catch((error) =>
+          error.reason === "unknown" || error.reason === "not-found" ? Effect.succeed(undefined) : Effect.fail(error)
+        )
+      )
   const awaitRunning = (box: Devbox) =>
-    call(`wait for devbox ${box.id} to run`, () => devboxes.awaitRunning(box.id, LONG_POLL)).pipe(
+    longCall(`wait for devbox ${box.id} to run`, () => devboxes.awaitRunning(box.id, LONG_POLL)).pipe(
       Effect.tap((devbox) => Effect.sync(() => box.tunnel = devbox.tunnel ?? box.tunnel))
     )
   const tunnelOf = (box: Devbox) =>
@@ -96,7 +155,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
     ).pipe(Effect.tap((tunnel) => Effect.sync(() => box.tunnel = tunnel)))
   const inDevbox = (box: Devbox) => {
     const exec = (command: string) => devboxes.executeAndAwaitCompletion(box.id, { command }, COMMAND_POLL).then(ended)
-    return shellLines("Runloop", `devbox ${box.id}`, call, exec)
+    return shellLines("Runloop", `devbox ${box.id}`, commandCall, exec)
   }
   // `upload_file` takes a path from the user's home.
   const upload = (box: Devbox, file: { readonly source: string; readonly fromHome: string }) =>
@@ -121,10 +180,15 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
     const argv = spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")
     const started = yield* call(
       `start the action server in devbox ${box.id}`,
-      // A shell of its own per launch: a resumed devbox may still know an earlier one.
+      // A shell of its own per launch: a resumed devbox may still know an earlier one. Not `exec`ed:
+      // should Runloop run a named shell's commands inside that one shell (stateful, sequential, as
+      // its SDK describes them), `exec` would replace the shell that reports the exit code, and a
+      // server dying at start would be seen only as the `/alive` time-out. A child of the shell
+      // works either way (in a fresh `sh -c` too); its stdin is not the shell's, which reads the
+      // commands.
       () =>
         devboxes.executeAsync(box.id, {
-          command: `cd ${shellQuote(files.workspace)} && exec ${argv}`,
+          command: `cd ${shellQuote(files.workspace)} && ${argv} < /dev/null`,
           shell_name: `effect-sandbox-server-${randomBytes(4).toString("hex")}`
         })
     )
@@ -139,8 +203,12 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
   return {
     aliveTimeout: "90 seconds",
     user: { name: "user", id: 1000 },
-    create: (spec) =>
-      call(`create a devbox from blueprint ${blueprint}`, () =>
+    create: (spec) => {
+      // One idempotency key for every retry of this create: a create whose answer was lost (a cut
+      // connection, a 5xx after the work) and is sent again makes no second devbox. The SDK keeps
+      // its key across its own retries only, which are off.
+      const idempotencyKey = `effect-sandbox-create-${randomBytes(12).toString("hex")}`
+      return call(`create a devbox from blueprint ${blueprint}`, () =>
         devboxes.create({
           blueprint_name: blueprint,
           name: `effect-sandbox-${spec.sessionId}`,
@@ -148,7 +216,10 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
           environment_variables: { ...spec.server.env, ...sessionKeyFileEnv },
           tunnel: TUNNEL,
           launch_parameters: { ...parameters, user_parameters: { username: spec.user.name, uid: spec.user.id } }
-        })).pipe(Effect.map((devbox) => ({ sandbox: { id: devbox.id, tunnel: devbox.tunnel }, id: devbox.id }))),
+        }, { idempotencyKey })).pipe(
+          Effect.map((devbox) => ({ sandbox: { id: devbox.id, tunnel: devbox.tunnel }, id: devbox.id }))
+        )
+    },
     launch,
     destroy: (box) =>
       call(`shut down devbox ${box.id}`, () => devboxes.shutdown(box.id)).pipe(
@@ -156,14 +227,19 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
         Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
       ),
     find: (tags) =>
-      Effect.forEach(["running", "suspended"] as const, (status) =>
+      Effect.forEach(LISTED, (status) =>
         call(`list the ${status} devboxes`, async () => {
-          const listed: Array<Found<Devbox>> = []
+          const listed: Array<Runloop.DevboxView> = []
           for await (const devbox of devboxes.list({ status, limit: 100 })) {
-            if (Object.entries(tags).every(([k, v]) => devbox.metadata[k] === v)) listed.push(found(devbox))
+            if (Object.entries(tags).every(([k, v]) => devbox.metadata[k] === v)) listed.push(devbox)
           }
           return listed
-        })).pipe(Effect.map((lists) => lists.flat())),
+        })).pipe(
+          Effect.flatMap((lists) => Effect.forEach(lists.flat(), settle)),
+          Effect.map((settled) => settled.filter((one) => one !== undefined))
+        ),
+    // A devbox `find` saw resuming (reported stopped): running once the resume ends; the server follows.
+    start: (box) => Effect.asVoid(awaitRunning(box)),
     state: (box) =>
       call(`look up devbox ${box.id}`, () => devboxes.retrieve(box.id)).pipe(
         Effect.map(stateOf),
@@ -191,7 +267,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(options: RunloopRu
       pause: (box) =>
         Effect.andThen(
           call(`suspend devbox ${box.id}`, () => devboxes.suspend(box.id)),
-          call(`wait for devbox ${box.id} to suspend`, () => devboxes.awaitSuspended(box.id, LONG_POLL))
+          longCall(`wait for devbox ${box.id} to suspend`, () => devboxes.awaitSuspended(box.id, LONG_POLL))
         ),
       resume: (box) =>
         Effect.andThen(

@@ -2,13 +2,22 @@
  * A devbox's `launch_parameters` but the user's, checked against Runloop's rules when the layer is
  * built, so bad values fail before anything is made: the size (named, or `cpus` and `memoryMiB` as
  * Runloop's custom size), and the idle policy Runloop enforces (shut down after `idleTimeout` without
- * keep-alives or tunnel traffic), so an orphan goes without any reaper; also as
- * `keep_alive_time_seconds`, for an account or API version without the policy.
+ * keep-alives or tunnel traffic), so an orphan goes without any reaper.
+ *
+ * `keep_alive_time_seconds` is a shutdown counted from creation (default 1 hour), which the SDK
+ * documents as ignored only when the deprecated top-level `after_idle` is set, not
+ * `lifecycle.after_idle`. So the policy goes in both places (Runloop accepts both when they are
+ * equal), and `keep_alive_time_seconds` is Runloop's longest, 48 hours: were it honoured after
+ * all, a devbox would not die an hour (or an idle timeout) after it was made while its owner
+ * still uses it.
  */
 import type { Runloop } from "@runloop/api-client"
 import { Duration, Effect } from "effect"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { RunloopRuntimeOptions } from "./options.ts"
+
+/** Runloop's longest `keep_alive_time_seconds`: 48 hours. */
+export const LONGEST_KEEP_ALIVE_SECONDS = 172_800
 
 const even = (n: number) => Number.isInteger(n) && n % 2 === 0
 
@@ -42,14 +51,15 @@ export const launchParameters = (
   idleTimeout: Duration.Duration
 ): Effect.Effect<Runloop.LaunchParameters, InvalidOptionsError> => {
   const idle = Math.ceil(Duration.toSeconds(idleTimeout))
-  const sized = idle < 60 || idle > 172_800
+  const sized = idle < 60 || idle > LONGEST_KEEP_ALIVE_SECONDS
     ? `idleTimeout: ${idle} s: from 1 minute (the owner renews it every third of it) to 48 hours (Runloop's longest keep-alive).`
     : sizeOf(options)
   return typeof sized === "string"
     ? Effect.fail(new InvalidOptionsError({ message: `RunloopRuntime options: ${sized}` }))
     : Effect.succeed({
       ...sized,
-      keep_alive_time_seconds: idle,
+      keep_alive_time_seconds: LONGEST_KEEP_ALIVE_SECONDS,
+      after_idle: { idle_time_seconds: idle, on_idle: "shutdown" },
       lifecycle: { after_idle: { idle_time_seconds: idle, on_idle: "shutdown" } }
     })
 }

@@ -32,6 +32,12 @@ export interface RunloopRuntimeOptions extends HostedOptions, UploadPayloadOptio
   readonly size?: RunloopSize
   /** The disk of a custom size (`cpus` and `memoryMiB`), in GiB: even, 2 to 64. */
   readonly diskGiB?: number
+  /**
+   * How long one API request may go unanswered before it fails and is sent again (default the
+   * SDK's 30 s; a long poll gets its own length on top). It also ends a request the SDK's HTTP/2
+   * transport would wait on for ever, its connection cut without an error.
+   */
+  readonly requestTimeoutMs?: number
   /** The URL of a tunnel port (default as the SDK's `getTunnelUrl` builds it); a proxy may map it elsewhere. */
   readonly tunnelUrl?: (port: number, tunnelKey: string) => string
 }

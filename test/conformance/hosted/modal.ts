@@ -1,12 +1,13 @@
 /**
- * ModalRuntime's hosted lifecycle target, for the stand-in and for Modal itself: sandboxes listed
- * through the SDK by their session tag; a second layer with the session id attaches to a kept
+ * ModalRuntime's hosted lifecycle target, for the stand-in and for Modal itself: a session's
+ * sandbox looked up through the SDK by its name; a second layer with the session id attaches to a kept
  * sandbox; no pause (Modal cannot freeze a sandbox); the reaper judges owners of this host by pid.
  */
 import { Redacted } from "effect"
 import { ModalClient } from "modal"
 import { getCACertificates, setDefaultCACertificates } from "node:tls"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
+import { sessionSandboxName } from "../../../src/providers/modal/driver.ts"
 import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /**
@@ -65,14 +66,17 @@ const clientOf = (args: ModalArgs) => {
 /** One client per process, made on the first listing. */
 let client: ModalClient | undefined
 
-/** The running sandboxes Modal lists with the session's tag. */
+/**
+ * The session's running sandbox, looked up by the name ModalRuntime gives it (`list()` may not
+ * return V2 sandboxes; the stand-in's does not).
+ */
 const sandboxes = async (args: ModalArgs, sessionId: string) => {
   client ??= clientOf(args)
-  const app = await client.apps.fromName(APP, { createIfMissing: true })
-  const ids: Array<string> = []
-  const tags = { "effect-sandbox.session": sessionId }
-  for await (const sandbox of client.sandboxes.list({ appId: app.appId, tags })) ids.push(sandbox.sandboxId)
-  return ids
+  const found = await client.sandboxes.fromName(APP, sessionSandboxName(sessionId)).catch((error: unknown) => {
+    if ((error as { name?: string }).name === "NotFoundError") return undefined
+    throw error
+  })
+  return found === undefined || (await found.poll()) !== null ? [] : [found.sandboxId]
 }
 
 const runtime: CloudRuntime<ModalArgs> = {

@@ -7,13 +7,14 @@
  * dead owners' sandboxes.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber, Option, Schedule, Stream } from "effect"
 import { ModalClient } from "modal"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { hostname } from "node:os"
 import { RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
+import { remember } from "../../../src/providers/modal/ledger.ts"
 import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
@@ -221,7 +222,7 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
     }))
 
   it.live(
-    "the reaper terminates the sandboxes of dead owners on this host, and leaves the others",
+    "the reaper terminates the sandboxes of dead owners on this host, found in this host's record while Modal's list answers none of them, and leaves the others",
     () =>
       Effect.gen(function*() {
         const deadPid = Number(
@@ -233,11 +234,88 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
           sleeper({ tags: ownedBy(deadPid, true) })
         ])
         const [orphan, live, keptAlive] = made.map((sb) => standinOf().sandboxes.get(sb.sandboxId)!)
+        // As their owners' runtimes on this host recorded them when they made them.
+        yield* Effect.promise(() => Promise.all(made.map((sb) => remember(orphan!.appId, sb.sandboxId))))
+        assert.isFalse(standinOf().listsV2)
         const { release } = yield* buildRuntime(layer())
         assert.strictEqual(orphan!.result?.status, STATUS.terminated)
         assert.deepStrictEqual([live!.result, keptAlive!.result], [undefined, undefined])
         yield* release
         yield* Effect.promise(() => Promise.all(made.map((sb) => sb.terminate())))
+        yield* noContainers
+      }),
+    120_000
+  )
+
+  it.live(
+    "a sandbox Modal ends by its idle timeout, or evicts for its memory, is a disconnect saying so (not \"exited with code 0\" or \"terminated\")",
+    () =>
+      Effect.gen(function*() {
+        const idle = yield* buildRuntime(layer())
+        const idled = latest()
+        yield* Effect.promise(() => standinOf().end(idled.id, "idle-timeout"))
+        yield* expectDisconnected(
+          idle.rt,
+          `Modal sandbox ${idled.id} ended: its idle timeout ran out (nothing reached it through its tunnels)`
+        )
+        yield* idle.release
+        const oom = yield* buildRuntime(layer())
+        const evicted = latest()
+        yield* Effect.promise(() => standinOf().end(evicted.id, "out-of-memory"))
+        const status = yield* oom.rt.status.pipe(
+          Stream.takeUntil((s) => s === "ERROR_MEMORY"),
+          Stream.runLast,
+          Effect.timeout("15 seconds")
+        )
+        assert.deepStrictEqual(status, Option.some("ERROR_MEMORY"))
+        const error = yield* oom.rt.runCommand("echo never").pipe(Effect.flip)
+        assert.include(
+          error.message,
+          `Modal sandbox ${evicted.id} ended: it ran out of memory: Sandbox ran out of memory (OOM) and was terminated`
+        )
+        yield* oom.release
+        yield* noContainers
+      }),
+    120_000
+  )
+
+  it.live(
+    "tunnels missing from the create's answer are waited for, and the start goes on once they come",
+    () =>
+      Effect.gen(function*() {
+        let open!: () => void
+        standinOf().holdTunnels(new Promise<void>((resolve) => open = resolve))
+        const asked = () => standinOf().calls.filter((c) => c.method === "SandboxGetTunnelsV2").length
+        const before = asked()
+        const start = yield* Effect.forkChild(buildRuntime(layer()))
+        yield* Effect.sync(asked).pipe(
+          Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (n) => n > before })
+        )
+        open()
+        const { rt, release } = yield* Fiber.join(start)
+        assert.strictEqual((yield* rt.runCommand("echo tunnelled")).content.trim(), "tunnelled")
+        yield* release
+        yield* noContainers
+      }),
+    120_000
+  )
+
+  it.live(
+    "tunnels that never come are a start error saying so, and the sandbox is terminated",
+    () =>
+      Effect.gen(function*() {
+        let open!: () => void
+        // Modal's own long poll for them gives up (here after 1 s) and answers TIMEOUT.
+        standinOf().holdTunnels(new Promise<void>((resolve) => open = resolve), 1)
+        const error = yield* startError(layer()).pipe(Effect.ensuring(Effect.sync(() => open())))
+        const sandbox = latest()
+        assert.instanceOf(error, RuntimeStartError)
+        assert.strictEqual(
+          (error as RuntimeStartError).message,
+          `Modal sandbox ${sandbox.id} opened no tunnels: Modal's wait for them (at most 50 s) timed out`
+        )
+        assert.strictEqual((error as RuntimeStartError).provider?.reason, "timeout")
+        assert.strictEqual(sandbox.result?.status, STATUS.terminated)
         yield* noContainers
       }),
     120_000

@@ -31,6 +31,8 @@ export interface SandboxDefinition {
   } | null
   readonly timeoutSecs: number
   readonly idleTimeoutSecs?: number | null
+  /** Unique among the app's running sandboxes (`fromName` finds it by it). */
+  readonly name?: string | null
   readonly openPorts?:
     | { readonly ports: ReadonlyArray<{ readonly port: number; readonly unencrypted: boolean }> }
     | null
@@ -50,6 +52,8 @@ export interface StandinSandbox {
   output: { readonly stdout: string; readonly stderr: string }
   /** Resolves with the result once the sandbox ended, whatever ended it. */
   readonly ended: Promise<GenericResult>
+  /** When it ended (ms since the epoch). */
+  endedAt: number | undefined
 }
 
 /** A V2 sandbox id: the SDK picks its calls by the id's shape, V1 for `sb-` and exactly 22 letters or digits. */
@@ -113,7 +117,8 @@ export class Sandboxes {
       tunnels,
       result: undefined,
       output: { stdout: "", stderr: "" },
-      ended: new Promise((resolve) => this.ending.set(id, resolve))
+      ended: new Promise((resolve) => this.ending.set(id, resolve)),
+      endedAt: undefined
     }
     this.byId.set(id, sandbox)
     const finish = (result: GenericResult) => this.finish(sandbox, result)
@@ -163,6 +168,7 @@ export class Sandboxes {
     if (result.status === STATUS.success || result.status === STATUS.failure) {
       sandbox.output = await containerOutput(sandbox.container).catch(() => sandbox.output)
     }
+    sandbox.endedAt = Date.now()
     await Promise.all(sandbox.tunnels.map((t) => t.close()))
     await removeContainer(sandbox.container)
     this.ending.get(sandbox.id)?.(result)
@@ -179,6 +185,19 @@ export class Sandboxes {
     await this.finish(sandbox, { status: STATUS.terminated, exception: "Sandbox terminated", exitcode: 0 })
     await sandbox.ended
     return before
+  }
+
+  /**
+   * End a sandbox as Modal does on its own: its idle timeout (IDLE_TIMEOUT, exit code 0), or an
+   * eviction for its memory (TERMINATED, the exception saying why).
+   */
+  end(sandbox: StandinSandbox, why: "idle-timeout" | "out-of-memory"): Promise<void> {
+    return this.finish(
+      sandbox,
+      why === "idle-timeout"
+        ? { status: STATUS.idleTimeout, exception: "Sandbox idle timeout", exitcode: 0 }
+        : { status: STATUS.terminated, exception: "Sandbox ran out of memory (OOM) and was terminated", exitcode: 137 }
+    )
   }
 
   /** Stop every clock and end every sandbox (the stand-in's close). */

@@ -4,6 +4,12 @@
  * for the calls ModalRuntime's flows make through the `modal` SDK (its default V2 sandboxes),
  * decoded with our trimmed copy of Modal's protobuf definitions (modal.proto). Sandboxes are Docker
  * containers (sandboxes.ts) reached through TLS tunnels on 127.0.0.1 (tunnels.ts). See README.md.
+ *
+ * Where Modal's public sources leave a rule open, the stand-in takes the reading less favourable to
+ * the runtime: `SandboxListV2` does not list the V2 sandboxes `SandboxCreateV2` makes (the SDK's
+ * `experimentalCreate` docs say so, its `experimentalList` docs say the opposite) unless a test sets
+ * `listsV2`; tunnels, logs and refusals can come late or not at all (`holdTunnels`, `lateLogsMs`,
+ * `faults`).
  */
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
@@ -11,8 +17,9 @@ import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+import { type Fault, Faults } from "../faults.ts"
 import { docker, leftovers } from "./docker.ts"
-import { type GenericResult, type SandboxDefinition, Sandboxes, type StandinSandbox } from "./sandboxes.ts"
+import { type GenericResult, type SandboxDefinition, Sandboxes, type StandinSandbox, STATUS } from "./sandboxes.ts"
 import { makeCertificate, trustCertificate } from "./tunnels.ts"
 
 export interface StandinOptions {
@@ -39,6 +46,25 @@ export interface Standin {
   readonly sandboxes: ReadonlyMap<string, StandinSandbox>
   /** Answer the next `times` SandboxCreate calls with RESOURCE_EXHAUSTED and `details`. */
   readonly refuseCreates: (times: number, details: string) => void
+  /**
+   * What the next matching calls meet (test/providers/faults.ts), matched on the method's name as
+   * the path (`SandboxCreateV2`): a status as gRPC's (429 RESOURCE_EXHAUSTED, 500 INTERNAL, 502/503/504
+   * UNAVAILABLE, gRPC has no Retry-After), a delay or hold before serving, a cut of the HTTP/2
+   * connection after serving (the worse case: the work done, its answer lost).
+   */
+  readonly faults: Faults
+  /** Whether `SandboxListV2` lists V2 sandboxes (default false: the unfavourable reading). */
+  listsV2: boolean
+  /**
+   * Tunnels come late: while `until` is pending, a create answers without them and
+   * `SandboxGetTunnelsV2` holds until they come, at most its `timeout` and `capSeconds` (Modal's own
+   * long-poll limit), then answers TIMEOUT.
+   */
+  readonly holdTunnels: (until: Promise<unknown>, capSeconds?: number) => void
+  /** Logs come late: a task's logs are fetched only this long after its sandbox ended (default 0). */
+  lateLogsMs: number
+  /** End a sandbox as Modal would on its own: its idle timeout, or evicted for its memory (OOM). */
+  readonly end: (sandboxId: string, why: "idle-timeout" | "out-of-memory") => Promise<void>
   /** Ids of the containers this instance made that still exist. */
   readonly containers: () => Promise<Array<string>>
   readonly close: () => Promise<void>
@@ -87,6 +113,44 @@ const tagRecord = (tags: Tags) => Object.fromEntries(tags.map((t) => [t.tagName,
 const tagList = (tags: Readonly<Record<string, string>>) =>
   Object.entries(tags).map(([tagName, tagValue]) => ({ tagName, tagValue }))
 
+/** A status fault as gRPC answers it: the status mapped to its code, the message as the details. */
+const GRPC_OF_HTTP: Readonly<Record<number, grpc.status>> = {
+  429: grpc.status.RESOURCE_EXHAUSTED,
+  500: grpc.status.INTERNAL,
+  502: grpc.status.UNAVAILABLE,
+  503: grpc.status.UNAVAILABLE,
+  504: grpc.status.UNAVAILABLE
+}
+
+/**
+ * The HTTP/2 session under a call, for a cut: grpc-js keeps the stream a few objects in (its
+ * `ServerInterceptingCall`), found by shape rather than by its private names.
+ */
+const sessionOf = (call: object): { destroy: () => void } | undefined => {
+  const seen = new Set<object>()
+  const search = (value: unknown, depth: number): { destroy: () => void } | undefined => {
+    if (typeof value !== "object" || value === null || seen.has(value) || depth > 4) return undefined
+    seen.add(value)
+    const session = (value as { session?: { destroy?: unknown } }).session
+    if (typeof session?.destroy === "function" && "respond" in value) return session as { destroy: () => void }
+    for (const key of Object.keys(value)) {
+      const found = search((value as Record<string, unknown>)[key], depth + 1)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  return search(call, 0)
+}
+
+/** A fault before the call is served: refused, or served later; a cut comes after (see `faults`). */
+const servedAfter = async (fault: Fault | undefined) => {
+  if (fault?.kind === "status") {
+    throw new Refusal(GRPC_OF_HTTP[fault.status] ?? grpc.status.UNKNOWN, fault.message)
+  }
+  if (fault?.kind === "delay") await sleep(fault.millis)
+  if (fault?.kind === "hold") await fault.until.then(() => undefined, () => undefined)
+}
+
 /** Resolves after `seconds`, or with `promise` if it settles first. */
 const within = <A>(promise: Promise<A>, seconds: number): Promise<A | undefined> =>
   Promise.race([promise, sleep(seconds * 1000, undefined, { ref: false })])
@@ -110,6 +174,11 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     return id
   }
   let refusals = { times: 0, details: "" }
+  const faults = new Faults()
+  let tunnelsHeld: { readonly until: Promise<unknown>; readonly capSeconds: number } | undefined
+  const state = { listsV2: false, lateLogsMs: 0 }
+  /** App name → id, for lookups by name. */
+  const appIdOf = (name: string) => apps.get(name)
 
   const sandboxOf = (id: string) => {
     const sandbox = sandboxes.byId.get(id)
@@ -117,7 +186,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     return sandbox
   }
 
-  const handlers: Record<string, (request: any) => Promise<unknown>> = {
+  /** Create answers by the SDK's `x-idempotency-key`: a create sent again (its answer lost) makes nothing new. */
+  const createdBy = new Map<string, unknown>()
+
+  const handlers: Record<string, (request: any, idempotencyKey?: string) => Promise<unknown>> = {
     AuthTokenGet: async () => ({ token: authToken() }),
     AppGetOrCreate: async (request) => {
       const known = apps.get(request.appName)
@@ -162,7 +234,9 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       published.set(request.tag, engineImage)
       return { imageId: request.imageId }
     },
-    SandboxCreateV2: async (request) => {
+    SandboxCreateV2: async (request, key?: string) => {
+      const again = key === undefined ? undefined : createdBy.get(key)
+      if (again !== undefined) return again
       if (refusals.times > 0) {
         refusals = { ...refusals, times: refusals.times - 1 }
         throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, refusals.details)
@@ -177,6 +251,15 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       if (sources.some((source) => source.secretId !== "")) {
         throw new Refusal(grpc.status.UNIMPLEMENTED, "the stand-in takes environment variables, not named secrets")
       }
+      const name = sandboxDefinition.name ?? undefined
+      if (
+        name !== undefined && name !== "" &&
+        [...sandboxes.byId.values()].some((s) =>
+          s.appId === request.appId && s.result === undefined && s.definition.name === name
+        )
+      ) {
+        throw new Refusal(grpc.status.ALREADY_EXISTS, `Sandbox with name '${name}' already exists in this App`)
+      }
       const sandbox = await sandboxes.create({
         appId: request.appId,
         image: engineImage,
@@ -184,18 +267,44 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
         definition: sandboxDefinition,
         tags: tagRecord(request.tags)
       })
-      return {
+      const answer = {
         sandboxId: sandbox.id,
         taskId: sandbox.taskId,
-        tunnels: tunnelsOf(sandbox),
+        tunnels: tunnelsHeld === undefined ? tunnelsOf(sandbox) : [],
         metadata: { appId: sandbox.appId }
       }
+      if (key !== undefined) createdBy.set(key, answer)
+      return answer
+    },
+    // V2 names: the running sandbox of that name in the app.
+    SandboxGetFromNameV2: async (request) => {
+      const appId = appIdOf(request.appName)
+      const sandbox = [...sandboxes.byId.values()].find((s) =>
+        s.appId === appId && s.result === undefined && s.definition.name === request.sandboxName
+      )
+      if (sandbox === undefined) {
+        throw new Refusal(grpc.status.NOT_FOUND, `Sandbox with name '${request.sandboxName}' not found`)
+      }
+      return { sandboxId: sandbox.id, metadata: { appId: sandbox.appId } }
+    },
+    // V1 names: the stand-in makes no V1 sandboxes.
+    SandboxGetFromName: async (request) => {
+      throw new Refusal(grpc.status.NOT_FOUND, `Sandbox with name '${request.sandboxName}' not found`)
     },
     SandboxGetTaskIdV2: async (request) => {
       const sandbox = sandboxOf(request.sandboxId)
       return { taskId: sandbox.taskId, ...(sandbox.result === undefined ? {} : { taskResult: sandbox.result }) }
     },
-    SandboxGetTunnelsV2: async (request) => ({ tunnels: tunnelsOf(sandboxOf(request.sandboxId)) }),
+    SandboxGetTunnelsV2: async (request) => {
+      const sandbox = sandboxOf(request.sandboxId)
+      const held = tunnelsHeld
+      if (held !== undefined) {
+        const wait = Math.min(request.timeout || 50, held.capSeconds)
+        const came = await within(held.until.then(() => true, () => true), wait)
+        if (came !== true) return { result: { status: STATUS.timeout, exception: "", exitcode: 0 }, tunnels: [] }
+      }
+      return { tunnels: tunnelsOf(sandbox) }
+    },
     SandboxWaitV2: async (request) => {
       const sandbox = sandboxOf(request.sandboxId)
       const result: GenericResult | undefined = sandbox.result === undefined
@@ -211,6 +320,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       const wanted = tagRecord(request.tags)
       const listed = [...sandboxes.byId.values()]
         .filter((s) =>
+          state.listsV2 &&
           (request.includeFinished || s.result === undefined) &&
           (request.appId === "" || s.appId === request.appId) &&
           (request.beforeTimestamp === 0 || s.createdAt < request.beforeTimestamp) &&
@@ -226,6 +336,9 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     AppFetchLogs: async (request) => {
       const sandbox = [...sandboxes.byId.values()].find((s) => s.taskId === request.taskId)
       if (sandbox === undefined) throw new Refusal(grpc.status.NOT_FOUND, `Task ${request.taskId} not found`)
+      if (state.lateLogsMs > 0 && !(Date.now() - (sandbox.endedAt ?? Infinity) >= state.lateLogsMs)) {
+        return { batches: [] }
+      }
       const streams = request.source === 1
         ? ["stdout"] as const
         : request.source === 2
@@ -256,10 +369,16 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   const implementation: grpc.UntypedServiceImplementation = {}
   for (const [method, handle] of Object.entries(handlers)) {
     implementation[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+      const fault = method === "AuthTokenGet" ? undefined : faults.take("POST", method)
       Promise.resolve()
         .then(() => authorized(method, call.request, call.metadata))
-        .then(() => handle(call.request))
-        .then((response) => callback(null, response), (error) => callback(failure(error)))
+        .then(() => servedAfter(fault))
+        .then(() => handle(call.request, call.metadata.get("x-idempotency-key")[0]?.toString()))
+        .then((response) => {
+          const session = fault?.kind === "cut" ? sessionOf(call) : undefined
+          if (session === undefined) callback(null, response)
+          else session.destroy()
+        }, (error) => callback(failure(error)))
     }
   }
 
@@ -279,6 +398,27 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     calls,
     sandboxes: sandboxes.byId,
     refuseCreates: (times, details) => void (refusals = { times, details }),
+    faults,
+    get listsV2() {
+      return state.listsV2
+    },
+    set listsV2(value) {
+      state.listsV2 = value
+    },
+    holdTunnels: (until, capSeconds = Infinity) => {
+      const held = { until, capSeconds }
+      tunnelsHeld = held
+      void until.then(() => undefined, () => undefined).then(() => {
+        if (tunnelsHeld === held) tunnelsHeld = undefined
+      })
+    },
+    get lateLogsMs() {
+      return state.lateLogsMs
+    },
+    set lateLogsMs(value) {
+      state.lateLogsMs = value
+    },
+    end: (sandboxId, why) => sandboxes.end(sandboxOf(sandboxId), why),
     containers: () => leftovers(instance),
     close: async () => {
       server.forceShutdown()

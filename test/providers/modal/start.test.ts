@@ -89,10 +89,14 @@ describeDocker("ModalRuntime start (stand-in)", () => {
     }))
 
   it.live(
-    "an image without the payload ends its sandbox at once (the server exited: its code and output), saying what it lacks; nothing is left",
+    "an image without the payload ends its sandbox at once (the server exited: its code and output, read once Modal has the logs), saying what it lacks; nothing is left",
     () =>
       Effect.gen(function*() {
-        const error = yield* refusal({ image: "base" })
+        // Modal's logs may land after the end (here a second later): the start waits for them.
+        standinOf().lateLogsMs = 1000
+        const error = yield* refusal({ image: "base" }).pipe(
+          Effect.ensuring(Effect.sync(() => standinOf().lateLogsMs = 0))
+        )
         assert.instanceOf(error, RuntimeStartError)
         const sandbox = [...standinOf().sandboxes.values()].at(-1)!
         const lacks =

@@ -8,9 +8,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { Duration } from "effect"
 import { classifyRunloop } from "../../../src/providers/runloop/classify.ts"
 
-/** An SDK `APIError` as the Stainless client makes it. */
+/**
+ * An SDK `APIError` as the Stainless client makes it: its headers a plain record of lower-case names
+ * behind a Proxy (core.js `createResponseHeaders`), not a Fetch `Headers` (no `get`).
+ */
 const apiError = (status: number, text: string, headers: Record<string, string> = {}) =>
-  Object.assign(new Error(`${status} ${text}`), { status, headers: new Headers(headers) })
+  Object.assign(new Error(`${status} ${text}`), {
+    status,
+    headers: new Proxy({ ...headers } as Record<string, string>, {
+      get: (target, name) => target[String(name).toLowerCase()] ?? target[String(name)]
+    })
+  })
 
 describe("classifyRunloop", () => {
   it("maps Runloop's statuses to reasons, with the status", () => {
@@ -22,8 +30,10 @@ describe("classifyRunloop", () => {
       [403, "Not allowed", "forbidden"],
       [404, "Blueprint with name x not found", "image-missing"],
       [404, "Devbox dbx_1 not found", "not-found"],
-      [408, "timed out", "timeout"],
-      [409, "in progress", "conflict"],
+      // What the SDK would retry itself (its retries are off: ours must cover them).
+      [408, "timed out", "unavailable"],
+      [409, "in progress", "transition"],
+      [500, "Internal server error", "unavailable"],
       [429, "Too many requests", "rate-limited"],
       [503, "Service unavailable", "unavailable"],
       [418, "teapot", "unknown"]
@@ -55,6 +65,11 @@ describe("classifyRunloop", () => {
     assert.isTrue(limited.retryAfter !== undefined && Duration.equals(limited.retryAfter, Duration.seconds(7)))
     assert.isUndefined(classifyRunloop(apiError(429, "Too many requests")).retryAfter)
     assert.isUndefined(classifyRunloop(apiError(429, "Too many requests", { "retry-after": "soon" })).retryAfter)
+  })
+
+  it("takes an answer Runloop marks `x-should-retry: true` for one worth waiting out, as the SDK would", () => {
+    assert.strictEqual(classifyRunloop(apiError(400, "try again", { "x-should-retry": "true" })).reason, "unavailable")
+    assert.strictEqual(classifyRunloop(apiError(400, "bad request", { "x-should-retry": "false" })).reason, "invalid")
   })
 
   it("takes a failure without a status (no connection) for Runloop unavailable, worth waiting out", () => {

@@ -1,10 +1,19 @@
 /**
  * The stand-in's devboxes: each one a Docker container on the local engine, labelled with the
  * stand-in's instance so `close()` removes them all. Runloop's states map onto the container's:
- * provisioning while the container is made and started, running, suspending/suspended (`docker
- * stop`: the disk is kept, memory and processes are not, as Runloop's suspend), resuming
- * (`docker start`), shutdown (removed). Metadata, launch parameters and the tunnel live here, as
- * Runloop keeps them in its database. Every state change wakes the long polls waiting on it.
+ * provisioning while the container is made, initializing while it starts, running,
+ * suspending/suspended (`docker stop`: the disk is kept, memory and processes are not, as Runloop's
+ * suspend), resuming (`docker start`), shutdown (removed). A test may hold every transition
+ * (`holdTransitions`) to catch a devbox between two states. Metadata, launch parameters and the
+ * tunnel live here, as Runloop keeps them in its database. Every state change wakes the long polls
+ * waiting on it.
+ *
+ * Two of Runloop's rules the SDK documents, enforced as the less favourable reading:
+ * - a named shell (`shell_name`) is one persistent shell per devbox running its commands in turn
+ *   (stateful, sequential), which reports each command's exit status after it: a command that
+ *   `exec`s replaces that shell, and its execution never completes;
+ * - `keep_alive_time_seconds` (default 1 hour) shuts a devbox down that long after its creation,
+ *   ignored only when the deprecated top-level `launch_parameters.after_idle` is set.
  */
 import type Docker from "dockerode"
 import { randomBytes } from "node:crypto"
@@ -17,7 +26,18 @@ export { ApiError }
 
 export const STANDIN_LABEL = "effect-sandbox.runloop-standin"
 
-export type Status = "provisioning" | "running" | "suspending" | "suspended" | "resuming" | "failure" | "shutdown"
+export type Status =
+  | "provisioning"
+  | "initializing"
+  | "running"
+  | "suspending"
+  | "suspended"
+  | "resuming"
+  | "failure"
+  | "shutdown"
+
+/** Runloop's default `keep_alive_time_seconds`: an hour. */
+const DEFAULT_KEEP_ALIVE_SECONDS = 3600
 
 /** The create body the SDK sends (`DevboxCreateParams`), as far as the stand-in reads it. */
 export interface CreateBody {
@@ -27,6 +47,8 @@ export interface CreateBody {
   readonly environment_variables?: Record<string, string>
   readonly tunnel?: { readonly auth_mode?: "open" | "authenticated"; readonly http_keep_alive?: boolean }
   readonly launch_parameters?: {
+    readonly keep_alive_time_seconds?: number | null
+    readonly after_idle?: unknown
     readonly resource_size_request?: string
     readonly custom_cpu_cores?: number
     readonly custom_gb_memory?: number
@@ -68,6 +90,22 @@ export interface Devbox {
   container: Docker.Container | undefined
   readonly transitions: Array<{ status: Status; transition_time_ms: number }>
   keepAlives: number
+  /** Why it was shut down (Runloop's `shutdown_reason`). */
+  shutdownReason: string | undefined
+  /** When `keep_alive_time_seconds` shuts it down (ms since the epoch); undefined when it is ignored. */
+  readonly lifeEndsAt: number | undefined
+  /** Its named shells, by name. */
+  readonly shells: Map<string, NamedShell>
+}
+
+/** How an execution ended: its exit status and output. */
+type Ended = Pick<Execution, "stdout" | "stderr"> & { readonly exitStatus: number }
+
+/** A persistent shell: its commands written to its stdin in turn. */
+interface NamedShell {
+  readonly write: (line: string) => void
+  /** The executions not yet ended, by id: each completed with the status the shell reports after it. */
+  readonly pending: Map<string, (exitStatus: number) => void>
 }
 
 /** Runloop's sizes as container limits (CPU, GiB). */
@@ -93,6 +131,9 @@ export class Devboxes {
   readonly byId = new Map<string, Devbox>()
   readonly executions = new Map<string, Execution>()
   private readonly waiters = new Set<() => void>()
+  private readonly timers = new Set<NodeJS.Timeout>()
+  /** While set, every state change waits for it (a devbox caught mid-transition). */
+  private held: Promise<unknown> | undefined
 
   readonly instance: string
   /** Blueprint name -> local image. */
@@ -133,6 +174,26 @@ export class Devboxes {
     })
   }
 
+  /** Hold every transition (creation, suspend, resume) until `until` settles. */
+  holdTransitions(until: Promise<unknown>): void {
+    const held = until.then(() => undefined, () => undefined)
+    this.held = held
+    void held.then(() => {
+      if (this.held === held) this.held = undefined
+    })
+  }
+
+  /** Resolves once no hold is set. */
+  private async transition(): Promise<void> {
+    while (this.held !== undefined) await this.held
+  }
+
+  /** Stop the devboxes' clocks (the stand-in's close). */
+  stopClocks(): void {
+    for (const timer of this.timers) clearTimeout(timer)
+    this.timers.clear()
+  }
+
   private setStatus(devbox: Devbox, status: Status): void {
     devbox.status = status
     devbox.transitions.push({ status, transition_time_ms: Date.now() })
@@ -146,6 +207,7 @@ export class Devboxes {
     if (image === undefined) throw new ApiError(404, `Blueprint with name ${blueprint} not found`)
     const id = `dbx_${randomBytes(10).toString("hex")}`
     const launch = body.launch_parameters ?? {}
+    const now = Date.now()
     const devbox: Devbox = {
       id,
       name: body.name ?? id,
@@ -160,13 +222,27 @@ export class Devboxes {
         ? null
         : newTunnel(body.tunnel.auth_mode ?? "open", body.tunnel.http_keep_alive ?? true),
       container: undefined,
-      transitions: [{ status: "provisioning", transition_time_ms: Date.now() }],
-      keepAlives: 0
+      transitions: [{ status: "provisioning", transition_time_ms: now }],
+      keepAlives: 0,
+      shutdownReason: undefined,
+      lifeEndsAt: launch.after_idle == null
+        ? now + (launch.keep_alive_time_seconds ?? DEFAULT_KEEP_ALIVE_SECONDS) * 1000
+        : undefined,
+      shells: new Map()
     }
     this.byId.set(id, devbox)
+    if (devbox.lifeEndsAt !== undefined) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer)
+        void this.shutdown(devbox, "keep_alive_timeout")
+      }, devbox.lifeEndsAt - now)
+      timer.unref()
+      this.timers.add(timer)
+    }
     const [cpu, memory] = launch.resource_size_request === "CUSTOM_SIZE"
       ? [launch.custom_cpu_cores ?? 1, launch.custom_gb_memory ?? 2]
       : SIZES[launch.resource_size_request ?? "SMALL"] ?? [1, 2]
+    const shutDown = () => (devbox.status as Status) === "shutdown"
     void (async () => {
       const container = await docker.createContainer({
         name: `runloop-standin-${this.instance}-${id.slice(4, 12)}`,
@@ -179,11 +255,14 @@ export class Devboxes {
         HostConfig: { Init: true, Memory: memory * GIB, NanoCpus: cpu * 1e9 }
       })
       devbox.container = container
+      await this.transition()
       // Shut down while provisioning: nothing more to start.
-      if (devbox.status === "shutdown") return container.remove({ force: true, v: true })
+      if (shutDown()) return container.remove({ force: true, v: true })
+      this.setStatus(devbox, "initializing")
       await container.start()
-      this.setStatus(devbox, "running")
-    })().catch(() => this.setStatus(devbox, "failure"))
+      await this.transition()
+      if (!shutDown()) this.setStatus(devbox, "running")
+    })().catch(() => shutDown() || this.setStatus(devbox, "failure"))
     return devbox
   }
 
@@ -197,7 +276,8 @@ export class Devboxes {
   async suspend(devbox: Devbox): Promise<void> {
     const container = this.running(devbox, "suspend")
     this.setStatus(devbox, "suspending")
-    void container.stop({ t: 1 }).then(
+    devbox.shells.clear()
+    void container.stop({ t: 1 }).then(() => this.transition()).then(
       () => this.setStatus(devbox, "suspended"),
       () => this.setStatus(devbox, "failure")
     )
@@ -208,28 +288,33 @@ export class Devboxes {
       throw new ApiError(400, `Devbox ${devbox.id} is ${devbox.status}: only a suspended devbox can be resumed`)
     }
     this.setStatus(devbox, "resuming")
-    void devbox.container.start().then(() => this.setStatus(devbox, "running"), () => this.setStatus(devbox, "failure"))
+    void devbox.container.start().then(() => this.transition()).then(
+      () => this.setStatus(devbox, "running"),
+      () => this.setStatus(devbox, "failure")
+    )
   }
 
-  async shutdown(devbox: Devbox): Promise<void> {
+  async shutdown(devbox: Devbox, reason = "api_shutdown"): Promise<void> {
     if (devbox.status === "shutdown") return
+    devbox.shutdownReason = reason
     this.setStatus(devbox, "shutdown")
     await devbox.container?.remove({ force: true, v: true }).catch(() => {})
   }
 
-  /** Start `sh -c command` as the devbox user; the execution completes with its exit status and output. */
-  async execute(devbox: Devbox, command: string, id = `exe_${randomBytes(10).toString("hex")}`): Promise<Execution> {
+  /**
+   * Start `command` as the devbox user: in a fresh `sh -c`, or in the devbox's persistent shell
+   * `shellName` after the commands sent to it before; the execution completes with its exit status
+   * and output.
+   */
+  async execute(
+    devbox: Devbox,
+    command: string,
+    id = `exe_${randomBytes(10).toString("hex")}`,
+    shellName?: string
+  ): Promise<Execution> {
     const container = this.running(devbox, "execute")
-    const exec = await container.exec({
-      Cmd: ["sh", "-c", command],
-      User: String(devbox.uid),
-      AttachStdout: true,
-      AttachStderr: true
-    })
-    const stream = await exec.start({ hijack: true, stdin: false })
-    const stdout = new PassThrough()
-    const stderr = new PassThrough()
-    docker.modem.demuxStream(stream, stdout, stderr)
+    let resolveEnded!: (ended: Ended) => void
+    const ending = new Promise<Ended>((resolve) => resolveEnded = resolve)
     const execution: Execution = {
       id,
       devboxId: devbox.id,
@@ -237,22 +322,87 @@ export class Devboxes {
       exitStatus: null,
       stdout: "",
       stderr: "",
-      done: new Promise((resolve) => {
-        stream.on("close", resolve)
-        stream.on("end", resolve)
-        // A container removed under a running command (a devbox shut down, or reaped) may reset the stream.
-        stream.on("error", resolve)
-      }).then(async () => {
-        const info = await exec.inspect().catch(() => undefined)
-        execution.exitStatus = info?.ExitCode ?? 137
-        execution.status = "completed"
+      done: ending.then((ended) => {
+        Object.assign(execution, ended, { status: "completed" })
         this.changed()
       })
     }
-    stdout.on("data", (chunk: Buffer) => execution.stdout += chunk.toString("utf8"))
-    stderr.on("data", (chunk: Buffer) => execution.stderr += chunk.toString("utf8"))
     this.executions.set(id, execution)
+    if (shellName === undefined) {
+      void this.run(devbox, container, ["sh", "-c", command], execution).then(resolveEnded)
+      return execution
+    }
+    const shell = devbox.shells.get(shellName) ?? await this.namedShell(devbox, container, shellName)
+    shell.pending.set(id, (exitStatus) => {
+      // Its output, which the shell wrote to files of its own, read back.
+      const files = `/tmp/.runloop-standin-${id}`
+      void this.run(devbox, container, ["sh", "-c", `cat ${files}.out; cat ${files}.err >&2; rm -f ${files}.*`])
+        .then(({ stdout, stderr }) => resolveEnded({ exitStatus, stdout, stderr }))
+    })
+    // In the shell itself (its state persists): the command's output to files, then its status.
+    shell.write(
+      `{\n${command}\n} > /tmp/.runloop-standin-${id}.out 2> /tmp/.runloop-standin-${id}.err; echo "${id} $?"\n`
+    )
     return execution
+  }
+
+  /** Run `cmd` as the devbox user to its end: its exit status (137: the container went) and output. */
+  private async run(devbox: Devbox, container: Docker.Container, cmd: Array<string>, live?: Execution) {
+    const exec = await container.exec({ Cmd: cmd, User: String(devbox.uid), AttachStdout: true, AttachStderr: true })
+    const stream = await exec.start({ hijack: true, stdin: false })
+    const stdout = new PassThrough()
+    const stderr = new PassThrough()
+    docker.modem.demuxStream(stream, stdout, stderr)
+    const output = { stdout: "", stderr: "" }
+    stdout.on("data", (chunk: Buffer) => live === undefined ? output.stdout += chunk : live.stdout += chunk)
+    stderr.on("data", (chunk: Buffer) => live === undefined ? output.stderr += chunk : live.stderr += chunk)
+    await new Promise((resolve) => {
+      stream.on("close", resolve)
+      stream.on("end", resolve)
+      // A container removed under a running command (a devbox shut down, or reaped) may reset the stream.
+      stream.on("error", resolve)
+    })
+    const info = await exec.inspect().catch(() => undefined)
+    return {
+      exitStatus: info?.ExitCode ?? 137,
+      stdout: live?.stdout ?? output.stdout,
+      stderr: live?.stderr ?? output.stderr
+    }
+  }
+
+  /**
+   * A persistent `sh` as the devbox user, reading commands from its stdin; it prints `<id> <status>`
+   * after each. A shell that ends (a command `exec`ed something that exited, the devbox stopped)
+   * completes nothing: its pending executions stay running, as the shell that would report them is
+   * gone.
+   */
+  private async namedShell(devbox: Devbox, container: Docker.Container, name: string): Promise<NamedShell> {
+    const exec = await container.exec({
+      Cmd: ["sh"],
+      User: String(devbox.uid),
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true
+    })
+    const stream = await exec.start({ hijack: true, stdin: true })
+    const stdout = new PassThrough()
+    docker.modem.demuxStream(stream, stdout, new PassThrough())
+    const shell: NamedShell = { write: (line) => void stream.write(line), pending: new Map() }
+    devbox.shells.set(name, shell)
+    stream.on("error", () => {})
+    stream.on("close", () => devbox.shells.get(name) === shell && devbox.shells.delete(name))
+    let lines = ""
+    stdout.on("data", (chunk: Buffer) => {
+      lines += chunk.toString("utf8")
+      const done = lines.split("\n")
+      lines = done.pop()!
+      for (const line of done) {
+        const [id = "", status] = line.split(" ")
+        shell.pending.get(id)?.(Number(status))
+        shell.pending.delete(id)
+      }
+    })
+    return shell
   }
 
   /** Write a file as the devbox user (a tar with the user's uid, put into the running container). */

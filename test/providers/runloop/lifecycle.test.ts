@@ -7,7 +7,7 @@
  * down under a runtime shows as disconnected.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
 import { SandboxConfig } from "../../../src/index.ts"
@@ -34,6 +34,16 @@ const devboxWith = (s: RunloopStandIn, metadata: Record<string, string>) =>
     yield* Effect.promise(() => s.devboxes.waitFor(() => devbox.status === "running" || undefined, 60_000))
     return devbox
   })
+
+/**
+ * Once an attach (started at `since`) waits on `devbox`'s state (a long poll), or has made another
+ * devbox instead (the fault): true for the first, within half a minute.
+ */
+const waitedOnOrMade = (s: RunloopStandIn, devbox: Devbox, since: number, creates: number) =>
+  Effect.sync(() =>
+    s.requests.some((r) => r.at >= since && r.path === `/v1/devboxes/${devbox.id}/wait_for_status`) ||
+    createCount(s) > creates
+  ).pipe(Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (seen) => seen, times: 600 }))
 
 /** The metadata a RunloopRuntime of this host with `pid` writes (plus `extra`). */
 const owner = (pid: string, extra: Record<string, string> = {}) => ({
@@ -127,6 +137,65 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
         assert.strictEqual(devbox.status, "running")
         assert.strictEqual((yield* second.rt.runCommand("cat /workspace/kept.txt")).content, "on-disk")
         yield* second.release
+        assert.strictEqual(devbox.status, "shutdown")
+      }),
+    180_000
+  )
+
+  it.live(
+    "a session's devbox caught mid-transition (suspending) is waited for and attached to, not made twice",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const keep = new SandboxConfig({ keepRuntimeAlive: true })
+        const first = yield* buildRuntime(runloopLayer(s, { sessionId: "rl-transit", sandbox: keep }))
+        yield* first.rt.runCommand("echo before > /workspace/transit.txt")
+        yield* first.release
+        const devbox = devboxOf(s, "rl-transit")
+        let letGo!: () => void
+        s.devboxes.holdTransitions(new Promise<void>((resolve) => letGo = resolve))
+        yield* Effect.promise(() => s.devboxes.suspend(devbox))
+        assert.strictEqual(devbox.status, "suspending")
+        const creates = createCount(s)
+        const since = Date.now()
+        const second = yield* Effect.forkChild(buildRuntime(runloopLayer(s, { sessionId: "rl-transit" })))
+        const waited = yield* waitedOnOrMade(s, devbox, since, creates)
+        letGo()
+        const { rt, release } = yield* Fiber.join(second)
+        assert.isTrue(waited)
+        assert.strictEqual(createCount(s), creates)
+        assert.strictEqual((yield* rt.runCommand("cat /workspace/transit.txt")).content, "before")
+        yield* release
+        assert.strictEqual(devbox.status, "shutdown")
+      }),
+    180_000
+  )
+
+  it.live(
+    "a session's devbox caught resuming is waited for, and its server (gone with the suspend) started again",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const keep = new SandboxConfig({ keepRuntimeAlive: true })
+        const first = yield* buildRuntime(runloopLayer(s, { sessionId: "rl-resuming", sandbox: keep }))
+        yield* first.rt.runCommand("echo kept > /workspace/resuming.txt")
+        yield* first.rt.pause
+        yield* first.release
+        const devbox = devboxOf(s, "rl-resuming")
+        assert.strictEqual(devbox.status, "suspended")
+        let letGo!: () => void
+        s.devboxes.holdTransitions(new Promise<void>((resolve) => letGo = resolve))
+        yield* Effect.promise(() => s.devboxes.resume(devbox))
+        assert.strictEqual(devbox.status, "resuming")
+        const creates = createCount(s)
+        const since = Date.now()
+        const second = yield* Effect.forkChild(buildRuntime(runloopLayer(s, { sessionId: "rl-resuming" })))
+        yield* waitedOnOrMade(s, devbox, since, creates)
+        letGo()
+        const { rt, release } = yield* Fiber.join(second)
+        assert.strictEqual(createCount(s), creates)
+        assert.strictEqual((yield* rt.runCommand("cat /workspace/resuming.txt")).content, "kept")
+        yield* release
         assert.strictEqual(devbox.status, "shutdown")
       }),
     180_000

@@ -17,6 +17,7 @@ import {
 import type { AddressInfo, Socket } from "node:net"
 import { posix } from "node:path"
 import { Readable } from "node:stream"
+import { applyHttpFault, Faults } from "../faults.ts"
 import { json, proxyTo, proxyUpgradeTo, readJson, refuseUpgrade } from "../standin.ts"
 import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
 
@@ -27,6 +28,8 @@ export interface RecordedRequest {
   readonly body: unknown
   /** The HTTP version it came over ("2.0": the SDK's HTTP/2 transport). */
   readonly httpVersion: string
+  /** When it arrived (ms since the epoch). */
+  readonly at: number
 }
 
 export interface StandInOptions {
@@ -46,8 +49,13 @@ export interface RunloopStandIn {
   readonly devboxes: Devboxes
   /** RunloopRuntime's `tunnelUrl`: a tunnel port's URL on the stand-in's tunnel server. */
   readonly tunnelUrl: (port: number, tunnelKey: string) => string
-  /** Answer the next `count` creates with `status` and Runloop's `message` (quota, rate limit). */
-  readonly failCreates: (status: number, message: string, count?: number) => void
+  /**
+   * What the next matching API requests meet (test/providers/faults.ts), matched on the method and
+   * the path (`/v1/devboxes`...). A status is Runloop's `{ message }` answer; a cut comes after the
+   * request was served (the devbox made, the state changed) and before its answer, the worse case
+   * for a client that sends it again.
+   */
+  readonly faults: Faults
   readonly close: () => Promise<void>
 }
 
@@ -90,7 +98,7 @@ const view = (devbox: Devbox) => ({
   metadata: devbox.metadata,
   state_transitions: devbox.transitions,
   tunnel: devbox.tunnel,
-  ...(devbox.status === "shutdown" ? { shutdown_reason: "api_shutdown" } : {})
+  ...(devbox.shutdownReason === undefined ? {} : { shutdown_reason: devbox.shutdownReason })
 })
 
 /** Runloop's `DevboxAsyncExecutionDetailView`. */
@@ -103,6 +111,10 @@ const executionView = (execution: Execution) => ({
   stderr: execution.stderr
 })
 
+/** The named shell a command runs in (`shell_name`), if any. */
+const shellOf = (body: Record<string, unknown>) =>
+  typeof body["shell_name"] === "string" ? body["shell_name"] : undefined
+
 /** Start a stand-in on free ports of 127.0.0.1; `close()` stops it and removes every container it made. */
 export const startStandIn = async (options: StandInOptions): Promise<RunloopStandIn> => {
   const instance = randomBytes(4).toString("hex")
@@ -110,7 +122,9 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
   const holdMs = options.holdMs ?? 30_000
   const devboxes = new Devboxes(instance, options.blueprints)
   const requests: Array<RecordedRequest> = []
-  const faults: Array<{ status: number; message: string }> = []
+  const faults = new Faults()
+  /** Creates by the SDK's idempotency key (`x-request-id`): one sent again gets the devbox made the first time. */
+  const created = new Map<string, Devbox>()
 
   /** `POST .../wait_for_status`: the state once it is one of `statuses`, else 408 after the hold. */
   const holdUntil = async <A>(check: () => A | undefined): Promise<Answer> => {
@@ -169,10 +183,15 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         await devboxes.writeFile(devbox, String(body["file_path"]), String(body["contents"]))
         return ok({ devbox_id: devbox.id, exit_status: 0, stdout: "", stderr: "" })
       case "POST execute_async":
-        return ok(executionView(await devboxes.execute(devbox, String(body["command"]))))
+        return ok(executionView(await devboxes.execute(devbox, String(body["command"]), undefined, shellOf(body))))
       case "POST execute": {
         // Waits up to `optimistic_timeout` (Runloop: at most 25 s), then answers "running" without killing it.
-        const execution = await devboxes.execute(devbox, String(body["command"]), String(body["command_id"]))
+        const execution = await devboxes.execute(
+          devbox,
+          String(body["command"]),
+          String(body["command_id"]),
+          shellOf(body)
+        )
         const waitMs = Math.min(Number(body["optimistic_timeout"] ?? 25), 25) * 1000
         await Promise.race([execution.done, new Promise((resolve) => setTimeout(resolve, waitMs))])
         return ok(executionView(execution))
@@ -190,12 +209,18 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     return undefined
   }
 
-  const api = async (method: string, url: URL, body: Record<string, unknown>): Promise<Answer | undefined> => {
+  const api = async (
+    method: string,
+    url: URL,
+    body: Record<string, unknown>,
+    requestId: string | undefined
+  ): Promise<Answer | undefined> => {
     const path = url.pathname
     if (method === "POST" && path === "/v1/devboxes") {
-      const fault = faults.shift()
-      if (fault !== undefined) throw new ApiError(fault.status, fault.message)
-      return { status: 200, body: view(devboxes.create(body as CreateBody)) }
+      const again = requestId === undefined ? undefined : created.get(requestId)
+      const devbox = again ?? devboxes.create(body as CreateBody)
+      if (requestId !== undefined) created.set(requestId, devbox)
+      return { status: 200, body: view(devbox) }
     }
     if (method === "GET" && path === "/v1/devboxes") {
       const all = devboxes.list(url.searchParams.get("status"))
@@ -229,10 +254,14 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         : multipart
         ? await readUpload(request)
         : (await readJson(request)) as Record<string, unknown>
-      requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion })
+      requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion, at: Date.now() })
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
-      const answer = await api(method, url, body)
+      const fault = faults.take(method, url.pathname)
+      if (fault !== undefined && fault.kind !== "cut" && await applyHttpFault(fault, request, response)) return
+      const requestId = request.headers["x-request-id"]
+      const answer = await api(method, url, body, typeof requestId === "string" ? requestId : undefined)
       if (answer === undefined) throw new ApiError(404, `${method} ${url.pathname} is not served by the stand-in`)
+      if (fault?.kind === "cut") return void await applyHttpFault(fault, request, response)
       json(response, answer.status, answer.body)
     }
     handle().catch((error: unknown) => {
@@ -290,10 +319,9 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     requests,
     devboxes,
     tunnelUrl: (port, key) => `${tunnelBase}/${port}-${key}`,
-    failCreates: (status, message, count = 1) => {
-      for (let i = 0; i < count; i++) faults.push({ status, message })
-    },
+    faults,
     close: async () => {
+      devboxes.stopClocks()
       for (const session of sessions) session.destroy()
       tunnels.closeAllConnections()
       for (const socket of upgraded) socket.destroy()

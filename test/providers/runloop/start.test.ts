@@ -24,6 +24,13 @@ import { docker } from "../standin.ts"
 import { runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
 import type { RunloopStandIn } from "./server.ts"
 
+/** Runloop's create route, for a fault (the path alone would match every devbox route under it). */
+const CREATE = { method: "POST", path: /^\/v1\/devboxes$/ } as const
+
+/** The next `count` creates answered with `status` and Runloop's `message`. */
+const failCreates = (standIn: RunloopStandIn, status: number, message: string, count = 1) =>
+  standIn.faults.inject(CREATE, { kind: "status", status, message }, count)
+
 const creates = (standIn: RunloopStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/v1/devboxes")
 
@@ -84,7 +91,8 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
           custom_cpu_cores: 2,
           custom_gb_memory: 4,
           custom_disk_size: 8,
-          keep_alive_time_seconds: 900,
+          keep_alive_time_seconds: 172_800,
+          after_idle: { idle_time_seconds: 900, on_idle: "shutdown" },
           lifecycle: { after_idle: { idle_time_seconds: 900, on_idle: "shutdown" } },
           user_parameters: { username: "user", uid: 1000 }
         })
@@ -105,6 +113,9 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         )
         assert.strictEqual(check.content, "user\nset on create\nfile=1\n0")
         const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-start")!
+        // `keep_alive_time_seconds` counts from creation unless the top-level `after_idle` is set: it is, so the
+        // devbox lives while its owner keeps it busy, not 15 minutes (or Runloop's default hour) after creation.
+        assert.isUndefined(devbox.lifeEndsAt)
         const container = yield* Effect.promise(() => devbox.container!.inspect())
         assert.strictEqual(container.HostConfig.NanoCpus, 2e9)
         assert.strictEqual(rt.info.kind, "runloop")
@@ -189,7 +200,7 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
       Effect.gen(function*() {
         const s = standIn()
         const devboxes = s.devboxes.byId.size
-        s.failCreates(403, "Maximum number of running devboxes (10) reached")
+        failCreates(s, 403, "Maximum number of running devboxes (10) reached")
         const error = yield* startFailure(runloopLayer(s))
         assert.strictEqual(
           error.message,
@@ -206,7 +217,7 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
     Effect.gen(function*() {
       const s = standIn()
       const before = creates(s).length
-      s.failCreates(429, "Too many requests", 2)
+      failCreates(s, 429, "Too many requests", 2)
       const { rt, release } = yield* buildRuntime(runloopLayer(s))
       assert.strictEqual(creates(s).length - before, 3)
       assert.strictEqual((yield* rt.runCommand("echo after-429")).content, "after-429")
@@ -221,7 +232,7 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         const s = standIn()
         const before = creates(s).length
         // Three refusals: the SDK's own retry (5 by default) would swallow them and the start would succeed.
-        s.failCreates(429, "Too many requests", 3)
+        failCreates(s, 429, "Too many requests", 3)
         const error = yield* startFailure(runloopLayer(s, { providerRetry: Schedule.recurs(2) }))
         assert.strictEqual(creates(s).length - before, 3)
         assert.strictEqual(
