@@ -19,6 +19,7 @@ import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { ProviderError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
+import { listSandboxes } from "./listing.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
 import { sandboxName } from "./sessionName.ts"
 import { pauseRefusal, stateOf } from "./states.ts"
@@ -163,11 +164,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     launch,
     destroy,
     find: (labels) => {
-      const listed = call("list sandboxes", async () => {
-        const found: Array<Sandbox> = []
-        for await (const sandbox of client.list({ labels: { ...labels } })) found.push(sandbox)
-        return found
-      })
+      const listed = call("list sandboxes", () => listSandboxes(client, labels))
       const session = labels[TAGS.session]
       // A session's sandbox by its name first; the list (which may lag) for one made before names.
       const candidates = session === undefined ? listed : named(sandboxName(session)).pipe(

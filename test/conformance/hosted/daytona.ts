@@ -6,6 +6,7 @@
 import { Daytona } from "@daytonaio/sdk"
 import { Redacted } from "effect"
 import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
+import { listSandboxes } from "../../../src/providers/daytona/listing.ts"
 import { type CloudRuntime, cloudRuntime, type SharedOptions } from "./shared.ts"
 
 /** Where Daytona is: a stand-in's API URL and key, or nothing for Daytona itself (`DAYTONA_*`); the snapshot. */
@@ -29,11 +30,8 @@ const layer = (args: DaytonaArgs, shared: SharedOptions) => DaytonaRuntime.layer
 const sandboxes = async (args: DaytonaArgs, sessionId: string) => {
   const standin = args.standin
   const client = new Daytona(standin === undefined ? {} : { apiKey: standin.apiKey, apiUrl: standin.apiUrl })
-  const ids: Array<string> = []
-  for await (const sandbox of client.list({ labels: { "effect-sandbox.session": sessionId } })) {
-    if (sandbox.state !== "destroyed") ids.push(sandbox.id)
-  }
-  return ids
+  const listed = await listSandboxes(client, { "effect-sandbox.session": sessionId })
+  return listed.filter((sandbox) => sandbox.state !== "destroyed").map((sandbox) => sandbox.id)
 }
 
 const runtime: CloudRuntime<DaytonaArgs> = {

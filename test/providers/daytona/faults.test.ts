@@ -3,9 +3,11 @@
  * Daytona's create, the call every start makes first: a 429 with `Retry-After`, a 5xx, a create
  * answered late, a connection cut before the answer. Nothing may hang, and no sandbox may be left.
  */
+import { Daytona } from "@daytonaio/sdk"
 import { assert, it } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
 import type { ProviderReason, RuntimeStartError } from "../../../src/index.ts"
+import { listSandboxes } from "../../../src/providers/daytona/listing.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import type { Fault } from "../faults.ts"
@@ -136,5 +138,29 @@ describeDocker("DaytonaRuntime under injected faults (stand-in)", () => {
         assertAllDeleted(s)
       }),
     60_000
+  )
+
+  it.live(
+    "a sandbox destroyed between a list's page and the SDK's ask for its toolbox URL: the listing is taken again, not failed",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { release } = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-fault-vanished" }))
+        const labels = { "effect-sandbox.session": "dtn-fault-vanished" }
+        const client = new Daytona({ apiKey: s.apiKey, apiUrl: s.apiUrl })
+        const vanished = status(404, "Sandbox with ID or name gone not found")
+        s.faults.inject({ method: "GET", path: /\/toolbox-proxy-url$/ }, vanished)
+        const listed = yield* Effect.promise(() => listSandboxes(client, labels))
+        assert.deepStrictEqual(listed.map((one) => one.labels["effect-sandbox.session"]), ["dtn-fault-vanished"])
+        // The SDK's own listing fails on the same 404.
+        s.faults.inject({ method: "GET", path: /\/toolbox-proxy-url$/ }, vanished)
+        const direct = yield* Effect.tryPromise(async () => {
+          for await (const _ of client.list({ labels })) { /* the first item fails */ }
+        }).pipe(Effect.flip)
+        assert.match(String(direct.cause), /not found/)
+        yield* release
+        assertAllDeleted(s)
+      }),
+    120_000
   )
 })
