@@ -14,6 +14,7 @@ import { SandboxError, settle } from "./errors.ts"
 import { listFiles, readFile, writeFileIn } from "./files.ts"
 import { closed, opened } from "./openSandboxes.ts"
 import {
+  atExit,
   isRuntimeName,
   layerByName,
   RUNTIME_NAMES,
@@ -35,11 +36,21 @@ export class Sandbox implements AsyncDisposable {
         new InvalidOptionsError({ message: `Unknown runtime ${JSON.stringify(runtime)}: one of ${names}.` })
       )
     }
-    return Sandbox.fromLayer(await layerByName(runtime, options ?? {}))
+    const chosen = options ?? {}
+    const sandbox = await Sandbox.build(await layerByName(runtime, chosen))
+    opened(sandbox, atExit(runtime, chosen, sandbox.info))
+    return sandbox
   }
 
   /** Start a sandbox from any runtime layer of the Effect API (`DockerRuntime.layer({...})`, `TestRuntime.layer()`, ...). */
   static async fromLayer(layer: RuntimeLayer): Promise<Sandbox> {
+    const sandbox = await Sandbox.build(layer)
+    opened(sandbox, () => undefined)
+    return sandbox
+  }
+
+  /** The layer built in a scope of its own (closed at once, leaving nothing, if it fails). */
+  private static async build(layer: RuntimeLayer): Promise<Sandbox> {
     const scope = Scope.makeUnsafe()
     const built = await Effect.runPromiseExit(Layer.buildWithScope(layer, scope))
     if (Exit.isFailure(built)) await Effect.runPromise(Scope.close(scope, built))
@@ -82,7 +93,6 @@ export class Sandbox implements AsyncDisposable {
       write: (path, content) => this.runEffect(writeFileIn(runtime, path, content)),
       list: (path) => this.runEffect(listFiles(runtime, path))
     }
-    opened(this)
   }
 
   /**

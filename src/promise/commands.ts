@@ -75,10 +75,12 @@ const exitCodeOf = (exit: { readonly exitCode: number | null; readonly signal: s
 export const runCommand = Effect.fn("promise.commands.run")(
   function*(rt: RuntimeShape, command: string, options: RunOptions) {
     const handle = yield* rt.spawn(command, {
-      stdin: options.stdin ?? "",
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       ...(options.env === undefined ? {} : { env: options.env })
     })
+    // A command that ends before reading its input is no failure (as a pipe's reader that went away).
+    const input = options.stdin === undefined || options.stdin === "" ? Effect.void : handle.write(options.stdin)
+    yield* Effect.andThen(Effect.catchTag(input, "ProcessError", () => Effect.void), handle.closeStdin)
     const limit = options.maxOutputLength ?? DEFAULT_MAX_OUTPUT_LENGTH
     const kept = { stdout: new Kept(limit), stderr: new Kept(limit) }
     const onPiece = ({ stream, text }: ProcessOutput) =>

@@ -4,6 +4,7 @@
  * (and none of their optional SDKs: building the layer is what loads those, as in the Effect API).
  */
 import type { Layer } from "effect"
+import { rmSync } from "node:fs"
 import type { CliRuntimeOptions } from "../layers/CliRuntime.ts"
 import type { LocalRuntimeOptions } from "../layers/LocalRuntime.ts"
 import type { DaytonaRuntimeOptions } from "../providers/daytona/options.ts"
@@ -13,7 +14,7 @@ import type { KubernetesRuntimeOptions } from "../providers/kubernetes/options.t
 import type { ModalRuntimeOptions } from "../providers/modal/options.ts"
 import type { RemoteRuntimeOptions } from "../providers/remote/options.ts"
 import type { RunloopRuntimeOptions } from "../providers/runloop/options.ts"
-import type { Runtime } from "../services/Runtime.ts"
+import type { Runtime, RuntimeInfo } from "../services/Runtime.ts"
 
 /** Each runtime's name and the options its layer takes (the Effect API's, documented there). */
 export interface RuntimeOptionsByName {
@@ -55,3 +56,14 @@ export const isRuntimeName = (name: string): name is RuntimeName => Object.hasOw
 /** The layer of the runtime called `name`, built with `options`. */
 export const layerByName = <N extends RuntimeName>(name: N, options: RuntimeOptionsByName[N]): Promise<RuntimeLayer> =>
   LAYERS[name](options)
+
+/**
+ * What must be removed synchronously if the process exits with the sandbox open: CliRuntime's
+ * temporary workspace (its processes die with the process; LocalRuntime's server sees its owner
+ * gone and removes its own; a container's lease goes stale and its watchdog removes it).
+ */
+export const atExit = <N extends RuntimeName>(name: N, options: RuntimeOptionsByName[N], info: RuntimeInfo) => {
+  const chosen = options as { readonly workspace?: unknown; readonly keepWorkspace?: unknown }
+  const temporary = name === "cli" && chosen.workspace === undefined && chosen.keepWorkspace !== true
+  return temporary ? () => rmSync(info.workspace, { recursive: true, force: true }) : () => undefined
+}
