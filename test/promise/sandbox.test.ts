@@ -234,10 +234,10 @@ describe("Promise API: failures to start", () => {
       (bad as Error).message,
       "Invalid CliRuntime options: noChangeTimeoutSeconds: Expected a value greater than 0"
     )
-    const docker = await rejection(Sandbox.create("docker", { cpus: 0.001 }))
-    assert.strictEqual((docker as SandboxError)._tag, "InvalidOptionsError")
+    const cpus = await rejection(Sandbox.create("docker", { cpus: 0.001 }))
+    assert.strictEqual((cpus as SandboxError)._tag, "InvalidOptionsError")
     assert.strictEqual(
-      (docker as Error).message,
+      (cpus as Error).message,
       "Invalid DockerRuntime options: cpus: Expected at least 0.01 (Docker's smallest share; 0 would be no limit)"
     )
     const unknown = await rejection(Sandbox.create("vm" as "cli"))
