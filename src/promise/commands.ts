@@ -6,8 +6,9 @@
  * nothing waits for a shell prompt. The agent's persistent shell (OpenHands' semantics) stays the
  * Effect API's `runCommand`.
  */
-import { Duration, Effect, Option, Stream } from "effect"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
 import { constants } from "node:os"
+import { decodeOptions } from "../schema/issues.ts"
 import type { ProcessOutput } from "../schema/process.ts"
 import type { EnvValue } from "../services/EnvValue.ts"
 import type { RuntimeShape } from "../services/Runtime.ts"
@@ -49,6 +50,15 @@ export interface CommandResult {
   readonly truncated: boolean
 }
 
+/** The numbers among the options, checked before the command starts (a bad one is an `InvalidOptionsError`). */
+const checkRunOptions = decodeOptions(
+  Schema.Struct({
+    timeout: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThan(0))),
+    maxOutputLength: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+  }),
+  "commands.run options"
+)
+
 /** One stream's text, kept up to `limit` characters. */
 class Kept {
   text = ""
@@ -74,6 +84,10 @@ const exitCodeOf = (exit: { readonly exitCode: number | null; readonly signal: s
 /** Run `command` to its end (or its timeout), in a scope of its own: closing it kills what is left. */
 export const runCommand = Effect.fn("promise.commands.run")(
   function*(rt: RuntimeShape, command: string, options: RunOptions) {
+    yield* checkRunOptions({
+      ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+      ...(options.maxOutputLength === undefined ? {} : { maxOutputLength: options.maxOutputLength })
+    })
     const handle = yield* rt.spawn(command, {
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       ...(options.env === undefined ? {} : { env: options.env })

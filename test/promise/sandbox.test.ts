@@ -247,8 +247,14 @@ describe("Promise API: failures to start", () => {
     )
   })
 
-  it("aborting a command's signal kills it and rejects with the signal's reason", async () => {
+  it("aborting a command's signal kills it and rejects with the signal's reason; bad run options are refused", async () => {
     await using sandbox = await Sandbox.create("cli")
+    const refused = await rejection(sandbox.commands.run("echo never", { timeout: 0, maxOutputLength: 1.5 }))
+    assert.strictEqual((refused as SandboxError)._tag, "InvalidOptionsError")
+    assert.strictEqual(
+      (refused as Error).message,
+      "Invalid commands.run options: timeout: Expected a value greater than 0; maxOutputLength: Expected an integer"
+    )
     const controller = new AbortController()
     const running = sandbox.commands.run("echo started; sleep 300", {
       signal: controller.signal,
