@@ -1,6 +1,8 @@
 /**
- * A session in a Docker container: `node examples/docker.ts` (needs a running
- * engine; the base image is made from nothing on first use, ~35 s, then cached).
+ * A session in a Docker container: `npm run example:docker` (needs a running
+ * engine; the base image is made from nothing on first use, ~35 s, then cached). npm scripts run
+ * on the Node 24 of the dev dependencies; `node examples/docker.ts` needs a Node that runs
+ * TypeScript itself (22.18 or later), which the system's may not be.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"

@@ -9,6 +9,14 @@
  * optional peer dependency, so importing this module loads no runtime SDK and no native addon.
  */
 export { aliveSchedule, retrySchedule, type RuntimeSchedules } from "./client/policies.ts"
+export {
+  type CommandOutcome,
+  commandOutcome,
+  editFailure,
+  type KilledOnTimeout,
+  runCommandKillOnTimeout,
+  writtenText
+} from "./client/semantics.ts"
 export { DraftEditorSettings, type DraftEditorSettingsShape, type LintInput } from "./editor/draftEditor.ts"
 export { DEFAULT_LIMITS, Limits, limitsFromEnv, type TransferLimits } from "./executor/limits.ts"
 export { CliRuntime, type CliRuntimeOptions } from "./layers/CliRuntime.ts"

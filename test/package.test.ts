@@ -3,7 +3,7 @@
  * installed (not linked by path, which loads a second Effect) into a scratch project that
  * type-checks with `skipLibCheck: false` and runs one example per subpath. Packing runs the
  * package's `prepare` (the build) and the install resolves from the npm cache, so this test is
- * slow (~2 min with the skills and browser cases).
+ * slow (~2 min with the skills and browser cases on an idle machine; the limit leaves room for a busy one).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
@@ -176,6 +176,20 @@ console.log(Effect.isEffect(program) && Layer.isLayer(warm) && RunloopDevboxPool
 console.log(blueprintDockerfile("runtime:tag").split("\\n")[0])
 console.log(await Effect.runPromise(program.pipe(Effect.as("started"), Effect.catchTag("RuntimeStartError", (e) => Effect.succeed(e.message)))))
 `,
+  // The Promise API: a sandbox on LocalRuntime by name (its server from the package's payload), closed by \`await using\`, and a refusal thrown as SandboxError.
+  "promise.ts": `import { Sandbox, SandboxError } from "effect-sandbox/promise"
+{
+  await using sandbox = await Sandbox.create("local")
+  const result = await sandbox.commands.run("echo promise-ok; echo err >&2; exit 2")
+  await sandbox.files.write("a.txt", "exact")
+  const read = await sandbox.files.read("a.txt")
+  console.log(JSON.stringify([result.stdout, result.stderr, result.exitCode, read, await sandbox.files.list()]))
+}
+const refused = await Sandbox.create("cli", { noChangeTimeoutSeconds: 0 }).catch((error: unknown) =>
+  error instanceof SandboxError && error instanceof Error ? \`\${error._tag}: \${error.message}\` : "not a SandboxError"
+)
+console.log(refused)
+`,
   // Loading the root entry opens no native addon (node-pty's pty.node, zeromq): they load with the first shell or kernel.
   "addons.ts": `const loaded: Array<string> = []
 const dlopen = process.dlopen
@@ -254,6 +268,11 @@ describe("package", () => {
           ...(withSkills ? [SKILLS_ERROR] : []),
           ...(withBrowser ? ["# Packed page"] : [])
         ].join("\n")
+      assert.strictEqual(
+        run("promise.ts"),
+        JSON.stringify(["promise-ok\n", "err\n", 2, "exact", ["a.txt"]]) + "\n" +
+          "InvalidOptionsError: Invalid CliRuntime options: noChangeTimeoutSeconds: Expected a value greater than 0"
+      )
       assert.strictEqual(run("root.ts", args), expected("cli"))
       assert.strictEqual(run("local.ts", args), expected("local"))
 
@@ -318,5 +337,5 @@ describe("package", () => {
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }
-  }, 240_000)
+  }, 480_000)
 })

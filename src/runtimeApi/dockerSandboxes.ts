@@ -30,6 +30,7 @@ import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../runtimeI
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
+import { checkContainerLimits } from "./dockerLimits.ts"
 import { ApiError, internalError } from "./errors.ts"
 import {
   type PodState,
@@ -136,6 +137,7 @@ export const dockerSandboxes = (
   Layer.effect(
     Sandboxes,
     Effect.gen(function*() {
+      yield* checkContainerLimits(options, "runtime API options")
       const docker = yield* dockerClient
       const builder = yield* ImageBuilder
       const engine = yield* DockerEngine
@@ -211,7 +213,21 @@ export const dockerSandboxes = (
         Effect.promise(() => docker.getImage(image).inspect().then(() => true, () => false))
 
       /** Create and start the container of a new sandbox (its runtime id); a failure leaves no container. */
+      /** What `resource_factor` gets: the server's limits multiplied, never beyond what the engine has. */
+      const limitsOf = (factor: number) => ({
+        memoryBytes: Math.min(
+          Math.round((options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes) * factor),
+          engineHas.memoryBytes
+        ),
+        cpus: Math.min((options.cpus ?? DEFAULT_LIMITS.cpus) * factor, engineHas.cpus)
+      })
+
       const create = Effect.fn("runtimeApi.create")(function*(request: StartRequest) {
+        const factor = request.resource_factor ?? 1
+        const limits = limitsOf(factor)
+        yield* checkContainerLimits(limits, `limits for resource_factor ${factor}`).pipe(
+          Effect.mapError((error) => new ApiError({ status: 400, detail: error.message }))
+        )
         const image = request.image ?? (yield* defaultImage)
         if (!(yield* imageExists(image))) {
           return yield* new ApiError({ status: 400, detail: `Image ${image} does not exist on the Docker engine` })
@@ -219,7 +235,6 @@ export const dockerSandboxes = (
         const runtimeId = `rt-${randomBytes(12).toString("hex")}`
         const key = randomBytes(24).toString("base64url")
         const ours = request.command === undefined
-        const factor = request.resource_factor ?? 1
         const vscode = servesVsCode(request, options.vscode === true)
         const startupEnv = withVsCodePort({ ...options.sandbox.runtimeStartupEnvVars, ...request.environment }, vscode)
         const network = yield* sandboxNetworkFor(options.sandbox).pipe(
@@ -266,13 +281,7 @@ export const dockerSandboxes = (
           // VS Code's port only with the plugin: what is not published, the proxy cannot reach.
           ports: [SANDBOX_SERVER_PORT, ...SANDBOX_APP_PORTS, ...(vscode ? [VSCODE_PORT] : [])],
           binds: [],
-          limits: {
-            memoryBytes: Math.min(
-              Math.round((options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes) * factor),
-              engineHas.memoryBytes
-            ),
-            cpus: Math.min((options.cpus ?? DEFAULT_LIMITS.cpus) * factor, engineHas.cpus)
-          },
+          limits,
           sandbox: options.sandbox,
           network,
           ociRuntime: request.runtime_class == null ? undefined : ociRuntimes[request.runtime_class]

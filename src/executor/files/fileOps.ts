@@ -17,7 +17,7 @@
 import { Effect } from "effect"
 import type { Workspace } from "../workspace.ts"
 import { decodeUtf8, isBinaryFile } from "./binary.ts"
-import { insertLines, readLines, splitLines } from "./lines.ts"
+import { insertLines, readLines, splitLines, writtenLines } from "./lines.ts"
 import { type Located, type Opened, openFile, openForWrite, readBounded, rewrite } from "./safeOpen.ts"
 
 export type FileResult =
@@ -123,7 +123,7 @@ const setNewFileOwnership = (file: Opened, path: string, owner: Owner | undefine
 const writeResolved = (located: Located, args: WriteArgs): Effect.Effect<FileResult> => {
   const { path } = located
   return Effect.gen(function*() {
-    const newLines = args.content.split("\n").map((line) => `${line}\n`)
+    const newLines = writtenLines(args.content)
     const { created, opened } = yield* openForWrite(located, path, { makeParents: true, mode: 0o664 })
     if (created) {
       yield* rewrite(opened, Buffer.from(newLines.join("")))

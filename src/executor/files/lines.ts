@@ -17,6 +17,13 @@ export const splitLines = (text: string): Array<string> => {
 }
 
 /**
+ * The lines `FileWriteAction` writes for `content`: every line, the last one too, ends with `\n`
+ * (OpenHands' server writes `line + "\n"` for each; prompts and tests rely on it), so `"a"` is
+ * written as `"a\n"` and `"a\n"` as `"a\n\n"`.
+ */
+export const writtenLines = (content: string): Array<string> => content.split("\n").map((line) => `${line}\n`)
+
+/**
  * `read_lines(all_lines, start, end)` with 0-based bounds: `end == -1` reads to the end;
  * otherwise both are clamped to the file and at least one line is returned, the start being
  * pulled back to the second-to-last line (e.g. (4, 5) on 5 lines gives the last two).

@@ -93,16 +93,19 @@ const reservedPorts = (options: DockerRuntimeOptions): ReadonlyArray<readonly [n
 /**
  * Check the container's own options (the shared ones are checked by the hosted runtime first),
  * failing with one line naming each bad field. Pure: it reads nothing but `options`, so it runs
- * before the engine is reached.
+ * before the engine is reached. `subject` names whose options they are in the message (the runtime
+ * API checks the limits of its sandboxes with it too).
  */
-export const checkDockerOptions = Effect.fn("checkDockerOptions")(function*(options: DockerRuntimeOptions) {
-  yield* decodeOptions(DockerOptionsSchema, SUBJECT)(options)
-  yield* checkLeaseTerms(SUBJECT, { ...options.ownerLease })
-  for (const [reserved, whose] of reservedPorts(options)) {
-    if (options.appPorts?.includes(reserved) === true) {
-      return yield* new InvalidOptionsError({
-        message: `Invalid ${SUBJECT}: appPorts: ${reserved} is ${whose} own port in the container`
-      })
+export const checkDockerOptions = Effect.fn("checkDockerOptions")(
+  function*(options: DockerRuntimeOptions, subject: string = SUBJECT) {
+    yield* decodeOptions(DockerOptionsSchema, subject)(options)
+    yield* checkLeaseTerms(subject, { ...options.ownerLease })
+    for (const [reserved, whose] of reservedPorts(options)) {
+      if (options.appPorts?.includes(reserved) === true) {
+        return yield* new InvalidOptionsError({
+          message: `Invalid ${subject}: appPorts: ${reserved} is ${whose} own port in the container`
+        })
+      }
     }
   }
-})
+)

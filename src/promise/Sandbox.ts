@@ -1,0 +1,118 @@
+/**
+ * `Sandbox`: the Promise API's handle to one runtime, for code that is not written in Effect (the
+ * Vercel AI SDK, OpenAI's Agents SDK, LangChain). A thin layer: it builds a runtime's layer in a
+ * scope of its own, runs the Effect API's calls as promises, and closes the scope on `close()` (or
+ * at the end of an `await using` block). Everything a runtime does is the Effect API's; what the
+ * facade adds is the program's view of commands and files (commands.ts, files.ts) and thrown errors
+ * (errors.ts).
+ */
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { InvalidOptionsError } from "../schema/errors.ts"
+import { Runtime, type RuntimeInfo, type RuntimeShape } from "../services/Runtime.ts"
+import { type CommandResult, runCommand, type RunOptions } from "./commands.ts"
+import { SandboxError, settle } from "./errors.ts"
+import { listFiles, readFile, writeFileIn } from "./files.ts"
+import { closed, opened } from "./openSandboxes.ts"
+import {
+  atExit,
+  isRuntimeName,
+  layerByName,
+  RUNTIME_NAMES,
+  type RuntimeLayer,
+  type RuntimeName,
+  type RuntimeOptionsByName
+} from "./runtimes.ts"
+
+export class Sandbox implements AsyncDisposable {
+  /**
+   * Start a sandbox on the runtime called `runtime` (`"cli"`, `"local"`, `"docker"`, ...) with that
+   * runtime's options. Rejects with a `SandboxError` (`RuntimeStartError`, `InvalidOptionsError`,
+   * ...) when it cannot start; nothing is left behind then.
+   */
+  static async create<N extends RuntimeName>(runtime: N, options?: RuntimeOptionsByName[N]): Promise<Sandbox> {
+    if (!isRuntimeName(runtime)) {
+      const names = RUNTIME_NAMES.join(", ")
+      throw new SandboxError(
+        new InvalidOptionsError({ message: `Unknown runtime ${JSON.stringify(runtime)}: one of ${names}.` })
+      )
+    }
+    const chosen = options ?? {}
+    const sandbox = await Sandbox.build(await layerByName(runtime, chosen))
+    opened(sandbox, atExit(runtime, chosen, sandbox.info))
+    return sandbox
+  }
+
+  /** Start a sandbox from any runtime layer of the Effect API (`DockerRuntime.layer({...})`, `TestRuntime.layer()`, ...). */
+  static async fromLayer(layer: RuntimeLayer): Promise<Sandbox> {
+    const sandbox = await Sandbox.build(layer)
+    opened(sandbox, () => undefined)
+    return sandbox
+  }
+
+  /** The layer built in a scope of its own (closed at once, leaving nothing, if it fails). */
+  private static async build(layer: RuntimeLayer): Promise<Sandbox> {
+    const scope = Scope.makeUnsafe()
+    const built = await Effect.runPromiseExit(Layer.buildWithScope(layer, scope))
+    if (Exit.isFailure(built)) await Effect.runPromise(Scope.close(scope, built))
+    return new Sandbox(Context.get(settle(built), Runtime), scope)
+  }
+
+  /** Where the sandbox lives: its id, kind, workspace and URLs (the Effect API's `RuntimeInfo`). */
+  readonly info: RuntimeInfo
+
+  readonly commands: {
+    /**
+     * Run `command` (`bash -c`) to its end as a process of its own, its output kept apart by stream.
+     * A non-zero exit code is a result, not a rejection.
+     */
+    readonly run: (command: string, options?: RunOptions) => Promise<CommandResult>
+  }
+
+  readonly files: {
+    /** The text of a UTF-8 file (relative paths are the workspace's); rejects with a `FileError`. */
+    readonly read: (path: string) => Promise<string>
+    /** Write the text exactly as given, creating parent directories and replacing a file. */
+    readonly write: (path: string, content: string) => Promise<void>
+    /** Names in a directory (default the workspace); directories end in `/` and come first. */
+    readonly list: (path?: string) => Promise<ReadonlyArray<string>>
+  }
+
+  /** The Effect API's runtime, for what the facade does not cover (`runEffect` runs its calls). */
+  readonly runtime: RuntimeShape
+  readonly #scope: Scope.Closeable
+
+  private constructor(runtime: RuntimeShape, scope: Scope.Closeable) {
+    this.runtime = runtime
+    this.#scope = scope
+    this.info = runtime.info
+    this.commands = {
+      run: (command, options = {}) => this.runEffect(runCommand(runtime, command, options), options.signal)
+    }
+    this.files = {
+      read: (path) => this.runEffect(readFile(runtime, path)),
+      write: (path, content) => this.runEffect(writeFileIn(runtime, path, content)),
+      list: (path) => this.runEffect(listFiles(runtime, path))
+    }
+  }
+
+  /**
+   * Run an effect of the Effect API (a call of `runtime`) as a promise: its typed failure is thrown
+   * as a `SandboxError`; aborting `signal` interrupts it (what it started stops).
+   */
+  async runEffect<A, E>(effect: Effect.Effect<A, E>, signal?: AbortSignal): Promise<A> {
+    return settle(await Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal }), signal)
+  }
+
+  /**
+   * Stop the sandbox and remove what it made (its processes, container, temporary workspace).
+   * Later calls reject with a `RuntimeDisconnectedError`; closing again does nothing.
+   */
+  async close(): Promise<void> {
+    closed(this)
+    await Effect.runPromise(Scope.close(this.#scope, Exit.void))
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}
