@@ -20,7 +20,7 @@ import {
   type V1PodTemplateSpec
 } from "@kubernetes/client-node"
 import { Duration, Effect, Stream } from "effect"
-import { RuntimeStartError } from "../../schema/errors.ts"
+import { ProviderError, type ProviderReason, RuntimeStartError } from "../../schema/errors.ts"
 import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
 import { podTrouble } from "./startErrors.ts"
 import { type ObjectKind, POD, watchState } from "./watchState.ts"
@@ -99,6 +99,20 @@ export interface ClaimSandboxOptions {
 }
 
 const startError = (message: string) => new RuntimeStartError({ message })
+
+/**
+ * The claim controller's Ready=False reasons that no wait will change (extensions/controllers/
+ * sandboxclaim_controller.go), each with the refusal it is: the template is missing, its
+ * `envVarsInjectionPolicy` (default Disallowed) refuses the claim's env, the claim's pod metadata
+ * is refused, the claim expired. Read at once, so a refused claim fails its start now rather than
+ * after the bind time-out.
+ */
+const CLAIM_REFUSALS: ReadonlyMap<string, ProviderReason> = new Map([
+  ["TemplateNotFound", "not-found"],
+  ["EnvVarsInjectionRejected", "forbidden"],
+  ["InvalidMetadata", "invalid"],
+  ["ClaimExpired", "invalid"]
+])
 
 /** A duration for a message ("2m"). */
 const spoken = (duration: Duration.Input) => Duration.format(Duration.fromInputUnsafe(duration))
@@ -271,8 +285,8 @@ export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, 
       const sandbox = claim?.status?.sandbox?.name
       const ready = claim?.status?.conditions?.find((c) => c.type === "Ready")
       if (sandbox !== undefined) return { _tag: "Bound" as const, sandbox }
-      if (ready?.reason === "TemplateNotFound" || ready?.reason === "ClaimExpired") {
-        return { _tag: "Refused" as const, why: `${ready.reason}: ${ready.message ?? ""}` }
+      if (ready?.reason !== undefined && CLAIM_REFUSALS.has(ready.reason)) {
+        return { _tag: "Refused" as const, reason: ready.reason, why: `${ready.reason}: ${ready.message ?? ""}` }
       }
       return undefined
     }),
@@ -289,7 +303,17 @@ export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, 
   )
   if (bound._tag === "None") return yield* startError(`SandboxClaim ${namespace}/${name}: the watch ended`)
   if (bound.value._tag === "Refused") {
-    return yield* startError(`SandboxClaim ${namespace}/${name} cannot be bound: ${bound.value.why}`)
+    const message = `SandboxClaim ${namespace}/${name} cannot be bound: ${bound.value.why}`
+    return yield* new RuntimeStartError({
+      message,
+      reason: "provider",
+      provider: new ProviderError({
+        provider: "Kubernetes",
+        operation: `claim a Sandbox from SandboxTemplate ${options.templateName}`,
+        reason: CLAIM_REFUSALS.get(bound.value.reason)!,
+        message
+      })
+    })
   }
   released.ref = { namespace, name: bound.value.sandbox, claim: name }
   return released.ref
