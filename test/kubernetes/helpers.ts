@@ -6,7 +6,7 @@
  * container or volume of the stand-in.
  */
 import { assert } from "@effect/vitest"
-import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node"
+import { CoreV1Api, KubeConfig, NetworkingV1Api, type V1Pod } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
@@ -84,3 +84,25 @@ export const assertNothingLeft = (
     assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
     yield* assertEngineClean(cluster.standIn)
   })
+
+/** Whether the session's pod came to show `seen` within 60 s (polled: the pod may not exist yet). */
+export const podShows = (kubeConfig: KubeConfig, sessionId: string, seen: (pod: V1Pod) => boolean) =>
+  Effect.promise(async () => {
+    const core = kubeConfig.makeApiClient(CoreV1Api)
+    for (const started = Date.now(); Date.now() - started < 60_000;) {
+      const pod = await core.readNamespacedPod({ name: `effect-sandbox-${sessionId}`, namespace }).catch(() =>
+        undefined
+      )
+      if (pod !== undefined && seen(pod)) return true
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    return false
+  })
+
+/** A pod the scheduler reports Unschedulable, its message including `text`. */
+export const unschedulable = (text: string) => (pod: V1Pod) =>
+  pod.status?.conditions?.some((c) => c.reason === "Unschedulable" && c.message?.includes(text) === true) === true
+
+/** A pod whose image pull failed (the kubelet pulls again after its back-off). */
+export const pullFailed = (pod: V1Pod) =>
+  ["ErrImagePull", "ImagePullBackOff"].includes(pod.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? "")

@@ -5,8 +5,9 @@
  * cluster's side), or a `SandboxClaim` (`extensions.agents.x-k8s.io/v1alpha1`)
  * that takes a ready Sandbox from a `SandboxWarmPool`, so the cluster keeps the
  * warm pool. Readiness comes from watches on the Sandbox and its pod (named
- * after the Sandbox), never from polling; a pod that cannot start (image pull,
- * crash loop, unschedulable) fails at once with the pod's own reason.
+ * after the Sandbox), never from polling; a pod that cannot start (crash loop, a
+ * bad image name) fails at once with the pod's own reason, one that may still (no
+ * node yet, a failed pull) at the deadline with it.
  */
 import {
   ApisApi,
@@ -22,7 +23,7 @@ import {
 import { Duration, Effect, Stream } from "effect"
 import { ProviderError, type ProviderReason, RuntimeStartError } from "../../schema/errors.ts"
 import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
-import { podTrouble } from "./startErrors.ts"
+import { podTroubleOf } from "./startErrors.ts"
 import { type ObjectKind, POD, watchState } from "./watchState.ts"
 
 export const SANDBOX: ObjectKind = { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", plural: "sandboxes" }
@@ -148,11 +149,12 @@ const verdict = (ref: SandboxRef, sandbox: SandboxObject | undefined, pod: V1Pod
     return { _tag: "Ready", endpoint: { podName: ref.name, podIP, serviceFQDN: sandbox?.status?.serviceFQDN } }
   }
   if (readyCondition(sandbox)?.reason === "SandboxExpired") return { _tag: "Failed", why }
-  // The bare-pod runtime's reading of a pod that will not start (startErrors.ts): one text for both modes.
-  const trouble = pod === undefined ? undefined : podTrouble(pod)
-  return trouble === undefined
-    ? { _tag: "Waiting", why }
-    : { _tag: "Failed", why: `${why}; pod ${ref.name}: ${trouble}` }
+  // The bare-pod runtime's reading of a pod that will not start (startErrors.ts): one text for both
+  // modes; one that may pass (no node yet, a failed pull) is waited out, and named if it lasts.
+  const trouble = pod === undefined ? undefined : podTroubleOf(pod)
+  if (trouble === undefined) return { _tag: "Waiting", why }
+  const described = `${why}; pod ${ref.name}: ${trouble.text}`
+  return trouble.passing === true ? { _tag: "Waiting", why: described } : { _tag: "Failed", why: described }
 }
 
 /**

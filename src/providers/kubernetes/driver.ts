@@ -35,6 +35,12 @@ import { startFailure } from "./startFailure.ts"
 
 const PROVIDER = "Kubernetes"
 
+/**
+ * How long a pod may take to be ready unless `aliveTimeout` says otherwise: long enough for a
+ * cluster-autoscaler, Karpenter or Autopilot to add a node and for the image to be pulled on it.
+ */
+const START_DEADLINE = "5 minutes"
+
 /** A start error of the cluster's as the provider's refusal (what `find`, `destroy` and pause answer with). */
 const refusal = (operation: string) => (error: RuntimeStartError | PodNotStarted): ProviderError =>
   error._tag === "RuntimeStartError" && error.provider !== undefined ? error.provider : new ProviderError({
@@ -80,7 +86,7 @@ const connect = Effect.fn("KubernetesRuntime.connect")(function*(options: Kubern
     { ...options.ownerLease, staleAfter: options.ownerLease?.staleAfter ?? options.idleTimeout },
     options.reapEvery ?? "30 seconds"
   )
-  const ctx: KubeContext = { kube, options, lease, sandboxes }
+  const ctx: KubeContext = { kube, options, lease, sandboxes, startDeadline: options.aliveTimeout ?? START_DEADLINE }
   const dial = podDialer(kube, connectMode(options.connect))
   const readPod = (pod: KubePod) =>
     kubeCallOrMissing(

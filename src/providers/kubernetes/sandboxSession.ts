@@ -15,7 +15,7 @@
  * Loaded by KubernetesRuntime only in this mode: it imports client-node.
  */
 import type { V1PersistentVolumeClaim, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import {
   claimSandbox,
   createSandbox,
@@ -62,14 +62,15 @@ export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, op
 export const sandboxLifecycle = (
   kube: Kube,
   ref: SandboxRef,
+  deadline: Duration.Input,
   check: (podName: string) => Effect.Effect<void, RuntimeStartError>
 ): PodLifecycle => {
   const checked = (ready: Effect.Effect<{ readonly podName: string; readonly podIP: string }, RuntimeStartError>) =>
     ready.pipe(Effect.tap((endpoint) => check(endpoint.podName)), Effect.map((endpoint) => endpoint.podIP))
   return {
-    ready: checked(waitReady(kube.config, ref)),
+    ready: checked(waitReady(kube.config, ref, { timeout: deadline })),
     pause: suspend(kube.config, ref),
-    resume: checked(resumeSandbox(kube.config, ref))
+    resume: checked(resumeSandbox(kube.config, ref, { timeout: deadline }))
   }
 }
 
@@ -102,6 +103,8 @@ export interface OwnSandboxInput {
   readonly deleteWorkspace: boolean
   /** The owner's Lease, whose heartbeat keeps `shutdownTime` ahead; undefined when kept alive. */
   readonly lease: KubeOwnerLease | undefined
+  /** How long its pod may take to be ready. */
+  readonly deadline: Duration.Input
 }
 
 /** A Sandbox of the session's own, removed on release (its workspace PVC only with `deleteWorkspace`). */
@@ -120,7 +123,11 @@ export const ownSandbox = Effect.fn("ownSandbox")(function*(input: OwnSandboxInp
     keep: lease === undefined
   })
   if (lease !== undefined) yield* lease.keepAlive({ kind: "Sandbox", name: ref.name })
-  return { podName: ref.name, workspaceClaim: pvc, lifecycle: sandboxLifecycle(kube, ref, () => Effect.void) }
+  return {
+    podName: ref.name,
+    workspaceClaim: pvc,
+    lifecycle: sandboxLifecycle(kube, ref, input.deadline, () => Effect.void)
+  }
 })
 
 export interface ClaimedSandboxInput {
@@ -137,6 +144,8 @@ export interface ClaimedSandboxInput {
   readonly lease: KubeOwnerLease | undefined
   /** The options ask for VS Code: the template's pod must run it (`runsVsCode`). */
   readonly vscode: boolean
+  /** How long its pod may take to be ready. */
+  readonly deadline: Duration.Input
 }
 
 /**
@@ -196,5 +205,5 @@ export const claimedSandbox = Effect.fn("claimedSandbox")(function*(input: Claim
           return why === undefined ? Effect.void : Effect.fail(new RuntimeStartError({ message: why }))
         })
       )
-  return { podName: ref.name, lifecycle: sandboxLifecycle(kube, ref, serves) }
+  return { podName: ref.name, lifecycle: sandboxLifecycle(kube, ref, input.deadline, serves) }
 })

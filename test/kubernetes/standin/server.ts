@@ -60,6 +60,16 @@ export interface StandIn {
   readonly instance: string
   /** Cut every open port-forward WebSocket (to test a runtime's reconnect); how many were open. */
   readonly dropPortForwards: () => number
+  /**
+   * What passes by itself on a live cluster, held by a test: no room on the node until the returned
+   * function is called (pods stay Unschedulable, as while an autoscaler adds a node), PVCs Pending
+   * until then (a slow provisioner), and one failed pull of an image (a registry's blip).
+   */
+  readonly weather: {
+    readonly holdCapacity: () => () => void
+    readonly holdBinding: () => () => void
+    readonly failNextPull: (image?: string) => void
+  }
   /** Stop serving and remove every container and volume it made. */
   readonly close: () => Promise<void>
 }
@@ -357,7 +367,12 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     await removeAll(instance)
     rmSync(directory, { recursive: true, force: true })
   }
-  return { kubeconfigPath, url, instance, dropPortForwards: forwarder.drop, close }
+  const weather = {
+    holdCapacity: () => kubelet.capacity.hold(),
+    holdBinding: () => volumes.bound.hold(),
+    failNextPull: (image?: string) => kubelet.failNextPull(image)
+  }
+  return { kubeconfigPath, url, instance, dropPortForwards: forwarder.drop, weather, close }
 }
 
 /** The stand-in as a scoped resource: closed (containers and volumes removed) with the scope. */
