@@ -13,7 +13,7 @@ import { afterAll, beforeAll } from "vitest"
 import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { toolsImage } from "../docker/infra.ts"
 import { leftovers } from "./standin/docker.ts"
-import { type StandIn, startStandIn } from "./standin/server.ts"
+import { type StandIn, type StandInOptions, startStandIn } from "./standin/server.ts"
 
 export const namespace = "default"
 
@@ -21,11 +21,11 @@ export const namespace = "default"
 export const sessionIdOf = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
 
 /** A stand-in for the enclosing `describe`, started before its tests and closed after them. */
-export const useStandIn = (options: { readonly timeoutMs?: number } = {}) => {
+export const useStandIn = (options: StandInOptions & { readonly timeoutMs?: number } = {}) => {
   const cluster = {} as { standIn: StandIn; kubeConfig: KubeConfig; image: string }
   beforeAll(async () => {
     cluster.image = toolsImage()
-    cluster.standIn = await startStandIn()
+    cluster.standIn = await startStandIn(options)
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromFile(cluster.standIn.kubeconfigPath)
     cluster.kubeConfig = kubeConfig

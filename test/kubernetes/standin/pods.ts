@@ -13,6 +13,7 @@
 import type { V1Container, V1PodSpec, V1Volume } from "@kubernetes/client-node"
 import type Dockerode from "dockerode"
 import { setTimeout as sleep } from "node:timers/promises"
+import type { Admission } from "./admission.ts"
 import { ContainerConfigError, resolveEnv, securityOptions, unsupportedEnv } from "./containerConfig.ts"
 import { docker, dockerName, labelsOf, quantity } from "./docker.ts"
 import { NODE_NAME, recordEvent } from "./events.ts"
@@ -140,16 +141,20 @@ export class Kubelet {
   /** Set by close(): a pod created afterwards (a controller's late reconcile) is stored but never run. */
   private closed = false
 
-  constructor(store: Store, volumes: Volumes, instance: string, probePeriodMs: number) {
+  private readonly admission: Admission
+
+  constructor(store: Store, volumes: Volumes, admission: Admission, instance: string, probePeriodMs: number) {
     this.store = store
     this.volumes = volumes
+    this.admission = admission
     this.instance = instance
     this.probePeriodMs = probePeriodMs
   }
 
-  /** Store a new pod (defaults filled in, status Pending) and start running it. */
+  /** Store a new pod (defaults filled in, status Pending) once admitted, and start running it. */
   create(namespace: string, body: NewObject): KObject {
     validatePod(body)
+    this.admission.pod(namespace, body)
     const pod = this.store.create(Pods, namespace, {
       ...body,
       spec: { restartPolicy: "Always", terminationGracePeriodSeconds: 30, ...body.spec },

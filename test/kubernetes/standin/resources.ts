@@ -22,6 +22,8 @@ export const PersistentVolumeClaims = core("persistentvolumeclaims", "Persistent
 export const Services = core("services", "Service")
 export const Events = core("events", "Event")
 export const Secrets = core("secrets", "Secret")
+/** Stored; counted by admission.ts when a pod is created. */
+export const ResourceQuotas = core("resourcequotas", "ResourceQuota")
 export const Ingresses: ResourceType = {
   group: "networking.k8s.io",
   version: "v1",
@@ -52,6 +54,7 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
   Services,
   Events,
   Secrets,
+  ResourceQuotas,
   Ingresses,
   Leases,
   ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])

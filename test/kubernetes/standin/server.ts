@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Duplex } from "node:stream"
+import { admission, type NamespaceLabels } from "./admission.ts"
 import { ClaimController } from "./claims.ts"
 import { removeAll } from "./docker.ts"
 import { applyPatch } from "./patch.ts"
@@ -50,6 +51,11 @@ export interface StandInOptions {
   readonly tls?: boolean
   /** Upper bound of the readiness probe period (default 250 ms; a kubelet's default is 10 s). */
   readonly probePeriodMs?: number
+  /**
+   * Labels of namespaces (every namespace exists; one not named has only its name's label): a
+   * `pod-security.kubernetes.io/enforce` label makes Pod Security admit its pods (admission.ts).
+   */
+  readonly namespaces?: NamespaceLabels
 }
 
 export interface StandIn {
@@ -143,7 +149,8 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   const token = randomBytes(16).toString("hex")
   const store = new Store()
   const volumes = new Volumes(store, instance)
-  const kubelet = new Kubelet(store, volumes, instance, options.probePeriodMs ?? 250)
+  const admitting = admission(store, options.namespaces ?? {})
+  const kubelet = new Kubelet(store, volumes, admitting, instance, options.probePeriodMs ?? 250)
   const forwarder = portForwarder()
 
   const remove = async (type: ResourceType, namespace: string, name: string): Promise<KObject | undefined> => {
@@ -252,7 +259,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       return send(response, 200, {
         kind: "Namespace",
         apiVersion: "v1",
-        metadata: { name: namespaceOnly[1] },
+        metadata: { name: namespaceOnly[1], labels: admitting.labelsOf(namespaceOnly[1]!) },
         status: { phase: "Active" }
       })
     }
