@@ -56,6 +56,8 @@ export interface StandInOptions {
    * `pod-security.kubernetes.io/enforce` label makes Pod Security admit its pods (admission.ts).
    */
   readonly namespaces?: NamespaceLabels
+  /** How often a watch that allows bookmarks gets one (default 10 s). */
+  readonly bookmarkMs?: number
 }
 
 export interface StandIn {
@@ -71,6 +73,12 @@ export interface StandIn {
    * function is called (pods stay Unschedulable, as while an autoscaler adds a node), PVCs Pending
    * until then (a slow provisioner), and one failed pull of an image (a registry's blip).
    */
+  /** Every request served, in order (method and path with its query): how a test counts lists and watches. */
+  readonly requests: ReadonlyArray<{ readonly method: string; readonly url: string }>
+  /** Compact the history: open watches end with 410 Expired, and resuming from before now is refused so. */
+  readonly compact: () => void
+  /** End every open watch as its time-out would (a last bookmark where allowed), as an apiserver does every few minutes. */
+  readonly endWatches: () => void
   readonly weather: {
     readonly holdCapacity: () => () => void
     readonly holdBinding: () => () => void
@@ -241,9 +249,12 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     })
   }
 
+  const requests: Array<{ readonly method: string; readonly url: string }> = []
+  const openWatches = new Set<() => void>()
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://standin")
     const method = request.method ?? "GET"
+    requests.push({ method, url: `${url.pathname}${url.search}` })
     if (url.pathname === "/api") return send(response, 200, coreVersions)
     if (url.pathname === "/apis") return send(response, 200, groupList(types))
     if (url.pathname === "/version") {
@@ -275,7 +286,13 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
           namespace,
           matches,
           resourceVersion: url.searchParams.get("resourceVersion"),
-          timeoutSeconds: timeout === null ? undefined : Number(timeout)
+          timeoutSeconds: timeout === null ? undefined : Number(timeout),
+          allowWatchBookmarks: url.searchParams.get("allowWatchBookmarks") === "true",
+          bookmarkMs: options.bookmarkMs ?? 10_000,
+          register: (end) => {
+            openWatches.add(end)
+            return () => openWatches.delete(end)
+          }
         }, response)
       }
       if (method === "GET") {
@@ -379,7 +396,19 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     holdBinding: () => volumes.bound.hold(),
     failNextPull: (image?: string) => kubelet.failNextPull(image)
   }
-  return { kubeconfigPath, url, instance, dropPortForwards: forwarder.drop, weather, close }
+  return {
+    kubeconfigPath,
+    url,
+    instance,
+    dropPortForwards: forwarder.drop,
+    requests,
+    compact: () => store.compact(),
+    endWatches: () => {
+      for (const end of [...openWatches]) end()
+    },
+    weather,
+    close
+  }
 }
 
 /** The stand-in as a scoped resource: closed (containers and volumes removed) with the scope. */
