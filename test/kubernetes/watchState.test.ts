@@ -8,12 +8,26 @@
  * compacted away) lists again.
  */
 import { assert, it } from "@effect/vitest"
-import { CoreV1Api } from "@kubernetes/client-node"
+import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node"
 import { Effect, Fiber, Stream } from "effect"
 import { watchState } from "../../src/engines/kubernetes/watchState.ts"
 import { describeCluster, eventually, namespace, onStandIn, podImage } from "./lifecycle.ts"
 
 const POD = { apiVersion: "v1", kind: "Pod", plural: "pods" }
+
+/**
+ * Follow the pod `name` in a fiber, pushing each distinct state ("absent", "present <name>") to
+ * `states`, until it is absent again after having been seen.
+ */
+const follow = (kc: KubeConfig, name: string, states: Array<string>) =>
+  watchState(kc, POD, namespace, name).pipe(
+    Stream.map((pod) => pod === undefined ? "absent" : `present ${pod.metadata?.name}`),
+    Stream.changes,
+    Stream.tap((state) => Effect.sync(() => void states.push(state))),
+    Stream.takeUntil((state) => state === "absent" && states.length > 1),
+    Stream.runDrain,
+    Effect.forkChild
+  )
 
 describeCluster("watchState", () => {
   it.live(
@@ -23,14 +37,7 @@ describeCluster("watchState", () => {
         Effect.gen(function*() {
           const core = kc.makeApiClient(CoreV1Api)
           const states: Array<string> = []
-          const watching = yield* watchState(kc, POD, namespace, "late").pipe(
-            Stream.map((pod) => pod === undefined ? "absent" : `present ${pod.metadata?.name}`),
-            Stream.changes,
-            Stream.tap((state) => Effect.sync(() => void states.push(state))),
-            Stream.takeUntil((state) => state === "absent" && states.length > 1),
-            Stream.runDrain,
-            Effect.forkChild
-          )
+          const watching = yield* follow(kc, "late", states)
           // Longer than client-node's 30 s inactivity limit: the first watch is aborted and opened again.
           yield* Effect.sleep("33 seconds")
           assert.deepStrictEqual(states, ["absent"])
@@ -67,14 +74,7 @@ describeCluster("watchState", () => {
           const lists = () => ours().filter((r) => !r.url.includes("watch=true")).length
           const watches = () => ours().filter((r) => r.url.includes("watch=true"))
           const states: Array<string> = []
-          const watching = yield* watchState(kc, POD, namespace, "quiet").pipe(
-            Stream.map((pod) => pod === undefined ? "absent" : `present ${pod.metadata?.name}`),
-            Stream.changes,
-            Stream.tap((state) => Effect.sync(() => void states.push(state))),
-            Stream.takeUntil((state) => state === "absent" && states.length > 1),
-            Stream.runDrain,
-            Effect.forkChild
-          )
+          const watching = yield* follow(kc, "quiet", states)
           assert.isTrue(yield* eventually(async () => watches().length === 1), "the watch never opened")
           assert.isTrue(watches()[0]!.url.includes("allowWatchBookmarks=true"), "no bookmarks asked for")
           // Quiet, then ended by the server (its time-out): opened again from the bookmark's resourceVersion.

@@ -404,7 +404,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     requests,
     compact: () => store.compact(),
     endWatches: () => {
-      for (const end of [...openWatches]) end()
+      for (const end of openWatches) end()
     },
     weather,
     close
