@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Duplex } from "node:stream"
+import { applyHttpFault, Faults } from "../../providers/faults.ts"
 import { admission, type NamespaceLabels } from "./admission.ts"
 import { ClaimController } from "./claims.ts"
 import { removeAll } from "./docker.ts"
@@ -38,7 +39,7 @@ import {
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
-import { ApiError, badRequest, conflict, invalid, notFound, success } from "./status.ts"
+import { ApiError, badRequest, conflict, invalid, notFound, statusBody, success } from "./status.ts"
 import { type KObject, type NewObject, Store } from "./store.ts"
 import { selfSignedCertificate } from "./tls.ts"
 import { Volumes } from "./volumes.ts"
@@ -73,6 +74,8 @@ export interface StandIn {
    * function is called (pods stay Unschedulable, as while an autoscaler adds a node), PVCs Pending
    * until then (a slow provisioner), and one failed pull of an image (a registry's blip).
    */
+  /** Faults the next matching requests meet (test/providers/faults.ts), before authentication and routing. */
+  readonly faults: Faults
   /** Every request served, in order (method and path with its query): how a test counts lists and watches. */
   readonly requests: ReadonlyArray<{ readonly method: string; readonly url: string }>
   /** Compact the history: open watches end with 410 Expired, and resuming from before now is refused so. */
@@ -351,8 +354,13 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
 
   const directory = mkdtempSync(join(tmpdir(), "k8s-standin-"))
   const tls = options.tls === true ? selfSignedCertificate(directory) : undefined
+  const faults = new Faults()
   const serve = (request: IncomingMessage, response: ServerResponse) => {
-    const answer = authorized(request) ? handle(request, response) : Promise.reject(unauthorized)
+    const fault = faults.take(request.method ?? "GET", new URL(request.url ?? "/", "http://standin").pathname)
+    const faulted = fault === undefined ? Promise.resolve(false) : applyHttpFault(fault, request, response, statusBody)
+    const answer = faulted.then((done) =>
+      done ? undefined : authorized(request) ? handle(request, response) : Promise.reject(unauthorized)
+    )
     answer.catch((error: unknown) => {
       const failure = error instanceof ApiError
         ? error
@@ -402,6 +410,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     instance,
     dropPortForwards: forwarder.drop,
     requests,
+    faults,
     compact: () => store.compact(),
     endWatches: () => {
       for (const end of openWatches) end()
