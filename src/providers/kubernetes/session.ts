@@ -152,7 +152,10 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
       () =>
         networking.createNamespacedIngress({
           namespace,
-          body: serverIngress(meta(names.ingress), hosts, names.service, options.ingressTlsSecret)
+          body: serverIngress(meta(names.ingress), hosts, names.service, {
+            tlsSecret: options.ingressTlsSecret,
+            className: options.ingressClassName
+          })
         }),
       () => networking.deleteNamespacedIngress({ name: names.ingress, namespace })
     )
