@@ -34,12 +34,26 @@ const fetchText = (url: string) => Effect.promise(() => fetch(url).then((respons
 const pods = (kc: Parameters<typeof podNames>[0]) => Effect.promise(() => podNames(kc))
 
 describeCluster("agent-sandbox mode", () => {
-  it.live("detects the agent-sandbox CRDs by discovery, and their absence", () =>
+  it.live("detects the agent-sandbox CRDs by discovery, their absence, and other versions", () =>
     Effect.scoped(Effect.gen(function*() {
       const withCrds = yield* standIn()
       const without = yield* standIn({ agentSandbox: false })
-      assert.deepStrictEqual(yield* detect(kubeConfigOf(withCrds.kubeconfigPath)), { sandboxes: true, claims: true })
-      assert.deepStrictEqual(yield* detect(kubeConfigOf(without.kubeconfigPath)), { sandboxes: false, claims: false })
+      const beta = yield* standIn({ agentSandboxVersion: "v1beta1" })
+      assert.deepStrictEqual(yield* detect(kubeConfigOf(withCrds.kubeconfigPath)), {
+        sandboxes: true,
+        claims: true,
+        versions: { sandboxes: ["v1alpha1"], claims: ["v1alpha1"] }
+      })
+      assert.deepStrictEqual(yield* detect(kubeConfigOf(without.kubeconfigPath)), {
+        sandboxes: false,
+        claims: false,
+        versions: { sandboxes: [], claims: [] }
+      })
+      assert.deepStrictEqual(yield* detect(kubeConfigOf(beta.kubeconfigPath)), {
+        sandboxes: false,
+        claims: false,
+        versions: { sandboxes: ["v1beta1"], claims: ["v1beta1"] }
+      })
     })))
 
   it.live(

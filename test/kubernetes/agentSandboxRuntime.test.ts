@@ -206,7 +206,7 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
   )
 
   it.live(
-    "auto takes bare pods on a cluster without the CRDs, where agentSandbox fails saying why",
+    "auto takes bare pods on a cluster without the CRDs, where agentSandbox fails saying why; one serving them at v1beta1 only is named",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const plain = yield* standIn({ agentSandbox: false })
@@ -217,6 +217,16 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
         assert.strictEqual(
           refused.message,
           "The cluster does not serve agents.x-k8s.io/v1alpha1 Sandboxes, which mode agentSandbox needs: install agent-sandbox (kubernetes-sigs/agent-sandbox) or use mode \"pod\""
+        )
+
+        // A cluster serving agent-sandbox at v1beta1 only has it installed: auto says so, never bare pods in silence.
+        const beta = yield* standIn({ agentSandboxVersion: "v1beta1" })
+        const onBeta = { kubeConfig: kubeConfigOf(beta.kubeconfigPath), image: cluster.image }
+        const betaOnly = yield* Effect.flip(buildRuntime(standInLayer(onBeta, { mode: "auto" })))
+        assert.instanceOf(betaOnly, RuntimeStartError)
+        assert.strictEqual(
+          betaOnly.message,
+          "The cluster serves agent-sandbox at v1beta1 but not agents.x-k8s.io/v1alpha1 Sandboxes, which mode auto needs: serve v1alpha1 beside v1beta1, or use mode \"pod\""
         )
 
         const sessionId = sessionIdOf("auto")

@@ -52,6 +52,11 @@ export interface AgentSandboxSupport {
   readonly sandboxes: boolean
   /** `extensions.agents.x-k8s.io/v1alpha1` SandboxClaim, SandboxTemplate, SandboxWarmPool. */
   readonly claims: boolean
+  /**
+   * The versions the cluster serves of each group, whichever they are: a cluster that has dropped
+   * the deprecated v1alpha1 still has agent-sandbox installed, which `auto` must not read as absent.
+   */
+  readonly versions: { readonly sandboxes: ReadonlyArray<string>; readonly claims: ReadonlyArray<string> }
 }
 
 /** A Sandbox, and the SandboxClaim that holds it when it was claimed. */
@@ -123,7 +128,15 @@ export const detect = Effect.fn("detectAgentSandbox")(function*(kc: KubeConfig) 
   const groups = yield* kubeCall("discover API groups", () => kc.makeApiClient(ApisApi).getAPIVersions())
   const serves = (kind: ObjectKind) =>
     groups.groups.some((group) => group.versions.some((version) => version.groupVersion === kind.apiVersion))
-  return { sandboxes: serves(SANDBOX), claims: serves(SANDBOX_CLAIM) } satisfies AgentSandboxSupport
+  const versionsOf = (kind: ObjectKind) =>
+    groups.groups.filter((group) => group.name === kind.apiVersion.split("/")[0]).flatMap((group) =>
+      group.versions.map((version) => version.version)
+    )
+  return {
+    sandboxes: serves(SANDBOX),
+    claims: serves(SANDBOX_CLAIM),
+    versions: { sandboxes: versionsOf(SANDBOX), claims: versionsOf(SANDBOX_CLAIM) }
+  } satisfies AgentSandboxSupport
 })
 
 const readyCondition = (sandbox: SandboxObject | undefined) =>

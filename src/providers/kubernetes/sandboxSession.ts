@@ -38,7 +38,8 @@ import { deleteClaim, onRelease } from "./sessionObjects.ts"
 
 /**
  * Does this layer make Sandboxes? `pod` never; `agentSandbox` (and any `warmPoolTemplate`) only on
- * a cluster that serves the kinds it needs, else a start error saying so; `auto` when it serves them.
+ * a cluster that serves the kinds it needs, else a start error saying so; `auto` when it serves them,
+ * and a start error (never bare pods in silence) when it serves agent-sandbox at other versions only.
  */
 export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, options: KubernetesRuntimeOptions) {
   const claims = options.warmPoolTemplate !== undefined
@@ -48,9 +49,21 @@ export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, op
     Effect.mapError((error) => new RuntimeStartError({ message: `Cannot ${error.message}` }))
   )
   const needed = claims
-    ? { served: served.claims, what: "extensions.agents.x-k8s.io/v1alpha1 SandboxClaims (warmPoolTemplate)" }
-    : { served: served.sandboxes, what: "agents.x-k8s.io/v1alpha1 Sandboxes" }
+    ? {
+      served: served.claims,
+      versions: served.versions.claims,
+      what: "extensions.agents.x-k8s.io/v1alpha1 SandboxClaims (warmPoolTemplate)"
+    }
+    : { served: served.sandboxes, versions: served.versions.sandboxes, what: "agents.x-k8s.io/v1alpha1 Sandboxes" }
   if (needed.served) return true
+  // Installed at other versions only (v1alpha1 is deprecated): not a cluster without the CRDs.
+  if (needed.versions.length > 0) {
+    return yield* new RuntimeStartError({
+      message: `The cluster serves agent-sandbox at ${
+        needed.versions.join(", ")
+      } but not ${needed.what}, which mode ${mode} needs: serve v1alpha1 beside v1beta1, or use mode "pod"`
+    })
+  }
   if (mode === "auto" && !claims) return false
   return yield* new RuntimeStartError({
     message:

@@ -57,6 +57,8 @@ export interface StandInOptions {
    * `pod-security.kubernetes.io/enforce` label makes Pod Security admit its pods (admission.ts).
    */
   readonly namespaces?: NamespaceLabels
+  /** The agent-sandbox groups' version discovery reports (default the served v1alpha1; discovery only). */
+  readonly agentSandboxVersion?: string
   /** How often a watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkMs?: number
 }
@@ -259,7 +261,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     const method = request.method ?? "GET"
     requests.push({ method, url: `${url.pathname}${url.search}` })
     if (url.pathname === "/api") return send(response, 200, coreVersions)
-    if (url.pathname === "/apis") return send(response, 200, groupList(types))
+    if (url.pathname === "/apis") return send(response, 200, groupList(types, options.agentSandboxVersion))
     if (url.pathname === "/version") {
       return send(response, 200, { major: "1", minor: "31", gitVersion: "v1.31.0-standin" })
     }
