@@ -24,6 +24,7 @@ import { removeAll } from "./docker.ts"
 import { applyPatch } from "./patch.ts"
 import { Kubelet } from "./pods.ts"
 import { forwardTarget, portForwarder, refuseUpgrade } from "./portForward.ts"
+import { authorize, type PolicyRule, verbOf } from "./rbac.ts"
 import {
   apiVersionOf,
   coreVersions,
@@ -59,6 +60,8 @@ export interface StandInOptions {
   readonly namespaces?: NamespaceLabels
   /** The agent-sandbox groups' version discovery reports (default the served v1alpha1; discovery only). */
   readonly agentSandboxVersion?: string
+  /** Authorize every request by these rules (rbac.ts `docsRole`: the docs' Role); default: everything allowed. */
+  readonly rbac?: ReadonlyArray<PolicyRule>
   /** How often a watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkMs?: number
 }
@@ -272,6 +275,15 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     }
     const namespaceOnly = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(url.pathname)
     if (namespaceOnly !== null && method === "GET") {
+      if (options.rbac !== undefined) {
+        authorize(options.rbac, {
+          verb: "get",
+          group: "",
+          resource: "namespaces",
+          namespace: undefined,
+          name: namespaceOnly[1]
+        })
+      }
       return send(response, 200, {
         kind: "Namespace",
         apiVersion: "v1",
@@ -282,6 +294,15 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     const target = route(url)
     if (target === undefined) throw new ApiError(404, "NotFound", "the server could not find the requested resource")
     const { type, namespace, name, subresource } = target
+    if (options.rbac !== undefined) {
+      authorize(options.rbac, {
+        verb: verbOf(method, name !== undefined, ["true", "1"].includes(url.searchParams.get("watch") ?? "")),
+        group: type.group,
+        resource: subresource === undefined || subresource === "status" ? type.plural : `${type.plural}/${subresource}`,
+        namespace,
+        name
+      })
+    }
     if (name === undefined) {
       const matches = matcher(url.searchParams.get("labelSelector"), url.searchParams.get("fieldSelector"))
       if (method === "GET" && ["true", "1"].includes(url.searchParams.get("watch") ?? "")) {
@@ -379,6 +400,18 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       const target = route(url)
       if (target?.type !== Pods || target.subresource !== "portforward" || !target.namespace || !target.name) {
         throw new ApiError(404, "NotFound", "the server could not find the requested resource")
+      }
+      // A WebSocket upgrade is a GET; current apiservers also ask for `create` on pods/portforward.
+      for (const verb of ["get", "create"]) {
+        if (options.rbac !== undefined) {
+          authorize(options.rbac, {
+            verb,
+            group: "",
+            resource: "pods/portforward",
+            namespace: target.namespace,
+            name: target.name
+          })
+        }
       }
       const { ip, ports } = forwardTarget(store, target.namespace, target.name, url.searchParams)
       forwarder.forward(request, socket, head, ip, ports)
