@@ -17,15 +17,16 @@ import { kubeConfigOf } from "./lifecycle.ts"
 import { docsRole } from "./standin/rbac.ts"
 import { standIn } from "./standin/server.ts"
 
+/** Run `echo text`: its output is `text`. */
+const echo = (rt: { readonly run: (action: CmdRunAction) => Effect.Effect<unknown, unknown> }, text: string) =>
+  Effect.gen(function*() {
+    const out = yield* rt.run(new CmdRunAction({ command: `echo ${text}` }))
+    assert.instanceOf(out, CmdOutputObservation)
+    assert.strictEqual(out.content.trim(), text)
+  })
+
 describeDocker("KubernetesRuntime under the docs' Role (stand-in RBAC)", () => {
   const cluster = useStandIn({ rbac: docsRole() })
-
-  const echo = (rt: { readonly run: (action: CmdRunAction) => Effect.Effect<unknown, unknown> }, text: string) =>
-    Effect.gen(function*() {
-      const out = yield* rt.run(new CmdRunAction({ command: `echo ${text}` }))
-      assert.instanceOf(out, CmdOutputObservation)
-      assert.strictEqual(out.content.trim(), text)
-    })
 
   it.live("pod mode: start, commands, pause and resume, attach, release", () =>
     Effect.gen(function*() {
