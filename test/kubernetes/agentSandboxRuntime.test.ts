@@ -112,6 +112,13 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
         const kc = cluster.kubeConfig
         const custom = kc.makeApiClient(CustomObjectsApi)
         const template = yield* KubernetesRuntime.sandboxTemplate("tpl", { baseImage: cluster.image })
+        // Claims may override its env (the key's digest), and `direct` reaches the server: the
+        // controller's default NetworkPolicy would admit only the sandbox router.
+        assert.strictEqual(template.spec["envVarsInjectionPolicy"], "Overrides")
+        assert.deepStrictEqual(
+          (template.spec["networkPolicy"] as { ingress: unknown }).ingress,
+          [{ ports: [{ protocol: "TCP", port: 8080 }] }]
+        )
         yield* extensionObject(kc, "sandboxtemplates", template)
         const claimed = (options: { sessionId: string; warmPool?: string; template?: string }) =>
           standInLayer(cluster, {
