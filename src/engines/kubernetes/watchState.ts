@@ -77,7 +77,10 @@ export const watchState = <T extends KubernetesObject>(
           gone: false
         }
         const fail = (error: unknown) => {
-          if (!state.closed) Queue.failCauseUnsafe(queue, Cause.fail(failure(what, error)))
+          if (state.closed) return
+          // Closed at once: the watch's end that follows an ERROR event must not open it again.
+          state.closed = true
+          Queue.failCauseUnsafe(queue, Cause.fail(failure(what, error)))
         }
         const seen = (type: string, object: T) => {
           if (type === "ERROR") {
