@@ -106,12 +106,19 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
   )
 
   it.live(
-    "claims from a SandboxTemplate with the key's digest; refuses a warm pool's pod; a missing template names itself",
+    "claims from a SandboxTemplate with the key's digest (made anew even from a warm pool); a template that refuses env, or a missing one, fails at once",
     () =>
       Effect.gen(function*() {
         const kc = cluster.kubeConfig
         const custom = kc.makeApiClient(CustomObjectsApi)
         const template = yield* KubernetesRuntime.sandboxTemplate("tpl", { baseImage: cluster.image })
+        // Claims may override its env (the key's digest), and `direct` reaches the server: the
+        // controller's default NetworkPolicy would admit only the sandbox router.
+        assert.strictEqual(template.spec["envVarsInjectionPolicy"], "Overrides")
+        assert.deepStrictEqual(
+          (template.spec["networkPolicy"] as { ingress: unknown }).ingress,
+          [{ ports: [{ protocol: "TCP", port: 8080 }] }]
+        )
         yield* extensionObject(kc, "sandboxtemplates", template)
         const claimed = (options: { sessionId: string; warmPool?: string; template?: string }) =>
           standInLayer(cluster, {
@@ -136,27 +143,51 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
         assert.deepStrictEqual(yield* agentObjects(kc, sessionId), { sandboxes: [], claims: [] })
         assert.deepStrictEqual(yield* sessionObjects(kc, sessionId), noObjects)
 
-        // A warm pool of the same template: its ready pod holds a key nobody has, so the claim is refused.
+        // A warm pool of the same template: a claim that sets env is made anew (a warm pod's env is
+        // fixed), so the session gets a Sandbox named after its claim, never the pool's.
         yield* extensionObject(kc, "sandboxwarmpools", {
           metadata: { name: "pool" },
           spec: { replicas: 1, sandboxTemplateRef: { name: "tpl" } }
         })
         const warm = yield* warmPoolReady(kc, "pool", 120_000)
         assert.isTrue(warm, "the warm pool never had a ready Sandbox")
-        const refusedId = sessionIdOf("wp")
-        const refused = yield* Effect.flip(buildRuntime(claimed({ sessionId: refusedId, warmPool: "pool" })))
-        assert.instanceOf(refused, RuntimeStartError)
-        assert.match(
-          refused.message,
-          new RegExp(
-            `^SandboxClaim default/effect-sandbox-${refusedId} was given Sandbox pool-[0-9a-f]{5}, whose pod does not check this session's key: a warm pool's pod, started before the key existed, cannot take it`
-          )
+        const pooledId = sessionIdOf("wp")
+        const pooled = yield* buildRuntime(claimed({ sessionId: pooledId, warmPool: "pool" }))
+        assert.strictEqual(
+          output(yield* pooled.rt.run(new CmdRunAction({ command: "echo cold" }))).content.trim(),
+          "cold"
         )
-        assert.deepStrictEqual(yield* agentObjects(kc, refusedId), { sandboxes: [], claims: [] })
-        assert.deepStrictEqual(yield* sessionObjects(kc, refusedId), noObjects)
+        const boundTo: { status: { sandbox: { name: string } } } = yield* Effect.promise(() =>
+          custom.getNamespacedCustomObject({
+            ...extensions,
+            plural: "sandboxclaims",
+            name: `effect-sandbox-${pooledId}`
+          })
+        )
+        assert.strictEqual(boundTo.status.sandbox.name, `effect-sandbox-${pooledId}`)
+        yield* pooled.release
+        assert.deepStrictEqual(yield* agentObjects(kc, pooledId), { sandboxes: [], claims: [] })
+
+        // A template without envVarsInjectionPolicy (Disallowed) refuses the claim's env: a typed
+        // refusal at once, not the bind time-out.
+        yield* extensionObject(kc, "sandboxtemplates", {
+          ...template,
+          metadata: { ...template.metadata, name: "tpl-noenv" },
+          spec: { ...template.spec, envVarsInjectionPolicy: undefined }
+        })
+        const rejectedId = sessionIdOf("ev")
+        const rejected = yield* Effect.flip(buildRuntime(claimed({ sessionId: rejectedId, template: "tpl-noenv" })))
+        assert.instanceOf(rejected, RuntimeStartError)
+        assert.strictEqual(
+          rejected.message,
+          `SandboxClaim default/effect-sandbox-${rejectedId} cannot be bound: EnvVarsInjectionRejected: environment variable injection rejected: environment variable injection is not allowed by the template policy`
+        )
+        assert.strictEqual(rejected.provider?.reason, "forbidden")
+        assert.deepStrictEqual(yield* agentObjects(kc, rejectedId), { sandboxes: [], claims: [] })
 
         const missing = yield* Effect.flip(buildRuntime(claimed({ sessionId: sessionIdOf("nt"), template: "nope" })))
         assert.instanceOf(missing, RuntimeStartError)
+        assert.strictEqual(missing.provider?.reason, "not-found")
         assert.match(
           missing.message,
           /^SandboxClaim default\/effect-sandbox-nt-[0-9a-f]{8} cannot be bound: TemplateNotFound: SandboxTemplate "nope" not found$/
@@ -182,7 +213,7 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
   )
 
   it.live(
-    "auto takes bare pods on a cluster without the CRDs, where agentSandbox fails saying why",
+    "auto takes bare pods on a cluster without the CRDs, where agentSandbox fails saying why; one serving them at v1beta1 only is named",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const plain = yield* standIn({ agentSandbox: false })
@@ -193,6 +224,16 @@ describeDocker("KubernetesRuntime agentSandbox mode (stand-in)", () => {
         assert.strictEqual(
           refused.message,
           "The cluster does not serve agents.x-k8s.io/v1alpha1 Sandboxes, which mode agentSandbox needs: install agent-sandbox (kubernetes-sigs/agent-sandbox) or use mode \"pod\""
+        )
+
+        // A cluster serving agent-sandbox at v1beta1 only has it installed: auto says so, never bare pods in silence.
+        const beta = yield* standIn({ agentSandboxVersion: "v1beta1" })
+        const onBeta = { kubeConfig: kubeConfigOf(beta.kubeconfigPath), image: cluster.image }
+        const betaOnly = yield* Effect.flip(buildRuntime(standInLayer(onBeta, { mode: "auto" })))
+        assert.instanceOf(betaOnly, RuntimeStartError)
+        assert.strictEqual(
+          betaOnly.message,
+          "The cluster serves agent-sandbox at v1beta1 but not agents.x-k8s.io/v1alpha1 Sandboxes, which mode auto needs: serve v1alpha1 beside v1beta1, or use mode \"pod\""
         )
 
         const sessionId = sessionIdOf("auto")

@@ -1,9 +1,11 @@
 /**
  * What a failed Kubernetes API request means (engines/kubernetes/apiCall.ts `classifyKube`): the API
  * server's status as a provider reason, a ResourceQuota's refusal as `quota`, and its own Status
- * message as the text. client-node rejects with an ApiException (`code`, `body`), read by shape.
+ * message as the text, its Retry-After as the wait it asks for. client-node rejects with an
+ * ApiException (`code`, `body`, `headers`), read by shape.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Duration } from "effect"
 import { classifyKube } from "../../src/engines/kubernetes/apiCall.ts"
 import type { ProviderReason } from "../../src/schema/errors.ts"
 
@@ -27,6 +29,13 @@ describe("Kubernetes API failures as reasons", () => {
     for (const [status, message, reason] of cases) {
       assert.deepStrictEqual(classifyKube(apiException(status, message)), { reason, status, text: message })
     }
+  })
+
+  it("reads the API server's Retry-After (API Priority and Fairness sends one with a 429)", () => {
+    assert.deepStrictEqual(
+      classifyKube({ ...apiException(429, "Too many requests"), headers: { "retry-after": "3" } }),
+      { reason: "rate-limited", status: 429, text: "Too many requests", retryAfter: Duration.seconds(3) }
+    )
   })
 
   it("a failure without an answer is unknown, with its text", () => {

@@ -6,14 +6,14 @@
  * container or volume of the stand-in.
  */
 import { assert } from "@effect/vitest"
-import { CoreV1Api, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node"
+import { CoreV1Api, KubeConfig, NetworkingV1Api, type V1Pod } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll } from "vitest"
 import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { toolsImage } from "../docker/infra.ts"
 import { leftovers } from "./standin/docker.ts"
-import { type StandIn, startStandIn } from "./standin/server.ts"
+import { type StandIn, type StandInOptions, startStandIn } from "./standin/server.ts"
 
 export const namespace = "default"
 
@@ -21,11 +21,11 @@ export const namespace = "default"
 export const sessionIdOf = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
 
 /** A stand-in for the enclosing `describe`, started before its tests and closed after them. */
-export const useStandIn = (options: { readonly timeoutMs?: number } = {}) => {
+export const useStandIn = (options: StandInOptions & { readonly timeoutMs?: number } = {}) => {
   const cluster = {} as { standIn: StandIn; kubeConfig: KubeConfig; image: string }
   beforeAll(async () => {
     cluster.image = toolsImage()
-    cluster.standIn = await startStandIn()
+    cluster.standIn = await startStandIn(options)
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromFile(cluster.standIn.kubeconfigPath)
     cluster.kubeConfig = kubeConfig
@@ -84,3 +84,25 @@ export const assertNothingLeft = (
     assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sessionId), noObjects)
     yield* assertEngineClean(cluster.standIn)
   })
+
+/** Whether the session's pod came to show `seen` within 60 s (polled: the pod may not exist yet). */
+export const podShows = (kubeConfig: KubeConfig, sessionId: string, seen: (pod: V1Pod) => boolean) =>
+  Effect.promise(async () => {
+    const core = kubeConfig.makeApiClient(CoreV1Api)
+    for (const started = Date.now(); Date.now() - started < 60_000;) {
+      const pod = await core.readNamespacedPod({ name: `effect-sandbox-${sessionId}`, namespace }).catch(() =>
+        undefined
+      )
+      if (pod !== undefined && seen(pod)) return true
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    return false
+  })
+
+/** A pod the scheduler reports Unschedulable, its message including `text`. */
+export const unschedulable = (text: string) => (pod: V1Pod) =>
+  pod.status?.conditions?.some((c) => c.reason === "Unschedulable" && c.message?.includes(text) === true) === true
+
+/** A pod whose image pull failed (the kubelet pulls again after its back-off). */
+export const pullFailed = (pod: V1Pod) =>
+  ["ErrImagePull", "ImagePullBackOff"].includes(pod.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? "")

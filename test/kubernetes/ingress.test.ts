@@ -1,5 +1,5 @@
 /**
- * KubernetesRuntime's ingress (`ingressDomain`, `ingressTlsSecret`) on the stand-in: the action
+ * KubernetesRuntime's ingress (`ingressDomain`, `ingressTlsSecret`, `ingressClassName`) on the stand-in: the action
  * server's host `<session>.<domain>`, and with `vscode: true` VS Code's `vscode-<session>.<domain>`
  * (OpenHands' `vscode_url` there: `info.urls.vscodeIngress`, beside the owner's loopback URL), both
  * in the TLS block and external-dns's annotation. The stand-in has no ingress controller, so the
@@ -55,7 +55,7 @@ describeDocker("KubernetesRuntime ingress (stand-in)", () => {
     })
 
   /** A runtime with an ingress on `DOMAIN` (and `options`), reached at the pod IP, its workspace removed on release. */
-  const withIngress = (options: Pick<KubernetesRuntimeOptions, "ingressTlsSecret" | "vscode">) =>
+  const withIngress = (options: Pick<KubernetesRuntimeOptions, "ingressTlsSecret" | "ingressClassName" | "vscode">) =>
     Effect.gen(function*() {
       const sessionId = sessionIdOf("ing")
       const built = yield* buildRuntime(standInLayer(cluster, {
@@ -72,7 +72,11 @@ describeDocker("KubernetesRuntime ingress (stand-in)", () => {
     "with vscode: the server's host and VS Code's vscode- host, under TLS; each route ends where it should",
     () =>
       Effect.gen(function*() {
-        const { release, rt, sessionId } = yield* withIngress({ ingressTlsSecret: TLS_SECRET, vscode: true })
+        const { release, rt, sessionId } = yield* withIngress({
+          ingressTlsSecret: TLS_SECRET,
+          ingressClassName: "nginx",
+          vscode: true
+        })
         const server = `${sessionId}.${DOMAIN}`
         const ide = `vscode-${sessionId}.${DOMAIN}`
         const urls = () => rt.info.urls
@@ -83,6 +87,7 @@ describeDocker("KubernetesRuntime ingress (stand-in)", () => {
         const { ingress, service } = yield* read(sessionId)
         assert.deepStrictEqual(rulesOf(ingress), [[server, 8080], [ide, 8001]])
         assert.deepStrictEqual(ingress.spec!.tls, [{ hosts: [server, ide], secretName: TLS_SECRET }])
+        assert.strictEqual(ingress.spec!.ingressClassName, "nginx")
         assert.strictEqual(
           ingress.metadata!.annotations!["external-dns.alpha.kubernetes.io/hostname"],
           `${server},${ide}`
@@ -124,6 +129,7 @@ describeDocker("KubernetesRuntime ingress (stand-in)", () => {
         const { ingress, service } = yield* read(sessionId)
         assert.deepStrictEqual(rulesOf(ingress), [[server, 8080]])
         assert.isUndefined(ingress.spec!.tls)
+        assert.isUndefined(ingress.spec!.ingressClassName)
         assert.strictEqual(ingress.metadata!.annotations!["external-dns.alpha.kubernetes.io/hostname"], server)
         assert.deepStrictEqual(service.spec!.ports!.map((port) => port.name), ["execution-server"])
         yield* release

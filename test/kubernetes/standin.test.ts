@@ -427,7 +427,9 @@ describeDocker("Kubernetes stand-in API server", () => {
     const extensionsPath = (plural: string) =>
       `/apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/${namespace}/${plural}`
     await create("sandboxtemplates", "SandboxTemplate", "tpl", {
-      podTemplate: { spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] } }
+      podTemplate: { spec: { containers: [{ name: "agent", image, command: ["sleep", "300"] }] } },
+      // Claims may add env only where the template says so (default Disallowed).
+      envVarsInjectionPolicy: "Allowed"
     })
     const filled = watchUntil<any>(
       kc,

@@ -1,20 +1,29 @@
 /**
  * Pods that never become ready fail the start with a RuntimeStartError naming the pod's own
  * reason and events, as the stand-in's kubelet and scheduler report them: an image it cannot
- * pull, a server that exits at once (restartPolicy Never: the pod fails with the exit code and
+ * pull (at the start's deadline: a pull may pass, passingTroubles.test.ts), a server that exits at once (restartPolicy Never: the pod fails with the exit code and
  * log), a nodeSelector no node matches, and a memory limit the server cannot start in. Each
  * failed start leaves nothing behind; a second start on a live session's id attaches to it.
  * Bad options fail before anything is created.
  */
 import { assert, it } from "@effect/vitest"
-import { KubeConfig } from "@kubernetes/client-node"
-import { Effect, Layer } from "effect"
+import { KubeConfig, type V1Pod } from "@kubernetes/client-node"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
 import { CmdRunAction, InvalidOptionsError, RuntimeStartError, SandboxConfig } from "../../src/index.ts"
 import type { KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertNothingLeft, sessionObjects, standInLayer, useStandIn } from "./helpers.ts"
+import {
+  assertNothingLeft,
+  podShows,
+  pullFailed,
+  sessionObjects,
+  standInLayer,
+  unschedulable,
+  useStandIn
+} from "./helpers.ts"
 
 describeDocker("KubernetesRuntime start failures (stand-in)", () => {
   const cluster = useStandIn()
@@ -29,11 +38,27 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
       return { error, pod: `effect-sandbox-${sessionId}` }
     })
 
-  it.live(
-    "names ErrImagePull and the kubelet's Failed events for an image the cluster cannot pull",
+  /**
+   * Start a session with `options` whose pod shows a trouble that may pass (`seen`) and keeps it:
+   * the start fails at its deadline (5 minutes, on the TestClock), once nothing of it is left.
+   */
+  const failedAtDeadline = (options: KubernetesRuntimeOptions, seen: (pod: V1Pod) => boolean) =>
+    Effect.gen(function*() {
+      const sessionId = `sf-${randomBytes(4).toString("hex")}`
+      const layer = standInLayer(cluster, { sessionId, deleteWorkspace: true, ...options })
+      const started = yield* Effect.forkChild(Effect.scoped(Layer.build(layer)).pipe(Effect.flip))
+      assert.isTrue(yield* podShows(cluster.kubeConfig, sessionId, seen), "the pod never showed its trouble")
+      yield* TestClock.adjust("5 minutes")
+      const error = yield* Fiber.join(started)
+      yield* assertNothingLeft(cluster, sessionId)
+      return { error, pod: `effect-sandbox-${sessionId}` }
+    })
+
+  it.effect(
+    "names ErrImagePull and the kubelet's Failed events for an image the cluster cannot pull, at the deadline",
     () =>
       Effect.gen(function*() {
-        const { error, pod } = yield* failedStart({ image: "effect-sandbox/no-such-image:1" })
+        const { error, pod } = yield* failedAtDeadline({ image: "effect-sandbox/no-such-image:1" }, pullFailed)
         assert.instanceOf(error, RuntimeStartError)
         assert.match(
           error.message,
@@ -63,13 +88,21 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
       assert.include(error.output, "Cannot find module '/no/such/preload.js'")
     }), 120_000)
 
-  it.live(
-    "names Unschedulable and the FailedScheduling event for a nodeSelector no node matches",
+  it.effect(
+    "names Unschedulable and the FailedScheduling event for a nodeSelector no node matches, at the deadline",
     () =>
       Effect.gen(function*() {
-        const { error, pod } = yield* failedStart({ nodeSelector: { "disk": "ssd" } })
+        const { error, pod } = yield* failedAtDeadline(
+          { nodeSelector: { "disk": "ssd" } },
+          unschedulable("didn't match Pod's node affinity/selector")
+        )
         assert.instanceOf(error, RuntimeStartError)
-        assert.match(error.message, new RegExp(`^The pod ${pod} did not start: Unschedulable: 0/1 nodes are available`))
+        assert.match(
+          error.message,
+          new RegExp(
+            `^The pod ${pod} did not start: Unschedulable: 0/1 nodes are available: .* \\(still so after 5m\\)\\.\\n`
+          )
+        )
         assert.match(error.message, /Warning FailedScheduling: 0\/1 nodes are available/)
         assert.strictEqual(error.reason, "provider")
         assert.strictEqual(error.provider?.reason, "unschedulable")

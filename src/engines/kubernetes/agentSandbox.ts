@@ -5,8 +5,9 @@
  * cluster's side), or a `SandboxClaim` (`extensions.agents.x-k8s.io/v1alpha1`)
  * that takes a ready Sandbox from a `SandboxWarmPool`, so the cluster keeps the
  * warm pool. Readiness comes from watches on the Sandbox and its pod (named
- * after the Sandbox), never from polling; a pod that cannot start (image pull,
- * crash loop, unschedulable) fails at once with the pod's own reason.
+ * after the Sandbox), never from polling; a pod that cannot start (crash loop, a
+ * bad image name) fails at once with the pod's own reason, one that may still (no
+ * node yet, a failed pull) at the deadline with it.
  */
 import {
   ApisApi,
@@ -20,9 +21,9 @@ import {
   type V1PodTemplateSpec
 } from "@kubernetes/client-node"
 import { Duration, Effect, Stream } from "effect"
-import { RuntimeStartError } from "../../schema/errors.ts"
+import { ProviderError, type ProviderReason, RuntimeStartError } from "../../schema/errors.ts"
 import { kubeCall, kubeCallUnlessGone } from "./apiCall.ts"
-import { podTrouble } from "./startErrors.ts"
+import { podTroubleOf } from "./startErrors.ts"
 import { type ObjectKind, POD, watchState } from "./watchState.ts"
 
 export const SANDBOX: ObjectKind = { apiVersion: "agents.x-k8s.io/v1alpha1", kind: "Sandbox", plural: "sandboxes" }
@@ -51,6 +52,11 @@ export interface AgentSandboxSupport {
   readonly sandboxes: boolean
   /** `extensions.agents.x-k8s.io/v1alpha1` SandboxClaim, SandboxTemplate, SandboxWarmPool. */
   readonly claims: boolean
+  /**
+   * The versions the cluster serves of each group, whichever they are: a cluster that has dropped
+   * the deprecated v1alpha1 still has agent-sandbox installed, which `auto` must not read as absent.
+   */
+  readonly versions: { readonly sandboxes: ReadonlyArray<string>; readonly claims: ReadonlyArray<string> }
 }
 
 /** A Sandbox, and the SandboxClaim that holds it when it was claimed. */
@@ -100,6 +106,20 @@ export interface ClaimSandboxOptions {
 
 const startError = (message: string) => new RuntimeStartError({ message })
 
+/**
+ * The claim controller's Ready=False reasons that no wait will change (extensions/controllers/
+ * sandboxclaim_controller.go), each with the refusal it is: the template is missing, its
+ * `envVarsInjectionPolicy` (default Disallowed) refuses the claim's env, the claim's pod metadata
+ * is refused, the claim expired. Read at once, so a refused claim fails its start now rather than
+ * after the bind time-out.
+ */
+const CLAIM_REFUSALS: ReadonlyMap<string, ProviderReason> = new Map([
+  ["TemplateNotFound", "not-found"],
+  ["EnvVarsInjectionRejected", "forbidden"],
+  ["InvalidMetadata", "invalid"],
+  ["ClaimExpired", "invalid"]
+])
+
 /** A duration for a message ("2m"). */
 const spoken = (duration: Duration.Input) => Duration.format(Duration.fromInputUnsafe(duration))
 
@@ -108,7 +128,15 @@ export const detect = Effect.fn("detectAgentSandbox")(function*(kc: KubeConfig) 
   const groups = yield* kubeCall("discover API groups", () => kc.makeApiClient(ApisApi).getAPIVersions())
   const serves = (kind: ObjectKind) =>
     groups.groups.some((group) => group.versions.some((version) => version.groupVersion === kind.apiVersion))
-  return { sandboxes: serves(SANDBOX), claims: serves(SANDBOX_CLAIM) } satisfies AgentSandboxSupport
+  const versionsOf = (kind: ObjectKind) =>
+    groups.groups.filter((group) => group.name === kind.apiVersion.split("/")[0]).flatMap((group) =>
+      group.versions.map((version) => version.version)
+    )
+  return {
+    sandboxes: serves(SANDBOX),
+    claims: serves(SANDBOX_CLAIM),
+    versions: { sandboxes: versionsOf(SANDBOX), claims: versionsOf(SANDBOX_CLAIM) }
+  } satisfies AgentSandboxSupport
 })
 
 const readyCondition = (sandbox: SandboxObject | undefined) =>
@@ -134,11 +162,12 @@ const verdict = (ref: SandboxRef, sandbox: SandboxObject | undefined, pod: V1Pod
     return { _tag: "Ready", endpoint: { podName: ref.name, podIP, serviceFQDN: sandbox?.status?.serviceFQDN } }
   }
   if (readyCondition(sandbox)?.reason === "SandboxExpired") return { _tag: "Failed", why }
-  // The bare-pod runtime's reading of a pod that will not start (startErrors.ts): one text for both modes.
-  const trouble = pod === undefined ? undefined : podTrouble(pod)
-  return trouble === undefined
-    ? { _tag: "Waiting", why }
-    : { _tag: "Failed", why: `${why}; pod ${ref.name}: ${trouble}` }
+  // The bare-pod runtime's reading of a pod that will not start (startErrors.ts): one text for both
+  // modes; one that may pass (no node yet, a failed pull) is waited out, and named if it lasts.
+  const trouble = pod === undefined ? undefined : podTroubleOf(pod)
+  if (trouble === undefined) return { _tag: "Waiting", why }
+  const described = `${why}; pod ${ref.name}: ${trouble.text}`
+  return trouble.passing === true ? { _tag: "Waiting", why: described } : { _tag: "Failed", why: described }
 }
 
 /**
@@ -271,8 +300,8 @@ export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, 
       const sandbox = claim?.status?.sandbox?.name
       const ready = claim?.status?.conditions?.find((c) => c.type === "Ready")
       if (sandbox !== undefined) return { _tag: "Bound" as const, sandbox }
-      if (ready?.reason === "TemplateNotFound" || ready?.reason === "ClaimExpired") {
-        return { _tag: "Refused" as const, why: `${ready.reason}: ${ready.message ?? ""}` }
+      if (ready?.reason !== undefined && CLAIM_REFUSALS.has(ready.reason)) {
+        return { _tag: "Refused" as const, reason: ready.reason, why: `${ready.reason}: ${ready.message ?? ""}` }
       }
       return undefined
     }),
@@ -289,7 +318,17 @@ export const claimSandbox = Effect.fn("claimSandbox")(function*(kc: KubeConfig, 
   )
   if (bound._tag === "None") return yield* startError(`SandboxClaim ${namespace}/${name}: the watch ended`)
   if (bound.value._tag === "Refused") {
-    return yield* startError(`SandboxClaim ${namespace}/${name} cannot be bound: ${bound.value.why}`)
+    const message = `SandboxClaim ${namespace}/${name} cannot be bound: ${bound.value.why}`
+    return yield* new RuntimeStartError({
+      message,
+      reason: "provider",
+      provider: new ProviderError({
+        provider: "Kubernetes",
+        operation: `claim a Sandbox from SandboxTemplate ${options.templateName}`,
+        reason: CLAIM_REFUSALS.get(bound.value.reason)!,
+        message
+      })
+    })
   }
   released.ref = { namespace, name: bound.value.sandbox, claim: name }
   return released.ref

@@ -8,7 +8,7 @@
  * shape, not its class: this module loads without client-node (an optional peer).
  */
 import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node"
-import { Data, Effect } from "effect"
+import { Context, Data, Duration, Effect, Schedule } from "effect"
 import type { ProviderReason } from "../../schema/errors.ts"
 import { reasonOfStatus } from "../../schema/httpReason.ts"
 import type { Classified } from "../../services/Driver.ts"
@@ -20,7 +20,24 @@ export class KubeApiError extends Data.TaggedError("KubeApiError")<{
   readonly operation: string
   /** `<operation>: <the API server's text>`. */
   readonly message: string
+  /** The server's `Retry-After` (API Priority and Fairness sends one with its 429s). */
+  readonly retryAfter?: Duration.Duration | undefined
 }> {}
+
+/**
+ * How the API server's "not now" answers (429, 503 and the other 5xx but its own 504 time-out)
+ * are retried: none by default (the runtime API's backend); KubernetesRuntime provides the
+ * hosted runtime's `providerRetry`, so its engine calls wait out what every provider's calls do
+ * (src/hosted/providerCall.ts), each try at least the server's `Retry-After` after the last.
+ */
+export class KubeRetry extends Context.Reference<Schedule.Schedule<unknown>>("effect-sandbox/KubeRetry", {
+  defaultValue: () => Schedule.recurs(0)
+}) {}
+
+/** The reasons worth trying again: the API server said "not now", not "no". */
+const WAIT_OUT: ReadonlySet<ProviderReason> = new Set(["rate-limited", "unavailable"])
+
+const askedToWait = (error: KubeApiError) => WAIT_OUT.has(reasonOf(error.status, error.message))
 
 /** Where the API server means otherwise than the common table: a 504 is its own time-out. */
 const API_SERVER: Readonly<Record<number, ProviderReason>> = { 504: "timeout" }
@@ -33,20 +50,34 @@ export const reasonOf = (status: number | undefined, text: string): ProviderReas
 
 /** What one failed client-node request means (services/Driver.ts `Classified`). */
 export const classifyKube = (cause: unknown): Classified => {
-  const { status, text } = detail(cause)
-  return { reason: reasonOf(status, text), status, text }
+  const { status, text, retryAfter } = detail(cause)
+  return { reason: reasonOf(status, text), status, text, ...(retryAfter === undefined ? {} : { retryAfter }) }
+}
+
+/** A `Retry-After` of whole seconds (what the API server sends). */
+const retryAfterOf = (headers: unknown): Duration.Duration | undefined => {
+  const value = (headers as Record<string, string | undefined> | undefined)?.["retry-after"]
+  const seconds = value === undefined ? Number.NaN : Number(value)
+  return Number.isFinite(seconds) && seconds >= 0 ? Duration.seconds(seconds) : undefined
+}
+
+interface Detail {
+  readonly status: number | undefined
+  readonly text: string
+  readonly retryAfter?: Duration.Duration | undefined
 }
 
 /** The apiserver's own message from a `Status` body, else the body or the error's text. */
-const detail = (error: unknown): { readonly status: number | undefined; readonly text: string } => {
-  const apiError = error as { readonly code?: unknown; readonly body?: unknown } | null
+const detail = (error: unknown): Detail => {
+  const apiError = error as { readonly code?: unknown; readonly body?: unknown; readonly headers?: unknown } | null
   if (typeof apiError?.code === "number" && "body" in apiError) {
     const body = String(apiError.body ?? "")
+    const retryAfter = retryAfterOf(apiError.headers)
     try {
       const status = JSON.parse(body) as { readonly message?: string }
-      return { status: apiError.code, text: status.message ?? body }
+      return { status: apiError.code, text: status.message ?? body, retryAfter }
     } catch {
-      return { status: apiError.code, text: body === "" ? `HTTP ${apiError.code}` : body }
+      return { status: apiError.code, text: body === "" ? `HTTP ${apiError.code}` : body, retryAfter }
     }
   }
   const code = (error as { readonly statusCode?: unknown } | null)?.statusCode
@@ -56,15 +87,25 @@ const detail = (error: unknown): { readonly status: number | undefined; readonly
   }
 }
 
-/** Run one client-node request; `what` names it in the error ("create lease x"). */
+/**
+ * Run one client-node request; `what` names it in the error ("create lease x"). A 429 or 5xx is
+ * tried again under `KubeRetry`.
+ */
 export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, KubeApiError> =>
-  Effect.tryPromise({
-    try: call,
-    catch: (error) => {
-      const { status, text } = detail(error)
-      return new KubeApiError({ status, operation: what, message: `${what}: ${text}` })
-    }
-  })
+  Effect.flatMap(KubeRetry, (schedule) =>
+    Effect.tryPromise({
+      try: call,
+      catch: (error) => {
+        const { status, text, retryAfter } = detail(error)
+        return new KubeApiError({ status, operation: what, message: `${what}: ${text}`, retryAfter })
+      }
+    }).pipe(
+      // A Retry-After is a floor under the schedule's own delay, as in the hosted ProviderCall.
+      Effect.tapError((error) =>
+        error.retryAfter !== undefined && askedToWait(error) ? Effect.sleep(error.retryAfter) : Effect.void
+      ),
+      Effect.retry({ schedule, while: (error: KubeApiError) => askedToWait(error) })
+    ))
 
 /** The same request, with a 404 (already gone) answered as `undefined`. */
 export const kubeCallUnlessGone = <A>(what: string, call: () => Promise<A>) =>

@@ -84,12 +84,14 @@ const hostRule = (host: string, service: string, port: number) => ({
   }
 })
 
+/** The ingress of a session: its hosts to the server's service, over `tlsSecret`, served by `className`. */
 export const serverIngress = (
   meta: Meta,
   hosts: IngressHosts,
   service: string,
-  tlsSecret: string | undefined
+  serving: { readonly tlsSecret: string | undefined; readonly className: string | undefined }
 ): V1Ingress => {
+  const { tlsSecret, className } = serving
   const all = hosts.vscode === undefined ? [hosts.server] : [hosts.server, hosts.vscode]
   return {
     metadata: {
@@ -97,6 +99,7 @@ export const serverIngress = (
       annotations: { ...meta.annotations, "external-dns.alpha.kubernetes.io/hostname": all.join(",") }
     },
     spec: {
+      ...(className === undefined ? {} : { ingressClassName: className }),
       rules: [
         hostRule(hosts.server, service, SERVER_PORT),
         ...(hosts.vscode === undefined ? [] : [hostRule(hosts.vscode, service, VSCODE_PORT)])

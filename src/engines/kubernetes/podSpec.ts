@@ -50,8 +50,10 @@ export interface PodInput {
 const lockedDigest = () => createHash("sha256").update(randomBytes(32)).digest("hex")
 
 /**
- * OpenHands' KubernetesConfig defaults (requests cpu 1 and memory 1Gi, a memory limit of 2Gi), or
- * `cpus` requested and `memoryMiB` as the limit (half of it requested); `resources` over both.
+ * OpenHands' KubernetesConfig defaults (requests cpu 1 and memory 1Gi, a memory limit of 2Gi) and a
+ * CPU limit of 2, or `cpus` requested and as the limit and `memoryMiB` as the limit (half of it
+ * requested); `resources` over both. Every pod carries both limits: a namespace whose ResourceQuota
+ * counts `limits.cpu` or `limits.memory` refuses a pod without them.
  */
 const resourcesOf = (options: PodOptions) => ({
   requests: {
@@ -59,8 +61,40 @@ const resourcesOf = (options: PodOptions) => ({
     memory: options.memoryMiB === undefined ? "1Gi" : `${Math.round(options.memoryMiB / 2)}Mi`,
     ...options.resources?.requests
   },
-  limits: { memory: options.memoryMiB === undefined ? "2Gi" : `${options.memoryMiB}Mi`, ...options.resources?.limits }
+  limits: {
+    cpu: String(options.cpus ?? 2),
+    memory: options.memoryMiB === undefined ? "2Gi" : `${options.memoryMiB}Mi`,
+    ...options.resources?.limits
+  }
 })
+
+/**
+ * The pod's security context: the sandbox user's uid and group (a fresh PVC is root's: the group
+ * the sandbox user is in may write it) and the runtime's default seccomp profile, which Pod
+ * Security `restricted` asks of every pod.
+ */
+const podSecurity = (uid: number) => ({
+  runAsUser: uid,
+  runAsGroup: uid,
+  fsGroup: uid,
+  seccompProfile: { type: "RuntimeDefault" }
+})
+
+/**
+ * The server container's: unprivileged, no privilege gained through set-uid files, no capability,
+ * and `runAsNonRoot` unless the sandbox user is root (which only `baseline` namespaces take): all
+ * that `restricted` asks of a container. Set on the container, not the pod, so that a container
+ * given its own user (the runtime API's given command) is judged by its own context.
+ */
+const containerSecurity = (options: PodOptions, uid: number) =>
+  options.privileged === true
+    ? { privileged: true }
+    : {
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+      ...(uid === 0 ? {} : { runAsNonRoot: true })
+    }
 
 /** The pod's metadata and spec (for a bare pod, or a Sandbox's `podTemplate`). */
 export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
@@ -78,8 +112,7 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
       restartPolicy: "Never",
       automountServiceAccountToken: false,
       enableServiceLinks: false,
-      // A fresh PVC is root's: the group the sandbox user is in may write it.
-      securityContext: { runAsUser: uid, runAsGroup: uid, fsGroup: uid },
+      securityContext: podSecurity(uid),
       ...(options.runtimeClassName === undefined ? {} : { runtimeClassName: options.runtimeClassName }),
       ...(options.nodeSelector === undefined ? {} : { nodeSelector: { ...options.nodeSelector } }),
       ...(options.tolerations === undefined ? {} : { tolerations: options.tolerations.map((t) => ({ ...t })) }),
@@ -107,9 +140,7 @@ export const podTemplate = (input: PodInput): V1PodTemplateSpec => {
           ...(options.vscode === true ? [{ name: "vscode", containerPort: VSCODE_PORT }] : [])
         ],
         resources: resourcesOf(options),
-        securityContext: options.privileged === true
-          ? { privileged: true }
-          : { privileged: false, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+        securityContext: containerSecurity(options, uid),
         readinessProbe: {
           httpGet: { path: "/alive", port: SERVER_PORT },
           periodSeconds: 1,

@@ -4,7 +4,7 @@
  * is listed and opened again (watchState.ts); one that fails fails the effect. Interrupting aborts it.
  */
 import type { V1Pod } from "@kubernetes/client-node"
-import { Data, Effect, Option, Stream } from "effect"
+import { Data, Duration, Effect, Option, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { Kube } from "./client.ts"
 import { hasEnded, isReady, podReport, type PodTrouble, podTroubleOf } from "./startErrors.ts"
@@ -52,15 +52,33 @@ export class PodNotStarted extends Data.TaggedError("PodNotStarted")<{
 
 /**
  * Until the pod is Running and Ready (its readiness probe on `/alive` passed): the pod, or a
- * `PodNotStarted` naming its reason, events and log (startErrors.ts).
+ * `PodNotStarted` naming its reason, events and log (startErrors.ts). A trouble that may pass
+ * (no node yet, a failed pull) is waited out until `deadline`, then reported as the last one seen.
  */
-export const waitUntilReady = Effect.fn("waitUntilReady")(function*(kube: Kube, name: string) {
+export const waitUntilReady = Effect.fn("waitUntilReady")(function*(
+  kube: Kube,
+  name: string,
+  deadline: Duration.Input
+) {
+  // What the watch showed last that may pass, for the deadline's message.
+  let last: PodTrouble | undefined
   const outcome = yield* watchPod<Readiness>(kube, name, (pod) => {
     if (pod === undefined) return { trouble: { kind: "other", text: "the pod was deleted" } }
     if (pod.status?.phase === "Running" && isReady(pod)) return { ready: pod }
     const trouble = podTroubleOf(pod)
-    return trouble === undefined ? undefined : { trouble }
-  })
+    if (trouble?.passing === true) last = trouble
+    return trouble === undefined || trouble.passing === true ? undefined : { trouble }
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: deadline,
+      orElse: () =>
+        Effect.succeed<Readiness>({
+          trouble: last === undefined
+            ? { kind: "other", text: `not ready within ${Duration.format(Duration.fromInputUnsafe(deadline))}` }
+            : { ...last, text: `${last.text} (still so after ${Duration.format(Duration.fromInputUnsafe(deadline))})` }
+        })
+    })
+  )
   if ("ready" in outcome) return outcome.ready
   const report = yield* podReport(kube, name)
   return yield* new PodNotStarted({

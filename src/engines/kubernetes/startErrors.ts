@@ -3,7 +3,8 @@
  * an image it cannot pull (ErrImagePull, ImagePullBackOff, InvalidImageName), a container that
  * will not start (CreateContainerConfigError, CrashLoopBackOff with its last exit), no node that
  * takes it (Unschedulable, with the scheduler's text), an out-of-memory kill (OOMKilled), or a
- * pod that ended. The start error's message names that reason, then the pod's events and last
+ * pod that ended. No node and a failed pull may pass by themselves (`passing`): a start waits
+ * them out until its deadline. The start error's message names that reason, then the pod's events and last
  * log lines, so the user sees what `kubectl describe pod` would show.
  */
 import type { CoreV1Event, V1ContainerStateTerminated, V1Pod } from "@kubernetes/client-node"
@@ -49,7 +50,16 @@ export interface PodTrouble {
   readonly kind: "image-missing" | "unschedulable" | "exited" | "other"
   readonly text: string
   readonly exitCode?: number
+  /**
+   * It may pass by itself, so a start waits it out until its deadline: no node fits the pod yet
+   * (a cluster-autoscaler, Karpenter or Autopilot adds one in a minute or two; an immediate PVC
+   * binds), or a pull failed (a registry's blip: the kubelet pulls again after its back-off).
+   */
+  readonly passing?: true
 }
+
+/** Pull failures the kubelet retries by itself; InvalidImageName and ErrImageNeverPull it never does. */
+const PULL_RETRIED = new Set(["ErrImagePull", "ImagePullBackOff"])
 
 const IMAGE_REASONS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"])
 
@@ -68,7 +78,11 @@ export const podTroubleOf = (pod: V1Pod): PodTrouble | undefined => {
   }
   const unschedulable = pod.status?.conditions?.find((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")
   if (unschedulable !== undefined) {
-    return { kind: "unschedulable", text: `Unschedulable: ${unschedulable.message ?? "no node can run the pod"}` }
+    return {
+      kind: "unschedulable",
+      text: `Unschedulable: ${unschedulable.message ?? "no node can run the pod"}`,
+      passing: true
+    }
   }
   const container = pod.status?.containerStatuses?.[0]
   const waiting = container?.state?.waiting
@@ -77,7 +91,11 @@ export const podTroubleOf = (pod: V1Pod): PodTrouble | undefined => {
     const text = `${waiting.reason}: ${waiting.message ?? ""}${
       last === undefined ? "" : ` (last run: ${terminatedText(last)})`
     }`
-    if (IMAGE_REASONS.has(waiting.reason)) return { kind: "image-missing", text }
+    if (IMAGE_REASONS.has(waiting.reason)) {
+      return PULL_RETRIED.has(waiting.reason)
+        ? { kind: "image-missing", text, passing: true }
+        : { kind: "image-missing", text }
+    }
     return last === undefined ? { kind: "other", text } : { kind: "exited", exitCode: last.exitCode, text }
   }
   const terminated = container?.state?.terminated

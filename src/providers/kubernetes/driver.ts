@@ -14,14 +14,14 @@
  * (owner.ts). `find` answers only the session's tags, so the hosted reaper finds nothing here.
  */
 import { Effect, Exit, Scope } from "effect"
-import { classifyKube } from "../../engines/kubernetes/apiCall.ts"
+import { classifyKube, KubeRetry } from "../../engines/kubernetes/apiCall.ts"
 import { kubeCall, kubeCallOrMissing, makeKube } from "../../engines/kubernetes/client.ts"
 import { resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
 import { connectMode } from "../../engines/kubernetes/podOptions.ts"
 import { SERVER_PORT, WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
 import { type PodNotStarted, podStopped } from "../../engines/kubernetes/podWatch.ts"
 import { explainStop } from "../../engines/kubernetes/startErrors.ts"
-import { unsupported } from "../../hosted/options.ts"
+import { PROVIDER_RETRY, unsupported } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../runtimeImage/sandboxUser.ts"
 import { ProviderError, type RuntimeStartError } from "../../schema/errors.ts"
@@ -34,6 +34,12 @@ import { type KubeContext, makeSession } from "./session.ts"
 import { startFailure } from "./startFailure.ts"
 
 const PROVIDER = "Kubernetes"
+
+/**
+ * How long a pod may take to be ready unless `aliveTimeout` says otherwise: long enough for a
+ * cluster-autoscaler, Karpenter or Autopilot to add a node and for the image to be pulled on it.
+ */
+const START_DEADLINE = "5 minutes"
 
 /** A start error of the cluster's as the provider's refusal (what `find`, `destroy` and pause answer with). */
 const refusal = (operation: string) => (error: RuntimeStartError | PodNotStarted): ProviderError =>
@@ -70,7 +76,32 @@ const sandboxMode = Effect.fn("sandboxMode")(function*(ctx: Pick<KubeContext, "k
   return (yield* module.usesSandboxes(ctx.kube, ctx.options)) ? module : undefined
 })
 
-const connect = Effect.fn("KubernetesRuntime.connect")(function*(options: KubernetesRuntimeOptions) {
+/**
+ * The driver with every call to the API server (its own, the Lease's and the reaper's fibers forked
+ * while connecting) retried under `providerRetry` while the server answers 429 or 5xx (apiCall.ts
+ * `KubeRetry`): the engine's calls are client-node's, not the hosted `ProviderCall`'s.
+ */
+const connect = (options: KubernetesRuntimeOptions) => {
+  const retrying = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.provideService(effect, KubeRetry, options.providerRetry ?? PROVIDER_RETRY)
+  return retrying(connectDriver(options)).pipe(Effect.map((driver): Driver<KubePod> => ({
+    ...driver,
+    create: (spec) => retrying(driver.create(spec)),
+    launch: (pod) => retrying(driver.launch(pod)),
+    destroy: (pod) => retrying(driver.destroy(pod)),
+    find: (tags) => retrying(driver.find(tags)),
+    state: (pod) => retrying(driver.state(pod)),
+    endpoint: (pod, port, purpose) => retrying(driver.endpoint(pod, port, purpose)),
+    stopped: (pod) => retrying(driver.stopped(pod)),
+    pause: {
+      ...driver.pause,
+      pause: (pod) => retrying(driver.pause.pause(pod)),
+      resume: (pod) => retrying(driver.pause.resume(pod))
+    }
+  })))
+}
+
+const connectDriver = Effect.fn("KubernetesRuntime.connect")(function*(options: KubernetesRuntimeOptions) {
   yield* unsupported("KubernetesRuntime", options, ["lifetime"], "a pod has no lifetime of its own")
   yield* checkKubernetesOptions(options)
   const kube = yield* makeKube(options)
@@ -80,7 +111,7 @@ const connect = Effect.fn("KubernetesRuntime.connect")(function*(options: Kubern
     { ...options.ownerLease, staleAfter: options.ownerLease?.staleAfter ?? options.idleTimeout },
     options.reapEvery ?? "30 seconds"
   )
-  const ctx: KubeContext = { kube, options, lease, sandboxes }
+  const ctx: KubeContext = { kube, options, lease, sandboxes, startDeadline: options.aliveTimeout ?? START_DEADLINE }
   const dial = podDialer(kube, connectMode(options.connect))
   const readPod = (pod: KubePod) =>
     kubeCallOrMissing(

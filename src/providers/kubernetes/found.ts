@@ -37,8 +37,8 @@ export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
       sessionId,
       podName,
       lifecycle: sandboxes === undefined
-        ? barePodLifecycle(kube, podName)
-        : sandboxes.sandboxLifecycle(kube, ref, () => Effect.void),
+        ? barePodLifecycle(kube, podName, ctx.startDeadline)
+        : sandboxes.sandboxLifecycle(kube, ref, ctx.startDeadline, () => Effect.void),
       made: undefined,
       urls: {},
       ide: {},

@@ -56,6 +56,11 @@ export interface KubernetesRuntimeOptions extends HostedOptions, PodOptions {
   /** The TLS Secret of that ingress (the URL is then https). */
   readonly ingressTlsSecret?: string
   /**
+   * The IngressClass that serves it (`spec.ingressClassName`); default none: the cluster's default
+   * class (the one annotated `ingressclass.kubernetes.io/is-default-class`), where it has one.
+   */
+  readonly ingressClassName?: string
+  /**
    * `pod` (default: what every cluster runs), `agentSandbox` (a `Sandbox` of the agent-sandbox CRDs:
    * the cluster expires it when its owner stops renewing, pause is `replicas: 0`), or `auto` (a
    * Sandbox when the cluster serves the CRDs, else a pod). docs/runtimes/kubernetes.md.
@@ -94,6 +99,7 @@ const OptionsSchema = Schema.Struct({
   sessionId: Schema.optionalKey(dnsLabel(MAX_SESSION_ID)),
   ingressDomain: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/))),
   ingressTlsSecret: Schema.optionalKey(dnsLabel(253)),
+  ingressClassName: Schema.optionalKey(dnsLabel(253)),
   mode: Schema.optionalKey(Schema.Literals(["pod", "agentSandbox", "auto"])),
   warmPoolTemplate: Schema.optionalKey(dnsLabel(253)),
   warmPool: Schema.optionalKey(dnsLabel(253))

@@ -15,7 +15,7 @@
  * Loaded by KubernetesRuntime only in this mode: it imports client-node.
  */
 import type { V1PersistentVolumeClaim, V1Pod, V1PodTemplateSpec } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import {
   claimSandbox,
   createSandbox,
@@ -38,7 +38,8 @@ import { deleteClaim, onRelease } from "./sessionObjects.ts"
 
 /**
  * Does this layer make Sandboxes? `pod` never; `agentSandbox` (and any `warmPoolTemplate`) only on
- * a cluster that serves the kinds it needs, else a start error saying so; `auto` when it serves them.
+ * a cluster that serves the kinds it needs, else a start error saying so; `auto` when it serves them,
+ * and a start error (never bare pods in silence) when it serves agent-sandbox at other versions only.
  */
 export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, options: KubernetesRuntimeOptions) {
   const claims = options.warmPoolTemplate !== undefined
@@ -48,9 +49,21 @@ export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, op
     Effect.mapError((error) => new RuntimeStartError({ message: `Cannot ${error.message}` }))
   )
   const needed = claims
-    ? { served: served.claims, what: "extensions.agents.x-k8s.io/v1alpha1 SandboxClaims (warmPoolTemplate)" }
-    : { served: served.sandboxes, what: "agents.x-k8s.io/v1alpha1 Sandboxes" }
+    ? {
+      served: served.claims,
+      versions: served.versions.claims,
+      what: "extensions.agents.x-k8s.io/v1alpha1 SandboxClaims (warmPoolTemplate)"
+    }
+    : { served: served.sandboxes, versions: served.versions.sandboxes, what: "agents.x-k8s.io/v1alpha1 Sandboxes" }
   if (needed.served) return true
+  // Installed at other versions only (v1alpha1 is deprecated): not a cluster without the CRDs.
+  if (needed.versions.length > 0) {
+    return yield* new RuntimeStartError({
+      message: `The cluster serves agent-sandbox at ${
+        needed.versions.join(", ")
+      } but not ${needed.what}, which mode ${mode} needs: serve v1alpha1 beside v1beta1, or use mode "pod"`
+    })
+  }
   if (mode === "auto" && !claims) return false
   return yield* new RuntimeStartError({
     message:
@@ -62,14 +75,15 @@ export const usesSandboxes = Effect.fn("usesSandboxes")(function*(kube: Kube, op
 export const sandboxLifecycle = (
   kube: Kube,
   ref: SandboxRef,
+  deadline: Duration.Input,
   check: (podName: string) => Effect.Effect<void, RuntimeStartError>
 ): PodLifecycle => {
   const checked = (ready: Effect.Effect<{ readonly podName: string; readonly podIP: string }, RuntimeStartError>) =>
     ready.pipe(Effect.tap((endpoint) => check(endpoint.podName)), Effect.map((endpoint) => endpoint.podIP))
   return {
-    ready: checked(waitReady(kube.config, ref)),
+    ready: checked(waitReady(kube.config, ref, { timeout: deadline })),
     pause: suspend(kube.config, ref),
-    resume: checked(resumeSandbox(kube.config, ref))
+    resume: checked(resumeSandbox(kube.config, ref, { timeout: deadline }))
   }
 }
 
@@ -102,6 +116,8 @@ export interface OwnSandboxInput {
   readonly deleteWorkspace: boolean
   /** The owner's Lease, whose heartbeat keeps `shutdownTime` ahead; undefined when kept alive. */
   readonly lease: KubeOwnerLease | undefined
+  /** How long its pod may take to be ready. */
+  readonly deadline: Duration.Input
 }
 
 /** A Sandbox of the session's own, removed on release (its workspace PVC only with `deleteWorkspace`). */
@@ -120,7 +136,11 @@ export const ownSandbox = Effect.fn("ownSandbox")(function*(input: OwnSandboxInp
     keep: lease === undefined
   })
   if (lease !== undefined) yield* lease.keepAlive({ kind: "Sandbox", name: ref.name })
-  return { podName: ref.name, workspaceClaim: pvc, lifecycle: sandboxLifecycle(kube, ref, () => Effect.void) }
+  return {
+    podName: ref.name,
+    workspaceClaim: pvc,
+    lifecycle: sandboxLifecycle(kube, ref, input.deadline, () => Effect.void)
+  }
 })
 
 export interface ClaimedSandboxInput {
@@ -137,6 +157,8 @@ export interface ClaimedSandboxInput {
   readonly lease: KubeOwnerLease | undefined
   /** The options ask for VS Code: the template's pod must run it (`runsVsCode`). */
   readonly vscode: boolean
+  /** How long its pod may take to be ready. */
+  readonly deadline: Duration.Input
 }
 
 /**
@@ -196,5 +218,5 @@ export const claimedSandbox = Effect.fn("claimedSandbox")(function*(input: Claim
           return why === undefined ? Effect.void : Effect.fail(new RuntimeStartError({ message: why }))
         })
       )
-  return { podName: ref.name, lifecycle: sandboxLifecycle(kube, ref, serves) }
+  return { podName: ref.name, lifecycle: sandboxLifecycle(kube, ref, input.deadline, serves) }
 })

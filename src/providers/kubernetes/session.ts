@@ -9,7 +9,7 @@
  * alive: it outlives its owner on purpose, so nothing may reap or expire it.
  */
 import type { V1PodTemplateSpec } from "@kubernetes/client-node"
-import { Effect, Redacted } from "effect"
+import { type Duration, Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import type { Kube } from "../../engines/kubernetes/client.ts"
 import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "../../engines/kubernetes/labels.ts"
@@ -40,11 +40,21 @@ export interface KubeContext {
   readonly options: KubernetesRuntimeOptions
   readonly lease: KubeOwnerLease
   readonly sandboxes: SandboxMode
+  /** How long a pod may take to be ready (scheduled, pulled, started, answering): `aliveTimeout`. */
+  readonly startDeadline: Duration.Input
 }
 
-/** How a bare pod is waited for, and paused: deleted, then made again from `template`. */
-export const barePodLifecycle = (kube: Kube, name: string, template?: V1PodTemplateSpec): PodLifecycle => {
-  const ready = waitUntilReady(kube, name).pipe(Effect.map((pod) => pod.status?.podIP))
+/**
+ * How a bare pod is waited for (until `deadline`: podWatch.ts), and paused: deleted, then made
+ * again from `template`.
+ */
+export const barePodLifecycle = (
+  kube: Kube,
+  name: string,
+  deadline: Duration.Input,
+  template?: V1PodTemplateSpec
+): PodLifecycle => {
+  const ready = waitUntilReady(kube, name, deadline).pipe(Effect.map((pod) => pod.status?.podIP))
   return template === undefined
     ? { ready }
     : { ready, pause: deletePod(kube, name), resume: createPod(kube, name, template).pipe(Effect.andThen(ready)) }
@@ -94,7 +104,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
     yield* ensureClaim(kube, workspaceClaim(workspace, options), deleteWorkspace)
     yield* createPod(kube, names.pod, template)
     yield* deletePodOnRelease(kube, names.pod)
-    started = { podName: names.pod, lifecycle: barePodLifecycle(kube, names.pod, template) }
+    started = { podName: names.pod, lifecycle: barePodLifecycle(kube, names.pod, ctx.startDeadline, template) }
   } else if (claimed) {
     started = yield* sandboxes.claimedSandbox({
       kube,
@@ -105,7 +115,8 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
       keySha256,
       deleteWorkspace,
       lease: owner,
-      vscode: options.vscode === true
+      vscode: options.vscode === true,
+      deadline: ctx.startDeadline
     })
   } else {
     started = yield* sandboxes.ownSandbox({
@@ -115,7 +126,8 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
       podTemplate: yield* podOf(undefined),
       workspace: workspaceClaim(workspace, options),
       deleteWorkspace,
-      lease: owner
+      lease: owner,
+      deadline: ctx.startDeadline
     })
   }
   // A claimed Sandbox's pod carries the template's labels, not ours: no service of ours can select it.
@@ -140,7 +152,10 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
       () =>
         networking.createNamespacedIngress({
           namespace,
-          body: serverIngress(meta(names.ingress), hosts, names.service, options.ingressTlsSecret)
+          body: serverIngress(meta(names.ingress), hosts, names.service, {
+            tlsSecret: options.ingressTlsSecret,
+            className: options.ingressClassName
+          })
         }),
       () => networking.deleteNamespacedIngress({ name: names.ingress, namespace })
     )

@@ -4,7 +4,8 @@
  * (named `<pool>-<random>`, owned by the pool); a SandboxClaim adopts a ready
  * one of them (re-owned by the claim, the pool replenishes) unless `warmpool:
  * none`, or else creates a Sandbox named after the claim from the template
- * (plus `additionalPodMetadata` and `env`). The claim's status names its Sandbox
+ * (plus `additionalPodMetadata` and `env`: a claim with env is always made anew, and only
+ * as the template's `envVarsInjectionPolicy` allows). The claim's status names its Sandbox
  * and mirrors its Ready condition; `lifecycle.shutdownTime` ends it (Retain:
  * the Sandbox goes, the claim stays Expired; Delete: the claim goes too).
  */
@@ -30,6 +31,33 @@ const sandboxSpec = (template: KObject) => ({
   ...(template.spec?.service === undefined ? {} : { service: template.spec.service }),
   replicas: 1
 })
+
+/**
+ * Why the template's `envVarsInjectionPolicy` (default Disallowed) refuses the claim's env, as the
+ * controller's Ready condition says it: any env under Disallowed (EnvVarsInjectionRejected), a
+ * name the template defines under Allowed (a reconcile error); Overrides takes both.
+ */
+const envRefusal = (claim: KObject, template: KObject): { reason: string; message: string } | undefined => {
+  const env: Array<{ name: string }> = claim.spec?.env ?? []
+  if (env.length === 0) return undefined
+  const policy = template.spec?.envVarsInjectionPolicy ?? "Disallowed"
+  if (policy !== "Allowed" && policy !== "Overrides") {
+    return {
+      reason: "EnvVarsInjectionRejected",
+      message:
+        "environment variable injection rejected: environment variable injection is not allowed by the template policy"
+    }
+  }
+  if (policy === "Overrides") return undefined
+  const defined = new Set(
+    (template.spec?.podTemplate?.spec?.containers?.[0]?.env ?? []).map((variable: { name: string }) => variable.name)
+  )
+  const clash = env.find((variable) => defined.has(variable.name))
+  return clash === undefined ? undefined : {
+    reason: "ReconcilerError",
+    message: `environment variable override is not allowed by the template policy for variable "${clash.name}"`
+  }
+}
 
 export class ClaimController {
   private readonly deps: ClaimDeps
@@ -164,6 +192,12 @@ export class ClaimController {
         }]
       })
     }
+    const refusal = owned === undefined ? envRefusal(claim, template!) : undefined
+    if (refusal !== undefined) {
+      return this.setStatus(SandboxClaims, claim, {
+        conditions: [{ type: "Ready", status: "False", ...refusal, lastTransitionTime: now() }]
+      })
+    }
     const sandbox = owned ?? this.adopt(claim, template!)
     const ready = (sandbox.status?.conditions ?? []).find((c: { type: string }) => c.type === "Ready")
     this.setStatus(SandboxClaims, claim, {
@@ -189,7 +223,9 @@ export class ClaimController {
     const { store } = this.deps
     const { namespace, name } = claim.metadata
     const extra = claim.spec?.additionalPodMetadata ?? {}
-    const warm = this.warm(claim, template)
+    const env: Array<{ name: string; value: string }> = claim.spec?.env ?? []
+    // A warm pod's environment is fixed: a claim that sets env is always made anew.
+    const warm = env.length === 0 ? this.warm(claim, template) : undefined
     if (warm !== undefined) {
       return store.update(Sandboxes, namespace, warm.metadata.name, (sandbox) => ({
         ...sandbox,
@@ -201,8 +237,8 @@ export class ClaimController {
       }))
     }
     const spec = sandboxSpec(template)
-    const env: Array<{ name: string; value: string }> = claim.spec?.env ?? []
     const [first, ...others] = spec.podTemplate.spec?.containers ?? []
+    const overridden = new Set(env.map((variable) => variable.name))
     return store.create(Sandboxes, namespace, {
       metadata: { name, labels: { "agents.x-k8s.io/claim": name }, ownerReferences: [ownedBy(claim)] },
       spec: {
@@ -214,7 +250,10 @@ export class ClaimController {
           },
           spec: {
             ...spec.podTemplate.spec,
-            containers: first === undefined ? [] : [{ ...first, env: [...(first.env ?? []), ...env] }, ...others]
+            containers: first === undefined ? [] : [{
+              ...first,
+              env: [...(first.env ?? []).filter((variable: { name: string }) => !overridden.has(variable.name)), ...env]
+            }, ...others]
           }
         }
       }

@@ -53,11 +53,22 @@ export const resolveEnv = (store: Store, pod: KObject): Array<string> => {
     })
 }
 
-/** Docker options for the pod's and container's security context (user, capabilities, no-new-privileges, read-only root). */
+/**
+ * Docker options for the pod's and container's security context (user, capabilities,
+ * no-new-privileges, read-only root); a `runAsNonRoot` the user breaks is a CreateContainerConfigError.
+ */
 export const securityOptions = (spec: V1PodSpec, container: V1Container) => {
   const context = container.securityContext
   const user = context?.runAsUser ?? spec.securityContext?.runAsUser
   const group = context?.runAsGroup ?? spec.securityContext?.runAsGroup
+  // The kubelet's check: it cannot tell the image's user, so only a runAsUser it can see passes.
+  if ((context?.runAsNonRoot ?? spec.securityContext?.runAsNonRoot) === true && (user === undefined || user === 0)) {
+    throw new ContainerConfigError(
+      user === 0
+        ? `container's runAsUser breaks non-root policy (pod: "${container.name}", container: ${container.name})`
+        : "container has runAsNonRoot and image will run as root"
+    )
+  }
   return {
     ...(user === undefined ? {} : { User: group === undefined ? String(user) : `${user}:${group}` }),
     HostConfig: {

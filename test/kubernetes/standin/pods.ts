@@ -1,8 +1,10 @@
 /**
  * The kubelet (and scheduler) of the stand-in: each pod is one Docker container
  * on the default bridge network, and its status moves the way a kubelet moves it:
- * PodScheduled (or Unschedulable), Pending with ErrImagePull/ImagePullBackOff
- * when the image is not on the engine (the stand-in never pulls), Running with
+ * PodScheduled (or Unschedulable: a PVC missing or not yet bound, a nodeSelector
+ * no node matches, no room while `capacity` is held), Pending with
+ * ErrImagePull/ImagePullBackOff when the image is not on the engine (the stand-in
+ * never pulls) or once after `failNextPull`, Running with
  * the container's bridge IP as podIP, Ready from the httpGet readiness probe,
  * CrashLoopBackOff after an exit under restartPolicy Always, OOMKilled (137)
  * when Docker reports an OOM kill. Back-offs and probe periods are shortened
@@ -11,9 +13,11 @@
 import type { V1Container, V1PodSpec, V1Volume } from "@kubernetes/client-node"
 import type Dockerode from "dockerode"
 import { setTimeout as sleep } from "node:timers/promises"
+import type { Admission } from "./admission.ts"
 import { ContainerConfigError, resolveEnv, securityOptions, unsupportedEnv } from "./containerConfig.ts"
 import { docker, dockerName, labelsOf, quantity } from "./docker.ts"
 import { NODE_NAME, recordEvent } from "./events.ts"
+import { Gate } from "./gate.ts"
 import { probeOnce, unsupportedProbe } from "./probes.ts"
 import { PersistentVolumeClaims, Pods } from "./resources.ts"
 import { badRequest, invalid } from "./status.ts"
@@ -22,6 +26,9 @@ import type { Volumes } from "./volumes.ts"
 
 /** The labels of the stand-in's one node (what a pod's nodeSelector is matched against). */
 const NODE_LABELS: Record<string, string> = { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux" }
+
+/** `failNextPull`'s every image. */
+const ANY_IMAGE = "*"
 
 const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => {})
 
@@ -127,19 +134,27 @@ export class Kubelet {
   private readonly instance: string
   private readonly probePeriodMs: number
   private readonly runs = new Map<string, Run>()
+  /** Held: the node has no room, as a cluster waits for its autoscaler's new node. */
+  readonly capacity = new Gate()
+  /** Images whose next pull fails once (a registry's blip), then succeeds. */
+  private readonly blips = new Set<string>()
   /** Set by close(): a pod created afterwards (a controller's late reconcile) is stored but never run. */
   private closed = false
 
-  constructor(store: Store, volumes: Volumes, instance: string, probePeriodMs: number) {
+  private readonly admission: Admission
+
+  constructor(store: Store, volumes: Volumes, admission: Admission, instance: string, probePeriodMs: number) {
     this.store = store
     this.volumes = volumes
+    this.admission = admission
     this.instance = instance
     this.probePeriodMs = probePeriodMs
   }
 
-  /** Store a new pod (defaults filled in, status Pending) and start running it. */
+  /** Store a new pod (defaults filled in, status Pending) once admitted, and start running it. */
   create(namespace: string, body: NewObject): KObject {
     validatePod(body)
+    this.admission.pod(namespace, body)
     const pod = this.store.create(Pods, namespace, {
       ...body,
       spec: { restartPolicy: "Always", terminationGracePeriodSeconds: 30, ...body.spec },
@@ -264,6 +279,14 @@ export class Kubelet {
     this.setStatus(pod, (status) => ({ ...status, ...rest, conditions: withConditions(status.conditions, conditions) }))
   }
 
+  /**
+   * The next pull of `image` (of any image without one) fails once, as a registry's blip does:
+   * the kubelet pulls again after its back-off.
+   */
+  failNextPull(image = ANY_IMAGE) {
+    this.blips.add(image)
+  }
+
   /** Why the scheduler would not place `pod` on the node, if it would not. */
   private unschedulable(pod: KObject): string | undefined {
     const spec = pod.spec as V1PodSpec
@@ -275,10 +298,16 @@ export class Kubelet {
       if (found.metadata.deletionTimestamp !== undefined) {
         return `0/1 nodes are available: persistentvolumeclaim "${claim}" is being deleted.`
       }
+      if (found.status?.phase !== "Bound") {
+        return "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+      }
     }
     const selector = Object.entries(spec.nodeSelector ?? {})
     if (selector.some(([key, value]) => NODE_LABELS[key] !== value)) {
       return "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
+    }
+    if (this.capacity.held) {
+      return "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     }
     return undefined
   }
@@ -289,7 +318,12 @@ export class Kubelet {
       if (reason === undefined) break
       this.setConditions(pod, [condition("PodScheduled", false, "Unschedulable", reason)])
       recordEvent(this.store, pod, "Warning", "FailedScheduling", reason, "default-scheduler")
-      await pause(backoff(attempt), signal)
+      if (this.capacity.held) {
+        recordEvent(this.store, pod, "Normal", "TriggeredScaleUp", "pod triggered scale-up", "cluster-autoscaler")
+      }
+      // Scheduled again at once when the node gets room or a volume binds, as the scheduler's queue does.
+      const held = [this.capacity, this.volumes.bound].filter((gate) => gate.held).map((gate) => gate.signal)
+      await pause(backoff(attempt), AbortSignal.any([signal, ...held]))
     }
     if (signal.aborted) return
     const { namespace, name } = pod.metadata
@@ -316,13 +350,15 @@ export class Kubelet {
   /** Wait until the image is on the engine, reporting ErrImagePull/ImagePullBackOff meanwhile. */
   private async image(pod: KObject, image: string, signal: AbortSignal) {
     for (let attempt = 0; !signal.aborted; attempt++) {
-      const found = await docker.getImage(image).inspect().catch(() => undefined)
+      const blip = this.blips.delete(image) || this.blips.delete(ANY_IMAGE)
+      const found = blip ? undefined : await docker.getImage(image).inspect().catch(() => undefined)
       if (found !== undefined) {
         recordEvent(this.store, pod, "Normal", "Pulled", `Container image "${image}" already present on machine`)
         return found.Id
       }
-      const message =
-        `rpc error: code = NotFound desc = failed to pull and unpack image "${image}": not found (the stand-in never pulls: the image must be on the local Docker engine)`
+      const message = blip
+        ? `rpc error: code = Unavailable desc = failed to pull and unpack image "${image}": failed to resolve reference "${image}": unexpected status from HEAD request: 503 Service Unavailable`
+        : `rpc error: code = NotFound desc = failed to pull and unpack image "${image}": not found (the stand-in never pulls: the image must be on the local Docker engine)`
       if (attempt === 0) recordEvent(this.store, pod, "Normal", "Pulling", `Pulling image "${image}"`)
       recordEvent(this.store, pod, "Warning", "Failed", `Failed to pull image "${image}": ${message}`)
       recordEvent(this.store, pod, "Warning", "Failed", "Error: ErrImagePull")

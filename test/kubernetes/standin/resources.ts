@@ -22,6 +22,8 @@ export const PersistentVolumeClaims = core("persistentvolumeclaims", "Persistent
 export const Services = core("services", "Service")
 export const Events = core("events", "Event")
 export const Secrets = core("secrets", "Secret")
+/** Stored; counted by admission.ts when a pod is created. */
+export const ResourceQuotas = core("resourcequotas", "ResourceQuota")
 export const Ingresses: ResourceType = {
   group: "networking.k8s.io",
   version: "v1",
@@ -52,6 +54,7 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
   Services,
   Events,
   Secrets,
+  ResourceQuotas,
   Ingresses,
   Leases,
   ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])
@@ -85,14 +88,21 @@ export const resourceList = (types: ReadonlyArray<ResourceType>, groupVersion: s
   }
 }
 
-/** `APIGroupList` (`/apis`): the named groups, one version each. */
-export const groupList = (types: ReadonlyArray<ResourceType>) => {
+/**
+ * `APIGroupList` (`/apis`): the named groups, one version each; `agentSandboxVersion` names another
+ * version of the agent-sandbox groups than the one served (discovery only: a cluster that dropped
+ * v1alpha1, for a runtime's detection to be tested against).
+ */
+export const groupList = (types: ReadonlyArray<ResourceType>, agentSandboxVersion?: string) => {
   const groups = [...new Set(types.map((type) => type.group).filter((group) => group !== ""))]
+  const agentGroups = new Set([Sandboxes.group, ...SandboxExtensions.map((type) => type.group)])
   return {
     kind: "APIGroupList",
     apiVersion: "v1",
     groups: groups.map((name) => {
-      const version = types.find((type) => type.group === name)!.version
+      const version = agentSandboxVersion !== undefined && agentGroups.has(name)
+        ? agentSandboxVersion
+        : types.find((type) => type.group === name)!.version
       const preferred = { groupVersion: `${name}/${version}`, version }
       return { name, versions: [preferred], preferredVersion: preferred }
     })

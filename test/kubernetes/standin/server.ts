@@ -17,11 +17,14 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Duplex } from "node:stream"
+import { applyHttpFault, Faults } from "../../providers/faults.ts"
+import { admission, type NamespaceLabels } from "./admission.ts"
 import { ClaimController } from "./claims.ts"
 import { removeAll } from "./docker.ts"
 import { applyPatch } from "./patch.ts"
 import { Kubelet } from "./pods.ts"
 import { forwardTarget, portForwarder, refuseUpgrade } from "./portForward.ts"
+import { authorize, type PolicyRule, verbOf } from "./rbac.ts"
 import {
   apiVersionOf,
   coreVersions,
@@ -37,7 +40,7 @@ import {
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
-import { ApiError, badRequest, conflict, invalid, notFound, success } from "./status.ts"
+import { ApiError, badRequest, conflict, invalid, notFound, statusBody, success } from "./status.ts"
 import { type KObject, type NewObject, Store } from "./store.ts"
 import { selfSignedCertificate } from "./tls.ts"
 import { Volumes } from "./volumes.ts"
@@ -50,6 +53,17 @@ export interface StandInOptions {
   readonly tls?: boolean
   /** Upper bound of the readiness probe period (default 250 ms; a kubelet's default is 10 s). */
   readonly probePeriodMs?: number
+  /**
+   * Labels of namespaces (every namespace exists; one not named has only its name's label): a
+   * `pod-security.kubernetes.io/enforce` label makes Pod Security admit its pods (admission.ts).
+   */
+  readonly namespaces?: NamespaceLabels
+  /** The agent-sandbox groups' version discovery reports (default the served v1alpha1; discovery only). */
+  readonly agentSandboxVersion?: string
+  /** Authorize every request by these rules (rbac.ts `docsRole`: the docs' Role); default: everything allowed. */
+  readonly rbac?: ReadonlyArray<PolicyRule>
+  /** How often a watch that allows bookmarks gets one (default 10 s). */
+  readonly bookmarkMs?: number
 }
 
 export interface StandIn {
@@ -60,6 +74,24 @@ export interface StandIn {
   readonly instance: string
   /** Cut every open port-forward WebSocket (to test a runtime's reconnect); how many were open. */
   readonly dropPortForwards: () => number
+  /**
+   * What passes by itself on a live cluster, held by a test: no room on the node until the returned
+   * function is called (pods stay Unschedulable, as while an autoscaler adds a node), PVCs Pending
+   * until then (a slow provisioner), and one failed pull of an image (a registry's blip).
+   */
+  /** Faults the next matching requests meet (test/providers/faults.ts), before authentication and routing. */
+  readonly faults: Faults
+  /** Every request served, in order (method and path with its query): how a test counts lists and watches. */
+  readonly requests: ReadonlyArray<{ readonly method: string; readonly url: string }>
+  /** Compact the history: open watches end with 410 Expired, and resuming from before now is refused so. */
+  readonly compact: () => void
+  /** End every open watch as its time-out would (a last bookmark where allowed), as an apiserver does every few minutes. */
+  readonly endWatches: () => void
+  readonly weather: {
+    readonly holdCapacity: () => () => void
+    readonly holdBinding: () => () => void
+    readonly failNextPull: (image?: string) => void
+  }
   /** Stop serving and remove every container and volume it made. */
   readonly close: () => Promise<void>
 }
@@ -133,7 +165,8 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   const token = randomBytes(16).toString("hex")
   const store = new Store()
   const volumes = new Volumes(store, instance)
-  const kubelet = new Kubelet(store, volumes, instance, options.probePeriodMs ?? 250)
+  const admitting = admission(store, options.namespaces ?? {})
+  const kubelet = new Kubelet(store, volumes, admitting, instance, options.probePeriodMs ?? 250)
   const forwarder = portForwarder()
 
   const remove = async (type: ResourceType, namespace: string, name: string): Promise<KObject | undefined> => {
@@ -224,11 +257,14 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     })
   }
 
+  const requests: Array<{ readonly method: string; readonly url: string }> = []
+  const openWatches = new Set<() => void>()
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://standin")
     const method = request.method ?? "GET"
+    requests.push({ method, url: `${url.pathname}${url.search}` })
     if (url.pathname === "/api") return send(response, 200, coreVersions)
-    if (url.pathname === "/apis") return send(response, 200, groupList(types))
+    if (url.pathname === "/apis") return send(response, 200, groupList(types, options.agentSandboxVersion))
     if (url.pathname === "/version") {
       return send(response, 200, { major: "1", minor: "31", gitVersion: "v1.31.0-standin" })
     }
@@ -239,16 +275,34 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     }
     const namespaceOnly = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(url.pathname)
     if (namespaceOnly !== null && method === "GET") {
+      if (options.rbac !== undefined) {
+        authorize(options.rbac, {
+          verb: "get",
+          group: "",
+          resource: "namespaces",
+          namespace: undefined,
+          name: namespaceOnly[1]
+        })
+      }
       return send(response, 200, {
         kind: "Namespace",
         apiVersion: "v1",
-        metadata: { name: namespaceOnly[1] },
+        metadata: { name: namespaceOnly[1], labels: admitting.labelsOf(namespaceOnly[1]!) },
         status: { phase: "Active" }
       })
     }
     const target = route(url)
     if (target === undefined) throw new ApiError(404, "NotFound", "the server could not find the requested resource")
     const { type, namespace, name, subresource } = target
+    if (options.rbac !== undefined) {
+      authorize(options.rbac, {
+        verb: verbOf(method, name !== undefined, ["true", "1"].includes(url.searchParams.get("watch") ?? "")),
+        group: type.group,
+        resource: subresource === undefined || subresource === "status" ? type.plural : `${type.plural}/${subresource}`,
+        namespace,
+        name
+      })
+    }
     if (name === undefined) {
       const matches = matcher(url.searchParams.get("labelSelector"), url.searchParams.get("fieldSelector"))
       if (method === "GET" && ["true", "1"].includes(url.searchParams.get("watch") ?? "")) {
@@ -258,7 +312,13 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
           namespace,
           matches,
           resourceVersion: url.searchParams.get("resourceVersion"),
-          timeoutSeconds: timeout === null ? undefined : Number(timeout)
+          timeoutSeconds: timeout === null ? undefined : Number(timeout),
+          allowWatchBookmarks: url.searchParams.get("allowWatchBookmarks") === "true",
+          bookmarkMs: options.bookmarkMs ?? 10_000,
+          register: (end) => {
+            openWatches.add(end)
+            return () => openWatches.delete(end)
+          }
         }, response)
       }
       if (method === "GET") {
@@ -317,8 +377,13 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
 
   const directory = mkdtempSync(join(tmpdir(), "k8s-standin-"))
   const tls = options.tls === true ? selfSignedCertificate(directory) : undefined
+  const faults = new Faults()
   const serve = (request: IncomingMessage, response: ServerResponse) => {
-    const answer = authorized(request) ? handle(request, response) : Promise.reject(unauthorized)
+    const fault = faults.take(request.method ?? "GET", new URL(request.url ?? "/", "http://standin").pathname)
+    const faulted = fault === undefined ? Promise.resolve(false) : applyHttpFault(fault, request, response, statusBody)
+    const answer = faulted.then((done) =>
+      done ? undefined : authorized(request) ? handle(request, response) : Promise.reject(unauthorized)
+    )
     answer.catch((error: unknown) => {
       const failure = error instanceof ApiError
         ? error
@@ -335,6 +400,18 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       const target = route(url)
       if (target?.type !== Pods || target.subresource !== "portforward" || !target.namespace || !target.name) {
         throw new ApiError(404, "NotFound", "the server could not find the requested resource")
+      }
+      // A WebSocket upgrade is a GET; current apiservers also ask for `create` on pods/portforward.
+      for (const verb of ["get", "create"]) {
+        if (options.rbac !== undefined) {
+          authorize(options.rbac, {
+            verb,
+            group: "",
+            resource: "pods/portforward",
+            namespace: target.namespace,
+            name: target.name
+          })
+        }
       }
       const { ip, ports } = forwardTarget(store, target.namespace, target.name, url.searchParams)
       forwarder.forward(request, socket, head, ip, ports)
@@ -357,7 +434,25 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     await removeAll(instance)
     rmSync(directory, { recursive: true, force: true })
   }
-  return { kubeconfigPath, url, instance, dropPortForwards: forwarder.drop, close }
+  const weather = {
+    holdCapacity: () => kubelet.capacity.hold(),
+    holdBinding: () => volumes.bound.hold(),
+    failNextPull: (image?: string) => kubelet.failNextPull(image)
+  }
+  return {
+    kubeconfigPath,
+    url,
+    instance,
+    dropPortForwards: forwarder.drop,
+    requests,
+    faults,
+    compact: () => store.compact(),
+    endWatches: () => {
+      for (const end of openWatches) end()
+    },
+    weather,
+    close
+  }
 }
 
 /** The stand-in as a scoped resource: closed (containers and volumes removed) with the scope. */

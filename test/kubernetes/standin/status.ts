@@ -62,3 +62,16 @@ export const success = (details: Record<string, unknown>) => ({
   status: "Success",
   details
 })
+
+/** The reasons kube-apiserver gives its error codes (a fault's status is answered with its reason). */
+const REASONS: Readonly<Record<number, string>> = {
+  429: "TooManyRequests",
+  500: "InternalError",
+  502: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout"
+}
+
+/** The Status body of an injected error status (test/providers/faults.ts `applyHttpFault`). */
+export const statusBody = (code: number, message: string) =>
+  new ApiError(code, REASONS[code] ?? "InternalError", message).body

@@ -87,6 +87,22 @@ export class Store {
   /** Every change, oldest first: a watch from resourceVersion N replays those after N. */
   readonly history: Array<Change> = []
   private version = 1
+  /** The oldest resourceVersion a watch may resume from (etcd's compaction); older ones are 410 Gone. */
+  compactedAt = 0
+  private readonly compactions = new Set<() => void>()
+
+  /** Compact: forget the history, so a watch resuming from before now is told 410 Gone (its stream ends). */
+  compact() {
+    this.compactedAt = this.version
+    this.history.length = 0
+    for (const compacted of this.compactions) compacted()
+  }
+
+  /** Call `listener` when the history is compacted; returns the unsubscribe function. */
+  onCompaction(listener: () => void): () => void {
+    this.compactions.add(listener)
+    return () => this.compactions.delete(listener)
+  }
 
   get resourceVersion() {
     return String(this.version)

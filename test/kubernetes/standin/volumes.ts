@@ -1,10 +1,12 @@
 /**
  * PersistentVolumeClaims backed by Docker volumes: a claim is Bound at once (one
- * labelled volume per claim) and outlives the pods that mount it. Deleting a
+ * labelled volume per claim), or once `bound` is released while a test holds it,
+ * and outlives the pods that mount it. Deleting a
  * claim still mounted by a pod waits, as the `kubernetes.io/pvc-protection`
  * finalizer makes it wait on a cluster, until the last such pod is gone.
  */
 import { docker, dockerName, labelsOf } from "./docker.ts"
+import { Gate } from "./gate.ts"
 import { PersistentVolumeClaims, Pods } from "./resources.ts"
 import { type KObject, type NewObject, now, type Store } from "./store.ts"
 
@@ -23,13 +25,28 @@ export class Volumes {
     return dockerName(this.instance, namespace, "pvc", name)
   }
 
-  /** Create the claim's volume, then store the claim Bound. */
+  /** Held: claims stay Pending (a provisioner still making their volumes), then bind when released. */
+  readonly bound = new Gate()
+
+  /** Create the claim's volume, then store the claim Bound (once `bound` is not held). */
   async create(namespace: string, body: NewObject): Promise<KObject> {
     const claim = this.store.create(PersistentVolumeClaims, namespace, {
       ...body,
       metadata: { ...body.metadata, finalizers: [PROTECTION] },
       status: { phase: "Pending" }
     })
+    if (this.bound.held) {
+      const { signal } = this.bound
+      signal.addEventListener("abort", () => void this.bind(namespace, claim).catch(() => {}), { once: true })
+      return claim
+    }
+    return this.bind(namespace, claim)
+  }
+
+  private async bind(namespace: string, claim: KObject): Promise<KObject> {
+    if (this.store.find(PersistentVolumeClaims, namespace, claim.metadata.name)?.metadata.uid !== claim.metadata.uid) {
+      return claim
+    }
     await docker.createVolume({
       Name: this.volumeOf(namespace, claim.metadata.name),
       Labels: labelsOf(this.instance, { "effect-sandbox.k8s-standin.claim": `${namespace}/${claim.metadata.name}` })
