@@ -38,13 +38,14 @@ describe("runtime API pods: capabilities", () => {
       assert.notInclude(ROOT_CAPABILITIES, "NET_ADMIN")
     }).pipe(Effect.runSync))
 
-  it("our server's pod keeps none", () =>
+  it("our server's pod keeps none, and its container may not run as root", () =>
     Effect.gen(function*() {
       const ours = yield* containerOf(undefined)
       assert.deepStrictEqual(ours.securityContext, {
         privileged: false,
         allowPrivilegeEscalation: false,
-        capabilities: { drop: ["ALL"] }
+        capabilities: { drop: ["ALL"] },
+        runAsNonRoot: true
       })
     }).pipe(Effect.runSync))
 })
