@@ -61,7 +61,10 @@ export const portForwardDialer = (
     if (ws === null) return socket.destroy()
     ws.on("close", () => socket.destroy())
     ws.on("error", () => socket.destroy())
-    socket.on("close", () => ws.close())
+    // Our side is gone, so nothing is owed to the peer: a close handshake would keep the pod's
+    // connection open until the peer answers it (ws waits up to 30 s), and the server would go on
+    // running what the closed request started. Dropping the WebSocket ends it at once.
+    socket.on("close", () => ws.terminate())
     // A request written after the drop but before its close arrived would go nowhere: end it now.
     socket.on("data", () => ws.readyState === ws.OPEN || socket.destroy())
   }, () => socket.destroy())

@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto"
 import { RemoteRuntime } from "../../src/remote.ts"
 import { dockerCli } from "../docker/helpers.ts"
 import { baseImage, describeDocker } from "../docker/infra.ts"
-import { type ApiServer, newSessionId, removeLeftovers, startApiServer } from "../remote/apiServer.ts"
+import { type ApiServer, newSessionId, PREFIX, removeLeftovers, startApiServer } from "../remote/apiServer.ts"
 import { remoteLifecycle } from "./hosted/remote.ts"
 import { hostedLifecycleConformance } from "./hostedLifecycle.ts"
 import { runConformance } from "./suite.ts"
@@ -42,8 +42,9 @@ describeDocker("remote (runtime API on Docker)", () => {
   hostedLifecycleConformance(remoteLifecycle(() => ({ apiUrl: server!.base, key: KEY })))
   afterAll(async () => {
     await server?.kill()
-    // Every case released its runtime, which stops its sandbox: none of the API's containers remain.
-    const left = dockerCli("ps", "-aq", "--filter", "name=rapi-test-").stdout.trim()
+    // Every case released its runtime, which stops its sandbox: none of this API's containers remain
+    // (only this file's prefix: other files' API servers run beside it).
+    const left = dockerCli("ps", "-aq", "--filter", `name=${PREFIX}-`).stdout.trim()
     removeLeftovers()
     assert.strictEqual(left, "")
   })
