@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # Build pieces (Go 1.19 is the compiler 1.20 fits; the Go reflect2/json-iterator sources replace
 # the vendored ones) and the runtime pieces cluster.sh starts.
 packages=(golang-1.19-go make rsync golang-github-modern-go-reflect2-dev golang-github-json-iterator-go-dev
-  containerd runc containernetworking-plugins iptables conntrack openssl catatonit curl iproute2)
+  containerd runc containernetworking-plugins iptables conntrack openssl catatonit curl iproute2 jq procps)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
