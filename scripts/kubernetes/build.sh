@@ -61,10 +61,8 @@ unpack() { # package target-dir
 unpack etcd-server etcd
 unpack kubernetes-client kubectl
 
-complete=1
-for b in "${K8S_SERVER_BINARIES[@]}"; do [ -x "$dir/bin/$b" ] || complete=; done
-if [ -n "$complete" ]; then
-  k8s_log "reusing the binaries in $dir/bin (built $(sed -n 's/^built=//p' "$dir/bin/BUILD-INFO"))"
+if k8s_built "$dir"; then
+  k8s_log "reusing the binaries in $dir/bin (recipe $K8S_RECIPE, built $(sed -n 's/^built=//p' "$dir/bin/BUILD-INFO"))"
   echo "$dir"
   exit 0
 fi
@@ -91,6 +89,15 @@ plugins=cmd/kubelet/app/plugins.go
 grep -q 'pkg/credentialprovider/aws"' "$plugins" || k8s_die "$plugins no longer imports the AWS credential provider: check the source by hand"
 sed -i -E '/_ "k8s.io\/kubernetes\/pkg\/credentialprovider\/(aws|azure|gcp)"/d' "$plugins"
 
+# The controller-manager's hostpath provisioner (the test cluster's storage class) makes each
+# volume's directory 0750 root, and hostPath volumes ignore fsGroup, so a pod's non-root user
+# could not write its workspace; real storage gets fsGroup's ownership. Make the directories
+# 0777, as the common local-path provisioner does.
+hostpath=pkg/volume/hostpath/host_path.go
+mkdir_line='return pv, os.MkdirAll(pv.Spec.HostPath.Path, 0750)'
+grep -qF "$mkdir_line" "$hostpath" || k8s_die "$hostpath no longer makes volumes with '$mkdir_line': check the source by hand"
+sed -i "s|$mkdir_line|if err := os.MkdirAll(pv.Spec.HostPath.Path, 0777); err != nil { return pv, err }; return pv, os.Chmod(pv.Spec.HostPath.Path, 0777)|" "$hostpath"
+
 export PATH=/usr/lib/go-1.19/bin:$PATH
 export GOCACHE=$dir/src/go-cache
 start=$(date +%s)
@@ -104,9 +111,13 @@ fi
 rm -rf "$dir/bin.tmp"
 mkdir -p "$dir/bin.tmp"
 for b in "${K8S_SERVER_BINARIES[@]}"; do cp "$out/$b" "$dir/bin.tmp/"; done
-printf 'version=%s\nbuilt=%s\nbuild_seconds=%s\ngo=%s\n' "$version" "$(date -u +%FT%TZ)" "$seconds" "$(go version)" \
-  >"$dir/bin.tmp/BUILD-INFO"
+printf 'version=%s\nrecipe=%s\nbuilt=%s\nbuild_seconds=%s\ngo=%s\n' "$version" "$K8S_RECIPE" "$(date -u +%FT%TZ)" \
+  "$seconds" "$(go version)" >"$dir/bin.tmp/BUILD-INFO"
+# Swapped in whole: a running cluster keeps the old files it has open.
+rm -rf "$dir/bin.old"
+[ ! -d "$dir/bin" ] || mv "$dir/bin" "$dir/bin.old"
 mv "$dir/bin.tmp" "$dir/bin"
+rm -rf "$dir/bin.old"
 # The source tree and Go cache (~2.2 GB) are not needed once the binaries are kept.
 cd /
 rm -rf "$dir/src"

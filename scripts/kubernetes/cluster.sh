@@ -48,9 +48,8 @@ binaries() {
   BIN=$V/bin
   ETCD=$V/etcd/usr/bin/etcd
   KUBECTL=$V/kubectl/usr/bin/kubectl
-  for b in "${K8S_SERVER_BINARIES[@]}"; do
-    [ -x "$BIN/$b" ] || k8s_die "no $b in $BIN: run scripts/kubernetes/build.sh first (a cold build takes ~9 min)"
-  done
+  k8s_built "$V" ||
+    k8s_die "no binaries of build recipe $K8S_RECIPE in $BIN: run scripts/kubernetes/build.sh first (a cold build takes ~9 min)"
   [ -x "$ETCD" ] && [ -x "$KUBECTL" ] || k8s_die "no etcd or kubectl under $V: run scripts/kubernetes/build.sh first"
 }
 
@@ -333,6 +332,14 @@ check() {
   k8s_log "every cluster socket is on 127.0.0.1/::1 or the pod bridge"
 }
 
+# The pods' shims of this containerd only: their command line names its socket.
+shim_pids() {
+  local p
+  for p in /proc/[0-9]*; do
+    case "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" in *containerd-shim*"-address $SOCK "*) echo "${p#/proc/}" ;; esac
+  done
+}
+
 # Resident memory of each cluster process and of the pods' shims, in MiB.
 memory() {
   [ -d "$R/pids" ] || k8s_die "no cluster is up ($R/pids is missing)"
@@ -344,9 +351,7 @@ memory() {
     printf '%-12s %6d MiB\n' "$name" $((kib / 1024))
     total=$((total + kib))
   done
-  kib=$(for p in /proc/[0-9]*; do
-    case "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" in *containerd-shim*"-address $SOCK "*) ps -o rss= -p "${p#/proc/}" ;; esac
-  done | awk '{s += $1} END {print s + 0}')
+  kib=$(shim_pids | xargs -r ps -o rss= -p | awk '{s += $1} END {print s + 0}')
   printf '%-12s %6d MiB\n' shims $((kib / 1024))
   printf '%-12s %6d MiB\n' total $(((total + kib) / 1024))
 }
@@ -414,6 +419,9 @@ up() {
   network_up
   containerd_up
   kubelet_up
+  # The default class binds a claim once a pod uses it (WaitForFirstConsumer, the default class
+  # of the big clouds' clusters): the scheduler waits for the volume instead of calling the pod
+  # unschedulable while its claim is unbound.
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -422,7 +430,7 @@ metadata:
   annotations: {storageclass.kubernetes.io/is-default-class: "true"}
 provisioner: kubernetes.io/host-path
 reclaimPolicy: Delete
-volumeBindingMode: Immediate
+volumeBindingMode: WaitForFirstConsumer
 EOF
   await 120 kubelet "node localhost Ready" kubectl wait --for=condition=Ready node/localhost --timeout=2s
   k8s_log "the test namespace"
@@ -513,10 +521,7 @@ down() {
   k8s_log "stopping containerd, apiserver, etcd"
   killpid containerd
   # Shims of this containerd only: their command line names its socket.
-  for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
-    case "$c" in *containerd-shim*"-address $SOCK "*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
-  done
+  shim_pids | xargs -r kill -KILL 2>/dev/null
   killpid apiserver
   killpid etcd
   k8s_log "unmounting, network, cgroups, kernel settings"

@@ -34,3 +34,14 @@ k8s_require_120() {
 k8s_version_dir() { echo "$K8S_CACHE_ROOT/$1"; }
 
 K8S_SERVER_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
+
+# The build recipe's number (build.sh's source patches and flags), recorded in bin/BUILD-INFO:
+# binaries of another recipe are rebuilt. Bump it whenever the build changes what it makes.
+K8S_RECIPE=2
+
+# Whether $1/bin holds every server binary, built by this recipe.
+k8s_built() {
+  local b
+  for b in "${K8S_SERVER_BINARIES[@]}"; do [ -x "$1/bin/$b" ] || return 1; done
+  grep -qx "recipe=$K8S_RECIPE" "$1/bin/BUILD-INFO" 2>/dev/null
+}

@@ -16,4 +16,5 @@ image=$(node scripts/kubernetes/runtime-image.ts)
 scripts/kubernetes/cluster.sh import "$image"
 export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image"
 export EFFECT_SANDBOX_K8S_CONNECT=${EFFECT_SANDBOX_K8S_CONNECT:-portForward,direct}
-exec vitest run test/kubernetes/live.test.ts test/kubernetes/real "$@"
+# Cases run six at a time: each spends most of its time waiting on a pod start and removal.
+exec vitest run test/kubernetes/live.test.ts test/kubernetes/real --sequence.concurrent --maxConcurrency 6 "$@"
