@@ -2,7 +2,8 @@
  * Kubernetes row of `npm run bench`: KubernetesRuntime from start to READY against the stand-in
  * API server (pods as Docker containers, reached through a port-forward), beside the floor of the
  * same machine measured in the same run: a bare container from create to its first HTTP 200.
- * A second row starts the session as an agent-sandbox Sandbox instead of a bare pod.
+ * A second row starts the session as an agent-sandbox Sandbox instead of a bare pod. Then the rows
+ * of the real single-node cluster (kubernetesReal.ts), when one is up.
  * What the rows show is our overhead on top of a container start: the objects made through the
  * API, the watch, the port-forward and the server's own start.
  */
@@ -11,6 +12,7 @@ import { spawnSync } from "node:child_process"
 import { KubernetesRuntime } from "../src/kubernetes.ts"
 import { startStandIn } from "../test/kubernetes/standin/server.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
+import { kubernetesRealRows } from "./kubernetesReal.ts"
 import { timeStarts } from "./startup.ts"
 import { type Sample, timeRuns } from "./stats.ts"
 
@@ -52,4 +54,5 @@ export const kubernetesRows = async (record: Record) => {
   } finally {
     await cluster.close()
   }
+  await kubernetesRealRows(record)
 }

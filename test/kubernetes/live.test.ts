@@ -1,53 +1,146 @@
 /**
  * The conformance suite against a real cluster, opt-in: with `EFFECT_SANDBOX_K8S_LIVE=1` and a
- * kubeconfig (`KUBECONFIG` or ~/.kube/config) it runs KubernetesRuntime through the default
- * kubeconfig, on the image `EFFECT_SANDBOX_K8S_IMAGE` names (one the cluster can pull:
- * docs/runtimes/kubernetes.md says how to push it), in `EFFECT_SANDBOX_K8S_NAMESPACE` (default the
- * context's), then the hosted lifecycle suite (pause, attach, reaper, a server dying at start,
- * release). Otherwise, CI included (no cluster there), it is skipped with a message saying so.
+ * kubeconfig (`KUBECONFIG` or ~/.kube/config) it runs KubernetesRuntime in pod mode through that
+ * kubeconfig, on the image `EFFECT_SANDBOX_K8S_IMAGE` names (one the cluster can pull or already
+ * has: docs/runtimes/kubernetes.md says how to push it), in `EFFECT_SANDBOX_K8S_NAMESPACE` (default
+ * the context's): the action conformance, the hosted lifecycle suite (pause with the PVC kept,
+ * attach, reaper, a server dying at start, release), and a start on an image no registry has. Once
+ * per connect mode of `EFFECT_SANDBOX_K8S_CONNECT` (comma-separated: `portForward`, `direct`;
+ * default the runtime's `auto`). `npm run test:kubernetes-real` runs it on the single-node cluster
+ * of scripts/kubernetes/ as the docs' Role. Without the opt-in it is skipped, saying why; with the
+ * opt-in and something missing it fails.
  */
-import { describe } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node"
+import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { existsSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { KubernetesRuntime } from "../../src/kubernetes.ts"
+import { vi } from "vitest"
+import { RuntimeStartError } from "../../src/index.ts"
+import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
 import { kubernetesLifecycle } from "../conformance/hosted/kubernetes.ts"
 import { hostedLifecycleConformance } from "../conformance/hostedLifecycle.ts"
 import { runConformance } from "../conformance/suite.ts"
+import { startError } from "../docker/helpers.ts"
+import { noObjects, sessionIdOf, sessionObjects } from "./helpers.ts"
+
+// A case starts its own pod and waits on release until it is gone, which a 1.20 kubelet confirms
+// at its 10-second status sync: seconds more than a container (as on the stand-in, 60 s).
+vi.setConfig({ testTimeout: 90_000 })
 
 const kubeconfig = process.env["KUBECONFIG"] ?? join(homedir(), ".kube", "config")
 const image = process.env["EFFECT_SANDBOX_K8S_IMAGE"]
-const why = process.env["EFFECT_SANDBOX_K8S_LIVE"] !== "1"
-  ? "EFFECT_SANDBOX_K8S_LIVE=1 is not set"
-  : !existsSync(kubeconfig)
+const namespace = process.env["EFFECT_SANDBOX_K8S_NAMESPACE"]
+const connects = (process.env["EFFECT_SANDBOX_K8S_CONNECT"] ?? "auto").split(",") as ReadonlyArray<
+  NonNullable<KubernetesRuntimeOptions["connect"]>
+>
+const optedIn = process.env["EFFECT_SANDBOX_K8S_LIVE"] === "1"
+const missing = !existsSync(kubeconfig)
   ? `no kubeconfig at ${kubeconfig}`
   : image === undefined
   ? "EFFECT_SANDBOX_K8S_IMAGE names no image the cluster can pull"
   : undefined
+if (optedIn && missing !== undefined) {
+  throw new Error(`EFFECT_SANDBOX_K8S_LIVE=1 but ${missing} (docs/runtimes/kubernetes.md, contributors' section)`)
+}
 
-const namespace = process.env["EFFECT_SANDBOX_K8S_NAMESPACE"]
-const title = why === undefined
-  ? "kubernetes (live cluster)"
-  : `kubernetes (live cluster) (skipped: ${why}; see docs/runtimes/kubernetes.md)`
-;(why === undefined ? describe : describe.skip)(title, () => {
-  runConformance({
-    name: "KubernetesRuntime (live cluster)",
-    layer: ({ noChangeTimeoutSeconds }) =>
-      KubernetesRuntime.layer({
+const kubeConfigOf = () => {
+  const kubeConfig = new KubeConfig()
+  kubeConfig.loadFromFile(kubeconfig)
+  return kubeConfig
+}
+
+/** The namespace given, else the context's, as the runtime picks it. */
+const namespaceOf = () => {
+  const kubeConfig = kubeConfigOf()
+  return namespace ?? kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? "default"
+}
+
+/** Resolves once the session's pod shows a failed pull, or on `signal` (polled: this case runs on the TestClock). */
+const pullFailed = async (kubeConfig: KubeConfig, inNamespace: string, sessionId: string, signal: AbortSignal) => {
+  const core = kubeConfig.makeApiClient(CoreV1Api)
+  const labelSelector = `effect-sandbox.session=${sessionId}`
+  while (!signal.aborted) {
+    const pods = (await core.listNamespacedPod({ namespace: inNamespace, labelSelector })).items
+    const reasons = pods.flatMap((pod) => pod.status?.containerStatuses ?? []).map((c) => c.state?.waiting?.reason)
+    if (reasons.some((reason) => reason === "ErrImagePull" || reason === "ImagePullBackOff")) return
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+/**
+ * What a test's pod asks for: little, so that the suite's concurrent sessions fit a small node and
+ * its namespace's quota (the memory limit stays the runtime's 2Gi).
+ */
+const resources = { requests: { cpu: "100m", memory: "512Mi" } }
+
+const title = optedIn ? "kubernetes (live cluster)" : "kubernetes (live cluster) (skipped: EFFECT_SANDBOX_K8S_LIVE=1 " +
+  "is not set; see docs/runtimes/kubernetes.md)"
+;(optedIn ? describe : describe.skip)(title, () => {
+  for (const connect of connects) {
+    const given = { ...(namespace === undefined ? {} : { namespace }), connect, resources }
+    describe(`connect: ${connect}`, () => {
+      runConformance({
+        name: `KubernetesRuntime (live cluster, connect ${connect})`,
+        layer: ({ noChangeTimeoutSeconds }) =>
+          KubernetesRuntime.layer({
+            ...given,
+            ...(image === undefined ? {} : { image }),
+            noChangeTimeoutSeconds,
+            ipython: true,
+            browser: true,
+            deleteWorkspace: true
+          }),
+        containsProcesses: true,
+        capabilities: { pause: true, ipython: true, browser: true, mcp: false }
+      })
+      // Pause, attach, the reaper, a dying server and release, on the cluster.
+      hostedLifecycleConformance(kubernetesLifecycle(() => ({
+        kubeconfigPath: kubeconfig,
         ...(image === undefined ? {} : { image }),
-        ...(namespace === undefined ? {} : { namespace }),
-        noChangeTimeoutSeconds,
-        ipython: true,
-        browser: true,
-        deleteWorkspace: true
+        ...given
+      })))
+    })
+  }
+
+  /**
+   * A pull that fails may pass (a registry blip), so the runtime may wait it out until the start's
+   * deadline: once the pod shows the failure (or the start has ended), the TestClock passes it.
+   */
+  it.effect(
+    "an image no registry has fails the start with the kubelet's reason and events",
+    () =>
+      Effect.gen(function*() {
+        const sessionId = sessionIdOf("live-nopull")
+        const started = yield* Effect.forkChild(startError(
+          KubernetesRuntime.layer({
+            ...(namespace === undefined ? {} : { namespace }),
+            resources,
+            sessionId,
+            image: "effect-sandbox/no-such-image:1",
+            deleteWorkspace: true
+          })
+        ))
+        yield* Effect.raceFirst(
+          Effect.promise((signal) => pullFailed(kubeConfigOf(), namespaceOf(), sessionId, signal)),
+          Fiber.await(started)
+        )
+        yield* TestClock.adjust("5 minutes")
+        const error = yield* Fiber.join(started)
+        assert.instanceOf(error, RuntimeStartError)
+        assert.match(
+          error.message,
+          new RegExp(
+            `^The pod effect-sandbox-${sessionId} did not start: (ErrImagePull|ImagePullBackOff): .*no-such-image`
+          )
+        )
+        assert.include(error.message, `Warning Failed: Failed to pull image "effect-sandbox/no-such-image:1"`)
+        assert.strictEqual(error.reason, "provider")
+        assert.strictEqual(error.provider?.reason, "image-missing")
+        assert.deepStrictEqual(yield* sessionObjects(kubeConfigOf(), sessionId, namespaceOf()), noObjects)
       }),
-    containsProcesses: true,
-    capabilities: { pause: true, ipython: true, browser: true, mcp: false }
-  })
-  // Pause, attach, the reaper, a dying server and release, on the cluster.
-  hostedLifecycleConformance(kubernetesLifecycle(() => ({
-    kubeconfigPath: kubeconfig,
-    ...(image === undefined ? {} : { image }),
-    ...(namespace === undefined ? {} : { namespace })
-  })))
+    180_000
+  )
 })

@@ -13,35 +13,18 @@
  */
 import { afterEach, assert, it } from "@effect/vitest"
 import { CoreV1Api } from "@kubernetes/client-node"
-import { Effect, type Layer } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { CmdOutputObservation, Runtime } from "../../src/index.ts"
+import { Runtime } from "../../src/index.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { assertEngineClean, noObjects, sessionObjects, useStandIn } from "../kubernetes/helpers.ts"
-import {
-  type ApiServer,
-  apiServerLayer,
-  call,
-  newSessionId,
-  run,
-  startApiServer,
-  type Started,
-  waitReady
-} from "./apiServer.ts"
-import { keptAlive } from "./helpers.ts"
+import { type ApiServer, apiServerLayer, call, newSessionId, run, startApiServer, waitReady } from "./apiServer.ts"
+import { expectImageMissing, keepsSessionAcrossRestarts, startSandbox, stopSandboxes } from "./kubernetesApiCases.ts"
 import { expectProxiedVsCode, toolsRuntimeImage } from "./vscodeProxy.ts"
 
 const KEY = randomBytes(16).toString("hex")
 /** Node in our runtime image. */
 const NODE = "/opt/effect-sandbox/bin/node"
-
-/** The command's output and exit code on a runtime of `layer`, released afterwards. */
-const runOn = (layer: Layer.Layer<Runtime, unknown>, command: string) =>
-  Effect.gen(function*() {
-    const observation = yield* (yield* Runtime).runCommand(command)
-    assert.instanceOf(observation, CmdOutputObservation)
-    return { content: observation.content.trim(), exitCode: observation.metadata.exitCode }
-  }).pipe(Effect.provide(layer))
 
 describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)", () => {
   const cluster = useStandIn()
@@ -65,40 +48,12 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
     "runs a command, keeps files across pause/resume and API restarts, and stop leaves nothing",
     () =>
       Effect.gen(function*() {
-        const sid = newSessionId()
-        const first = yield* startServer()
-        const written = yield* runOn(
-          apiServerLayer(first.base, KEY, sid, { sandbox: keptAlive }),
-          "echo kept > /workspace/note.txt && echo remote-$((20+22))"
-        )
-        assert.deepStrictEqual(written, { content: "remote-42", exitCode: 0 })
-
-        // Paused on release: the pod deleted, the Secret (the sandbox's record), service and PVC kept.
-        const paused = yield* sessionObjects(cluster.kubeConfig, sid)
-        assert.deepStrictEqual(paused.pods, [])
-        assert.strictEqual(paused.secrets.length, 1)
-        assert.strictEqual(paused.services.length, 1)
-        assert.strictEqual(paused.claims.length, 1)
-
-        // A new API server reads the session back from the cluster and resumes it.
-        yield* Effect.promise(() => first.kill())
-        const second = yield* startServer()
-        const session = yield* Effect.promise(() => call(second.base, "GET", `/sessions/${sid}`, { key: KEY }))
-        assert.strictEqual(session.body["status"], "paused")
-        const resumed = yield* runOn(
-          apiServerLayer(second.base, KEY, sid, { sandbox: keptAlive, pauseClosedRuntimes: false }),
-          "cat /workspace/note.txt"
-        )
-        assert.deepStrictEqual(resumed, { content: "kept", exitCode: 0 })
-
-        // Left running; a third API server serves the running session, whose release stops it.
-        yield* Effect.promise(() => second.kill())
-        const third = yield* startServer()
-        const attached = yield* runOn(apiServerLayer(third.base, KEY, sid), "cat /workspace/note.txt")
-        assert.deepStrictEqual(attached, { content: "kept", exitCode: 0 })
+        const sid = yield* keepsSessionAcrossRestarts({
+          key: KEY,
+          startServer: startServer(),
+          objectsOf: (sessionId) => sessionObjects(cluster.kubeConfig, sessionId)
+        })
         assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sid), noObjects)
-        const gone = yield* Effect.promise(() => call(third.base, "GET", `/sessions/${sid}`, { key: KEY }))
-        assert.strictEqual(gone.status, 404)
         yield* assertEngineClean(cluster.standIn)
       }),
     300_000
@@ -143,12 +98,7 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
     () =>
       Effect.gen(function*() {
         const server = yield* startServer()
-        const start = (body: Record<string, unknown>) =>
-          Effect.promise(async () => {
-            const answer = await call(server.base, "POST", "/start", { key: KEY, body })
-            assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
-            return answer.body as unknown as Started
-          })
+        const start = (body: Record<string, unknown>) => startSandbox(server.base, KEY, body)
         const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()]
         const sandboxA = yield* start({ session_id: a })
         const listed = yield* Effect.promise(() => call(server.base, "GET", "/list", { key: KEY }))
@@ -190,27 +140,9 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
           assert.deepStrictEqual(yield* get(headers), { status: 403, body: { detail: "Invalid Session API Key" } })
         }
 
-        let missing = yield* Effect.promise(() =>
-          call(server.base, "GET", `/runtime/${sandboxC.runtime_id}`, { key: KEY })
-        )
-        for (let attempt = 0; attempt < 40 && missing.body["pod_status"] === "pending"; attempt++) {
-          yield* Effect.sleep("250 millis")
-          missing = yield* Effect.promise(() =>
-            call(server.base, "GET", `/runtime/${sandboxC.runtime_id}`, { key: KEY })
-          )
-        }
-        assert.strictEqual(missing.body["pod_status"], "failed")
-        assert.match(
-          String((missing.body["restart_reasons"] as Array<string>)[0]),
-          /^(ErrImagePull|ImagePullBackOff): /
-        )
+        yield* expectImageMissing(server.base, KEY, sandboxC.runtime_id)
 
-        for (const started of [sandboxA, sandboxB, sandboxC]) {
-          const stopped = yield* Effect.promise(() =>
-            call(server.base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
-          )
-          assert.strictEqual(stopped.status, 200)
-        }
+        yield* stopSandboxes(server.base, KEY, [sandboxA, sandboxB, sandboxC])
         for (const sid of [a, b, c]) assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sid), noObjects)
         yield* assertEngineClean(cluster.standIn)
       }),

@@ -14,7 +14,8 @@ import { DYING_SERVER_ENV, DYING_SERVER_OUTPUT, type SharedOptions, sharedOption
 
 /**
  * Where the cluster is (its kubeconfig file), in which namespace, the image (a ready runtime image
- * the cluster pulls, or a base image the stand-in builds one from), and the mode.
+ * the cluster pulls, or a base image the stand-in builds one from), the mode, how the server is
+ * reached, and the pods' resources (a real cluster's quota and node size decide what fits).
  */
 export interface KubernetesArgs {
   readonly kubeconfigPath: string
@@ -22,6 +23,8 @@ export interface KubernetesArgs {
   readonly image?: string
   readonly baseImage?: string
   readonly mode?: KubernetesRuntimeOptions["mode"]
+  readonly connect?: KubernetesRuntimeOptions["connect"]
+  readonly resources?: KubernetesRuntimeOptions["resources"]
 }
 
 const kubeConfigOf = (args: KubernetesArgs) => {
@@ -37,10 +40,17 @@ const place = (args: KubernetesArgs) => {
   return { kubeConfig, namespace: args.namespace ?? context?.namespace ?? "default" }
 }
 
+/** The options of `args` that every layer of the target takes, attach's included. */
+const given = (args: KubernetesArgs) => ({
+  ...place(args),
+  ...(args.connect === undefined ? {} : { connect: args.connect }),
+  ...(args.resources === undefined ? {} : { resources: args.resources })
+})
+
 /** The runtime with the suite's options: the reaper's pace and the owner's Lease terms, short, in `ownerLease`. */
 const layer = (args: KubernetesArgs, { reapEvery, ...shared }: SharedOptions) =>
   KubernetesRuntime.layer({
-    ...place(args),
+    ...given(args),
     ...(args.image === undefined ? {} : { image: args.image }),
     ...(args.baseImage === undefined ? {} : { baseImage: args.baseImage }),
     ...(args.mode === undefined ? {} : { mode: args.mode }),
@@ -66,7 +76,7 @@ export const kubernetesLifecycle = (args: () => KubernetesArgs): HostedLifecycle
   layer: (lifecycle) => lifecycleLayer(args(), lifecycle),
   sandboxes: (sessionId) => objectsOf(args(), sessionId),
   pause: { memorySurvives: false },
-  attach: { layer: (sessionId) => KubernetesRuntime.attach(sessionId, { ...place(args()), deleteWorkspace: true }) },
+  attach: { layer: (sessionId) => KubernetesRuntime.attach(sessionId, { ...given(args()), deleteWorkspace: true }) },
   reaper: { owner: () => ({ module: import.meta.filename, args: args() }) },
   dyingServer: {
     layer: (sessionId) => layer(args(), { sessionId, env: DYING_SERVER_ENV }),

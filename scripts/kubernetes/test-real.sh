@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `npm run test:kubernetes-real`: the real-cluster tests (test/kubernetes/live.test.ts and
+# test/kubernetes/real/) on the cluster `scripts/kubernetes/cluster.sh up` brought up, as the
+# test namespace's service account (the docs' Role). Copies the runtime image into the cluster
+# first. Fails when no cluster is up. Extra arguments go to vitest.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cluster_env=$(scripts/kubernetes/cluster.sh env) || {
+  echo "no real cluster is up: run scripts/kubernetes/build.sh and scripts/kubernetes/cluster.sh up first (docs/runtimes/kubernetes.md, contributors' section)" >&2
+  exit 1
+}
+set -a
+eval "$cluster_env"
+set +a
+image=$(node scripts/kubernetes/runtime-image.ts)
+scripts/kubernetes/cluster.sh import "$image"
+export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image"
+export EFFECT_SANDBOX_K8S_CONNECT=${EFFECT_SANDBOX_K8S_CONNECT:-portForward,direct}
+# Cases run six at a time: each spends most of its time waiting on a pod start and removal.
+exec vitest run test/kubernetes/live.test.ts test/kubernetes/real --sequence.concurrent --maxConcurrency 6 "$@"

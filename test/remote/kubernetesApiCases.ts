@@ -1,0 +1,107 @@
+/**
+ * The runtime API's Kubernetes backend cases that run on the stand-in (kubernetesApi.test.ts) and
+ * on the real cluster (test/kubernetes/real/runtimeApi.test.ts) alike: RemoteRuntime keeps a
+ * session across pause, resume and API server restarts, and a missing image shows as `pod_status`
+ * failed with the kubelet's reason. Each test file says how its API servers start and where the
+ * session's objects are listed.
+ */
+import { assert } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
+import { CmdOutputObservation, Runtime } from "../../src/index.ts"
+import type { RemoteRuntimeOptions } from "../../src/remote.ts"
+import type { sessionObjects } from "../kubernetes/helpers.ts"
+import { type ApiServer, apiServerLayer, call, newSessionId, type Started } from "./apiServer.ts"
+import { keptAlive } from "./helpers.ts"
+
+/** The command's output and exit code on a runtime of `layer`, released afterwards. */
+export const runOn = (layer: Layer.Layer<Runtime, unknown>, command: string) =>
+  Effect.gen(function*() {
+    const observation = yield* (yield* Runtime).runCommand(command)
+    assert.instanceOf(observation, CmdOutputObservation)
+    return { content: observation.content.trim(), exitCode: observation.metadata.exitCode }
+  }).pipe(Effect.provide(layer))
+
+/**
+ * A session written through a first API server and released (paused: the pod deleted, its Secret,
+ * service and PVC kept); a second server reads it back from the cluster and resumes it with the
+ * file kept, and leaves it running; a third serves the running session, whose release stops it
+ * and leaves nothing. `more` are RemoteRuntime's options beyond the session's (an image).
+ */
+export const keepsSessionAcrossRestarts = (input: {
+  readonly key: string
+  readonly startServer: Effect.Effect<ApiServer>
+  readonly objectsOf: (sessionId: string) => ReturnType<typeof sessionObjects>
+  readonly more?: Partial<RemoteRuntimeOptions>
+}) =>
+  Effect.gen(function*() {
+    const { key, startServer, objectsOf, more = {} } = input
+    const sid = newSessionId()
+    const first = yield* startServer
+    const written = yield* runOn(
+      apiServerLayer(first.base, key, sid, { ...more, sandbox: keptAlive }),
+      "echo kept > /workspace/note.txt && echo remote-$((20+22))"
+    )
+    assert.deepStrictEqual(written, { content: "remote-42", exitCode: 0 })
+
+    // Paused on release: the pod deleted, the Secret (the sandbox's record), service and PVC kept.
+    const paused = yield* objectsOf(sid)
+    assert.deepStrictEqual(paused.pods, [])
+    assert.strictEqual(paused.secrets.length, 1)
+    assert.strictEqual(paused.services.length, 1)
+    assert.strictEqual(paused.claims.length, 1)
+
+    // A new API server reads the session back from the cluster and resumes it.
+    yield* Effect.promise(() => first.kill())
+    const second = yield* startServer
+    const session = yield* Effect.promise(() => call(second.base, "GET", `/sessions/${sid}`, { key }))
+    assert.strictEqual(session.body["status"], "paused")
+    const resumed = yield* runOn(
+      apiServerLayer(second.base, key, sid, { ...more, sandbox: keptAlive, pauseClosedRuntimes: false }),
+      "cat /workspace/note.txt"
+    )
+    assert.deepStrictEqual(resumed, { content: "kept", exitCode: 0 })
+
+    // Left running; a third API server serves the running session, whose release stops it.
+    yield* Effect.promise(() => second.kill())
+    const third = yield* startServer
+    const attached = yield* runOn(apiServerLayer(third.base, key, sid, more), "cat /workspace/note.txt")
+    assert.deepStrictEqual(attached, { content: "kept", exitCode: 0 })
+    const gone = yield* Effect.promise(() => call(third.base, "GET", `/sessions/${sid}`, { key }))
+    assert.strictEqual(gone.status, 404)
+    return sid
+  })
+
+/** `/runtime/{id}` of a sandbox whose image no registry has: `failed` once the kubelet says so, with its reason. */
+export const expectImageMissing = (base: string, key: string, runtimeId: string) =>
+  Effect.gen(function*() {
+    const status = Effect.promise(() => call(base, "GET", `/runtime/${runtimeId}`, { key }))
+    let missing = yield* status
+    for (let attempt = 0; attempt < 240 && missing.body["pod_status"] === "pending"; attempt++) {
+      yield* Effect.sleep("250 millis")
+      missing = yield* status
+    }
+    assert.strictEqual(missing.body["pod_status"], "failed")
+    assert.match(
+      String((missing.body["restart_reasons"] as Array<string>)[0]),
+      /^(ErrImagePull|ImagePullBackOff): /
+    )
+  })
+
+/** `POST /start` of `body` as a §14 client sends it: the sandbox, once the API answered 200. */
+export const startSandbox = (base: string, key: string, body: Record<string, unknown>) =>
+  Effect.promise(async () => {
+    const answer = await call(base, "POST", "/start", { key, body })
+    assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
+    return answer.body as unknown as Started
+  })
+
+/** `POST /stop` of each sandbox, each answered 200. */
+export const stopSandboxes = (base: string, key: string, sandboxes: ReadonlyArray<Started>) =>
+  Effect.forEach(
+    sandboxes,
+    (started) =>
+      Effect.promise(() => call(base, "POST", "/stop", { key, body: { runtime_id: started.runtime_id } })).pipe(
+        Effect.map((stopped) => assert.strictEqual(stopped.status, 200))
+      ),
+    { discard: true }
+  )
