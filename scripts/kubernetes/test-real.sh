@@ -14,7 +14,8 @@ eval "$cluster_env"
 set +a
 image=$(node scripts/kubernetes/runtime-image.ts)
 scripts/kubernetes/cluster.sh import "$image"
-export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image"
+# EFFECT_SANDBOX_K8S_TEST_CLUSTER: what this cluster is known not to do (live.test.ts, known gaps).
+export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image" EFFECT_SANDBOX_K8S_TEST_CLUSTER=1.20
 export EFFECT_SANDBOX_K8S_CONNECT=${EFFECT_SANDBOX_K8S_CONNECT:-portForward,direct}
 # Cases run six at a time: each spends most of its time waiting on a pod start and removal.
 exec vitest run test/kubernetes/live.test.ts test/kubernetes/real --sequence.concurrent --maxConcurrency 6 "$@"
