@@ -30,7 +30,8 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: $NAMESPACE}
 ---
-# Room for a test run's sessions (a few at once, each a pod and a PVC) on a two-core node.
+# Room for a test run's sessions (six cases at once, each a pod and a PVC, plus those still going) on a
+# two-core node: 16 pods at the runtime's default CPU limit of 2.
 apiVersion: v1
 kind: ResourceQuota
 metadata: {name: sandboxes, namespace: $NAMESPACE}
@@ -38,7 +39,7 @@ spec:
   hard:
     pods: "16"
     requests.cpu: "2"
-    limits.cpu: "16"
+    limits.cpu: "32"
     requests.memory: 12Gi
     limits.memory: 40Gi
     persistentvolumeclaims: "16"
