@@ -6,6 +6,7 @@
  */
 import { Effect, type Schedule } from "effect"
 import { ProviderError, type ProviderReason } from "../schema/errors.ts"
+import { waitOut } from "../schema/waitOut.ts"
 import type { Classified, ProviderCall } from "../services/Driver.ts"
 
 /** The reasons worth waiting out: the provider said "not now", not "no". */
@@ -31,12 +32,12 @@ export const makeProviderCall = (
   schedule: Schedule.Schedule<unknown>
 ): ProviderCall =>
 (operation, call) =>
-  Effect.tryPromise({ try: () => Promise.resolve(call()), catch: classify }).pipe(
-    // A Retry-After is a floor under the schedule's own delay, not a replacement for it.
-    Effect.tapError((failure) =>
-      failure.retryAfter !== undefined && retryable(failure.reason) ? Effect.sleep(failure.retryAfter) : Effect.void
-    ),
-    Effect.retry({ schedule, while: (failure) => retryable(failure.reason) }),
+  waitOut(
+    Effect.tryPromise({ try: () => Promise.resolve(call()), catch: classify }),
+    schedule,
+    (failure) => retryable(failure.reason),
+    (failure) => failure.retryAfter
+  ).pipe(
     Effect.mapError((failure) => providerError(provider, operation, failure)),
     Effect.withSpan("provider.call", { attributes: { provider, operation } })
   )

@@ -11,6 +11,7 @@ import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-n
 import { Context, Data, Duration, Effect, Schedule } from "effect"
 import type { ProviderReason } from "../../schema/errors.ts"
 import { reasonOfStatus } from "../../schema/httpReason.ts"
+import { waitOut } from "../../schema/waitOut.ts"
 import type { Classified } from "../../services/Driver.ts"
 
 /** A request to the Kubernetes API failed; `status` is the HTTP code when the server answered. */
@@ -93,18 +94,17 @@ const detail = (error: unknown): Detail => {
  */
 export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect<A, KubeApiError> =>
   Effect.flatMap(KubeRetry, (schedule) =>
-    Effect.tryPromise({
-      try: call,
-      catch: (error) => {
-        const { status, text, retryAfter } = detail(error)
-        return new KubeApiError({ status, operation: what, message: `${what}: ${text}`, retryAfter })
-      }
-    }).pipe(
-      // A Retry-After is a floor under the schedule's own delay, as in the hosted ProviderCall.
-      Effect.tapError((error) =>
-        error.retryAfter !== undefined && askedToWait(error) ? Effect.sleep(error.retryAfter) : Effect.void
-      ),
-      Effect.retry({ schedule, while: (error: KubeApiError) => askedToWait(error) })
+    waitOut(
+      Effect.tryPromise({
+        try: call,
+        catch: (error) => {
+          const { status, text, retryAfter } = detail(error)
+          return new KubeApiError({ status, operation: what, message: `${what}: ${text}`, retryAfter })
+        }
+      }),
+      schedule,
+      askedToWait,
+      (error) => error.retryAfter
     ))
 
 /** The same request, with a 404 (already gone) answered as `undefined`. */
