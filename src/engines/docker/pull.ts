@@ -28,7 +28,12 @@ const REPORT_EVERY_BYTES = 1_000_000
  */
 const pullBytes = () => {
   const layers = new Map<string, { done: number; total: number }>()
-  const downloaded = () => [...layers.values()].reduce((sum, layer) => sum + layer.done, 0)
+  const get = () =>
+    [...layers.values()].reduce(
+      (sum, layer) => ({ done: sum.done + layer.done, total: sum.total + layer.total }),
+      { done: 0, total: 0 }
+    )
+  const downloaded = () => get().done
   return {
     /** Take in one event; whether it is worth reporting (a layer done, or a megabyte more). */
     add: (event: PullEvent): boolean => {
@@ -44,11 +49,7 @@ const pullBytes = () => {
       }
       return Math.floor(downloaded() / REPORT_EVERY_BYTES) !== Math.floor(before / REPORT_EVERY_BYTES)
     },
-    get: () =>
-      [...layers.values()].reduce(
-        (sum, layer) => ({ done: sum.done + layer.done, total: sum.total + layer.total }),
-        { done: 0, total: 0 }
-      )
+    get
   }
 }
 
