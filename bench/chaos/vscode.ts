@@ -126,6 +126,28 @@ const gateProbes = async (b: Ide) => {
   return { probes: all.length, opened: all.filter((s) => s !== 403).length + Number(control.join() !== "200,101") }
 }
 
+/**
+ * Refused upgrades whose client resets the connection as the refusal arrives (a killed browser):
+ * the upgraded socket is no longer the HTTP server's to watch, so an unhandled reset would end the
+ * action server. Whether the server and the gate both still answer afterwards.
+ */
+const resetProbes = async (b: Ide, count: number) => {
+  for (let i = 0; i < count; i++) {
+    await new Promise<void>((resolve) => {
+      const socket = connect(b.port, "127.0.0.1", () =>
+        socket.write(
+          `GET / HTTP/1.1\r\nHost: 127.0.0.1:${b.port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`
+        ))
+      socket.once("data", () => socket.resetAndDestroy())
+      socket.on("error", () => resolve()).on("close", () => resolve())
+    })
+  }
+  const alive = await fetch(`http://127.0.0.1:${b.server.port}/alive`).then((r) => r.status, () => 0)
+  const gate = await status(`http://127.0.0.1:${b.port}/`, {})
+  console.log(`  vscode resets: ${count} refused upgrades reset; then /alive ${alive}, the gate ${gate}`)
+  return Number(alive !== 200 || gate !== 403)
+}
+
 export const vscodeRows = async (): Promise<ReadonlyArray<Row>> => {
   const dir = mkdtempSync(join(tmpdir(), "chaos-vscode-"))
   const ides: Array<Ide> = []
@@ -133,6 +155,8 @@ export const vscodeRows = async (): Promise<ReadonlyArray<Row>> => {
     for (const name of ["a", "b"]) ides.push(await startIde(join(dir, name)))
     const [a, b] = ides as [Ide, Ide]
     const gate = await gateProbes(b)
+    const resets = 20
+    const downAfterResets = await resetProbes(b, resets)
     const marker = `chaos-ide-${randomBytes(4).toString("hex")}`
     const attack = await browserAttack({ victimUrl: b.url, attackerUrl: a.url, token: b.token, marker })
     const reached = b.seen().filter((r) => r.path.includes(marker)).length
@@ -142,6 +166,12 @@ export const vscodeRows = async (): Promise<ReadonlyArray<Row>> => {
         `vscode: requests without the connection token, or from another origin, that reached the IDE (of ${gate.probes}), or the token refused`,
         gate.opened,
         "requests",
+        0
+      ),
+      atMost(
+        `vscode: the server or its gate not answering after ${resets} refused upgrades the client reset`,
+        downAfterResets,
+        "servers",
         0
       ),
       atLeast("vscode: Chromium opened B's IDE on a host of its own (control)", attack.victimOpened, "checks", 1),

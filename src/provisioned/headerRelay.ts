@@ -73,6 +73,9 @@ export const headerRelay = Effect.fn("headerRelay")(function*(
     request.pipe(out)
   })
   server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    // The HTTP server stops listening for an upgraded socket's errors: a browser that resets it
+    // before the provider answers must not take this process down.
+    socket.on("error", () => socket.destroy())
     if (!sameOrigin(request)) return socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n")
     const out = forward(request)
     out.on("upgrade", (answer, upstreamSocket: Socket, upstreamHead: Buffer) => {

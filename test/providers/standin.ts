@@ -165,12 +165,16 @@ export const refuseUpgrade = (socket: Duplex, error: ApiError) =>
 
 /**
  * The sockets of `server` that were upgraded (WebSockets): the HTTP server no longer closes them,
- * so a stand-in's `close()` destroys them itself.
+ * so a stand-in's `close()` destroys them itself. Nor does it listen for their errors any more: a
+ * client that dies with its upgrade still being answered (Daytona's SDK keeps retrying its
+ * Socket.IO connection, which a stand-in refuses) resets the socket, and an `error` nobody listens
+ * for would crash the test process. Each one is destroyed on error from the moment it is upgraded.
  */
 export const upgradedSockets = (server: Server): Set<Duplex> => {
   const open = new Set<Duplex>()
   server.on("upgrade", (_request: IncomingMessage, socket: Duplex) => {
     open.add(socket)
+    socket.on("error", () => socket.destroy())
     socket.on("close", () => open.delete(socket))
   })
   return open

@@ -10,6 +10,13 @@ import { watchPod } from "./podWatch.ts"
 /** How long a deletion waits for the pod to be gone (its container stopped) before moving on. */
 const DELETE_WAIT = "60 seconds"
 
+/**
+ * The grace every deletion of our pods gives them (a session's release, pause, the reaper): the
+ * action server exits at SIGTERM at once, so this only bounds a wedged one. The pod's own default
+ * (30 s) would keep a reaped orphan's pod, and the quota and PVC it holds, half a minute longer.
+ */
+export const POD_DELETE_GRACE_SECONDS = 5
+
 /** Create the pod `name` from `template`. */
 export const createPod = (kube: Kube, name: string, template: V1PodTemplateSpec) =>
   kubeCall(
@@ -28,7 +35,8 @@ export const createPod = (kube: Kube, name: string, template: V1PodTemplateSpec)
 export const deletePod = Effect.fn("deletePod")(function*(kube: Kube, name: string) {
   const marked = yield* kubeCallOrMissing(
     `delete pod ${name}`,
-    () => kube.core.deleteNamespacedPod({ name, namespace: kube.namespace, gracePeriodSeconds: 5 })
+    () =>
+      kube.core.deleteNamespacedPod({ name, namespace: kube.namespace, gracePeriodSeconds: POD_DELETE_GRACE_SECONDS })
   )
   if (marked === undefined) return
   yield* watchPod(kube, name, (pod) => pod === undefined ? true : undefined).pipe(

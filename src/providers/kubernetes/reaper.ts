@@ -28,6 +28,7 @@ import { Duration, Effect, Schedule } from "effect"
 import { detect, SANDBOX, SANDBOX_CLAIM } from "../../engines/kubernetes/agentSandbox.ts"
 import { kubeCall, kubeCallUnlessGone, listObjects } from "../../engines/kubernetes/apiCall.ts"
 import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
+import { POD_DELETE_GRACE_SECONDS } from "../../engines/kubernetes/pods.ts"
 import type { KubeReaperOptions } from "./options.ts"
 import { RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
 
@@ -172,7 +173,7 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*(
           removeOne(
             `${object.kind}/${object.metadata.name}`,
             `owner lease ${object.owner} is ${after.leases.has(object.owner) ? "stale" : "missing"}`,
-            () => api.delete(object)
+            () => api.delete(object, undefined, undefined, object.kind === "Pod" ? POD_DELETE_GRACE_SECONDS : undefined)
           ),
         { concurrency: 4 }
       )).flat()

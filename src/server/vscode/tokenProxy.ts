@@ -121,6 +121,9 @@ export const makeTokenProxy = (token: string, socketPath: string): Server => {
     request.pipe(upstream)
   })
   server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    // The HTTP server stops listening for an upgraded socket's errors: a client that resets it
+    // (before the refusal is read, say) must not take the server down.
+    socket.on("error", () => socket.destroy())
     if (check(request, true)._tag !== "pass") {
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n")
       return

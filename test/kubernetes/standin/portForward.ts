@@ -75,9 +75,13 @@ export const portForwarder = () => {
   return { forward, drop, close }
 }
 
-/** Answer an upgrade request that is refused with its Status, as plain HTTP. */
+/**
+ * Answer an upgrade request that is refused with its Status, as plain HTTP. The HTTP server no
+ * longer listens for the socket's errors: a client that resets it must not crash the test process.
+ */
 export const refuseUpgrade = (socket: Duplex, error: ApiError) => {
   const body = JSON.stringify(error.body)
+  socket.on("error", () => socket.destroy())
   socket.end(
     `HTTP/1.1 ${error.code} ${error.reason}\r\ncontent-type: application/json\r\ncontent-length: ${
       Buffer.byteLength(body)

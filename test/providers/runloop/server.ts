@@ -18,7 +18,7 @@ import type { AddressInfo, Socket } from "node:net"
 import { posix } from "node:path"
 import { Readable } from "node:stream"
 import { applyHttpFault, Faults } from "../faults.ts"
-import { json, proxyTo, proxyUpgradeTo, readJson, refuseUpgrade } from "../standin.ts"
+import { json, proxyTo, proxyUpgradeTo, readJson, refuseUpgrade, upgradedSockets } from "../standin.ts"
 import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
 
 /** A request as the stand-in recorded it (for assertions on what the SDK sent). */
@@ -298,11 +298,8 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
       (error: unknown) => json(response, apiFailure(error).status, { message: apiFailure(error).message })
     )
   })
-  /** Connections upgraded to WebSockets: no longer the HTTP server's, so closed by hand. */
-  const upgraded = new Set<Socket>()
+  const upgraded = upgradedSockets(tunnels)
   tunnels.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
-    upgraded.add(socket)
-    socket.on("close", () => upgraded.delete(socket))
     tunnelTarget(request).then(
       (target) => proxyUpgradeTo(request, socket, head, target),
       (error: unknown) => refuseUpgrade(socket, apiFailure(error))
