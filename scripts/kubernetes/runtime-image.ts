@@ -11,6 +11,10 @@ import { join } from "node:path"
 import { DockerEngine, ImageBuilder } from "../../src/docker.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../src/runtimeImage/sandboxUser.ts"
 
+// Stdout carries the tag alone (the caller captures it): the build's log lines go to stderr.
+const printTag = (tag: string) => process.stdout.write(`${tag}\n`)
+console.log = console.error
+
 const tools = spawnSync(join(import.meta.dirname, "..", "base-image.sh"), ["tools"], {
   encoding: "utf8",
   stdio: ["ignore", "pipe", "inherit"]
@@ -27,4 +31,4 @@ const tag = await Effect.runPromise(
     })
   }).pipe(Effect.provide(ImageBuilder.layer), Effect.provide(DockerEngine.layer))
 )
-console.log(tag)
+printTag(tag)

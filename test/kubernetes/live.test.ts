@@ -139,7 +139,8 @@ const title = optedIn ? "kubernetes (live cluster)" : "kubernetes (live cluster)
           error.message,
           new RegExp(
             `^The pod effect-sandbox-${sessionId} did not start: (ErrImagePull|ImagePullBackOff): .*no-such-image`
-          )
+          ),
+          error.message
         )
         assert.include(error.message, `Warning Failed: Failed to pull image "effect-sandbox/no-such-image:1"`)
         assert.strictEqual(error.reason, "provider")
