@@ -24,7 +24,9 @@ describeDocker("E2BRuntime network option (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         yield* inSandbox(standinOf(), { network: "deny-all" }, () =>
-          Effect.sync(() => assert.deepStrictEqual(lastEgress(), { allowInternetAccess: false, network: undefined })))
+          Effect.sync(() =>
+            assert.deepStrictEqual(lastEgress(), { allowInternetAccess: false, network: undefined })
+          ))
         yield* inSandbox(standinOf(), { network: { allowOnly: ["api.github.com", "10.0.0.0/8", "1.1.1.1"] } }, () =>
           Effect.sync(() =>
             assert.deepStrictEqual(lastEgress(), {
