@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
-import { egressName } from "../../src/engines/docker/egress.ts"
+import { EGRESS_OF, egressName, reapStrayGateways } from "../../src/engines/docker/egress.ts"
 import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
 import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
 import {
@@ -126,4 +126,23 @@ describeDocker("DockerRuntime network option", () => {
       assertNoContainer(session)
       assertNoEgress(session)
     }).pipe(Effect.scoped), 120_000)
+
+  it.live("a gateway whose sandbox is gone is reaped with its network; one whose sandbox lives is not", () =>
+    Effect.gen(function*() {
+      const stray = containerName(sessionId("egress"))
+      const kept = containerName(sessionId("egress"))
+      for (const name of [stray, kept]) {
+        dockerCli("network", "create", "--internal", "--label", `${EGRESS_OF}=${name}`, egressName(name))
+        dockerCli("create", "--name", egressName(name), "--label", `${EGRESS_OF}=${name}`, baseImage(), "true")
+      }
+      // The living one's sandbox: any container by its name.
+      dockerCli("create", "--name", kept, baseImage(), "true")
+      const engine = yield* connectEngine
+      const reaped = yield* reapStrayGateways("0 seconds").pipe(Effect.provideService(DockerEngine, engine))
+      assert.isAtLeast(reaped, 1)
+      assertNoEgress(stray.replace(/^effect-sandbox-/, ""))
+      assert.notStrictEqual(dockerCli("ps", "-aq", "--filter", `name=^${egressName(kept)}$`).stdout.trim(), "")
+      dockerCli("rm", "-f", kept, egressName(kept))
+      dockerCli("network", "rm", egressName(kept))
+    }))
 })

@@ -188,6 +188,7 @@ export const reapStrayGateways = (grace: Duration.Input = "2 minutes") =>
     const gateways = yield* Effect.promise(() =>
       docker.listContainers({ all: true, filters: { label: [EGRESS_OF] } }).catch(() => [])
     )
+    if (gateways.length === 0) return 0
     const names = new Set(
       (yield* Effect.promise(() => docker.listContainers({ all: true }).catch(() => []))).flatMap((c) =>
         c.Names.map((n) => n.replace(/^\//, ""))

@@ -157,7 +157,9 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         Effect.mapError(explainStorageRefusal(options.storageBytes)),
         Effect.tapError(() => removeEgress(name))
       )
-      const box: DockerBox = { ...(yield* throughGateway(boxOf(running))), workspace: temporary }
+      // Only a sandbox with a policy has a gateway: no extra engine call on an ordinary start.
+      const reached = egress === undefined ? boxOf(running) : yield* throughGateway(boxOf(running))
+      const box: DockerBox = { ...reached, workspace: temporary }
       yield* Effect.forEach(
         sandbox.additionalNetworks,
         (extra) =>
