@@ -49,7 +49,9 @@ export const decide = async (
   } catch {
     return { _tag: "Deny", why: named ? "name does not resolve" : "name not allowed" }
   }
-  const address = named ? addresses[0] : addresses.find(allows.address)
+  // IPv4 first: a gateway's network has IPv4 only unless the engine enables IPv6.
+  const ordered = [...addresses].sort((a, b) => isIP(a) - isIP(b))
+  const address = named ? ordered[0] : ordered.find(allows.address)
   return address === undefined ? { _tag: "Deny", why: "name not allowed" } : { _tag: "Allow", address }
 }
 
