@@ -4,6 +4,7 @@
  *
  *   payload/server.mjs                       the server, bundled into one file
  *   payload/editor.mjs                       the file editor agent_skills' `file_editor` runs
+ *   payload/egress-proxy.mjs                 a restricted sandbox's gateway: port forwards, egress proxy
  *   payload/python/effect_sandbox_skills/    the agent_skills Python helpers
  *   payload/node_modules/<native>/           native addons with their runtime files only
  *                                            (node-pty; zeromq and its loader, cmake-ts),
@@ -54,7 +55,12 @@ const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
   "pdfjs-dist": ["package.json", "build/pdf.min.mjs", "build/pdf.worker.min.mjs"]
 }
 
-const ENTRIES = { "server.mjs": "src/server/main.ts", "editor.mjs": "src/executor/skills/editorMain.ts" }
+const ENTRIES = {
+  "server.mjs": "src/server/main.ts",
+  "editor.mjs": "src/executor/skills/editorMain.ts",
+  // The gateway of a sandbox with a network policy (src/network/gatewayMain.ts, docs/network.md).
+  "egress-proxy.mjs": "src/network/gatewayMain.ts"
+}
 for (const [file, input] of Object.entries(ENTRIES)) {
   const bundle = await rolldown({
     input: join(root, input),

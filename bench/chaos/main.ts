@@ -18,6 +18,7 @@
  */
 import { join } from "node:path"
 import { cyclesRows } from "./cycles.ts"
+import { egressRows } from "./egress.ts"
 import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
 import { hostUserRows } from "./hostUsers.ts"
@@ -49,7 +50,8 @@ const GROUPS: ReadonlyArray<{
   { name: "kubernetes", share: 0.12, run: kubernetesRows },
   { name: "runtime-api", share: 0.06, run: runtimeApiRows },
   { name: "neighbours", share: 0.03, run: neighbourRows },
-  { name: "host-users", share: 0.03, run: hostUserRows }
+  { name: "host-users", share: 0.03, run: hostUserRows },
+  { name: "egress", share: 0.03, run: egressRows }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {

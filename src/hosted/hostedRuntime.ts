@@ -12,6 +12,7 @@ import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { DriverDefinition } from "../services/Driver.ts"
 import type { Provisioner } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
+import { checkNetworkOption } from "./networkOption.ts"
 import { checkHostedOptions, type HostedOptions, type PoolOptions, PROVIDER_RETRY } from "./options.ts"
 import { makeProviderCall } from "./providerCall.ts"
 import { provisionHosted } from "./provisioner.ts"
@@ -37,6 +38,7 @@ const hostedProvisioner = <O extends HostedOptions, S>(
     const name = runtimeName(definition as DriverDefinition<never, unknown>)
     const noun = definition.sandboxNoun ?? "sandbox"
     yield* checkHostedOptions(name, `a ${definition.provider} ${noun}`, options, definition.hostWorkspace === true)
+    yield* checkNetworkOption(name, definition, options.network)
     const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
     const driver = yield* definition.connect(options, call).pipe(
       Effect.mapError(refusalAsStartError),

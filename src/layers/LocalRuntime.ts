@@ -13,6 +13,7 @@ import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
+import { LOCAL_EGRESS_REFUSAL, refusePolicy } from "../network/policy.ts"
 import {
   connectLayer,
   type ConnectOptions,
@@ -60,6 +61,7 @@ export type LocalServerOptions = Omit<LocalRuntimeOptions, "sessionId">
 const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConfig) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("LocalRuntime options", options)
+    yield* refusePolicy("LocalRuntime", options.network, LOCAL_EGRESS_REFUSAL)
     const codeServer = yield* localCodeServer(options)
     return {
       kind: "local",

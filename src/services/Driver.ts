@@ -13,6 +13,7 @@
  */
 import type { Config, Duration, Effect, Redacted, Scope } from "effect"
 import type { ServerErrorHook } from "../client/ActionClient.ts"
+import type { EgressPolicy } from "../network/policy.ts"
 import type { InvalidOptionsError, ProviderError, ProviderReason, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { ProvisionStatus } from "./Provisioner.ts"
@@ -298,6 +299,12 @@ export interface DriverDefinition<O, S> {
    * provider's sandbox, and ignoring it would let a swapped-in layer work elsewhere).
    */
   readonly hostWorkspace?: boolean
+  /**
+   * The driver enforces the `network` option (src/network/policy.ts, docs/network.md): this refuses,
+   * at start, each rule the provider cannot express. Absent, any policy is refused: a driver that
+   * does not know the option never lets a restricted sandbox out unrestricted.
+   */
+  readonly network?: (policy: EgressPolicy) => Effect.Effect<void, InvalidOptionsError>
   /** `info.kind` ("e2b", "daytona"). */
   readonly kind: string
   /** What one failed call of this provider's SDK means. */

@@ -6,6 +6,7 @@
  * See docs/runtimes/swapping.md for the table.
  */
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
+import type { NetworkPolicy } from "../network/policy.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 
 /** The tools a runtime runs beside its shell; absent or `false`: off (their actions answer with OpenHands' texts). */
@@ -70,4 +71,12 @@ export interface RuntimeOptions extends RuntimeTools {
    * container's limit (default 4096, as it also holds the server, kernel and browser).
    */
   readonly pidsLimit?: number
+  /**
+   * What the sandbox may reach on the network (docs/network.md): absent, what it always could (the
+   * host's network for Cli and Local, the internet through Docker's bridge, a provider's default);
+   * `"deny-all"`; or `{ allowOnly: [...] }` hosts, `*.domains`, addresses and CIDR blocks. Enforced
+   * outside the sandbox; a runtime that cannot enforce a rule refuses it at start
+   * (InvalidOptionsError naming the runtime and the rule), never lets it through.
+   */
+  readonly network?: NetworkPolicy
 }

@@ -1,7 +1,7 @@
 /**
  * The reaper on a cluster (src/providers/kubernetes/reaper.ts), against the
  * stand-in: an owner process that holds a Lease and made a labelled pod and
- * Secret is SIGKILLed; a reaper pass then removes its pod, its Secret, its PVC
+ * Secret is SIGKILLed; a reaper pass then removes its pod, its Secret, its NetworkPolicy, its PVC
  * labelled delete-workspace and its Lease, and leaves an unlabelled pod, a
  * kept-alive pod (no owner label) and a workspace PVC without the label. A live
  * owner's objects are never touched, even when its clock lags the server's; the periodic reaper removes the pod and
@@ -13,6 +13,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  NetworkingV1Api,
   PatchStrategy,
   setHeaderOptions,
   V1MicroTime,
@@ -69,7 +70,7 @@ const names = (list: { items: Array<{ metadata?: { name?: string } }> }) =>
 
 describeCluster("reaper on a cluster", () => {
   it.live(
-    "removes a SIGKILLed owner's pod, Secret, delete-workspace PVC and Lease, and nothing else",
+    "removes a SIGKILLed owner's pod, Secret, NetworkPolicy, delete-workspace PVC and Lease, and nothing else",
     () =>
       onStandIn((kc, cluster) =>
         Effect.gen(function*() {
@@ -83,6 +84,17 @@ describeCluster("reaper on a cluster", () => {
             name: "workspace-deleted",
             labels: { ...owned, "effect-sandbox.delete-workspace": "true" }
           })
+          // The network option's NetworkPolicy (src/engines/kubernetes/egressPolicy.ts), labelled as its session's objects.
+          const networking = kc.makeApiClient(NetworkingV1Api)
+          yield* Effect.promise(() =>
+            networking.createNamespacedNetworkPolicy({
+              namespace,
+              body: {
+                metadata: { name: "egress-owned", labels: owned },
+                spec: { podSelector: { matchLabels: { "effect-sandbox.session": "s" } }, policyTypes: ["Egress"] }
+              }
+            })
+          )
 
           // The owner lives: a pass (even with no margin for skew) touches nothing.
           assert.deepStrictEqual(yield* reapOrphans(kc, namespace, { clockSkew: 0 }), [])
@@ -93,6 +105,7 @@ describeCluster("reaper on a cluster", () => {
           const removed = yield* reapOrphans(kc, namespace, { clockSkew: 0 })
           assert.deepStrictEqual([...removed].sort(), [
             `Lease/${lease}`,
+            "NetworkPolicy/egress-owned",
             "PersistentVolumeClaim/workspace-deleted",
             `Pod/owned-${lease}`,
             `Secret/owned-${lease}`
@@ -110,6 +123,10 @@ describeCluster("reaper on a cluster", () => {
           )
           const leases = kc.makeApiClient(CoordinationV1Api)
           assert.deepStrictEqual(names(yield* Effect.promise(() => leases.listNamespacedLease({ namespace }))), [])
+          assert.deepStrictEqual(
+            names(yield* Effect.promise(() => networking.listNamespacedNetworkPolicy({ namespace }))),
+            []
+          )
         })
       ),
     60_000

@@ -35,7 +35,15 @@ export const sessionSelector = (sessionId: string): string => `${MANAGED_LABEL}=
 /** The names of a session's objects, after OpenHands' (`<pod>-pvc`, `<pod>-svc`, ...). */
 export const resourceNames = (sessionId: string) => {
   const pod = `effect-sandbox-${sessionId}`
-  return { pod, pvc: `${pod}-pvc`, service: `${pod}-svc`, ingress: `${pod}-ingress`, keySecret: `${pod}-key` }
+  return {
+    pod,
+    pvc: `${pod}-pvc`,
+    service: `${pod}-svc`,
+    ingress: `${pod}-ingress`,
+    keySecret: `${pod}-key`,
+    /** The `network` option's NetworkPolicy (egressPolicy.ts). */
+    networkPolicy: `${pod}-egress`
+  }
 }
 
 export type ResourceNames = ReturnType<typeof resourceNames>

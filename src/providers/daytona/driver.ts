@@ -15,10 +15,12 @@ import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
 import { SESSION_KEY_FILE as KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
+import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { ProviderError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
+import { checkDaytonaEgress, daytonaEgress } from "./egress.ts"
 import { listSandboxes } from "./listing.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
 import { sandboxName } from "./sessionName.ts"
@@ -52,6 +54,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
   const idle = yield* minutes("idleTimeout", options.idleTimeout ?? "15 minutes", 1)
   const autoDelete = yield* minutes("autoDeleteAfter", options.autoDeleteAfter ?? 0, 0)
   const ttl = options.lifetime === undefined ? 0 : yield* minutes("lifetime", options.lifetime, 1)
+  const egress = daytonaEgress(yield* parseNetworkPolicy("DaytonaRuntime", options.network))
   const seconds = yield* wholeDuration(
     "DaytonaRuntime",
     "vscodeLinkExpiry",
@@ -155,7 +158,8 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
           labels: { ...spec.tags },
           autoStopInterval: idle,
           autoDeleteInterval: autoDelete,
-          ...(ttl === 0 ? {} : { ttlMinutes: ttl })
+          ...(ttl === 0 ? {} : { ttlMinutes: ttl }),
+          ...egress
         }, { timeout: deadline })).pipe(
           Effect.catch((failure) => undoCreate(name, Redacted.value(spec.sessionKey), failure)),
           Effect.map((sandbox) => ({ sandbox, id: sandbox.id }))
@@ -225,6 +229,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
 export const daytonaDriver: DriverDefinition<DaytonaRuntimeOptions, Sandbox> = {
   provider: "Daytona",
   kind: "daytona",
+  network: checkDaytonaEgress,
   classify: classifyDaytona,
   connect
 }

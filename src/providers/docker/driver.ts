@@ -18,6 +18,7 @@ import {
   startContainer
 } from "../../engines/docker/container.ts"
 import { IMAGE_WORKSPACE } from "../../engines/docker/containerSpec.ts"
+import { gatewayPorts, removeEgress, startGateway } from "../../engines/docker/egress.ts"
 import { connectEngine, DockerEngine, engineCall } from "../../engines/docker/engine.ts"
 import { ensureRuntimeImage } from "../../engines/docker/imageBuilder.ts"
 import { LABEL, labelOf, type Labels } from "../../engines/docker/labels.ts"
@@ -26,12 +27,14 @@ import { sandboxNetworkFor } from "../../engines/docker/network.ts"
 import { putSessionKey, sessionKeyOf } from "../../engines/docker/sessionKey.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { serverExitedMessage } from "../../hosted/startFailure.ts"
+import { parseNetworkPolicy } from "../../network/policy.ts"
 import { scopedWorkspace, temporaryWorkspace } from "../../runtime/hostWorkspace.ts"
 import { imageRequirements } from "../../runtimeImage/imageContext.ts"
 import { DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "../../runtimeImage/sandboxUser.ts"
 import { ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { reportStart } from "../../services/StartProgress.ts"
+import { restrictEgress } from "./egressBox.ts"
 import { recordContainer } from "./leaseRecords.ts"
 import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
@@ -67,12 +70,20 @@ const boxOf = (running: RunningContainer): Omit<DockerBox, "workspace"> => ({
   reached: { ip: running.ip, ports: running.ports }
 })
 
+/**
+ * A sandbox behind a gateway (the `network` option, engines/docker/egress.ts) is reached on the
+ * gateway's published ports, never at its own address (the host has none on its network).
+ */
+const throughGateway = <B extends Omit<DockerBox, "workspace">>(box: B) =>
+  Effect.map(gatewayPorts(box.name), (ports): B => ports === undefined ? box : { ...box, reached: { ip: "", ports } })
+
 /** A container's state in the contract's words. */
 const stateOf = (state: string): Found<DockerBox>["state"] =>
   state === "running" ? "running" : state === "paused" ? "paused" : state === "dead" ? "gone" : "stopped"
 
 const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRuntimeOptions) {
   yield* checkDockerOptions(options)
+  const egress = yield* parseNetworkPolicy("DockerRuntime", options.network)
   yield* unsupported(
     "DockerRuntime",
     options,
@@ -120,24 +131,35 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       if (leaseDir !== undefined) yield* recordContainer(leaseDir, name, temporary)
       yield* reportStart({ phase: "creating", detail: `container ${name}` })
       let kept = false
+      const createOptions = yield* restrictEgress(
+        egress,
+        containerSpec({
+          name,
+          image,
+          spec,
+          workspace,
+          temporaryWorkspace: temporary,
+          options,
+          lease: leaseDir,
+          network
+        }),
+        sandbox,
+        spec.user.id
+      )
       const running = yield* Effect.scoped(
         startContainer(
-          containerSpec({
-            name,
-            image,
-            spec,
-            workspace,
-            temporaryWorkspace: temporary,
-            options,
-            lease: leaseDir,
-            network
-          }),
+          createOptions,
           () => kept,
           (container, _labels, user) =>
             putSessionKey(container, Redacted.value(spec.sessionKey), containerUid(user, spec.user.id))
         ).pipe(Effect.tap(() => Effect.sync(() => kept = true)))
-      ).pipe(Effect.mapError(explainStorageRefusal(options.storageBytes)))
-      const box: DockerBox = { ...boxOf(running), workspace: temporary }
+      ).pipe(
+        Effect.mapError(explainStorageRefusal(options.storageBytes)),
+        Effect.tapError(() => removeEgress(name))
+      )
+      // Only a sandbox with a policy has a gateway: no extra engine call on an ordinary start.
+      const reached = egress === undefined ? boxOf(running) : yield* throughGateway(boxOf(running))
+      const box: DockerBox = { ...reached, workspace: temporary }
       yield* Effect.forEach(
         sandbox.additionalNetworks,
         (extra) =>
@@ -244,7 +266,8 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         }
         return { workspace: IMAGE_WORKSPACE, serverExit: serverExit(box) }
       }),
-    destroy: (box) => removeWithWorkspace(box.container, box.workspace),
+    destroy: (box) =>
+      removeWithWorkspace(box.container, box.workspace).pipe(Effect.andThen(removeEgress(box.name)), withEngine),
     find: Effect.fn("DockerRuntime.find")(function*(tags) {
       const listed = yield* engineCall(
         "list containers",
@@ -270,7 +293,10 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         const key = sessionKeyOf(labels, inspected.env)
         const ours = Object.fromEntries(Object.entries(labels).filter(([, value]) => value !== ""))
         found.push({
-          sandbox: { ...boxOf(inspected), workspace: temporaryWorkspaceOf(name, labels) },
+          sandbox: {
+            ...(yield* withEngine(throughGateway(boxOf(inspected)))),
+            workspace: temporaryWorkspaceOf(name, labels)
+          },
           id: name,
           tags: key === "" ? ours : { ...ours, [LABEL.sessionKey]: key },
           state: stateOf(summary.State)
@@ -305,9 +331,10 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         const info = yield* engineCall(`inspect ${box.name}`, () => box.container.inspect())
         const key = sessionKeyOf(box.labels, info.Config.Env ?? [])
         yield* putSessionKey(box.container, key, containerUid(info.Config.User, uid))
+        if ((yield* gatewayPorts(box.name)) !== undefined) yield* startGateway(box.name)
         yield* engineCall(`start ${box.name}`, () => box.container.start())
-        box.reached = yield* inspectRunning(box.container, box.name)
-      }),
+        box.reached = (yield* throughGateway(boxOf(yield* inspectRunning(box.container, box.name)))).reached
+      }).pipe(withEngine),
     pause: {
       keepsMemory: true,
       pause: (box) => pauseContainer(box.container, box.name),
@@ -322,6 +349,8 @@ export const dockerDriver: DriverDefinition<DockerRuntimeOptions, DockerBox> = {
   kind: "docker",
   sandboxNoun: "container",
   hostWorkspace: true,
+  // Every rule: the gateway's proxy takes names, domains, addresses and blocks (engines/docker/egress.ts).
+  network: () => Effect.void,
   classify: classifyDocker,
   connect
 }

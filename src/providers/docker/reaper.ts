@@ -20,6 +20,7 @@ import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { dockerClient } from "../../engines/docker/client.ts"
+import { reapStrayGateways, removeEgress } from "../../engines/docker/egress.ts"
 import { LABEL, labelOf } from "../../engines/docker/labels.ts"
 import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
 import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
@@ -86,10 +87,12 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     orphans,
     ({ claim, container: c }) =>
       removeWithWorkspace(docker.getContainer(c.Id), claim.workspace).pipe(
+        Effect.andThen(removeEgress(c.Names[0]?.replace(/^\//, "") ?? "")),
         Effect.tap(() => Effect.logInfo(`reaped container ${c.Names[0] ?? c.Id}: its owner's lease is stale`))
       ),
     { concurrency: 4, discard: true }
   )
+  yield* reapStrayGateways()
   const named = new Set((yield* list).flatMap((c) => labelOf(c.Labels, LABEL.ownerLease) ?? []))
   yield* sweepLeases(staleDirs, named)
   return orphans.length

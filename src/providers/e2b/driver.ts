@@ -14,10 +14,12 @@ import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
 import { IMAGE_WORKSPACE as WORKSPACE, serverFiles } from "../../hosted/serverFiles.ts"
+import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
+import { checkE2BEgress, e2bEgress } from "./egress.ts"
 import {
   cappedMessage,
   endingMessage,
@@ -79,6 +81,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     "E2B_API_KEY",
     "an E2B team API key, e2b_..."
   )
+  const egress = e2bEgress(yield* parseNetworkPolicy("E2BRuntime", options.network))
   const { Sandbox } = yield* loadSdk
   // Never asked longer than the life: E2B refuses a create or connect beyond its cap.
   const timeoutMs = Math.min(idleMs, lifetimeMs)
@@ -208,7 +211,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     create: (spec) =>
       call(
         `create a sandbox from template ${template}`,
-        () => Sandbox.create(template, { ...sdk, timeoutMs, metadata: { ...spec.tags } })
+        () => Sandbox.create(template, { ...sdk, ...egress, timeoutMs, metadata: { ...spec.tags } })
       ).pipe(
         Effect.flatMap((instance) =>
           Effect.map(lifeFromNow, (life) => ({
@@ -271,6 +274,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
 export const e2bDriver: DriverDefinition<E2BRuntimeOptions, E2BBox> = {
   provider: "E2B",
   kind: "e2b",
+  network: checkE2BEgress,
   classify: classifyE2B,
   connect
 }

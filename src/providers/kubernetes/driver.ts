@@ -16,6 +16,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { classifyKube, KubeRetry } from "../../engines/kubernetes/apiCall.ts"
 import { kubeCall, kubeCallOrMissing, makeKube } from "../../engines/kubernetes/client.ts"
+import { expressible, NAMES_REFUSED } from "../../engines/kubernetes/egressPolicy.ts"
 import { resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
 import { connectMode } from "../../engines/kubernetes/podOptions.ts"
 import { SERVER_PORT, WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
@@ -23,8 +24,9 @@ import { type PodNotStarted, podStopped } from "../../engines/kubernetes/podWatc
 import { explainStop } from "../../engines/kubernetes/startErrors.ts"
 import { PROVIDER_RETRY, unsupported } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
+import { parseNetworkPolicy, refuseRules } from "../../network/policy.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../../runtimeImage/sandboxUser.ts"
-import { ProviderError, type RuntimeStartError } from "../../schema/errors.ts"
+import { InvalidOptionsError, ProviderError, type RuntimeStartError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, SandboxState } from "../../services/Driver.ts"
 import { foundSession, removeFound } from "./found.ts"
 import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "./options.ts"
@@ -111,7 +113,21 @@ const connectDriver = Effect.fn("KubernetesRuntime.connect")(function*(options: 
     { ...options.ownerLease, staleAfter: options.ownerLease?.staleAfter ?? options.idleTimeout },
     options.reapEvery ?? "30 seconds"
   )
-  const ctx: KubeContext = { kube, options, lease, sandboxes, startDeadline: options.aliveTimeout ?? START_DEADLINE }
+  const egress = yield* parseNetworkPolicy("KubernetesRuntime", options.network)
+  if (egress !== undefined && options.warmPoolTemplate !== undefined) {
+    return yield* new InvalidOptionsError({
+      message: "KubernetesRuntime options: network: a pod claimed from warmPoolTemplate runs under its template's " +
+        "NetworkPolicy, which this runtime does not write: set the egress in the SandboxTemplate, or leave network unset."
+    })
+  }
+  const ctx: KubeContext = {
+    kube,
+    options,
+    lease,
+    sandboxes,
+    startDeadline: options.aliveTimeout ?? START_DEADLINE,
+    egress
+  }
   const dial = podDialer(kube, connectMode(options.connect))
   const readPod = (pod: KubePod) =>
     kubeCallOrMissing(
@@ -207,6 +223,7 @@ export const kubernetesDriver: DriverDefinition<KubernetesRuntimeOptions, KubePo
   provider: PROVIDER,
   sandboxNoun: "pod",
   kind: "kubernetes",
+  network: (policy) => refuseRules("KubernetesRuntime", policy, (rule) => !expressible(rule), NAMES_REFUSED),
   classify: classifyKube,
   connect
 }

@@ -79,6 +79,8 @@ export const removeFound = (ctx: KubeContext, pod: KubePod) =>
       core.deleteNamespacedService({ name: names.service, namespace }))
     yield* kubeCallOrMissing(`delete ingress ${names.ingress}`, () =>
       networking.deleteNamespacedIngress({ name: names.ingress, namespace }))
+    yield* kubeCallOrMissing(`delete NetworkPolicy ${names.networkPolicy}`, () =>
+      networking.deleteNamespacedNetworkPolicy({ name: names.networkPolicy, namespace }))
     yield* kubeCallOrMissing(`delete Secret ${names.keySecret}`, () =>
       core.deleteNamespacedSecret({ name: names.keySecret, namespace }))
     if (ctx.options.deleteWorkspace === true) {

@@ -11,7 +11,7 @@
  * the two reads and it keeps its sandboxes.
  *
  * What it removes: SandboxClaims and Sandboxes (when the agent-sandbox CRDs are
- * served), pods, services, ingresses and Secrets, and PVCs only when they also
+ * served), pods, services, ingresses, NetworkPolicies and Secrets, and PVCs only when they also
  * carry `effect-sandbox.delete-workspace=true` (workspaces are kept by default).
  * Objects without an owner label (kept alive on purpose) are never touched, and
  * neither are objects another object controls (a Sandbox's pod goes with its
@@ -47,6 +47,7 @@ const KINDS: ReadonlyArray<ReapedKind> = [
   { apiVersion: "v1", kind: "Pod" },
   { apiVersion: "v1", kind: "Service" },
   { apiVersion: "networking.k8s.io/v1", kind: "Ingress" },
+  { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy" },
   { apiVersion: "v1", kind: "Secret" },
   { apiVersion: "v1", kind: "PersistentVolumeClaim", alsoLabelled: `${DELETE_WORKSPACE_LABEL}=true` }
 ]

@@ -12,6 +12,7 @@ import type { V1PodTemplateSpec } from "@kubernetes/client-node"
 import { type Duration, Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import type { Kube } from "../../engines/kubernetes/client.ts"
+import { egressNetworkPolicy } from "../../engines/kubernetes/egressPolicy.ts"
 import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "../../engines/kubernetes/labels.ts"
 import {
   ingressHosts,
@@ -25,6 +26,7 @@ import { createPod, deletePod } from "../../engines/kubernetes/pods.ts"
 import { podTemplate, SERVER_PORT } from "../../engines/kubernetes/podSpec.ts"
 import { waitUntilReady } from "../../engines/kubernetes/podWatch.ts"
 import { runtimeImage } from "../../engines/kubernetes/runtimeImage.ts"
+import type { EgressPolicy } from "../../network/policy.ts"
 import type { SandboxSpec } from "../../services/Driver.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
@@ -42,6 +44,8 @@ export interface KubeContext {
   readonly sandboxes: SandboxMode
   /** How long a pod may take to be ready (scheduled, pulled, started, answering): `aliveTimeout`. */
   readonly startDeadline: Duration.Input
+  /** The `network` option, parsed: a NetworkPolicy is made before the pod (egressPolicy.ts). */
+  readonly egress?: EgressPolicy | undefined
 }
 
 /**
@@ -79,6 +83,15 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
     () => core.createNamespacedSecret({ namespace, body: keySecret(meta(names.keySecret), key) }),
     () => core.deleteNamespacedSecret({ name: names.keySecret, namespace })
   )
+  // Before the pod: no moment in which it runs with the cluster's default egress.
+  if (ctx.egress !== undefined) {
+    const body = egressNetworkPolicy(meta(names.networkPolicy), sessionId, ctx.egress)
+    yield* createReleased(
+      `NetworkPolicy ${names.networkPolicy}`,
+      () => networking.createNamespacedNetworkPolicy({ namespace, body }),
+      () => networking.deleteNamespacedNetworkPolicy({ name: names.networkPolicy, namespace })
+    )
+  }
   const deleteWorkspace = options.deleteWorkspace === true && !kept
   // Labelled so that the reaper deletes it too when the owner dies before its release.
   const workspace = deleteWorkspace

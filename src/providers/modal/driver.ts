@@ -19,11 +19,13 @@ import { unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { withReason } from "../../hosted/providerCall.ts"
 import { SERVER_PORT } from "../../hosted/serverLaunch.ts"
+import { parseNetworkPolicy } from "../../network/policy.ts"
 import { InvalidOptionsError, ProviderError } from "../../schema/errors.ts"
 import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall } from "../../services/Driver.ts"
 import { classifyModal } from "./classify.ts"
 import { modalClient } from "./client.ts"
+import { checkModalEgress, modalEgress } from "./egress.ts"
 import { endedBecause, exitedByItself, returnCode, sandboxResult } from "./ended.ts"
 import { launcherCommand, WORKSPACE } from "./launcher.ts"
 import { forget, remember, remembered } from "./ledger.ts"
@@ -62,6 +64,7 @@ export const sessionSandboxName = (sessionId: string) =>
 
 const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntimeOptions, call: ProviderCall) {
   yield* unsupported(RUNTIME, options, ["user", "userId"], "a Modal sandbox's command runs as root")
+  const egress = modalEgress(yield* parseNetworkPolicy(RUNTIME, options.network))
   if (options.image !== undefined && options.registryImage !== undefined) {
     return yield* new InvalidOptionsError({
       message: `${RUNTIME} options: give image (a published Modal image) or registryImage, not both.`
@@ -176,7 +179,8 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
           ...(options.cpus === undefined ? {} : { cpu: options.cpus }),
           ...(options.memoryMiB === undefined ? {} : { memoryMiB: options.memoryMiB }),
           name: sessionSandboxName(spec.sessionId),
-          tags: { ...spec.tags }
+          tags: { ...spec.tags },
+          ...egress
         })).pipe(
           Effect.tap((sandbox) => Effect.promise(() => remember(app.appId, sandbox.sandboxId).catch(() => undefined))),
           Effect.map((sandbox) => ({ sandbox, id: sandbox.sandboxId }))
@@ -247,6 +251,7 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
 export const modalDriver: DriverDefinition<ModalRuntimeOptions, Sandbox> = {
   provider: "Modal",
   kind: "modal",
+  network: checkModalEgress,
   classify: classifyModal,
   connect
 }

@@ -31,6 +31,14 @@ export const Ingresses: ResourceType = {
   kind: "Ingress"
 }
 
+/** Stored and listed, not enforced (network isolation is whatever the Docker bridge gives). */
+export const NetworkPolicies: ResourceType = {
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "networkpolicies",
+  kind: "NetworkPolicy"
+}
+
 /** Leases: where an owner's heartbeat can live (the runtime's reaper reads it). */
 export const Leases: ResourceType = { group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease" }
 
@@ -56,6 +64,7 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
   Secrets,
   ResourceQuotas,
   Ingresses,
+  NetworkPolicies,
   Leases,
   ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])
 ]

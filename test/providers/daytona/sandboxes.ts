@@ -72,11 +72,18 @@ export interface StandInSandbox {
   readonly disk: number
   readonly autoStopInterval: number
   readonly autoDeleteInterval: number
+  /** Egress as created: stored and shown, not enforced (the container keeps the engine's network). */
+  readonly networkBlockAll: boolean
+  readonly networkAllowList: string | undefined
+  readonly domainAllowList: string | undefined
   readonly createdAt: string
   container: Docker.Container | undefined
   /** The preview links' token (`x-daytona-preview-token`). */
   readonly previewToken: string
 }
+
+/** An IPv4 block as Daytona's networkAllowList takes it. */
+const IPV4_BLOCK = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/
 
 /** The create body the SDK sends (`CreateSandbox`), as far as the stand-in reads it. */
 export interface CreateBody {
@@ -90,6 +97,10 @@ export interface CreateBody {
   readonly disk?: number
   readonly autoStopInterval?: number
   readonly autoDeleteInterval?: number
+  readonly networkBlockAll?: boolean
+  /** Comma-separated IPv4 blocks, at most 5 (Daytona refuses more, or another form, with a 400). */
+  readonly networkAllowList?: string
+  readonly domainAllowList?: string
 }
 
 /** A refusal the API answered, for tests to wait on. */
@@ -183,6 +194,10 @@ export class Sandboxes {
     }
     const cpu = body.cpu ?? 1
     const memory = body.memory ?? 1
+    const allowed = body.networkAllowList === undefined ? [] : body.networkAllowList.split(",")
+    if (allowed.length > 5 || allowed.some((block) => !IPV4_BLOCK.test(block))) {
+      throw new ApiError(400, "Invalid network allow list: at most 5 IPv4 CIDR blocks, comma-separated")
+    }
     const sandbox: StandInSandbox = {
       id,
       name,
@@ -200,6 +215,9 @@ export class Sandboxes {
       disk: body.disk ?? 3,
       autoStopInterval: body.autoStopInterval ?? 15,
       autoDeleteInterval: body.autoDeleteInterval ?? -1,
+      networkBlockAll: body.networkBlockAll ?? false,
+      networkAllowList: body.networkAllowList,
+      domainAllowList: body.domainAllowList,
       createdAt: new Date().toISOString(),
       container: undefined,
       previewToken: randomBytes(16).toString("hex")

@@ -46,6 +46,8 @@ export interface Sandbox {
   state: SandboxState
   timer: ReturnType<typeof setTimeout> | undefined
   readonly processes: Map<number, StartRequest>
+  readonly allowInternetAccess: boolean | undefined
+  readonly network: SandboxNetwork | undefined
 }
 
 /** E2B's sandbox states (sandboxtypes/states.go), `paused` being a snapshot's. */
@@ -86,7 +88,19 @@ export interface NewSandbox {
   readonly timeout?: number
   readonly metadata?: Record<string, string>
   readonly envVars?: Record<string, string>
+  readonly allow_internet_access?: boolean
+  readonly network?: SandboxNetwork
 }
+
+/** The egress part of a create (stored and shown, not enforced: the container keeps the engine's network). */
+export interface SandboxNetwork {
+  readonly allowOut?: ReadonlyArray<string>
+  readonly denyOut?: ReadonlyArray<string>
+}
+
+/** An allowOut/denyOut entry E2B takes: an IPv4 address or block, or a host name. */
+const EGRESS_ENTRY =
+  /^(\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)$/
 
 export class Sandboxes {
   readonly byId = new Map<string, Sandbox>()
@@ -173,7 +187,9 @@ export class Sandboxes {
       metadata: sandbox.metadata,
       // A sandbox being paused is shown paused, one being snapshotted running (sandbox_get.go).
       state: sandbox.state === "paused" || sandbox.state === "pausing" ? "paused" : "running",
-      envdVersion: ENVD_VERSION
+      envdVersion: ENVD_VERSION,
+      allowInternetAccess: sandbox.allowInternetAccess ?? null,
+      ...(sandbox.network === undefined ? {} : { network: sandbox.network })
     }
   }
 
@@ -195,6 +211,10 @@ export class Sandboxes {
     if (template === undefined) return apiError(response, 404, `template '${templateID}' not found`)
     const tooLong = this.tooLong(body.timeout)
     if (tooLong !== undefined) return apiError(response, 400, tooLong)
+    const badEntry = [...(body.network?.allowOut ?? []), ...(body.network?.denyOut ?? [])].find((entry) =>
+      !EGRESS_ENTRY.test(entry)
+    )
+    if (badEntry !== undefined) return apiError(response, 400, `invalid network rule "${badEntry}"`)
     const sandboxID = `i${randomBytes(10).toString("hex")}`
     const memoryMB = template.memoryMB ?? 512
     const container = await docker.createContainer({
@@ -226,7 +246,9 @@ export class Sandboxes {
       endAt: new Date(),
       state: "running",
       timer: undefined,
-      processes: new Map()
+      processes: new Map(),
+      allowInternetAccess: body.allow_internet_access,
+      network: body.network
     }
     this.byId.set(sandboxID, sandbox)
     this.clock(sandbox, Math.min(body.timeout ?? DEFAULT_TIMEOUT_SECONDS, this.maxLengthSeconds))

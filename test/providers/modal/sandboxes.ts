@@ -36,6 +36,12 @@ export interface SandboxDefinition {
   readonly openPorts?:
     | { readonly ports: ReadonlyArray<{ readonly port: number; readonly unencrypted: boolean }> }
     | null
+  /** Egress (1 OPEN, 2 BLOCKED, 3 ALLOWLIST): stored, not enforced (the container keeps the engine's network). */
+  readonly networkAccess?: {
+    readonly networkAccessType: number
+    readonly allowedCidrs: ReadonlyArray<string>
+    readonly allowedDomains: ReadonlyArray<string>
+  } | null
 }
 
 export interface StandinSandbox {

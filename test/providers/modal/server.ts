@@ -15,6 +15,7 @@ import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
 import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
+import { isIP } from "node:net"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { type Fault, Faults } from "../faults.ts"
@@ -77,6 +78,13 @@ class Refusal extends Error {
     super(details)
     this.code = code
   }
+}
+
+/** An IPv4 or IPv6 block (`a.b.c.d/n`), as Modal's allowlists take them. */
+const isCidr = (text: string) => {
+  const [address = "", prefix = ""] = text.split("/")
+  const family = isIP(address)
+  return family !== 0 && /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
 
 const definition = protoLoader.loadSync(join(import.meta.dirname, "modal.proto"), {
@@ -245,6 +253,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       const engineImage = images.get(sandboxDefinition.imageId)
       if (engineImage === undefined) {
         throw new Refusal(grpc.status.NOT_FOUND, `Image ${sandboxDefinition.imageId} not found`)
+      }
+      const badCidr = sandboxDefinition.networkAccess?.allowedCidrs.find((cidr) => !isCidr(cidr))
+      if (badCidr !== undefined) {
+        throw new Refusal(grpc.status.INVALID_ARGUMENT, `Invalid CIDR in outbound allowlist: ${badCidr}`)
       }
       const sources: ReadonlyArray<{ readonly secretId: string; readonly env?: { readonly contents: object } }> =
         request.secretSources

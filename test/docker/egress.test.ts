@@ -1,0 +1,148 @@
+/**
+ * The `network` option on DockerRuntime (docs/network.md), end to end against destinations this
+ * test starts itself: one HTTP server on this host, reached from containers at two of the host's
+ * addresses, the sandboxes' bridge gateway (allowed) and the default bridge's (denied). One
+ * sandbox per policy, every case on it; after release neither the sandbox, its gateway nor its
+ * network is left.
+ */
+import { afterAll, assert, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
+import { EGRESS_OF, egressName, reapStrayGateways } from "../../src/engines/docker/egress.ts"
+import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
+import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
+import {
+  assertNoContainer,
+  buildRuntime,
+  containerName,
+  dockerCli,
+  dockerLayer,
+  httpGet,
+  removeLeftovers,
+  sessionId,
+  sh
+} from "./helpers.ts"
+import { baseImage, describeDocker } from "./infra.ts"
+
+/** The host's address on the sandboxes' bridge, the network made first if missing. */
+const bridgeAddress = Effect.gen(function*() {
+  const engine = yield* connectEngine
+  yield* ensureIsolatedNetwork(SANDBOX_NETWORK).pipe(Effect.provideService(DockerEngine, engine))
+  return gatewayOf(SANDBOX_NETWORK)
+})
+
+/** The host's address on a Docker network (its bridge's gateway). */
+const gatewayOf = (network: string) =>
+  dockerCli("network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}}{{end}}").stdout.trim()
+
+/** An HTTP server on every address of this host, answering which address it was reached at. */
+const startDestination = () =>
+  Effect.acquireRelease(
+    Effect.callback<Server>((resume) => {
+      const server = createServer((request, response) => response.end(`reached ${request.socket.localAddress}`))
+      server.listen(0, "0.0.0.0", () => resume(Effect.succeed(server)))
+    }),
+    (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+  ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
+
+/**
+ * A GET from inside the sandbox with the image's Node (fetch, which follows HTTP_PROXY under
+ * NODE_USE_ENV_PROXY): `<status> <body>`, or `failed <code>` and exit code 1.
+ */
+const get = (url: string, env = "") =>
+  `${env} ${IMAGE_NODE} -e 'fetch(process.argv[1], { signal: AbortSignal.timeout(2500) }).then(` +
+  `async (r) => console.log(r.status, await r.text()), ` +
+  `(e) => { console.log("failed", e.cause?.code ?? e.name); process.exit(1) })' ${url}`
+
+/** Nothing of the session's egress left: no gateway container, no network. */
+const assertNoEgress = (session: string) => {
+  const name = egressName(containerName(session))
+  assert.strictEqual(dockerCli("ps", "-aq", "--filter", `name=^${name}$`).stdout.trim(), "")
+  assert.strictEqual(dockerCli("network", "ls", "-q", "--filter", `name=^${name}$`).stdout.trim(), "")
+}
+
+describeDocker("DockerRuntime network option", () => {
+  afterAll(() => {
+    removeLeftovers("egress")
+    const networks = dockerCli("network", "ls", "-q", "--filter", "name=effect-sandbox-dt-egress-").stdout.split("\n")
+    for (const id of networks.filter((line) => line !== "")) dockerCli("network", "rm", id)
+  })
+
+  it.live(
+    "allowOnly: an allowed address is reached through the proxy; a denied one and a bypass are not",
+    () =>
+      Effect.gen(function*() {
+        const port = yield* startDestination()
+        const allowed = yield* bridgeAddress
+        const denied = gatewayOf("bridge")
+        const session = sessionId("egress")
+        const { release, rt } = yield* buildRuntime(
+          dockerLayer(baseImage(), { sessionId: session, appPorts: [9100], network: { allowOnly: [`${allowed}/32`] } })
+        )
+        const through = yield* sh(rt, get(`http://${allowed}:${port}/`))
+        assert.strictEqual(through.content.trim(), `200 reached ${allowed}`)
+        const refused = yield* sh(rt, get(`http://${denied}:${port}/`))
+        // Node's fetch tunnels every request (CONNECT), which the proxy refuses with a 403, and logs.
+        assert.strictEqual(refused.exitCode, 1)
+        const log = dockerCli("logs", egressName(containerName(session)))
+        assert.include(log.stderr, `egress denied: ${denied}:${port} (address not allowed)`)
+        // Around the proxy (its variables unset): no route out of the sandbox's network.
+        const bypass = yield* sh(
+          rt,
+          get(`http://${allowed}:${port}/`, "env -u HTTP_PROXY -u http_proxy NODE_USE_ENV_PROXY=0")
+        )
+        assert.strictEqual(bypass.exitCode, 1)
+        assert.match(bypass.content.trim(), /^failed /)
+        // The ports the host publishes still reach the sandbox (through its gateway).
+        yield* sh(
+          rt,
+          `nohup ${IMAGE_NODE} -e 'require("http").createServer((q, r) => r.end("app")).listen(9100)' >/dev/null 2>&1 &`
+        )
+        const app = yield* httpGet(`${rt.info.urls["app-9100"]}/`)
+        assert.deepStrictEqual(app, { status: 200, body: "app" })
+        yield* release
+        assertNoContainer(session)
+        assertNoEgress(session)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live("deny-all: nothing is reached, not even the host, and no proxy is offered", () =>
+    Effect.gen(function*() {
+      const port = yield* startDestination()
+      const allowed = yield* bridgeAddress
+      const session = sessionId("egress")
+      const { release, rt } = yield* buildRuntime(
+        dockerLayer(baseImage(), { sessionId: session, network: "deny-all" })
+      )
+      const env = yield* sh(rt, "env | grep -ci _proxy || true")
+      assert.strictEqual(env.content.trim(), "0")
+      const out = yield* sh(rt, get(`http://${allowed}:${port}/`))
+      assert.strictEqual(out.exitCode, 1)
+      assert.match(out.content.trim(), /^failed /)
+      yield* release
+      assertNoContainer(session)
+      assertNoEgress(session)
+    }).pipe(Effect.scoped), 120_000)
+
+  it.live("a gateway whose sandbox is gone is reaped with its network; one whose sandbox lives is not", () =>
+    Effect.gen(function*() {
+      const stray = containerName(sessionId("egress"))
+      const kept = containerName(sessionId("egress"))
+      for (const name of [stray, kept]) {
+        dockerCli("network", "create", "--internal", "--label", `${EGRESS_OF}=${name}`, egressName(name))
+        dockerCli("create", "--name", egressName(name), "--label", `${EGRESS_OF}=${name}`, baseImage(), "true")
+      }
+      // The living one's sandbox: any container by its name.
+      dockerCli("create", "--name", kept, baseImage(), "true")
+      const engine = yield* connectEngine
+      const reaped = yield* reapStrayGateways("0 seconds").pipe(Effect.provideService(DockerEngine, engine))
+      assert.isAtLeast(reaped, 1)
+      assertNoEgress(stray.replace(/^effect-sandbox-/, ""))
+      assert.notStrictEqual(dockerCli("ps", "-aq", "--filter", `name=^${egressName(kept)}$`).stdout.trim(), "")
+      dockerCli("rm", "-f", kept, egressName(kept))
+      dockerCli("network", "rm", egressName(kept))
+    }))
+})
