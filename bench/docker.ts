@@ -6,6 +6,7 @@
 import Docker from "dockerode"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { DockerRuntime, type DockerSandboxPool } from "../src/docker.ts"
 import { CmdRunAction, Runtime } from "../src/index.ts"
@@ -16,8 +17,8 @@ type Record = (name: string, sample: Sample, baseline: string, base: Sample, not
 
 const docker = new Docker()
 
-/** create + start + first 200 of a bare HTTP container, then remove it; returns ms to the 200. */
-export const bareContainer = async (image: string): Promise<number> => {
+/** A bare HTTP container (same image, a trivial Node server), created, started, answering 200; returns ms to the 200. */
+const runBareContainer = async (image: string) => {
   const started = performance.now()
   const container = await docker.createContainer({
     Image: image,
@@ -36,10 +37,74 @@ export const bareContainer = async (image: string): Promise<number> => {
         // docker-proxy accepts before the server listens
       }
     }
-    return performance.now() - started
-  } finally {
+    return { container, ms: performance.now() - started }
+  } catch (error) {
     await container.remove({ force: true })
+    throw error
   }
+}
+
+/** create + start + first 200 of a bare HTTP container, then remove it; returns ms to the 200. */
+export const bareContainer = async (image: string): Promise<number> => {
+  const { container, ms } = await runBareContainer(image)
+  await container.remove({ force: true })
+  return ms
+}
+
+const IDLE_SANDBOXES = 50
+const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/**
+ * Memory per idle sandbox with 50 at once (the server and its shell, the browser, kernel, MCP and
+ * editor not yet used), beside 50 bare containers each running a trivial Node HTTP server: the
+ * mean proportional set size of a container's processes, after a few seconds' rest.
+ */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 3_000))
+
+const idleMemoryRow = async (record: Record, layer: () => Layer.Layer<Runtime, unknown>, image: string) => {
+  const bares = await Promise.all(Array.from({ length: IDLE_SANDBOXES }, () => runBareContainer(image)))
+  await settle()
+  const bare = await Promise.all(bares.map(({ container }) => containerProcessMemory(container.id)))
+  await Promise.all(bares.map(({ container }) => container.remove({ force: true })))
+  const runtimes = Array.from({ length: IDLE_SANDBOXES }, () => ManagedRuntime.make(layer()))
+  try {
+    const all = await Promise.all(runtimes.map((r) => r.runPromise(Runtime)))
+    await settle()
+    const ours = await Promise.all(all.map((r) => containerProcessMemory(`effect-sandbox-${r.info.id}`)))
+    const pss = mean(ours.map((m) => m.pssMb))
+    const barePss = mean(bare.map((m) => m.pssMb))
+    // Not times: the row's "p50" columns carry MB.
+    record(
+      `DockerRuntime: memory per idle sandbox (${IDLE_SANDBOXES} at once, MB)`,
+      { p50: pss, p95: Math.max(...ours.map((m) => m.pssMb)) },
+      "bare `node` HTTP server container (MB)",
+      { p50: barePss, p95: Math.max(...bare.map((m) => m.pssMb)) },
+      `PSS of the container's processes; private ${mean(ours.map((m) => m.anonMb)).toFixed(1)} MB vs ${
+        mean(bare.map((m) => m.anonMb)).toFixed(1)
+      } MB; target <= 25 MB`
+    )
+  } finally {
+    await Promise.all(runtimes.map((r) => r.dispose()))
+  }
+}
+
+/**
+ * The memory a container's processes cost the host, in MB: their proportional set size (private
+ * pages, plus shared pages divided among their sharers: the Node binary's text, shared through the
+ * page cache by every container of the image, counts once across them) and their private resident
+ * pages (RssAnon), summed over the container's processes (docker-init, the server, its shell).
+ */
+export const containerProcessMemory = async (id: string): Promise<{ pssMb: number; anonMb: number }> => {
+  const top = await docker.getContainer(id).top({ ps_args: "-o pid" })
+  let pss = 0
+  let anon = 0
+  for (const [pid] of top.Processes ?? []) {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8")
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    pss += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0)
+    anon += Number(/^RssAnon:\s+(\d+)/m.exec(status)?.[1] ?? 0)
+  }
+  return { pssMb: pss / 1024, anonMb: anon / 1024 }
 }
 
 const cgroupMemoryMb = async (id: string): Promise<number> => {
@@ -110,4 +175,6 @@ export const dockerRows = async (record: Record, echoInProcess: Sample) => {
     { p50: bareTotal, p95: bareTotal },
     `${(memory.reduce((a, b) => a + b, 0) / memory.length).toFixed(1)} MB per idle sandbox`
   )
+
+  await idleMemoryRow(record, layer, image)
 }

@@ -318,6 +318,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
       capabilities: toolCapabilities(options, { pause: pause !== undefined && pauseRefused === undefined }),
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),
+      ...(launched?.listening === undefined ? {} : { listening: launched.listening }),
       ...(pause === undefined ? {} : pauseRefused !== undefined ? refusedPause(pauseRefused) : {
         // Suspended: each pause asks the driver anew (a driver may decide when called, not when built).
         pause: pauseStep(provider, "pause", Effect.suspend(() => pause.pause(made.sandbox))).pipe(

@@ -10,7 +10,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, type Context, type Duration, Effect, Exit, Layer, type Redacted, Scope } from "effect"
 import { HttpClient } from "effect/http"
 import { makeActionClient, waitUntilAlive, withServerHeaders } from "../client/ActionClient.ts"
-import type { RuntimeSchedules } from "../client/policies.ts"
+import { DEFAULT_ALIVE_TIMEOUT, type RuntimeSchedules } from "../client/policies.ts"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
 import { makeRuntime } from "../runtime/makeRuntime.ts"
@@ -54,7 +54,12 @@ const readySandbox = <R>(
     yield* reportStart({ phase: "waiting-for-server", detail: `the action server at ${box.baseUrl}` })
     return yield* Effect.gen(function*() {
       const alive = waitUntilAlive(box.baseUrl, box.aliveTimeout, options.schedules?.waitUntilAlive).pipe(
-        Effect.mapError((error) => new RuntimeStartError({ message: error.message, reason: "alive-timeout" }))
+        Effect.mapError((error) => new RuntimeStartError({ message: error.message, reason: "alive-timeout" })),
+        // Polled from when the server says it listens, where the driver can tell; the wait's own budget still bounds it.
+        (polled) =>
+          box.listening === undefined
+            ? polled
+            : Effect.andThen(Effect.timeoutOption(box.listening, box.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT), polled)
       )
       yield* box.startFailure === undefined ? alive : Effect.raceFirst(alive, box.startFailure)
       yield* sendMcpServers(box.baseUrl, box.sessionApiKey, options.mcp?.stdio)

@@ -72,6 +72,14 @@ export const layer = (options: ActionServerOptions) => {
     ),
     FileViewer.layer(options.fileViewerUrlFile ?? FileViewer.URL_FILE)
   ).pipe(
+    // Stopping interrupts requests in flight at once (a running command is killed, an MCP proxy
+    // stream ends) instead of waiting up to 20 s for them: whoever stops a sandbox wants it stopped.
+    // Listening only once the executor (and its shell) is made, just before the routes are served:
+    // a request accepted earlier had no handler and hung, and a client polling /alive then waited
+    // out its attempt's timeout (500 ms) instead of being refused and retrying at once.
+    Layer.provideMerge(
+      NodeHttpServer.layer(closingServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
+    ),
     Layer.provide(
       Executor.layer({
         workspace: options.workingDir,
@@ -95,11 +103,6 @@ export const layer = (options: ActionServerOptions) => {
       )
     ),
     Layer.provide(NodeServices.layer),
-    Layer.provide(Layer.succeed(Limits, options.limits ?? DEFAULT_LIMITS)),
-    // Stopping interrupts requests in flight at once (a running command is killed, an MCP proxy
-    // stream ends) instead of waiting up to 20 s for them: whoever stops a sandbox wants it stopped.
-    Layer.provideMerge(
-      NodeHttpServer.layer(closingServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
-    )
+    Layer.provide(Layer.succeed(Limits, options.limits ?? DEFAULT_LIMITS))
   )
 }

@@ -120,6 +120,12 @@ export interface Launched {
   readonly serverExit?: Effect.Effect<ServerExit, ProviderError>
   /** Run once the server answers: let go of what only the start needed (a command handle's buffers). */
   readonly started?: Effect.Effect<void>
+  /**
+   * Completes when the server says it listens (its `listening` line), or when the driver can no longer
+   * tell: the `/alive` wait begins then, so its first attempt is answered instead of the poll, whose
+   * steps grow to 250 ms, overshooting the server's boot.
+   */
+  readonly listening?: Effect.Effect<void>
 }
 
 /**

@@ -47,6 +47,8 @@ export interface ProvisionedSandbox {
   readonly aliveTimeout?: Duration.Input
   /** Fails when the server will never answer (its container exited), raced against the `/alive` wait. */
   readonly startFailure?: Effect.Effect<never, RuntimeStartError>
+  /** Completes when the server says it listens (services/Driver.ts `Launched.listening`): the `/alive` wait begins then. */
+  readonly listening?: Effect.Effect<void>
   /** Freeze and thaw the sandbox (`capabilities.pause`); the builder waits for `/alive` after `resume`. */
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>

@@ -52,10 +52,21 @@ export const logTail = (container: Docker.Container, lines = 20) =>
     )
   )
 
-/** Follow the container's log in the background of the current scope. */
-export const forwardContainerLogs = (docker: Docker, container: Docker.Container, name: string) =>
+/** Someone following the log too: each line, then the log's end (the container stopped, or the stream broke). */
+export interface LogWatch {
+  readonly line: (line: string) => Effect.Effect<void>
+  readonly end: Effect.Effect<void>
+}
+
+/** Follow the container's log in the background of the current scope (and show it to `watch`). */
+export const forwardContainerLogs = (docker: Docker, container: Docker.Container, name: string, watch?: LogWatch) =>
   containerLines(docker, container).pipe(
-    Stream.runForEach((line) => Effect.logDebug(`[${name}] ${line}`)),
+    Stream.runForEach((line) =>
+      watch === undefined
+        ? Effect.logDebug(`[${name}] ${line}`)
+        : Effect.andThen(Effect.logDebug(`[${name}] ${line}`), watch.line(line))
+    ),
     Effect.ignore,
+    Effect.ensuring(watch?.end ?? Effect.void),
     Effect.forkScoped
   )

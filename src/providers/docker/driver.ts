@@ -7,7 +7,7 @@
  * the driver's own lease (ownerLease.ts, reaper.ts): docs/security.md says why pids cannot decide.
  */
 import type Docker from "dockerode"
-import { Effect, Redacted, Schedule } from "effect"
+import { Deferred, Effect, Redacted, Schedule } from "effect"
 import { chownSync } from "node:fs"
 import { classifyDocker } from "../../engines/docker/classify.ts"
 import {
@@ -32,6 +32,7 @@ import { scopedWorkspace, temporaryWorkspace } from "../../runtime/hostWorkspace
 import { imageRequirements } from "../../runtimeImage/imageContext.ts"
 import { DEFAULT_SANDBOX_USERNAME, dockerSandboxUid } from "../../runtimeImage/sandboxUser.ts"
 import { ProviderError, RuntimeStartError } from "../../schema/errors.ts"
+import { LISTENING_PREFIX } from "../../server/announce.ts"
 import type { Driver, DriverDefinition, Found, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { reportStart } from "../../services/StartProgress.ts"
 import { restrictEgress } from "./egressBox.ts"
@@ -245,7 +246,14 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
     /** The server is the container's command: follow it until it answers, or exits first. */
     launch: (box, spec) =>
       Effect.gen(function*() {
-        yield* forwardContainerLogs(docker, box.container, box.name)
+        // The server's `listening` line in the log it already follows: the /alive wait begins then.
+        // A restarted container's log holds its earlier run's line: that wait then polls as before.
+        const listening = yield* Deferred.make<void>()
+        const heard = Deferred.succeed(listening, undefined)
+        yield* forwardContainerLogs(docker, box.container, box.name, {
+          line: (line) => line.startsWith(LISTENING_PREFIX) ? heard : Effect.void,
+          end: heard
+        })
         if (spec.sandbox.useHostNetwork) {
           yield* Effect.raceFirst(
             announcedUrl(box),
@@ -264,7 +272,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
               ))
           )
         }
-        return { workspace: IMAGE_WORKSPACE, serverExit: serverExit(box) }
+        return { workspace: IMAGE_WORKSPACE, serverExit: serverExit(box), listening: Deferred.await(listening) }
       }),
     destroy: (box) =>
       removeWithWorkspace(box.container, box.workspace).pipe(Effect.andThen(removeEgress(box.name)), withEngine),
