@@ -1,5 +1,12 @@
 /** Timing and memory helpers for the benchmarks. */
 
+/**
+ * `npm run bench -- --quick`: every row's code path once, with a few iterations, for CI to catch
+ * a broken row (its figures mean nothing and are not saved). Read here so that every row's
+ * `timeRuns` shrinks without each group knowing.
+ */
+export const QUICK = process.argv.includes("--quick")
+
 export interface Sample {
   readonly p50: number
   readonly p95: number
@@ -21,6 +28,10 @@ export const timeRuns = async <A>(
   f: () => Promise<A>,
   measure?: (result: A) => number
 ): Promise<Sample> => {
+  if (QUICK) {
+    runs = Math.min(runs, 3)
+    warmup = Math.min(warmup, 1)
+  }
   for (let i = 0; i < warmup; i++) await f()
   const durations: Array<number> = []
   for (let i = 0; i < runs; i++) {
