@@ -21,7 +21,7 @@ import { mcpRows } from "./mcp.ts"
 import { providerRows } from "./providers.ts"
 import { remoteRows } from "./remote.ts"
 import { timeStarts } from "./startup.ts"
-import { measureMemory, QUICK, type Sample, timeRuns } from "./stats.ts"
+import { measureMemory, QUICK, type Sample, single, timeRuns } from "./stats.ts"
 import { throughputRows } from "./throughput.ts"
 
 interface Row {
@@ -147,10 +147,9 @@ const outputRow = async (run: (command: string) => Promise<Observation>) => {
     throw new Error(`output row: the output was not captured whole: ${JSON.stringify(observation).slice(0, 2000)}`)
   }
   const name = `CliRuntime: command printing ${bytes / 1_000_000} MB (wall)`
-  const wall = (ms: number): Sample => ({ p50: ms, p95: ms })
   const note = `peak RSS growth ${measured.rssGrowthMb.toFixed(1)} MB, target <= 50 MB`
-  record(name, wall(measured.wallMs), "`bash -c`, output discarded", wall(baseline.wallMs), note)
-  record(name, wall(measured.wallMs), "`bash -c` on a bare PTY, output counted", wall(terminal.wallMs), note)
+  record(name, single(measured.wallMs), "`bash -c`, output discarded", single(baseline.wallMs), note)
+  record(name, single(measured.wallMs), "`bash -c` on a bare PTY, output counted", single(terminal.wallMs), note)
 }
 
 const main = async () => {

@@ -12,6 +12,9 @@ export interface Sample {
   readonly p95: number
 }
 
+/** One figure as a sample (a total, a rate): its p50 and p95 are the figure. */
+export const single = (ms: number): Sample => ({ p50: ms, p95: ms })
+
 export const percentiles = (durations: ReadonlyArray<number>): Sample => {
   const sorted = [...durations].sort((a, b) => a - b)
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!

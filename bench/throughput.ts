@@ -11,7 +11,7 @@ import { Agent, request } from "node:http"
 import { DockerRuntime } from "../src/docker.ts"
 import { CmdRunAction, Runtime } from "../src/index.ts"
 import { benchBaseImage } from "./docker.ts"
-import { percentiles, QUICK, type Sample } from "./stats.ts"
+import { percentiles, QUICK, type Sample, single } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -63,9 +63,6 @@ const post = (url: string, agent: Agent): Promise<string> =>
     req.on("error", reject).end(body)
   })
 
-/** A rate as the row's figure: milliseconds per action, all loops together. */
-const perAction = (rate: number): Sample => ({ p50: 1000 / rate, p95: 1000 / rate })
-
 export const throughputRows = async (record: Record) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
     console.log("(throughput row skipped: no engine answers `docker info`)")
@@ -111,9 +108,9 @@ export const throughputRows = async (record: Record) => {
   }
   record(
     `DockerRuntime: ${SANDBOXES} sandboxes echoing (ms/action, all)`,
-    perAction(ours.perSecond),
+    single(1000 / ours.perSecond),
     `${SANDBOXES} bare containers, HTTP echo`,
-    perAction(bare.perSecond),
+    single(1000 / bare.perSecond),
     `${ours.perSecond.toFixed(0)} actions/s (goal >= 1000/s; bare ${bare.perSecond.toFixed(0)}/s), ` +
       `each action p50 ${ours.latency.p50.toFixed(1)} ms p95 ${ours.latency.p95.toFixed(1)} ms`
   )
