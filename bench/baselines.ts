@@ -3,7 +3,11 @@
  * command (what OpenHands' CLIRuntime does), and one persistent bash on a pipe
  * answering a marker (the floor any shell-backed runtime can reach).
  */
+import type * as Pty from "node-pty"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { Agent, createServer, request } from "node:http"
+import { createRequire } from "node:module"
+import type { AddressInfo } from "node:net"
 
 /** Start and exit an empty Node process: the floor of any server start. */
 export const nodeStart = (): Promise<void> =>
@@ -26,6 +30,19 @@ export const bashCDiscard = (command: string): Promise<number> =>
     let bytes = 0
     child.stdout.on("data", (d: Buffer) => (bytes += d.length))
     child.on("error", reject).on("close", () => resolve(bytes))
+  })
+
+/**
+ * `bash -c` on a bare PTY (node-pty, as the runtime's shell), its output counted and thrown
+ * away: the floor of any output that goes through a terminal, which a pipe does not pay.
+ */
+export const ptyDiscard = (command: string): Promise<number> =>
+  new Promise((resolve) => {
+    const pty = createRequire(import.meta.url)("node-pty") as typeof Pty
+    const child = pty.spawn("bash", ["-c", command], { cols: 1000, rows: 100 })
+    let chars = 0
+    child.onData((d) => (chars += d.length))
+    child.onExit(() => resolve(chars))
   })
 
 export class PipeShell {
@@ -61,4 +78,35 @@ export class PipeShell {
   close(): void {
     this.child.kill("SIGKILL")
   }
+}
+
+/**
+ * A bare HTTP round trip over loopback: a Node server answering a small JSON POST with a small JSON
+ * body, over a kept-alive connection. What any runtime behind HTTP pays on top of the executor.
+ */
+export const loopbackHttp = async () => {
+  const server = createServer((req, res) => {
+    let body = ""
+    req.setEncoding("utf8").on("data", (d: string) => (body += d)).on("end", () => {
+      res.setHeader("content-type", "application/json")
+      res.end(JSON.stringify({ observation: "run", content: JSON.parse(body).action.args.command }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const body = JSON.stringify({ action: { action: "run", args: { command: "echo hi", blocking: true } } })
+  const run = () =>
+    new Promise<string>((resolve, reject) => {
+      const req = request({ port, host: "127.0.0.1", method: "POST", path: "/execute_action", agent }, (res) => {
+        let text = ""
+        res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve(text))
+      })
+      req.on("error", reject).end(body)
+    })
+  const close = () => {
+    agent.destroy()
+    server.close()
+  }
+  return { run, close }
 }

@@ -2,7 +2,9 @@
  * `npm run bench`: each row is measured beside its baseline in this process and
  * printed with the ratio, p50/p95 and memory; results go to bench/results.json.
  * `npm run bench -- mcp ipython` runs only those groups (echo, local, docker, kubernetes,
- * remote, providers, browser, ipython, output, mcp) and replaces only their rows in results.json.
+ * remote, providers, browser, ipython, output, mcp, throughput) and replaces only their rows in
+ * results.json. `--quick` runs each row's code path with a few iterations (stats.ts), fails on a
+ * broken row and saves nothing: the short version CI runs.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
@@ -10,7 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CliRuntime, CmdRunAction, type Observation, Runtime } from "../src/index.ts"
 import { LocalRuntime, type LocalServerPool } from "../src/local.ts"
-import { bashC, bashCDiscard, nodeStart, PipeShell } from "./baselines.ts"
+import { bashC, bashCDiscard, loopbackHttp, nodeStart, PipeShell, ptyDiscard } from "./baselines.ts"
 import { browserRows } from "./browser.ts"
 import { dockerRows } from "./docker.ts"
 import { ipythonRows } from "./ipython.ts"
@@ -19,7 +21,8 @@ import { mcpRows } from "./mcp.ts"
 import { providerRows } from "./providers.ts"
 import { remoteRows } from "./remote.ts"
 import { timeStarts } from "./startup.ts"
-import { measureMemory, type Sample, timeRuns } from "./stats.ts"
+import { measureMemory, QUICK, type Sample, single, timeRuns } from "./stats.ts"
+import { throughputRows } from "./throughput.ts"
 
 interface Row {
   readonly name: string
@@ -46,9 +49,10 @@ const GROUPS = [
   "ipython",
   "browser",
   "output",
-  "mcp"
+  "mcp",
+  "throughput"
 ] as const
-const only = process.argv.slice(2)
+const only = process.argv.slice(2).filter((arg) => arg !== "--quick")
 const unknownGroup = only.find((g) => !(GROUPS as ReadonlyArray<string>).includes(g))
 if (unknownGroup !== undefined) throw new Error(`unknown bench group "${unknownGroup}"; groups: ${GROUPS.join(", ")}`)
 const wanted = (group: (typeof GROUPS)[number]) => only.length === 0 || only.includes(group)
@@ -56,6 +60,10 @@ const rssMb = () => process.memoryUsage().rss / 2 ** 20
 const fmt = (n: number) => n < 10 ? n.toFixed(3) : n.toFixed(1)
 
 const record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => {
+  // A row that measured nothing is broken, in a quick run as in a full one.
+  if (![sample.p50, sample.p95, base.p50].every(Number.isFinite)) {
+    throw new Error(`bench row "${name}" (beside ${baseline}) measured nothing: ${JSON.stringify({ sample, base })}`)
+  }
   const row: Row = {
     name,
     p50_ms: sample.p50,
@@ -92,12 +100,21 @@ const localRows = async (echoInProcess: Sample) => {
     () => local.runPromise(rt.runCommand(new CmdRunAction({ command: "echo hi", blocking: true })))
   )
   await local.dispose()
+  const loopback = await loopbackHttp()
+  const http = await timeRuns(RUNS, WARMUP, loopback.run).finally(loopback.close)
   record(
     "LocalRuntime: echo hi round trip (HTTP)",
     overHttp,
     "CliRuntime in-process",
     echoInProcess,
     "target p50 <= 3 ms"
+  )
+  record(
+    "LocalRuntime: echo hi round trip (HTTP)",
+    overHttp,
+    "CliRuntime + bare loopback HTTP",
+    { p50: echoInProcess.p50 + http.p50, p95: echoInProcess.p95 + http.p95 },
+    `bare HTTP round trip p50 ${fmt(http.p50)} ms`
   )
 
   const floor = await timeRuns(20, 2, () => nodeStart())
@@ -115,24 +132,24 @@ const localRows = async (echoInProcess: Sample) => {
   record("LocalRuntime: acquire from warm pool", warm, "`node -e \"\"` process start", floor, "target <= 20 ms")
 }
 
-/** 100 MB of output through the runtime, beside `bash -c` discarding it. */
+/** 100 MB of output through the runtime (10 MB in a quick run), beside `bash -c` discarding it. */
 const outputRow = async (run: (command: string) => Promise<Observation>) => {
-  const big = "yes 'a line of command output, about sixty characters long...' | head -c 100000000"
+  const bytes = QUICK ? 10_000_000 : 100_000_000
+  const big = `yes 'a line of command output, about sixty characters long...' | head -c ${bytes}`
   const baseline = await measureMemory(() => bashCDiscard(big))
+  const terminal = await measureMemory(() => ptyDiscard(big))
   let observation: Observation | undefined
   const measured = await measureMemory(async () => (observation = await run(big)))
-  // A benchmark that lost output would be meaningless: the suffix must name all 100 MB.
-  const suffix = observation?._tag === "CmdOutputObservation" ? observation.metadata.suffix : ""
-  if (!suffix.includes("all 100000000 characters")) {
-    throw new Error(`100 MB row: the output was not captured whole: ${JSON.stringify(observation)}`)
+  // A benchmark that lost output would be meaningless: the truncation notice in the content
+  // must name every character as saved.
+  const content = observation?._tag === "CmdOutputObservation" ? observation.content : ""
+  if (!content.includes(`all ${bytes} characters are saved in`)) {
+    throw new Error(`output row: the output was not captured whole: ${JSON.stringify(observation).slice(0, 2000)}`)
   }
-  record(
-    "CliRuntime: command printing 100 MB (wall)",
-    { p50: measured.wallMs, p95: measured.wallMs },
-    "`bash -c`, output discarded",
-    { p50: baseline.wallMs, p95: baseline.wallMs },
-    `peak RSS growth ${measured.rssGrowthMb.toFixed(1)} MB, target <= 50 MB`
-  )
+  const name = `CliRuntime: command printing ${bytes / 1_000_000} MB (wall)`
+  const note = `peak RSS growth ${measured.rssGrowthMb.toFixed(1)} MB, target <= 50 MB`
+  record(name, single(measured.wallMs), "`bash -c`, output discarded", single(baseline.wallMs), note)
+  record(name, single(measured.wallMs), "`bash -c` on a bare PTY, output counted", single(terminal.wallMs), note)
 }
 
 const main = async () => {
@@ -159,9 +176,14 @@ const main = async () => {
     if (wanted("browser")) await browserRows(record)
     if (wanted("mcp")) await mcpRows(record, payloadEntry())
     if (wanted("output")) await outputRow(run)
+    if (wanted("throughput")) await throughputRows(record)
   } finally {
     pipe.close()
     await runtime.dispose()
+  }
+  if (QUICK) {
+    console.log(`\nquick run: ${rows.length} rows measured, none saved`)
+    return
   }
   const file = join(import.meta.dirname, "results.json")
   // A partial run keeps the other groups' rows (a row is its name and baseline).

@@ -1,9 +1,19 @@
 /** Timing and memory helpers for the benchmarks. */
 
+/**
+ * `npm run bench -- --quick`: every row's code path once, with a few iterations, for CI to catch
+ * a broken row (its figures mean nothing and are not saved). Read here so that every row's
+ * `timeRuns` shrinks without each group knowing.
+ */
+export const QUICK = process.argv.includes("--quick")
+
 export interface Sample {
   readonly p50: number
   readonly p95: number
 }
+
+/** One figure as a sample (a total, a rate): its p50 and p95 are the figure. */
+export const single = (ms: number): Sample => ({ p50: ms, p95: ms })
 
 export const percentiles = (durations: ReadonlyArray<number>): Sample => {
   const sorted = [...durations].sort((a, b) => a - b)
@@ -21,6 +31,10 @@ export const timeRuns = async <A>(
   f: () => Promise<A>,
   measure?: (result: A) => number
 ): Promise<Sample> => {
+  if (QUICK) {
+    runs = Math.min(runs, 3)
+    warmup = Math.min(warmup, 1)
+  }
   for (let i = 0; i < warmup; i++) await f()
   const durations: Array<number> = []
   for (let i = 0; i < runs; i++) {

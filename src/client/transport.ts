@@ -135,7 +135,7 @@ export const makeTransport = (options: ActionClientOptions, client: HttpClient.H
    */
   const send: Send = (what, request, timeout, onOk, refused) =>
     sendOnce(what, request, timeout, onOk, refused, false).pipe(
-      Effect.withSpan("ActionClient.send", { attributes: { endpoint: what } })
+      Effect.withSpan("ActionClient.send", { attributes: { endpoint: what } }, { captureStackTrace: false })
     )
 
   const jsonOf = (response: HttpClientResponse.HttpClientResponse) =>

@@ -71,8 +71,26 @@ const renameKeys = (record: JsonRecord, rename: (key: string) => string): JsonRe
 /** A JSON object (not null, not an array). */
 export const isRecord = (u: unknown): u is JsonRecord => typeof u === "object" && u !== null && !Array.isArray(u)
 
+/** Each class's encoder and decoder, made once (making them anew cost a few µs of every request). */
+const codecs = new Map<Schema.Top, {
+  readonly encode: (value: unknown) => JsonRecord
+  readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+}>()
+const codecOf = (cls: Schema.Top) => {
+  let codec = codecs.get(cls)
+  if (codec === undefined) {
+    const decode = Schema.decodeUnknownEffect(cls as Schema.Codec<unknown>)
+    codec = {
+      encode: Schema.encodeUnknownSync(cls as Schema.Codec<unknown, JsonRecord>),
+      decode: (input) => decode(input, { errors: "all" })
+    }
+    codecs.set(cls, codec)
+  }
+  return codec
+}
+
 const encodeFields = (cls: Schema.Top, value: unknown): JsonRecord => {
-  const { _tag: _, ...fields } = Schema.encodeUnknownSync(cls as Schema.Codec<unknown, JsonRecord>)(value)
+  const { _tag: _, ...fields } = codecOf(cls).encode(value)
   return renameKeys(fields, toSnake)
 }
 
@@ -116,10 +134,10 @@ const decodeInto = <C extends Schema.Top>(cls: C, kind: string, type: string, fi
   const known = (cls as unknown as { fields: JsonRecord }).fields
   // Unknown keys are ignored so newer OpenHands clients that add fields keep working.
   const input = Object.fromEntries(Object.entries(fields).filter(([k]) => Object.hasOwn(known, k)))
-  return Schema.decodeUnknownEffect(cls as unknown as Schema.Codec<C["Type"]>)({
+  return (codecOf(cls).decode({
     ...input,
     _tag: (cls as unknown as { identifier: string }).identifier
-  }, { errors: "all" }).pipe(
+  }) as Effect.Effect<C["Type"], Schema.SchemaError>).pipe(
     Effect.mapError((e) =>
       new WireDecodeError({
         // One line, fields named as the client sent them (`is_input`, not `isInput`).

@@ -16,7 +16,7 @@
  * for it (`awaitCommand.ts`) and its observations (`commandObservation.ts`).
  */
 import { Effect, type Scope } from "effect"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { closeSync, constants, mkdirSync, openSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import type { CmdRunAction } from "../../schema/Action.ts"
 import type { RuntimeStartError } from "../../schema/errors.ts"
@@ -62,6 +62,21 @@ export interface BashSession {
   readonly cwd: () => string
 }
 
+/**
+ * Put the next command in the script file that `__es_load` reads up to its NUL (prompt.ts), written
+ * over the old one in place. Not truncated: on ext4, truncating a file and writing it again makes
+ * the close start writeback that the next truncation waits for (`auto_da_alloc`), ~0.2 ms a command;
+ * bytes of a longer earlier command after the NUL are never read.
+ */
+const writeScript = (file: string, script: string): void => {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT, 0o600)
+  try {
+    writeSync(fd, `${script}\0`, 0)
+  } finally {
+    closeSync(fd)
+  }
+}
+
 /** Start a bash session; closing the scope kills it and everything it started. */
 export const makeBashSession = (
   options: BashSessionOptions
@@ -94,7 +109,7 @@ export const makeBashSession = (
       const typed = yield* waitsForMoreInput(command, config.shellPath)
       const sourceEnv = state.sourceEnv(options.env)
       if (!typed) {
-        writeFileSync(scriptFile, `${sourceEnv === null ? "" : `${sourceEnv}\n`}${command}\n`, { mode: 0o600 })
+        writeScript(scriptFile, `${sourceEnv === null ? "" : `${sourceEnv}\n`}${command}\n`)
       }
       const r = state.begin()
       // `eval` at the prompt, not `. file`: bash prints job notices (`[1] 12345`) only for

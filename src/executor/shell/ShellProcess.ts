@@ -3,7 +3,7 @@
  * (the previous command finished), and exit. Knows nothing of actions.
  */
 import type * as Pty from "node-pty"
-import { writeFileSync } from "node:fs"
+import { writeFileSync, writeSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { makeShellCgroup, type ShellCgroup } from "./cgroup.ts"
@@ -43,6 +43,8 @@ export class ShellProcess {
   private readonly marker: string
   private readonly cgroup: ShellCgroup | null
   private exited = false
+  /** Whether node-pty's own (asynchronous) write queue ever took bytes: later writes must then queue behind them. */
+  private queuing = false
 
   constructor(options: ShellProcessOptions, events: ShellEvents) {
     const markers = makeMarkers()
@@ -94,8 +96,27 @@ export class ShellProcess {
     return !this.exited
   }
 
+  /**
+   * Write to the PTY at once when it takes the bytes (its fd is non-blocking): node-pty's write
+   * goes through the thread pool, ~30 µs of every command. What the PTY does not take now (its
+   * buffer full, an error) goes to node-pty's queue, and so does everything after it, in order.
+   */
   write(data: string): void {
-    if (!this.exited) this.pty.write(data)
+    if (this.exited) return
+    let rest: string | Buffer = data
+    if (!this.queuing) {
+      const bytes = Buffer.from(data)
+      let written = 0
+      try {
+        written = writeSync((this.pty as unknown as { readonly fd: number }).fd, bytes)
+      } catch {
+        // EAGAIN (full) or the shell gone: node-pty retries or reports it, as before
+      }
+      if (written === bytes.length) return
+      rest = bytes.subarray(written)
+      this.queuing = true
+    }
+    this.pty.write(rest)
   }
 
   /** How many forks the session's pids limit has refused so far (0 without a limit). */

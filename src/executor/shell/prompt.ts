@@ -61,7 +61,7 @@ export const shellRcScript = (
     // More typed lines are waiting (a multi-line command typed in, input left for bash): no marker yet.
     "  if read -t 0 2>/dev/null; then PS1=''; else PS1=$__es_ps1; fi",
     "}",
-    // Loads a command for `eval`, keeping `$?` of the previous one for it.
+    // Loads a command for `eval` (the file holds it up to a NUL: BashSession.ts), keeping `$?` of the previous one for it.
     "__es_load() { IFS= read -r -d '' __es_cmd < \"$1\"; return $__es_ec; }",
     // Waits up to 0.5 s (OpenHands' poll interval) while job `$1` runs: `read -t` on fd 9, a FIFO
     // opened read-write (so it never reads EOF), sleeps without forking (a `<(:)` pipe would set `$!`).

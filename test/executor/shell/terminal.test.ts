@@ -169,3 +169,16 @@ describe("commands that wait for more lines", () => {
       })
     ))
 })
+
+describe("the command file", () => {
+  it.live("a short command after a long one runs alone (the file is written over, not truncated)", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        const long = yield* run(session, "echo first; echo second; echo third; echo fourth")
+        assert.strictEqual(long.content, "first\nsecond\nthird\nfourth")
+        const short = yield* run(session, "echo x")
+        assert.strictEqual(short.content, "x")
+        assert.strictEqual(short.metadata.exitCode, 0)
+      })
+    ))
+})
