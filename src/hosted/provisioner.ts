@@ -33,6 +33,7 @@ import { reportStart } from "../services/StartProgress.ts"
 import type { HostedOptions } from "./options.ts"
 import { sandboxTags, TAGS } from "./ownerTags.ts"
 import { SERVER_PORT, serverLaunch } from "./serverLaunch.ts"
+import { snapshotVerbs } from "./snapshots.ts"
 import { serverExitedMessage } from "./startFailure.ts"
 
 /** One layer's (or pool's) driver, with the names and options every sandbox of it shares. */
@@ -46,6 +47,8 @@ export interface HostedContext<O extends HostedOptions, S> {
   readonly sandbox: SandboxConfig
   /** `attach`: the session's sandbox must exist (never made anew). */
   readonly attachOnly: boolean
+  /** The snapshot id a new sandbox starts from (the `fromSnapshot` option, checked). */
+  readonly fromSnapshot?: string | undefined
 }
 
 const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
@@ -76,7 +79,8 @@ const specOf = <O extends HostedOptions, S>(
     user,
     ports: [...(options.vscode === true ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
     sandbox: ctx.sandbox,
-    onStatus
+    onStatus,
+    ...(ctx.fromSnapshot === undefined ? {} : { fromSnapshot: ctx.fromSnapshot })
   }
 }
 
@@ -315,7 +319,10 @@ export const provisionHosted = <O extends HostedOptions, S>(
       ...(server.headers === undefined ? {} : { headers: server.headers }),
       workspace,
       urls,
-      capabilities: toolCapabilities(options, { pause: pause !== undefined && pauseRefused === undefined }),
+      capabilities: toolCapabilities(options, {
+        pause: pause !== undefined && pauseRefused === undefined,
+        snapshot: driver.snapshot !== undefined && driver.snapshot.refusal?.(made.sandbox) === undefined
+      }),
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),
       ...(pause === undefined ? {} : pauseRefused !== undefined ? refusedPause(pauseRefused) : {
@@ -334,6 +341,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
           )
         ).pipe(Effect.andThen(Ref.set(paused, false)))
       }),
+      ...snapshotVerbs(ctx, made.sandbox, sessionId, scope, provisionHosted),
       ...(state === undefined ? {} : { disconnect: followSandbox(ctx, made, state) }),
       ...(serverError === undefined ? {} : { serverError: serverError(made.sandbox, ctx.sandbox.keepRuntimeAlive) }),
       handOver: Effect.gen(function*() {
