@@ -16,7 +16,6 @@ import {
   RuntimePauseError,
   RuntimeStartError
 } from "../schema/errors.ts"
-import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeUrls } from "../serverStart/serverTools.ts"
 import type {
   Driver,
@@ -30,26 +29,12 @@ import type {
 } from "../services/Driver.ts"
 import type { Disconnect, ProvisionedSandbox } from "../services/Provisioner.ts"
 import { reportStart } from "../services/StartProgress.ts"
+import type { HostedContext } from "./context.ts"
 import type { HostedOptions } from "./options.ts"
 import { sandboxTags, TAGS } from "./ownerTags.ts"
 import { SERVER_PORT, serverLaunch } from "./serverLaunch.ts"
 import { snapshotVerbs } from "./snapshots.ts"
 import { serverExitedMessage } from "./startFailure.ts"
-
-/** One layer's (or pool's) driver, with the names and options every sandbox of it shares. */
-export interface HostedContext<O extends HostedOptions, S> {
-  readonly provider: string
-  /** The provider's word for a sandbox ("sandbox", Runloop's "devbox"). */
-  readonly noun: string
-  readonly kind: string
-  readonly driver: Driver<S>
-  readonly options: O
-  readonly sandbox: SandboxConfig
-  /** `attach`: the session's sandbox must exist (never made anew). */
-  readonly attachOnly: boolean
-  /** The snapshot id a new sandbox starts from (the `fromSnapshot` option, checked). */
-  readonly fromSnapshot?: string | undefined
-}
 
 const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 const DEFAULT_WATCH_EVERY: Duration.Input = "5 seconds"

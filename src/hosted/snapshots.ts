@@ -12,9 +12,9 @@ import { RuntimeSnapshotError, type Snapshot, type SnapshotOptions } from "../sc
 import type { DriverFailure, FoundSnapshot, SnapshotVerbs } from "../services/Driver.ts"
 import type { ProvisionedSandbox, Provisioner } from "../services/Provisioner.ts"
 import { Runtime } from "../services/Runtime.ts"
+import type { HostedContext } from "./context.ts"
 import type { HostedOptions } from "./options.ts"
 import { snapshotTags, TAGS } from "./ownerTags.ts"
-import type { HostedContext } from "./provisioner.ts"
 
 /** The verbs that do not touch a sandbox: enough to list, remove and reap snapshots. */
 export type SnapshotStore = Pick<SnapshotVerbs<never>, "keeps" | "find" | "remove">

@@ -22,8 +22,13 @@ import { LABEL, ourLabels } from "../../engines/docker/labels.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import type { ProviderError } from "../../schema/errors.ts"
 import type { FoundSnapshot, SnapshotVerbs } from "../../services/Driver.ts"
-import type { DockerBox } from "./driver.ts"
 import { recordContainer } from "./leaseRecords.ts"
+
+/** What a snapshot needs of the driver's handle of a sandbox (driver.ts `DockerBox`). */
+interface Snapshotted {
+  readonly container: Docker.Container
+  readonly name: string
+}
 
 /** Dockerfile `LABEL` instructions setting exactly these labels (`commit`'s `changes`). */
 const labelChanges = (labels: Readonly<Record<string, string>>) =>
@@ -53,7 +58,7 @@ const copyBetween = (from: Docker.Container, to: Docker.Container, path: string)
   })
 
 /** The container frozen while `use` runs (unless it already was), so that its files and workspace are of one moment. */
-const frozen = <A, E, R>(box: DockerBox, use: Effect.Effect<A, E, R>) =>
+const frozen = <A, E, R>(box: Snapshotted, use: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const info = yield* engineCall(`inspect ${box.name}`, () => box.container.inspect())
     if (info.State.Paused || !info.State.Running) return yield* use
@@ -75,9 +80,9 @@ const foundImage = (id: string, labels: Readonly<Record<string, string>>, create
  * Docker's snapshot verbs: images named `<prefix>-snapshot:<id>`, leased to `leaseDir` (the
  * layer's owner lease) unless kept.
  */
-export const dockerSnapshots = (docker: Docker, prefix: string, leaseDir: string): SnapshotVerbs<DockerBox> => ({
+export const dockerSnapshots = (docker: Docker, prefix: string, leaseDir: string): SnapshotVerbs<Snapshotted> => ({
   keeps: "files",
-  take: Effect.fn("DockerRuntime.snapshot")(function*(box: DockerBox, tags: Readonly<Record<string, string>>) {
+  take: Effect.fn("DockerRuntime.snapshot")(function*(box: Snapshotted, tags: Readonly<Record<string, string>>) {
     const repository = `${prefix}-snapshot`.toLowerCase()
     const tag = randomBytes(8).toString("hex")
     const name = `${repository}:${tag}`
