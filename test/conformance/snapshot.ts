@@ -1,29 +1,15 @@
 /**
  * Snapshot and fork (docs/snapshots.md): where a runtime offers them, a fork's copies start from
- * the files written before it and then each goes its own way; where it does not, both are refused
- * with UnsupportedCapabilityError, as pause is.
+ * the files written before it and then each goes its own way. Where it does not, the lifecycle's
+ * capabilities case checks that both are refused.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { UnsupportedCapabilityError } from "../../src/index.ts"
 import { withRuntime } from "./helpers.ts"
 import type { ConformanceTarget } from "./target.ts"
 
 export const snapshotConformance = (target: ConformanceTarget) =>
   describe("snapshot and fork", () => {
-    it.live.skipIf(target.capabilities.snapshot)(
-      "without snapshot, snapshot and fork fail with UnsupportedCapabilityError",
-      () =>
-        withRuntime(target, (rt) =>
-          Effect.gen(function*() {
-            const snapshot = yield* Effect.flip(rt.snapshot())
-            assert.instanceOf(snapshot, UnsupportedCapabilityError)
-            assert.strictEqual(snapshot.capability, "snapshot")
-            const fork = yield* Effect.flip(Effect.scoped(rt.fork(2)))
-            assert.instanceOf(fork, UnsupportedCapabilityError)
-          }))
-    )
-
     it.live.skipIf(!target.capabilities.snapshot)(
       "a fork's copies start from the same files, then diverge independently",
       () =>
