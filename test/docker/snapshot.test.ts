@@ -7,12 +7,13 @@
  */
 import { afterAll, assert, beforeAll, it } from "@effect/vitest"
 import { Effect, Exit, Schedule, Scope } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DockerRuntime } from "../../src/docker.ts"
 import { LABEL } from "../../src/engines/docker/labels.ts"
 import { InvalidOptionsError, type RuntimeShape } from "../../src/index.ts"
+import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import { runtimeImageFor } from "../providers/runtimeImages.ts"
 import {
   assertNoContainer,
@@ -94,10 +95,24 @@ describeDocker("DockerRuntime snapshots", () => {
   it.live(
     "a snapshot goes with its runtime unless kept; a kept one is listed, starts runtimes, and is removed",
     () =>
-      Effect.gen(function*() {
+      Effect.scoped(Effect.gen(function*() {
         const own = sessionId("snap")
-        const taker = yield* buildRuntime(dockerLayer(image, { sessionId: own }))
+        // A workspace of its own: a fork gets a directory of its own, and the taker's is left alone.
+        const dir = mkdtempSync(join(tmpdir(), "effect-sandbox-snaptest-"))
+        chownSync(dir, DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const taker = yield* buildRuntime(dockerLayer(image, { sessionId: own, workspace: dir }))
         yield* taker.rt.write({ path: "/workspace/kept.txt", content: "kept" })
+        const fork = yield* Effect.scoped(Effect.gen(function*() {
+          const [copy] = yield* taker.rt.fork(1)
+          yield* sh(copy!, "echo from the fork > /workspace/kept.txt && touch /workspace/fork-only")
+          assert.strictEqual((yield* sh(copy!, "cat /workspace/kept.txt")).content, "from the fork")
+          return copy!
+        }))
+        assertNoContainer(fork.info.id)
+        assert.deepStrictEqual(readdirSync(dir), ["kept.txt"])
+        // As written (the write action ends the file with a newline), not as the fork rewrote it.
+        assert.strictEqual(readFileSync(join(dir, "kept.txt"), "utf8"), "kept\n")
         const passing = yield* taker.rt.snapshot()
         const kept = yield* taker.rt.snapshot({ keep: true })
         assert.deepInclude(passing, { provider: "Docker", keeps: "files", sessionId: own, kept: false })
@@ -122,7 +137,7 @@ describeDocker("DockerRuntime snapshots", () => {
         assert.isFalse(imageExists(kept.id))
         // Removing one already gone is no failure.
         yield* DockerRuntime.removeSnapshot(kept)
-      }),
+      })),
     120_000
   )
 

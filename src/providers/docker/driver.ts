@@ -98,8 +98,11 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
   const create = Effect.fn("DockerRuntime.create")(function*(spec: SandboxSpec) {
     const name = `${prefix}-${spec.sessionId}`
     const { sandbox } = spec
-    const made = given === undefined ? yield* temporaryWorkspace(`docker-${spec.sessionId.slice(0, 8)}`) : undefined
-    const workspace = given ?? made!
+    // A sandbox from a snapshot (a fork of a layer with a workspace of its own) gets its own
+    // directory, filled from the snapshot: the given one is its source's, which it must not touch.
+    const own = spec.fromSnapshot === undefined ? given : undefined
+    const made = own === undefined ? yield* temporaryWorkspace(`docker-${spec.sessionId.slice(0, 8)}`) : undefined
+    const workspace = own ?? made!
     // A kept one is not: neither the reaper nor a later release may remove it.
     const temporary = made !== undefined && !keepWorkspace ? made : undefined
     const started = Effect.gen(function*() {
