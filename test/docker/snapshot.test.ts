@@ -96,11 +96,13 @@ describeDocker("DockerRuntime snapshots", () => {
     "a snapshot goes with its runtime unless kept; a kept one is listed, starts runtimes, and is removed",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const own = sessionId("snap")
         // A workspace of its own: a fork gets a directory of its own, and the taker's is left alone.
-        const dir = mkdtempSync(join(tmpdir(), "effect-sandbox-snaptest-"))
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "effect-sandbox-snaptest-"))),
+          (made) => Effect.sync(() => rmSync(made, { recursive: true, force: true }))
+        )
         chownSync(dir, DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_UID)
-        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const own = sessionId("snap")
         const taker = yield* buildRuntime(dockerLayer(image, { sessionId: own, workspace: dir }))
         yield* taker.rt.write({ path: "/workspace/kept.txt", content: "kept" })
         const fork = yield* Effect.scoped(Effect.gen(function*() {
