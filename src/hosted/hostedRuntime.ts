@@ -9,6 +9,7 @@ import { type Config, type Context, Effect, Layer, type Scope } from "effect"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "../provisioned/provisioned.ts"
 import { InvalidOptionsError, refusalAsStartError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import { RuntimeSnapshotError, type Snapshot } from "../schema/snapshot.ts"
 import type { DriverDefinition } from "../services/Driver.ts"
 import type { Provisioner } from "../services/Provisioner.ts"
 import type { Runtime } from "../services/Runtime.ts"
@@ -17,6 +18,7 @@ import { checkHostedOptions, type HostedOptions, type PoolOptions, PROVIDER_RETR
 import { makeProviderCall } from "./providerCall.ts"
 import { provisionHosted } from "./provisioner.ts"
 import { startReaper } from "./reaper.ts"
+import { listSnapshots, removeSnapshot, type SnapshotStore, startingSnapshot } from "./snapshots.ts"
 
 /** What building a hosted layer can fail with. */
 export type HostedLayerError = RuntimeStartError | InvalidOptionsError | Config.ConfigError
@@ -24,9 +26,25 @@ export type HostedLayerError = RuntimeStartError | InvalidOptionsError | Config.
 /** The runtime's name in messages: `E2BRuntime`. */
 const runtimeName = (definition: DriverDefinition<never, unknown>) => `${definition.provider}Runtime`
 
+/** The shared options checked, then the driver connected (its credentials, SDK and shared lookups), in the scope. */
+const connectDriver = Effect.fnUntraced(function*<O extends HostedOptions, S>(
+  definition: DriverDefinition<O, S>,
+  options: O
+) {
+  const name = runtimeName(definition as DriverDefinition<never, unknown>)
+  const noun = definition.sandboxNoun ?? "sandbox"
+  yield* checkHostedOptions(name, `a ${definition.provider} ${noun}`, options, definition.hostWorkspace === true)
+  yield* checkNetworkOption(name, definition, options.network)
+  const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
+  return yield* definition.connect(options, call).pipe(
+    Effect.mapError(refusalAsStartError),
+    Effect.withSpan("hosted.connect", { attributes: { provider: definition.provider } })
+  )
+})
+
 /**
- * The provisioner of one layer or pool: the shared options checked, the driver connected (its
- * credentials, SDK and shared lookups), the reaper started, then a sandbox per `provision`.
+ * The provisioner of one layer or pool: the driver connected, the reaper started, then a sandbox
+ * per `provision`.
  */
 const hostedProvisioner = <O extends HostedOptions, S>(
   definition: DriverDefinition<O, S>,
@@ -37,19 +55,44 @@ const hostedProvisioner = <O extends HostedOptions, S>(
   Effect.gen(function*() {
     const name = runtimeName(definition as DriverDefinition<never, unknown>)
     const noun = definition.sandboxNoun ?? "sandbox"
-    yield* checkHostedOptions(name, `a ${definition.provider} ${noun}`, options, definition.hostWorkspace === true)
-    yield* checkNetworkOption(name, definition, options.network)
-    const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
-    const driver = yield* definition.connect(options, call).pipe(
-      Effect.mapError(refusalAsStartError),
-      Effect.withSpan("hosted.connect", { attributes: { provider: definition.provider } })
-    )
+    const driver = yield* connectDriver(definition, options)
+    const fromSnapshot = yield* startingSnapshot(name, definition.provider, driver.snapshot, options)
     yield* startReaper(definition.provider, driver, options.reapEvery)
-    const ctx = { provider: definition.provider, noun, kind: definition.kind, driver, options, sandbox, attachOnly }
+    const ctx = {
+      provider: definition.provider,
+      noun,
+      kind: definition.kind,
+      driver,
+      options,
+      sandbox,
+      attachOnly,
+      fromSnapshot
+    }
     return { kind: definition.kind, provision: (onStatus) => provisionHosted(ctx, onStatus) } satisfies Provisioner
   })
 
-/** The four verbs every hosted runtime module exports. */
+/**
+ * The driver's snapshot verbs, connected with `options` for the span of one call (listing or
+ * removing): a provider without them fails saying so.
+ */
+const withSnapshots = <O extends HostedOptions, S, A>(
+  definition: DriverDefinition<O, S>,
+  options: O,
+  use: (verbs: SnapshotStore) => Effect.Effect<A, RuntimeSnapshotError>
+): Effect.Effect<A, RuntimeSnapshotError | HostedLayerError> =>
+  Effect.scoped(
+    Effect.flatMap(connectDriver(definition, options), (driver) =>
+      driver.snapshot === undefined
+        ? Effect.fail(
+          new RuntimeSnapshotError({
+            operation: "list",
+            message: `${definition.provider} keeps no snapshots (docs/snapshots.md).`
+          })
+        )
+        : use(driver.snapshot))
+  )
+
+/** The verbs every hosted runtime module exports. */
 export interface HostedRuntime<O extends HostedOptions, I> {
   /** A runtime in a sandbox of its own (or the session's, when `sessionId` names one); removed on release unless kept alive. */
   readonly layer: (options?: O) => Layer.Layer<Runtime, HostedLayerError>
@@ -62,6 +105,15 @@ export interface HostedRuntime<O extends HostedOptions, I> {
    * when paused, started again when stopped; a start error when there is none.
    */
   readonly attach: (sessionId: string, options?: O) => Layer.Layer<Runtime, HostedLayerError>
+  /** Our snapshots on the provider (every owner's, kept ones too), as handles `fromSnapshot` takes. */
+  readonly listSnapshots: (
+    options?: O
+  ) => Effect.Effect<ReadonlyArray<Snapshot>, RuntimeSnapshotError | HostedLayerError>
+  /** Remove a snapshot (a kept one too: this is how one ends); one already gone is no failure. */
+  readonly removeSnapshot: (
+    snapshot: Snapshot | string,
+    options?: O
+  ) => Effect.Effect<void, RuntimeSnapshotError | HostedLayerError>
 }
 
 /** The runtime module of a driver, its warm pool served under `pool`. */
@@ -87,5 +139,9 @@ export const hostedRuntime = <O extends HostedOptions, S, I>(
   attach: (sessionId, options = {} as O) => {
     const attached = { ...options, sessionId }
     return provisionedLayer(attached, hostedProvisioner(definition, attached, true))
-  }
+  },
+  listSnapshots: (options = {} as O) =>
+    withSnapshots(definition, options, (verbs) => listSnapshots(definition.provider, verbs)),
+  removeSnapshot: (snapshot, options = {} as O) =>
+    withSnapshots(definition, options, (verbs) => removeSnapshot(verbs, snapshot))
 })

@@ -9,6 +9,7 @@ import { Config, Duration, Effect, Option, type Redacted, Schedule } from "effec
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { checkRuntimeOptions, refuseHostWorkspace } from "../runtime/options.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
+import type { Snapshot } from "../schema/snapshot.ts"
 import type { WhilePaused } from "../services/Runtime.ts"
 import type { RuntimeOptions } from "../services/RuntimeOptions.ts"
 
@@ -44,6 +45,11 @@ export interface HostedOptions extends Omit<RuntimeOptions, "workspace" | "keepW
   readonly providerRetry?: Schedule.Schedule<unknown>
   readonly schedules?: RuntimeSchedules
   readonly whilePaused?: WhilePaused
+  /**
+   * Start from this snapshot (`Runtime.snapshot`'s handle, or its id) instead of the image: its
+   * files, and its memory where the provider keeps it (docs/snapshots.md).
+   */
+  readonly fromSnapshot?: Snapshot | string
 }
 
 /** A pool's options: how many sandboxes to keep ready. */

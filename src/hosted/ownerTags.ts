@@ -16,7 +16,9 @@ export const TAGS = {
   ownerPid: "effect-sandbox.owner.pid",
   /** Sandboxes kept alive on release outlive their owner: the reaper leaves them. */
   keepAlive: "effect-sandbox.keep-alive",
-  sessionKey: "effect-sandbox.session-key"
+  sessionKey: "effect-sandbox.session-key",
+  /** A snapshot (src/hosted/snapshots.ts), not a sandbox. */
+  snapshot: "effect-sandbox.snapshot"
 } as const
 
 /** The metadata of a new sandbox. */
@@ -32,6 +34,15 @@ export const sandboxTags = (input: {
   [TAGS.keepAlive]: String(input.keepAlive),
   [TAGS.sessionKey]: input.sessionKey
 })
+
+/**
+ * The metadata of a new snapshot: a sandbox's, without the session key (a snapshot is no way into
+ * the session), `keepAlive` saying whether it was kept on purpose.
+ */
+export const snapshotTags = (input: { readonly sessionId: string; readonly keep: boolean }): Record<string, string> => {
+  const { [TAGS.sessionKey]: _, ...tags } = sandboxTags({ ...input, sessionKey: "", keepAlive: input.keep })
+  return { ...tags, [TAGS.snapshot]: "true" }
+}
 
 /** What a reaper lists: our sandboxes whose owner ran on this host (a pid means nothing elsewhere). */
 export const ownedHere = (): Record<string, string> => ({

@@ -16,7 +16,6 @@ import {
   RuntimePauseError,
   RuntimeStartError
 } from "../schema/errors.ts"
-import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { toolCapabilities, VSCODE_PORT, vscodeUrls } from "../serverStart/serverTools.ts"
 import type {
   Driver,
@@ -30,23 +29,12 @@ import type {
 } from "../services/Driver.ts"
 import type { Disconnect, ProvisionedSandbox } from "../services/Provisioner.ts"
 import { reportStart } from "../services/StartProgress.ts"
+import type { HostedContext } from "./context.ts"
 import type { HostedOptions } from "./options.ts"
 import { sandboxTags, TAGS } from "./ownerTags.ts"
 import { SERVER_PORT, serverLaunch } from "./serverLaunch.ts"
+import { snapshotVerbs } from "./snapshots.ts"
 import { serverExitedMessage } from "./startFailure.ts"
-
-/** One layer's (or pool's) driver, with the names and options every sandbox of it shares. */
-export interface HostedContext<O extends HostedOptions, S> {
-  readonly provider: string
-  /** The provider's word for a sandbox ("sandbox", Runloop's "devbox"). */
-  readonly noun: string
-  readonly kind: string
-  readonly driver: Driver<S>
-  readonly options: O
-  readonly sandbox: SandboxConfig
-  /** `attach`: the session's sandbox must exist (never made anew). */
-  readonly attachOnly: boolean
-}
 
 const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 const DEFAULT_WATCH_EVERY: Duration.Input = "5 seconds"
@@ -76,7 +64,8 @@ const specOf = <O extends HostedOptions, S>(
     user,
     ports: [...(options.vscode === true ? [VSCODE_PORT] : []), ...(options.appPorts ?? [])],
     sandbox: ctx.sandbox,
-    onStatus
+    onStatus,
+    ...(ctx.fromSnapshot === undefined ? {} : { fromSnapshot: ctx.fromSnapshot })
   }
 }
 
@@ -315,7 +304,10 @@ export const provisionHosted = <O extends HostedOptions, S>(
       ...(server.headers === undefined ? {} : { headers: server.headers }),
       workspace,
       urls,
-      capabilities: toolCapabilities(options, { pause: pause !== undefined && pauseRefused === undefined }),
+      capabilities: toolCapabilities(options, {
+        pause: pause !== undefined && pauseRefused === undefined,
+        snapshot: driver.snapshot !== undefined && driver.snapshot.refusal?.(made.sandbox) === undefined
+      }),
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),
       ...(launched?.listening === undefined ? {} : { listening: launched.listening }),
@@ -335,6 +327,7 @@ export const provisionHosted = <O extends HostedOptions, S>(
           )
         ).pipe(Effect.andThen(Ref.set(paused, false)))
       }),
+      ...snapshotVerbs(ctx, made.sandbox, sessionId, scope, provisionHosted),
       ...(state === undefined ? {} : { disconnect: followSandbox(ctx, made, state) }),
       ...(serverError === undefined ? {} : { serverError: serverError(made.sandbox, ctx.sandbox.keepRuntimeAlive) }),
       handOver: Effect.gen(function*() {

@@ -3,26 +3,46 @@
  * A running orphan would also end on the provider's side once nobody keeps it alive, but a paused
  * or stopped one has no clock, so the reaper removes both kinds as soon as it sees the owner's
  * process gone. Only owners on this host are judged (ownerTags.ts), and sandboxes kept alive on
- * release are left alone.
+ * release are left alone. Their snapshots go the same way, unless kept (`keep: true`).
  */
 import { type Duration, Effect, Schedule } from "effect"
+import type { ProviderError } from "../schema/errors.ts"
 import type { Driver } from "../services/Driver.ts"
 import { ownedHere, ownerGone, TAGS } from "./ownerTags.ts"
 
-/** One pass: destroy every sandbox of this host whose owner is gone. The provider ids destroyed. */
+/** Remove each of `listed` whose owner is gone, saying so as `what`. The provider ids removed. */
+const removeOrphans = Effect.fnUntraced(
+  function*<F extends { readonly id: string; readonly tags: Readonly<Record<string, string>> }>(
+    provider: string,
+    what: string,
+    listed: ReadonlyArray<F>,
+    remove: (found: F) => Effect.Effect<void, ProviderError>
+  ) {
+    const reaped: Array<string> = []
+    for (const found of listed) {
+      if (!ownerGone(found.tags)) continue
+      yield* remove(found)
+      yield* Effect.logInfo(
+        `${provider}: removed ${what} ${found.id}, whose owner (pid ${found.tags[TAGS.ownerPid]}) is gone`
+      )
+      reaped.push(found.id)
+    }
+    return reaped
+  }
+)
+
+/**
+ * One pass: destroy every sandbox of this host whose owner is gone, and every snapshot of such an
+ * owner not kept on purpose. The provider ids removed.
+ */
 export const reapOrphans = Effect.fn("hosted.reap")(function*<S>(provider: string, driver: Driver<S>) {
   yield* Effect.annotateCurrentSpan("provider", provider)
-  const listed = yield* driver.find(ownedHere())
-  const reaped: Array<string> = []
-  for (const found of listed) {
-    if (!ownerGone(found.tags)) continue
-    yield* driver.destroy(found.sandbox)
-    yield* Effect.logInfo(
-      `${provider}: removed sandbox ${found.id}, whose owner (pid ${found.tags[TAGS.ownerPid]}) is gone`
-    )
-    reaped.push(found.id)
-  }
-  return reaped
+  const sandboxes = yield* driver.find(ownedHere())
+  const reaped = yield* removeOrphans(provider, "sandbox", sandboxes, (found) => driver.destroy(found.sandbox))
+  const snapshots = driver.snapshot
+  if (snapshots === undefined) return reaped
+  const taken = yield* snapshots.find({ ...ownedHere(), [TAGS.snapshot]: "true" })
+  return [...reaped, ...yield* removeOrphans(provider, "snapshot", taken, (found) => snapshots.remove(found.id))]
 })
 
 /**

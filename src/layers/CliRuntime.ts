@@ -72,6 +72,7 @@ const make = (options: CliRuntimeOptions) =>
         urls: {},
         capabilities: {
           pause: false,
+          snapshot: false,
           ipython: tools.ipython !== undefined && ipythonUnavailable === undefined,
           browser: tools.browser !== undefined,
           mcp: (options.mcp?.stdio?.length ?? 0) + (options.mcp?.remote?.length ?? 0) > 0,

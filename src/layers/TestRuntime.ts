@@ -124,7 +124,13 @@ export interface RecordedCopy {
   readonly destination: string
 }
 
-const DEFAULT_CAPABILITIES: RuntimeCapabilities = { pause: false, ipython: true, browser: true, mcp: true }
+const DEFAULT_CAPABILITIES: RuntimeCapabilities = {
+  pause: false,
+  ipython: true,
+  browser: true,
+  mcp: true,
+  snapshot: false
+}
 
 /** What a real runtime without the tool answers (the executor's texts; the MCP hub's with no server). */
 const withoutTool = (action: Action, capabilities: RuntimeCapabilities): ErrorObservation | undefined => {

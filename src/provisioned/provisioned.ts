@@ -120,6 +120,8 @@ const runtimeOn = (
       ...backend,
       draftEditor: yield* captureDraftEditor,
       ...(box.pause === undefined ? {} : { pause: box.pause }),
+      ...(box.snapshot === undefined ? {} : { snapshot: box.snapshot }),
+      ...(box.fork === undefined ? {} : { fork: box.fork }),
       ...(box.resume === undefined ? {} : {
         resume: box.resume.pipe(
           Effect.andThen(waitUntilAlive(box.baseUrl, RESUME_ALIVE_TIMEOUT, options.schedules?.waitUntilAlive)),

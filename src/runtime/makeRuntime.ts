@@ -11,7 +11,7 @@ import { isDraftEdit } from "../editor/draftEditor.ts"
 import type { Action } from "../schema/Action.ts"
 import { type ActionEvent, FinalObservation, OutputChunk } from "../schema/ActionEvent.ts"
 import { copyWith } from "../schema/copy.ts"
-import { type RuntimeError, RuntimeStartError } from "../schema/errors.ts"
+import { InvalidOptionsError, type RuntimeError, RuntimeStartError } from "../schema/errors.ts"
 import type { Observation } from "../schema/Observation.ts"
 import { SecretMask } from "../schema/secrets.ts"
 import type { EnvValue } from "../services/EnvValue.ts"
@@ -24,6 +24,9 @@ import { makeSpawn, type Masked } from "./spawnProcess.ts"
 import type { StatusCell } from "./statusCell.ts"
 import { instrumentAction } from "./telemetry.ts"
 import { unsupported } from "./unsupported.ts"
+
+/** Why a runtime without `snapshot` has none (docs/snapshots.md has the table). */
+const SNAPSHOT_WHY = "its provider keeps no snapshots of a sandbox (docs/snapshots.md says which runtimes do)"
 
 export const makeRuntime = (
   backend: RuntimeBackend,
@@ -111,6 +114,23 @@ export const makeRuntime = (
     resume: backend.resume === undefined ? unsupported(kind, "resume") : gate.live(backend.resume).pipe(
       Effect.andThen(status.update((s) => s === "PAUSED" ? "READY" : s))
     ),
+    snapshot: (options = {}) =>
+      backend.snapshot === undefined
+        ? unsupported(kind, "snapshot", SNAPSHOT_WHY)
+        : gate.live(backend.snapshot(options)).pipe(
+          Effect.withSpan("Runtime.snapshot", { attributes: { "runtime.kind": kind } })
+        ),
+    fork: (count) =>
+      backend.fork === undefined
+        ? unsupported(kind, "fork", SNAPSHOT_WHY)
+        : !(Number.isInteger(count) && count >= 1)
+        ? Effect.fail(
+          new InvalidOptionsError({ message: `fork: count must be a whole number, 1 or more (got ${count}).` })
+        )
+        : gate.live(Effect.void).pipe(
+          Effect.andThen(backend.fork(count)),
+          Effect.withSpan("Runtime.fork", { attributes: { "runtime.kind": kind, count } })
+        ),
     spawn: makeSpawn(backend, mask, masked)
   }
 }

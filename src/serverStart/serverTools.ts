@@ -35,9 +35,10 @@ export const vscodeEnv = (tools: RuntimeTools, port: number = VSCODE_PORT): Reco
 /** What a runtime started with these tools can do. */
 export const toolCapabilities = (
   tools: RuntimeTools,
-  runtime: { readonly pause: boolean }
+  runtime: { readonly pause: boolean; readonly snapshot?: boolean }
 ): RuntimeCapabilities => ({
   pause: runtime.pause,
+  snapshot: runtime.snapshot ?? false,
   ipython: ipythonSetting(tools.ipython) !== undefined,
   browser: browserSetting(tools.browser) !== undefined,
   mcp: (tools.mcp?.stdio?.length ?? 0) > 0

@@ -16,6 +16,7 @@ import type { ServerErrorHook } from "../client/ActionClient.ts"
 import type { EgressPolicy } from "../network/policy.ts"
 import type { InvalidOptionsError, ProviderError, ProviderReason, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
+import type { SnapshotKeeps } from "../schema/snapshot.ts"
 import type { ProvisionStatus } from "./Provisioner.ts"
 
 /** What a classifier makes of one failed provider call. */
@@ -83,6 +84,11 @@ export interface SandboxSpec {
   readonly sandbox: SandboxConfig
   /** Report BUILDING_RUNTIME while the driver builds something first (an image). */
   readonly onStatus: (status: ProvisionStatus) => Effect.Effect<void>
+  /**
+   * Start from this snapshot (its id, as `snapshot.take` gave it) instead of the provider's image:
+   * only given to a driver with `snapshot`.
+   */
+  readonly fromSnapshot?: string
 }
 
 /** How an action server exited before it answered (a start failure). */
@@ -151,6 +157,35 @@ export interface Found<S> {
   readonly state: SandboxState["_tag"]
   /** The workspace as the sandbox sees it, where it is not the usual /workspace. */
   readonly workspace?: string
+}
+
+/** A snapshot a driver took or listed: the provider's id, the tags it was taken with, and when. */
+export interface FoundSnapshot {
+  readonly id: string
+  readonly tags: Readonly<Record<string, string>>
+  readonly createdAt: Date
+}
+
+/**
+ * A provider's snapshots of its sandboxes (`Driver.snapshot`): taken with the owner tags
+ * (src/hosted/ownerTags.ts `snapshotTags`), listed by them, removed by id. `create` starts a
+ * sandbox from one when the spec names it (`SandboxSpec.fromSnapshot`). The hosted runtime makes
+ * `Runtime.snapshot` and `fork` of these, removes a snapshot with its owner unless it is kept, and
+ * reaps those of dead owners as it reaps sandboxes (unless the driver's own `reaper` does).
+ */
+export interface SnapshotVerbs<S> {
+  /** What a sandbox started from a snapshot gets back. */
+  readonly keeps: SnapshotKeeps
+  /**
+   * Why the provider will not snapshot this sandbox, or undefined where it will: such a sandbox's
+   * `capabilities.snapshot` is false and `snapshot` fails at once saying this.
+   */
+  readonly refusal?: (sandbox: S) => string | undefined
+  readonly take: (sandbox: S, tags: Readonly<Record<string, string>>) => Effect.Effect<FoundSnapshot, DriverFailure>
+  /** Remove a snapshot; one that is gone already is no failure. */
+  readonly remove: (id: string) => Effect.Effect<void, ProviderError>
+  /** The snapshots whose tags include all of `tags`. */
+  readonly find: (tags: Readonly<Record<string, string>>) => Effect.Effect<ReadonlyArray<FoundSnapshot>, ProviderError>
 }
 
 /** A URL that reaches a port of the sandbox, and the headers the provider's proxy asks for there. */
@@ -251,6 +286,8 @@ export interface Driver<S> {
     readonly pause: (sandbox: S) => Effect.Effect<void, ProviderError>
     readonly resume: (sandbox: S) => Effect.Effect<void, ProviderError>
   }
+  /** Snapshots of a sandbox, and sandboxes started from them. Absent: the provider keeps none. */
+  readonly snapshot?: SnapshotVerbs<S>
   /**
    * The workspace of a running sandbox `find` listed, where it depends on what the image holds
    * (Runloop's upload fallback runs in `~/workspace`); absent: `Found.workspace`, else /workspace.

@@ -38,6 +38,7 @@ import type {
 } from "../schema/Observation.ts"
 import type { ProcessError } from "../schema/process.ts"
 import type { RuntimeStatus } from "../schema/RuntimeStatus.ts"
+import type { RuntimeSnapshotError, Snapshot, SnapshotOptions } from "../schema/snapshot.ts"
 import type { EnvValue } from "./EnvValue.ts"
 import type { ProcessHandle, SpawnOptions } from "./Processes.ts"
 
@@ -47,8 +48,10 @@ export interface RuntimeCapabilities {
   readonly ipython: boolean
   readonly browser: boolean
   readonly mcp: boolean
+  /** `snapshot` and `fork` (docs/snapshots.md says what each runtime keeps). */
+  readonly snapshot: boolean
   /** Why a capability the options asked for is false (`ipython`: the kernel could not start, and how it failed). */
-  readonly unavailable?: Readonly<Partial<Record<"pause" | "ipython" | "browser" | "mcp", string>>>
+  readonly unavailable?: Readonly<Partial<Record<"pause" | "ipython" | "browser" | "mcp" | "snapshot", string>>>
 }
 
 /** Where a runtime lives. */
@@ -157,6 +160,26 @@ export interface RuntimeShape {
   /** Freeze the sandbox, keeping its state (runtimes with `capabilities.pause`). */
   readonly pause: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
   readonly resume: Effect.Effect<void, UnsupportedCapabilityError | RuntimeError>
+  /**
+   * A snapshot of the sandbox (`capabilities.snapshot`): its files (and memory, where the provider
+   * keeps it: `keeps`), from which new runtimes start with the layer option `fromSnapshot`. Removed
+   * when this runtime is released, and reaped if its owner dies, unless `keep: true`.
+   */
+  readonly snapshot: (
+    options?: SnapshotOptions
+  ) => Effect.Effect<Snapshot, RuntimeSnapshotError | UnsupportedCapabilityError | RuntimeError>
+  /**
+   * `count` new runtimes of the same layer, each started from one fresh snapshot of this one: same
+   * files, then each its own. They and the snapshot live in the calling scope (the snapshot is
+   * removed after them). Agents that search (try N fixes from one state) start here.
+   */
+  readonly fork: (
+    count: number
+  ) => Effect.Effect<
+    ReadonlyArray<RuntimeShape>,
+    RuntimeSnapshotError | UnsupportedCapabilityError | InvalidOptionsError | RuntimeError,
+    Scope.Scope
+  >
   /**
    * Start `bash -c <command>` in the background (E2B's `commands.run({ background: true })`): a
    * handle to its output, stdin, signals and exit. Closing the scope kills the process and

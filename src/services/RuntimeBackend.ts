@@ -4,14 +4,15 @@
  * turns into a \`Runtime\`. A contract, so the client and every layer reach it without importing
  * a layer.
  */
-import type { Effect, Option } from "effect"
+import type { Effect, Option, Scope } from "effect"
 import type { DraftEditor } from "../editor/draftEditor.ts"
 import type { Action } from "../schema/Action.ts"
 import type { InvalidEnvVarError, RuntimeError, TransferError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import type { Observation } from "../schema/Observation.ts"
+import type { RuntimeSnapshotError, Snapshot, SnapshotOptions } from "../schema/snapshot.ts"
 import type { ProcessControl } from "./Processes.ts"
-import type { RuntimeInfo, WhilePaused } from "./Runtime.ts"
+import type { RuntimeInfo, RuntimeShape, WhilePaused } from "./Runtime.ts"
 
 /** What a transport must provide; `makeRuntime` adds the rest. */
 export interface RuntimeBackend {
@@ -44,6 +45,12 @@ export interface RuntimeBackend {
   readonly resume?: Effect.Effect<void, RuntimeError>
   /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
   readonly whilePaused?: WhilePaused
+  /** `Runtime.snapshot` (`info.capabilities.snapshot`); without it an unsupported capability. */
+  readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<Snapshot, RuntimeSnapshotError | RuntimeError>
+  /** `Runtime.fork`, its count checked. */
+  readonly fork?: (
+    count: number
+  ) => Effect.Effect<ReadonlyArray<RuntimeShape>, RuntimeSnapshotError | RuntimeError, Scope.Scope>
   /** Background processes (`Runtime.spawn`), by id; without them `spawn` is an unsupported capability. */
   readonly processes?: ProcessControl<RuntimeError>
 }

@@ -18,7 +18,7 @@ export const clientRuntime = (baseUrl: string, sessionApiKey: string) =>
         kind: "local",
         workspace: "/w",
         urls: {},
-        capabilities: { pause: false, ipython: false, browser: false, mcp: false }
+        capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: false }
       }
     })
     return makeRuntime(backend, status)

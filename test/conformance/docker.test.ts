@@ -38,7 +38,7 @@ describeDocker("docker (tools and base images)", () => {
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     containsProcesses: true,
     givenSandboxConfig: true,
-    capabilities: { pause: true, ipython: true, browser: true, mcp: true },
+    capabilities: { pause: true, ipython: true, browser: true, mcp: true, snapshot: true },
     toolless: { layer: ({ noChangeTimeoutSeconds }) => bare(noChangeTimeoutSeconds), givenSandboxConfig: false }
   })
 

@@ -40,7 +40,7 @@ describeDocker(`kubernetes (stand-in, tools image, ${mode} mode)`, () => {
     name: "KubernetesRuntime (stand-in, tools image: jupyter, agent_skills, browser)",
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     containsProcesses: true,
-    capabilities: { pause: true, ipython: true, browser: true, mcp: false },
+    capabilities: { pause: true, ipython: true, browser: true, mcp: false, snapshot: false },
     toolless: {
       layer: ({ noChangeTimeoutSeconds }) =>
         standInLayer(cluster, { noChangeTimeoutSeconds, deleteWorkspace: true, mode })

@@ -35,7 +35,18 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
       }))
 
     it.live("reports the capabilities its target is configured with", () =>
-      withRuntime(target, (rt) => Effect.sync(() => assert.deepStrictEqual(rt.info.capabilities, target.capabilities))))
+      withRuntime(target, (rt) =>
+        Effect.gen(function*() {
+          assert.deepStrictEqual(rt.info.capabilities, target.capabilities)
+          // Without snapshots, both verbs are refused as pause is (here: no runtime of its own to start).
+          if (target.capabilities.snapshot) return
+          const snapshot = yield* Effect.flip(rt.snapshot())
+          assert.instanceOf(snapshot, UnsupportedCapabilityError)
+          assert.strictEqual(snapshot.capability, "snapshot")
+          const fork = yield* Effect.flip(Effect.scoped(rt.fork(2)))
+          assert.instanceOf(fork, UnsupportedCapabilityError)
+          assert.strictEqual(fork.capability, "fork")
+        })))
 
     // One case per capability, each run by the target's configuration: a runtime with every tool
     // skips the four refusals and is held to pause and resume instead.

@@ -12,7 +12,7 @@ const target = {
   name: "LocalRuntime",
   layer: ({ noChangeTimeoutSeconds }) =>
     LocalRuntime.layer({ noChangeTimeoutSeconds, ipython, browser, mcp: { stdio: [everythingServer] } }),
-  capabilities: { pause: false, ipython, browser, mcp: true },
+  capabilities: { pause: false, ipython, browser, mcp: true, snapshot: false },
   toolless: { layer: ({ noChangeTimeoutSeconds }) => LocalRuntime.layer({ noChangeTimeoutSeconds }) }
 } satisfies ConformanceTarget
 

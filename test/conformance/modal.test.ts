@@ -27,7 +27,7 @@ describeDocker("modal (stand-in)", () => {
     name: "ModalRuntime (stand-in, runtime image)",
     layer: ({ noChangeTimeoutSeconds }) => layer(noChangeTimeoutSeconds),
     containsProcesses: true,
-    capabilities: { pause: false, ipython: false, browser: false, mcp: false }
+    capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: false }
   })
 
   hostedLifecycleConformance(

@@ -37,7 +37,7 @@ describeDocker("remote (runtime API on Docker)", () => {
     name: "RemoteRuntime (runtime API, base image)",
     layer: ({ noChangeTimeoutSeconds }) => layer(noChangeTimeoutSeconds),
     containsProcesses: true,
-    capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+    capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
   })
   hostedLifecycleConformance(remoteLifecycle(() => ({ apiUrl: server!.base, key: KEY })))
   afterAll(async () => {

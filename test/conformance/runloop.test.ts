@@ -18,7 +18,7 @@ describeDocker("runloop (stand-in, base image blueprint)", () => {
     name: "RunloopRuntime (stand-in)",
     layer: ({ noChangeTimeoutSeconds }) => runloopLayer(standIn(), { noChangeTimeoutSeconds }),
     containsProcesses: true,
-    capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+    capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: true }
   })
   hostedLifecycleConformance(runloopLifecycle(() => {
     const { baseUrl, apiKey, tunnelUrl } = standIn()

@@ -12,6 +12,7 @@ import { lifecycleConformance } from "./lifecycle.ts"
 import { mcpConformance } from "./mcp.ts"
 import { processesConformance } from "./processes.ts"
 import { shellConformance } from "./shell.ts"
+import { snapshotConformance } from "./snapshot.ts"
 import { streamConformance } from "./stream.ts"
 import type { ConformanceTarget } from "./target.ts"
 
@@ -29,6 +30,7 @@ export const runConformance = (target: ConformanceTarget) =>
     filesConformance(bare)
     envAndTransferConformance(bare)
     lifecycleConformance(target)
+    snapshotConformance(bare)
     ipythonConformance(target)
     mcpConformance(target)
     browserConformance(target)

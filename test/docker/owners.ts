@@ -17,6 +17,8 @@ export interface OwnerOptions {
   readonly ownerLease?: { readonly renewEvery?: number; readonly staleAfter?: number; readonly reapEvery?: number }
   readonly keepRuntimeAlive?: boolean
   readonly workspace?: string
+  /** Take a snapshot (labelled with the session) before READY. */
+  readonly snapshot?: boolean
 }
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null

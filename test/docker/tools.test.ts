@@ -38,7 +38,13 @@ describeDocker("DockerRuntime tools", () => {
         const { release, rt } = yield* buildRuntime(
           dockerLayer(tools, { sessionId: session, ipython: true, browser: true })
         )
-        assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: true, browser: true, mcp: false })
+        assert.deepStrictEqual(rt.info.capabilities, {
+          pause: true,
+          ipython: true,
+          browser: true,
+          mcp: false,
+          snapshot: true
+        })
         const cmd = (yield* inspect(containerName(session)))!.Config.Cmd
         assert.deepStrictEqual(cmd.slice(cmd.indexOf("--plugins"), cmd.indexOf("--plugins") + 4), [
           "--plugins",
@@ -114,7 +120,13 @@ describeDocker("DockerRuntime tools", () => {
       Effect.gen(function*() {
         const session = sessionId("tools")
         const { release, rt } = yield* buildRuntime(dockerLayer(tools, { sessionId: session }))
-        assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: false, browser: false, mcp: false })
+        assert.deepStrictEqual(rt.info.capabilities, {
+          pause: true,
+          ipython: false,
+          browser: false,
+          mcp: false,
+          snapshot: true
+        })
         const cmd = (yield* inspect(containerName(session)))!.Config.Cmd
         assert.include(cmd, "--no-enable-browser")
         assert.notInclude(cmd, "--plugins")

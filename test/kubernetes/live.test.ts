@@ -94,7 +94,7 @@ const title = optedIn ? "kubernetes (live cluster)" : "kubernetes (live cluster)
             deleteWorkspace: true
           }),
         containsProcesses: true,
-        capabilities: { pause: true, ipython: true, browser: true, mcp: false },
+        capabilities: { pause: true, ipython: true, browser: true, mcp: false, snapshot: false },
         // The project's 1.20 test cluster (scripts/kubernetes) keeps the pod's end of a port-forwarded
         // connection open after our side dropped it, so the server never sees the client go.
         ...(connect === "portForward" && process.env["EFFECT_SANDBOX_K8S_TEST_CLUSTER"] === "1.20"

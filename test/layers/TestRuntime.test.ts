@@ -155,7 +155,13 @@ describe("TestRuntime capabilities", () => {
   it.effect("by default: every tool, no pause (UnsupportedCapabilityError as CliRuntime gives)", () =>
     Effect.gen(function*() {
       const rt = yield* Runtime
-      assert.deepStrictEqual(rt.info.capabilities, { pause: false, ipython: true, browser: true, mcp: true })
+      assert.deepStrictEqual(rt.info.capabilities, {
+        pause: false,
+        ipython: true,
+        browser: true,
+        mcp: true,
+        snapshot: false
+      })
       for (const [call, capability] of [[rt.pause, "pause"], [rt.resume, "resume"]] as const) {
         const error = yield* Effect.flip(call)
         assert.instanceOf(error, UnsupportedCapabilityError)
@@ -168,7 +174,13 @@ describe("TestRuntime capabilities", () => {
     Effect.gen(function*() {
       const control = yield* TestRuntime
       const rt = yield* Runtime
-      assert.deepStrictEqual(rt.info.capabilities, { pause: true, ipython: false, browser: false, mcp: false })
+      assert.deepStrictEqual(rt.info.capabilities, {
+        pause: true,
+        ipython: false,
+        browser: false,
+        mcp: false,
+        snapshot: false
+      })
       yield* rt.pause
       yield* rt.resume
       yield* control.enqueue(built("make"))

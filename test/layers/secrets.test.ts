@@ -167,7 +167,7 @@ describe("the runtime wrapper", () => {
           kind: "test",
           workspace: "/w",
           urls: {},
-          capabilities: { pause: false, ipython: false, browser: false, mcp: false }
+          capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: false }
         },
         defaultTimeoutSeconds: 120,
         execute: () => Effect.fail(new RuntimeRequestError({ status: 400, message: `echoed ${SECRET}` })),

@@ -37,6 +37,8 @@ export const LABEL = {
    * with the same one share them).
    */
   runtimeApi: "effect-sandbox.runtime-api",
+  /** A snapshot image (providers/docker/snapshot.ts); blank on the sandboxes started from one. */
+  snapshot: "effect-sandbox.snapshot",
   /** Its runtime id, the key the API finds it by. */
   runtimeId: "effect-sandbox.runtime-id",
   /** The `resource_factor` it was started with (its limits are this times the API's base). */

@@ -3,7 +3,8 @@
  * in `create` when missing, reported as BUILDING_RUNTIME) whose command is the action server, its
  * key copied in as a file before each start, on the sandboxes' network with no capability, the
  * host workspace mounted at /workspace, reached on an engine-assigned port of 127.0.0.1 (or, on a
- * local engine, the bridge address). Pause is `docker pause` (memory survives). Owner liveness is
+ * local engine, the bridge address). Pause is `docker pause` (memory survives); a snapshot is an
+ * image committed with the workspace inside (snapshot.ts). Owner liveness is
  * the driver's own lease (ownerLease.ts, reaper.ts): docs/security.md says why pids cannot decide.
  */
 import type Docker from "dockerode"
@@ -41,6 +42,7 @@ import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
 import { reapOrphans } from "./reaper.ts"
 import { containerSpec, explainStorageRefusal } from "./sandboxContainer.ts"
+import { dockerSnapshots, restoreWorkspace } from "./snapshot.ts"
 import { removeTemporaryWorkspace, removeWithWorkspace, temporaryWorkspaceOf } from "./workspaceRemoval.ts"
 
 /** One sandbox container: its handle, name, labels, and the temporary workspace removed with it. */
@@ -108,12 +110,15 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
   const create = Effect.fn("DockerRuntime.create")(function*(spec: SandboxSpec) {
     const name = `${prefix}-${spec.sessionId}`
     const { sandbox } = spec
-    const made = given === undefined ? yield* temporaryWorkspace(`docker-${spec.sessionId.slice(0, 8)}`) : undefined
-    const workspace = given ?? made!
+    // A sandbox from a snapshot (a fork of a layer with a workspace of its own) gets its own
+    // directory, filled from the snapshot: the given one is its source's, which it must not touch.
+    const own = spec.fromSnapshot === undefined ? given : undefined
+    const made = own === undefined ? yield* temporaryWorkspace(`docker-${spec.sessionId.slice(0, 8)}`) : undefined
+    const workspace = own ?? made!
     // A kept one is not: neither the reaper nor a later release may remove it.
     const temporary = made !== undefined && !keepWorkspace ? made : undefined
     const started = Effect.gen(function*() {
-      const image = sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
+      const image = spec.fromSnapshot ?? sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
         {
           baseImage: options.baseImage ?? sandbox.baseContainerImage,
           userId: spec.user.id,
@@ -152,7 +157,9 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
           createOptions,
           () => kept,
           (container, _labels, user) =>
-            putSessionKey(container, Redacted.value(spec.sessionKey), containerUid(user, spec.user.id))
+            putSessionKey(container, Redacted.value(spec.sessionKey), containerUid(user, spec.user.id)).pipe(
+              Effect.andThen(spec.fromSnapshot === undefined ? Effect.void : restoreWorkspace(docker, image, container))
+            )
         ).pipe(Effect.tap(() => Effect.sync(() => kept = true)))
       ).pipe(
         Effect.mapError(explainStorageRefusal(options.storageBytes)),
@@ -348,6 +355,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       pause: (box) => pauseContainer(box.container, box.name),
       resume: (box) => engineCall(`unpause ${box.name}`, () => box.container.unpause()).pipe(Effect.asVoid)
     },
+    snapshot: dockerSnapshots(docker, prefix, lease.dir),
     reaper: { every: "30 seconds", pass: withEngine(reapOrphans()) }
   } satisfies Driver<DockerBox>
 })

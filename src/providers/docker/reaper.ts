@@ -14,7 +14,11 @@
  * goes stale. What the reaper adds is removing the stopped container and its
  * temporary host workspace, and the stale lease directories left behind. It runs
  * when a DockerRuntime starts and then every `reapEvery` (30 s) while it lives.
+ *
+ * Snapshot images (snapshot.ts) are judged the same way: the owner's lease their label names must
+ * record them and be stale. A kept snapshot names no lease and is left.
  */
+import type Docker from "dockerode"
 import { Duration, Effect, Schedule } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -64,7 +68,28 @@ const sweepLeases = (suspects: ReadonlyArray<Suspect & { readonly dir: string }>
     }
   }).pipe(Effect.catchDefect((e) => Effect.logWarning(`cannot sweep stale leases: ${e}`)))
 
-/** Remove every container on the engine whose owner's lease is stale; returns how many were removed. */
+/**
+ * Snapshot images (snapshot.ts) by name, with their labels; untagged ones (removed while sandboxes
+ * started from them still ran) apart: no container uses them any more once they can be removed.
+ */
+const listSnapshots = (docker: Docker, dangling: boolean) =>
+  Effect.promise(() =>
+    docker.listImages({ filters: { label: [`${LABEL.snapshot}=true`], dangling: [String(dangling)] } }).catch(() => [])
+  )
+
+/** Remove the untagged snapshot images no container uses (the engine refuses the others: left for a later pass). */
+const removeUnusedSnapshots = (docker: Docker) =>
+  Effect.flatMap(listSnapshots(docker, true), (images) =>
+    Effect.forEach(
+      images,
+      (image) => Effect.promise(() => docker.getImage(image.Id).remove().catch(() => undefined)),
+      { discard: true }
+    ))
+
+/**
+ * Remove every container (and snapshot image) on the engine whose owner's lease is stale; returns
+ * how many containers were removed.
+ */
 export const reapOrphans = Effect.fn("reapOrphans")(function*() {
   const docker = yield* dockerClient
   const list = Effect.promise(() =>
@@ -75,8 +100,15 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     const lease = leaseOf(claim)
     return claim !== null && lease !== null && isStale(lease) ? [{ container: c, claim, lease }] : []
   })
+  const snapshots = (yield* listSnapshots(docker, false)).flatMap((image) =>
+    (image.RepoTags ?? []).flatMap((name) => {
+      const claim = claimOf(name, image.Labels ?? {})
+      const lease = leaseOf(claim)
+      return claim !== null && lease !== null && isStale(lease) ? [{ name, claim, lease }] : []
+    })
+  )
   const staleDirs = staleLeaseDirs()
-  const all: ReadonlyArray<Suspect> = [...suspects, ...staleDirs]
+  const all: ReadonlyArray<Suspect> = [...suspects, ...snapshots, ...staleDirs]
   if (all.length > 0) {
     // Confirm over two renewals: just after a suspend and resume, live owners need a moment to renew.
     const confirm = Math.max(...all.map(({ lease }) => Math.min(2 * lease.renewEveryMs, lease.staleAfterMs)))
@@ -93,7 +125,19 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     { concurrency: 4, discard: true }
   )
   yield* reapStrayGateways()
-  const named = new Set((yield* list).flatMap((c) => labelOf(c.Labels, LABEL.ownerLease) ?? []))
+  yield* Effect.forEach(
+    snapshots.filter((suspect) => confirmed(suspect, leaseOf(suspect.claim))),
+    ({ name }) =>
+      Effect.promise(() => docker.getImage(name).remove({ force: true }).catch(() => undefined)).pipe(
+        Effect.tap(() => Effect.logInfo(`reaped snapshot ${name}: its owner's lease is stale`))
+      ),
+    { discard: true }
+  )
+  yield* removeUnusedSnapshots(docker)
+  const named = new Set([
+    ...(yield* list).flatMap((c) => labelOf(c.Labels, LABEL.ownerLease) ?? []),
+    ...(yield* listSnapshots(docker, false)).flatMap((image) => labelOf(image.Labels, LABEL.ownerLease) ?? [])
+  ])
   yield* sweepLeases(staleDirs, named)
   return orphans.length
 })

@@ -5,7 +5,7 @@
  * server an execution of the command API, whose exit code and output Runloop keeps; every port
  * reached through the authenticated tunnel, whose token is a second secret. Pause is Runloop's
  * suspend, which keeps the disk but "will not snapshot memory state such as running processes" (the
- * SDK's words): the server is started again.
+ * SDK's words): the server is started again. Snapshots are Runloop's disk snapshots (snapshot.ts).
  */
 import type { Runloop } from "@runloop/api-client"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
@@ -22,6 +22,7 @@ import { classifyRunloop } from "./classify.ts"
 import { withDeadline } from "./deadline.ts"
 import { launchParameters } from "./launchParameters.ts"
 import { DEFAULT_BLUEPRINT, type RunloopRuntimeOptions } from "./options.ts"
+import { runloopSnapshots } from "./snapshot.ts"
 
 /** One devbox: its id, and its tunnel once known (made with it, listed with it, or enabled later). */
 export interface Devbox {
@@ -210,7 +211,8 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       const idempotencyKey = `effect-sandbox-create-${randomBytes(12).toString("hex")}`
       return call(`create a devbox from blueprint ${blueprint}`, () =>
         devboxes.create({
-          blueprint_name: blueprint,
+          // Runloop takes one of the two: a devbox from a snapshot has its blueprint's image already.
+          ...(spec.fromSnapshot === undefined ? { blueprint_name: blueprint } : { snapshot_id: spec.fromSnapshot }),
           name: `effect-sandbox-${spec.sessionId}`,
           metadata: { ...spec.tags },
           environment_variables: { ...spec.server.env, ...sessionKeyFileEnv },
@@ -226,6 +228,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
         Effect.asVoid,
         Effect.catchIf((error) => error.reason === "not-found", () => Effect.void)
       ),
+    snapshot: runloopSnapshots(devboxes, call, longCall),
     find: (tags) =>
       Effect.forEach(LISTED, (status) =>
         call(`list the ${status} devboxes`, async () => {

@@ -34,7 +34,7 @@ describe.skipIf(key === "")(
       layer: ({ noChangeTimeoutSeconds }) =>
         DaytonaRuntime.layer({ noChangeTimeoutSeconds, ...(snapshot === undefined ? {} : { snapshot }) }),
       containsProcesses: true,
-      capabilities: { pause: pauses, ipython: false, browser: false, mcp: false }
+      capabilities: { pause: pauses, ipython: false, browser: false, mcp: false, snapshot: false }
     })
     // Pause (where the class allows it), attach, the reaper, a dying server and release, against Daytona itself.
     hostedLifecycleConformance(

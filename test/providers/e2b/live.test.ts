@@ -18,7 +18,7 @@ if (apiKey === undefined || apiKey === "") {
     runConformance({
       name: "E2BRuntime (live)",
       layer: () => E2BRuntime.layer({ template }),
-      capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+      capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
     })
     hostedLifecycleConformance(e2bLifecycle(() => ({ template })))
   })
@@ -29,7 +29,7 @@ if (apiKey === undefined || apiKey === "") {
       // The key through E2B_API_KEY, as a user's would: Effect Config reads it.
       layer: ({ noChangeTimeoutSeconds }) => E2BRuntime.layer({ template, noChangeTimeoutSeconds }),
       containsProcesses: true,
-      capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+      capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
     })
     // Pause, attach, the reaper, a dying server and release, against E2B itself.
     hostedLifecycleConformance(e2bLifecycle(() => ({ template })))

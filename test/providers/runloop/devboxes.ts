@@ -42,6 +42,7 @@ const DEFAULT_KEEP_ALIVE_SECONDS = 3600
 /** The create body the SDK sends (`DevboxCreateParams`), as far as the stand-in reads it. */
 export interface CreateBody {
   readonly blueprint_name?: string
+  readonly snapshot_id?: string
   readonly name?: string
   readonly metadata?: Record<string, string>
   readonly environment_variables?: Record<string, string>
@@ -201,9 +202,13 @@ export class Devboxes {
   }
 
   /** Record a devbox (provisioning) and start its container in the background, as Runloop's scheduler does. */
-  create(body: CreateBody): Devbox {
-    const blueprint = body.blueprint_name ?? ""
-    const image = this.blueprints[blueprint]
+  create(body: CreateBody, snapshot?: { readonly image: string; readonly blueprint: string }): Devbox {
+    // Runloop: "Only one of (Snapshot ID, Blueprint ID, Blueprint name) should be specified."
+    if (snapshot !== undefined && body.blueprint_name !== undefined) {
+      throw new ApiError(400, "Only one of snapshot_id and blueprint_name may be given")
+    }
+    const blueprint = snapshot?.blueprint ?? body.blueprint_name ?? ""
+    const image = snapshot?.image ?? this.blueprints[blueprint]
     if (image === undefined) throw new ApiError(404, `Blueprint with name ${blueprint} not found`)
     const id = `dbx_${randomBytes(10).toString("hex")}`
     const launch = body.launch_parameters ?? {}

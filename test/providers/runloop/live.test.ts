@@ -21,7 +21,7 @@ if (apiKey === undefined || apiKey === "") {
       runConformance({
         name: "RunloopRuntime (live)",
         layer: () => RunloopRuntime.layer({ blueprint }),
-        capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+        capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
       })
       hostedLifecycleConformance(runloopLifecycle(() => ({ blueprint })))
     }
@@ -33,7 +33,7 @@ if (apiKey === undefined || apiKey === "") {
       // The key through RUNLOOP_API_KEY, as a user's would: Effect Config reads it.
       layer: ({ noChangeTimeoutSeconds }) => RunloopRuntime.layer({ blueprint, noChangeTimeoutSeconds }),
       containsProcesses: true,
-      capabilities: { pause: true, ipython: false, browser: false, mcp: false }
+      capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
     })
     // Suspend and resume, attach, the reaper, a dying server and release, against Runloop itself.
     hostedLifecycleConformance(runloopLifecycle(() => ({ blueprint })))

@@ -20,6 +20,7 @@ import { Readable } from "node:stream"
 import { applyHttpFault, Faults } from "../faults.ts"
 import { json, proxyTo, proxyUpgradeTo, readJson, refuseUpgrade, upgradedSockets } from "../standin.ts"
 import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
+import { DiskSnapshots } from "./diskSnapshots.ts"
 
 /** A request as the stand-in recorded it (for assertions on what the SDK sent). */
 export interface RecordedRequest {
@@ -121,6 +122,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
   const apiKey = `ak_${randomBytes(16).toString("hex")}`
   const holdMs = options.holdMs ?? 30_000
   const devboxes = new Devboxes(instance, options.blueprints)
+  const snapshots = new DiskSnapshots(instance)
   const requests: Array<RecordedRequest> = []
   const faults = new Faults()
   /** Creates by the SDK's idempotency key (`x-request-id`): one sent again gets the devbox made the first time. */
@@ -164,6 +166,8 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
       case "POST resume":
         await devboxes.resume(devbox)
         return ok(view(devbox))
+      case "POST snapshot_disk":
+        return ok(await snapshots.take(devbox, body))
       case "POST keep_alive":
         devbox.keepAlives++
         return ok({})
@@ -218,7 +222,8 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     const path = url.pathname
     if (method === "POST" && path === "/v1/devboxes") {
       const again = requestId === undefined ? undefined : created.get(requestId)
-      const devbox = again ?? devboxes.create(body as CreateBody)
+      const snapshotId = (body as CreateBody).snapshot_id
+      const devbox = again ?? devboxes.create(body as CreateBody, snapshotId ? snapshots.get(snapshotId) : undefined)
       if (requestId !== undefined) created.set(requestId, devbox)
       return { status: 200, body: view(devbox) }
     }
@@ -232,6 +237,15 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         status: 200,
         body: { devboxes: page.map(view), has_more: from + limit < all.length, total_count: all.length }
       }
+    }
+    if (method === "GET" && path === "/v1/devboxes/disk_snapshots") {
+      const listed = snapshots.list(url.searchParams)
+      return { status: 200, body: { snapshots: listed, has_more: false, total_count: listed.length } }
+    }
+    const deleted = /^\/v1\/devboxes\/disk_snapshots\/([^/]+)\/delete$/.exec(path)
+    if (method === "POST" && deleted !== null) {
+      await snapshots.delete(deleted[1]!)
+      return { status: 200, body: {} }
     }
     const match = /^\/v1\/devboxes\/([^/]+)(?:\/(.*))?$/.exec(path)
     if (match === null) return undefined
@@ -327,6 +341,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         new Promise<void>((resolve) => tunnels.close(() => resolve()))
       ])
       await removeAll(instance)
+      await snapshots.removeAll()
     }
   }
 }
