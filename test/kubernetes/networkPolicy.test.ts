@@ -8,10 +8,14 @@
 import { assert, it } from "@effect/vitest"
 import { NetworkingV1Api } from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { InvalidOptionsError } from "../../src/index.ts"
+import { InvalidOptionsError, SandboxConfig } from "../../src/index.ts"
+import { KubernetesRuntime } from "../../src/kubernetes.ts"
 import { buildRuntime } from "../docker/helpers.ts"
 import { describeDocker } from "../docker/infra.ts"
-import { assertNothingLeft, namespace, sessionIdOf, standInLayer, useStandIn } from "./helpers.ts"
+import { assertEngineClean, assertNothingLeft, namespace, sessionIdOf, standInLayer, useStandIn } from "./helpers.ts"
+import { kubeConfigOf } from "./lifecycle.ts"
+import { docsRole } from "./standin/rbac.ts"
+import { standIn } from "./standin/server.ts"
 
 describeDocker("KubernetesRuntime network option (stand-in)", () => {
   const cluster = useStandIn()
@@ -48,6 +52,56 @@ describeDocker("KubernetesRuntime network option (stand-in)", () => {
         yield* assertNothingLeft(cluster, sessionId)
       }).pipe(Effect.scoped),
     120_000
+  )
+
+  it.live(
+    "after attach, release deletes the session's policy; a session without one releases under a Role without networkpolicies",
+    () =>
+      Effect.gen(function*() {
+        const kept = sessionIdOf("np")
+        const first = yield* buildRuntime(
+          standInLayer(cluster, {
+            sessionId: kept,
+            sandbox: new SandboxConfig({ keepRuntimeAlive: true }),
+            network: "deny-all"
+          })
+        )
+        yield* first.release
+        assert.lengthOf(yield* policiesOf(kept), 1)
+        const attached = yield* buildRuntime(
+          KubernetesRuntime.attach(kept, { kubeConfig: cluster.kubeConfig, deleteWorkspace: true })
+        )
+        yield* attached.release
+        assert.deepStrictEqual(yield* policiesOf(kept), [])
+        yield* assertNothingLeft(cluster, kept)
+
+        // A user's Role from before the option: no verb on networkpolicies.
+        const strict = yield* standIn({
+          rbac: docsRole().map((rule) => ({
+            ...rule,
+            resources: rule.resources.filter((resource) => resource !== "networkpolicies")
+          }))
+        })
+        const plain = sessionIdOf("np")
+        const layerOptions = { kubeConfig: kubeConfigOf(strict.kubeconfigPath), namespace, baseImage: cluster.image }
+        const made = yield* buildRuntime(
+          KubernetesRuntime.layer({
+            ...layerOptions,
+            sessionId: plain,
+            sandbox: new SandboxConfig({ keepRuntimeAlive: true })
+          })
+        )
+        yield* made.release
+        const again = yield* buildRuntime(KubernetesRuntime.attach(plain, { ...layerOptions, deleteWorkspace: true }))
+        yield* again.release
+        // Released whole (its pod's container gone), without a call the Role would refuse.
+        yield* assertEngineClean(strict)
+        assert.deepStrictEqual(
+          strict.requests.filter((r) => r.method === "DELETE" && r.url.includes("networkpolicies")),
+          []
+        )
+      }).pipe(Effect.scoped),
+    180_000
   )
 
   it.live("a host name is refused at start, before anything is made", () =>

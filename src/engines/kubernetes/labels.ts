@@ -11,6 +11,12 @@ export const MANAGED_LABEL = "effect-sandbox.managed"
 export const OWNER_LABEL = "effect-sandbox.owner"
 /** On a PVC the reaper may delete with its owner's sandbox (workspaces are kept by default). */
 export const DELETE_WORKSPACE_LABEL = "effect-sandbox.delete-workspace"
+/**
+ * On a session's key Secret when the session has an egress NetworkPolicy (the `network` option):
+ * a release after attach deletes the policy only then, so a Role without `networkpolicies` still
+ * releases sessions that never asked for one.
+ */
+export const EGRESS_POLICY_LABEL = "effect-sandbox.egress-policy"
 /** The session id, on each of a session's objects. */
 export const SESSION_LABEL = "effect-sandbox.session"
 

@@ -6,7 +6,7 @@
 import type { V1Secret } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { kubeCallOrMissing } from "../../engines/kubernetes/client.ts"
-import { OWNER_LABEL, resourceNames, SESSION_LABEL } from "../../engines/kubernetes/labels.ts"
+import { EGRESS_POLICY_LABEL, OWNER_LABEL, resourceNames, SESSION_LABEL } from "../../engines/kubernetes/labels.ts"
 import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
 import { deletePod } from "../../engines/kubernetes/pods.ts"
 import { WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
@@ -44,7 +44,8 @@ export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
       ide: {},
       ip: pod?.status?.podIP,
       paused: false,
-      listeners: new Map()
+      listeners: new Map(),
+      networkPolicy: labels[EGRESS_POLICY_LABEL] === "true"
     }
     const key = secret.data?.[KEY_FIELD]
     return {
@@ -79,8 +80,10 @@ export const removeFound = (ctx: KubeContext, pod: KubePod) =>
       core.deleteNamespacedService({ name: names.service, namespace }))
     yield* kubeCallOrMissing(`delete ingress ${names.ingress}`, () =>
       networking.deleteNamespacedIngress({ name: names.ingress, namespace }))
-    yield* kubeCallOrMissing(`delete NetworkPolicy ${names.networkPolicy}`, () =>
-      networking.deleteNamespacedNetworkPolicy({ name: names.networkPolicy, namespace }))
+    if (pod.networkPolicy === true) {
+      yield* kubeCallOrMissing(`delete NetworkPolicy ${names.networkPolicy}`, () =>
+        networking.deleteNamespacedNetworkPolicy({ name: names.networkPolicy, namespace }))
+    }
     yield* kubeCallOrMissing(`delete Secret ${names.keySecret}`, () =>
       core.deleteNamespacedSecret({ name: names.keySecret, namespace }))
     if (ctx.options.deleteWorkspace === true) {

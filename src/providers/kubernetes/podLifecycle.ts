@@ -36,6 +36,8 @@ export interface KubePod {
   paused: boolean
   /** The URL of each port's listener. */
   readonly listeners: Map<number, string>
+  /** The session has an egress NetworkPolicy (the `network` option), removed with it. */
+  readonly networkPolicy?: boolean
 }
 
 /** How connections reach a port of a pod: its IP, or the API server's port-forward. */

@@ -13,7 +13,12 @@ import { type Duration, Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import type { Kube } from "../../engines/kubernetes/client.ts"
 import { egressNetworkPolicy } from "../../engines/kubernetes/egressPolicy.ts"
-import { DELETE_WORKSPACE_LABEL, resourceNames, sessionLabels } from "../../engines/kubernetes/labels.ts"
+import {
+  DELETE_WORKSPACE_LABEL,
+  EGRESS_POLICY_LABEL,
+  resourceNames,
+  sessionLabels
+} from "../../engines/kubernetes/labels.ts"
 import {
   ingressHosts,
   keySecret,
@@ -80,7 +85,16 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   // live session fails here, before it could touch that session's PVC.
   yield* createReleased(
     `Secret ${names.keySecret}`,
-    () => core.createNamespacedSecret({ namespace, body: keySecret(meta(names.keySecret), key) }),
+    () =>
+      core.createNamespacedSecret({
+        namespace,
+        body: keySecret(
+          ctx.egress === undefined
+            ? meta(names.keySecret)
+            : { ...meta(names.keySecret), labels: { ...labels, [EGRESS_POLICY_LABEL]: "true" } },
+          key
+        )
+      }),
     () => core.deleteNamespacedSecret({ name: names.keySecret, namespace })
   )
   // Before the pod: no moment in which it runs with the cluster's default egress.
