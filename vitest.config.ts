@@ -50,6 +50,9 @@ export default defineConfig({
           name: "parallel",
           include: PARALLEL_SUITES,
           maxWorkers: 5,
+          // How many concurrent cases of one file run at once (the real-cluster tests' cases, which
+          // wait on pods: scripts/kubernetes/test-real.sh); a project does not take `--maxConcurrency`.
+          maxConcurrency: Number(process.env["EFFECT_SANDBOX_TEST_CONCURRENCY"] ?? 5),
           sequence: { groupOrder: 0 }
         }
       },

@@ -37,13 +37,13 @@ kind: ResourceQuota
 metadata: {name: sandboxes, namespace: $NAMESPACE}
 spec:
   hard:
-    pods: "16"
-    requests.cpu: "2"
-    limits.cpu: "32"
-    requests.memory: 12Gi
-    limits.memory: 40Gi
-    persistentvolumeclaims: "16"
-    requests.storage: 40Gi
+    pods: "24"
+    requests.cpu: "3"
+    limits.cpu: "48"
+    requests.memory: 16Gi
+    limits.memory: 56Gi
+    persistentvolumeclaims: "24"
+    requests.storage: 60Gi
 ---
 # Defaults for what a pod leaves out (a quota on limits.cpu refuses a pod without one), and caps.
 apiVersion: v1

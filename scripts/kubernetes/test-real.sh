@@ -19,11 +19,20 @@ export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image" EFFECT_SANDBO
 export EFFECT_SANDBOX_K8S_CONNECT=${EFFECT_SANDBOX_K8S_CONNECT:-portForward,direct}
 # Arguments given (a file, a -t pattern): those cases, six at a time.
 if [ $# -gt 0 ]; then
-  exec vitest run --sequence.concurrent --maxConcurrency 6 "$@"
+  EFFECT_SANDBOX_TEST_CONCURRENCY=6 exec vitest run "$@"
 fi
-# The cases with time bounds (a server dying at start reported within 10 s, a reaped orphan gone
-# within a minute) run first, a few at a time, away from the load of the action conformance; then
-# the rest, many at a time: each case spends most of its time waiting on a pod's start and removal.
-vitest run test/kubernetes/live.test.ts -t "hosted lifecycle" --sequence.concurrent --maxConcurrency "${K8S_BOUNDED_CONCURRENCY:-4}"
-exec vitest run test/kubernetes/live.test.ts test/kubernetes/real -t "^(?!.*hosted lifecycle)" \
-  --sequence.concurrent --maxConcurrency "${K8S_CONCURRENCY:-12}"
+
+# Without: three steps, each a pattern of cases (live.test.ts runs its cases concurrently, blocks
+# included, at most EFFECT_SANDBOX_TEST_CONCURRENCY at once (vitest.config.ts); the namespace's
+# quota admits 24 pods).
+status=0
+# The lifecycle (pause, attach, the reaper, release) first, away from the action conformance's load.
+EFFECT_SANDBOX_TEST_CONCURRENCY=8 vitest run test/kubernetes/live.test.ts -t "hosted lifecycle(?!.*dies at start)" ||
+  status=$?
+# A server dying at start must be reported within 10 s of the start: its pods alone on the node, so
+# that what is measured is the runtime's, not a queue of other pods starting.
+vitest run test/kubernetes/live.test.ts -t "hosted lifecycle.*dies at start" || status=$?
+# The rest: the action conformance in both modes, the missing image and the runtime API's backend.
+EFFECT_SANDBOX_TEST_CONCURRENCY=${K8S_CONCURRENCY:-14} vitest run test/kubernetes/live.test.ts test/kubernetes/real \
+  -t "^(?!.*hosted lifecycle)" || status=$?
+exit "$status"

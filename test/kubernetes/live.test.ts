@@ -78,7 +78,12 @@ const resources = { requests: { cpu: "100m", memory: "512Mi" } }
 
 const title = optedIn ? "kubernetes (live cluster)" : "kubernetes (live cluster) (skipped: EFFECT_SANDBOX_K8S_LIVE=1 " +
   "is not set; see docs/runtimes/kubernetes.md)"
-;(optedIn ? describe : describe.skip)(title, () => {
+/**
+ * Concurrent, blocks included: a case spends most of its time waiting on its pod's start and removal,
+ * and the conformance's blocks hold a few cases each (`--maxConcurrency` bounds the whole).
+ */
+const suite = optedIn ? describe.concurrent : describe.skip
+suite(title, () => {
   for (const connect of connects) {
     const given = { ...(namespace === undefined ? {} : { namespace }), connect, resources }
     describe(`connect: ${connect}`, () => {

@@ -87,13 +87,23 @@ export const expectImageMissing = (base: string, key: string, runtimeId: string)
     )
   })
 
-/** `POST /start` of `body` as a §14 client sends it: the sandbox, once the API answered 200. */
+/**
+ * `POST /start` of `body` as a §14 client sends it: the sandbox, once the API answered 200. Stopped
+ * again when the test's scope closes (a no-op after `stopSandboxes`), so that a case failing half
+ * way leaves no sandbox behind on a cluster that outlives it.
+ */
 export const startSandbox = (base: string, key: string, body: Record<string, unknown>) =>
-  Effect.promise(async () => {
-    const answer = await call(base, "POST", "/start", { key, body })
-    assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
-    return answer.body as unknown as Started
-  })
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const answer = await call(base, "POST", "/start", { key, body })
+      assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
+      return answer.body as unknown as Started
+    }),
+    (started) =>
+      Effect.promise(() =>
+        call(base, "POST", "/stop", { key, body: { runtime_id: started.runtime_id } }).catch(() => undefined)
+      )
+  )
 
 /** `POST /stop` of each sandbox, each answered 200. */
 export const stopSandboxes = (base: string, key: string, sandboxes: ReadonlyArray<Started>) =>

@@ -11,7 +11,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { KubeConfig } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { type ApiServer, newSessionId, run, startApiServer, waitReady } from "../../remote/apiServer.ts"
 import {
@@ -48,7 +48,9 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
      * `body` with a starter of API servers, each killed when the body ends: cases may run side by
      * side (npm run test:kubernetes-real runs several at once), so each kills only its own.
      */
-    const withServers = <A, E>(body: (startServer: Effect.Effect<ApiServer>) => Effect.Effect<A, E>) => {
+    const withServers = <A, E>(
+      body: (startServer: Effect.Effect<ApiServer>) => Effect.Effect<A, E, Scope.Scope>
+    ) => {
       const servers: Array<ApiServer> = []
       const startServer = Effect.promise(async () => {
         const server = await startApiServer(
@@ -70,7 +72,8 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
         servers.push(server)
         return server
       })
-      return body(startServer).pipe(Effect.ensuring(Effect.promise(async () => {
+      // The case's sandboxes are stopped (its scope) before its API servers go.
+      return Effect.scoped(body(startServer)).pipe(Effect.ensuring(Effect.promise(async () => {
         for (const server of servers) await server.kill()
       })))
     }
