@@ -14,7 +14,7 @@ import { lookup as dnsLookup } from "node:dns/promises"
 import * as http from "node:http"
 import { connect as netConnect, isIP, type Socket } from "node:net"
 import type { Duplex } from "node:stream"
-import { compileRules } from "./allows.ts"
+import { compileRules, isPublicAddress } from "./allows.ts"
 import type { EgressRule } from "./policy.ts"
 
 /** Every address a name resolves to (injected by tests, which resolve their own test names). */
@@ -30,7 +30,9 @@ export type Verdict =
 
 /**
  * Decide a destination: an address literal by the CIDR rules; a name allowed by a Host or Domain
- * rule goes to its first address; any other name only to an address a CIDR rule covers.
+ * rule goes to its first address on the public internet or in a CIDR rule (never, by its name
+ * alone, to the host, a neighbour or the metadata service: allows.ts); any other name only to an
+ * address a CIDR rule covers.
  */
 export const decide = async (
   rules: ReadonlyArray<EgressRule>,
@@ -51,8 +53,9 @@ export const decide = async (
   }
   // IPv4 first: a gateway's network has IPv4 only unless the engine enables IPv6.
   const ordered = [...addresses].sort((a, b) => isIP(a) - isIP(b))
-  const address = named ? ordered[0] : ordered.find(allows.address)
-  return address === undefined ? { _tag: "Deny", why: "name not allowed" } : { _tag: "Allow", address }
+  const address = ordered.find((found) => allows.address(found) || (named && isPublicAddress(found)))
+  if (address !== undefined) return { _tag: "Allow", address }
+  return { _tag: "Deny", why: named ? "name resolves only to addresses off the public internet" : "name not allowed" }
 }
 
 /** `host:port` of a CONNECT (IPv6 in brackets), or undefined when it is not one. */

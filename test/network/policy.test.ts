@@ -116,7 +116,7 @@ describe("network policy", () => {
 
   it.effect("decides by name (Host, Domain), by the resolved address (Cidr), and never for an unresolved name", () =>
     Effect.gen(function*() {
-      const rules = rulesOf(["allowed.test", "*.allowed.test", "127.0.0.3/32"])
+      const rules = rulesOf(["allowed.test", "*.allowed.test", "127.0.0.3/32", "127.0.0.1/32"])
       const at = (host: string) => Effect.promise(() => decide(rules, host, lookup))
       assert.deepStrictEqual(yield* at("allowed.test"), { _tag: "Allow", address: "127.0.0.1" })
       assert.deepStrictEqual(yield* at("API.allowed.test."), { _tag: "Allow", address: "127.0.0.1" })
@@ -124,7 +124,37 @@ describe("network policy", () => {
       assert.deepStrictEqual(yield* at("nowhere.test"), { _tag: "Deny", why: "name not allowed" })
       assert.deepStrictEqual(yield* at("127.0.0.3"), { _tag: "Allow", address: "127.0.0.3" })
       assert.deepStrictEqual(yield* at("[::ffff:127.0.0.3]"), { _tag: "Allow", address: "::ffff:127.0.0.3" })
-      assert.deepStrictEqual(yield* at("127.0.0.1"), { _tag: "Deny", why: "address not allowed" })
+      assert.deepStrictEqual(yield* at("127.0.0.2"), { _tag: "Deny", why: "address not allowed" })
+    }))
+
+  it.effect("an allowed name that resolves off the public internet reaches it only through a CIDR rule", () =>
+    Effect.gen(function*() {
+      // Whoever controls an allowed name's DNS points it at the host, a neighbour or the metadata service.
+      const pointed: Lookup = (host) =>
+        Promise.resolve(
+          host === "metadata.allowed.test"
+            ? ["169.254.169.254"]
+            : host === "neighbour.allowed.test"
+            ? ["172.17.0.5", "::ffff:10.0.0.7", "fd00::5"]
+            : host === "both.allowed.test"
+            ? ["10.1.2.3", "93.184.216.34"]
+            : ["127.0.0.1"]
+        )
+      const at = (rules: Array<string>, host: string) => Effect.promise(() => decide(rulesOf(rules), host, pointed))
+      const offPublic = { _tag: "Deny", why: "name resolves only to addresses off the public internet" } as const
+      for (const host of ["metadata.allowed.test", "neighbour.allowed.test", "allowed.test"]) {
+        assert.deepStrictEqual(yield* at(["allowed.test", "*.allowed.test"], host), offPublic, host)
+      }
+      // The public address, never the private one, for a name that has both.
+      assert.deepStrictEqual(yield* at(["*.allowed.test"], "both.allowed.test"), {
+        _tag: "Allow",
+        address: "93.184.216.34"
+      })
+      // A CIDR rule says the private range is meant.
+      assert.deepStrictEqual(yield* at(["*.allowed.test", "10.0.0.0/8"], "neighbour.allowed.test"), {
+        _tag: "Allow",
+        address: "::ffff:10.0.0.7"
+      })
     }))
 
   it.live("the proxy forwards an allowed name to the address it resolved, and refuses a denied one with a 403", () =>
@@ -132,7 +162,11 @@ describe("network policy", () => {
       const destination = yield* listen(createServer((q, r) => r.end(`reached ${q.headers.host}`)))
       const denials: Array<string> = []
       const proxy = yield* listen(
-        makeEgressProxy({ rules: rulesOf(["allowed.test"]), lookup, onDeny: (target) => denials.push(target) })
+        makeEgressProxy({
+          rules: rulesOf(["allowed.test", "127.0.0.1/32"]),
+          lookup,
+          onDeny: (target) => denials.push(target)
+        })
       )
       assert.deepStrictEqual(yield* viaProxy(proxy, `http://allowed.test:${destination}/x`), {
         status: 200,
