@@ -153,8 +153,11 @@ describeDocker("DockerRuntime container", () => {
           containerName(session),
           "sh",
           "-c",
-          "for d in /proc/[0-9]*; do case \"$(readlink $d/exe)\" in " +
-            "*/node) echo 1000 > $d/oom_score_adj ;; *) echo 0 > $d/oom_score_adj ;; esac; done 2>/dev/null; true"
+          // By its command line: root without CAP_SYS_PTRACE cannot read another user's `exe` link.
+          // (docker-init, pid 1, names the server in its own; it stays at 0.)
+          "for d in /proc/[0-9]*; do case \"$(tr '\\000' ' ' < $d/cmdline)\" in " +
+            "*/docker-init\\ *) echo 0 > $d/oom_score_adj ;; */node\\ */server.mjs\\ *) echo 1000 > $d/oom_score_adj ;; " +
+            "*) echo 0 > $d/oom_score_adj ;; esac; done 2>/dev/null; true"
         )
         assert.strictEqual(raised.status, 0, raised.stderr)
         const failure = yield* Effect.flip(rt.runCommand(`${HOG} | tail`))

@@ -6,7 +6,7 @@
 import type { V1Pod } from "@kubernetes/client-node"
 import { Data, Duration, Effect, Option, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import type { Kube } from "./client.ts"
+import { type Kube, kubeCallOrMissing } from "./client.ts"
 import { hasEnded, isReady, podReport, type PodTrouble, podTroubleOf } from "./startErrors.ts"
 
 /** A verdict on the pod's state (undefined: it does not exist), or undefined to keep watching. */
@@ -72,11 +72,21 @@ export const waitUntilReady = Effect.fn("waitUntilReady")(function*(
     Effect.timeoutOrElse({
       duration: deadline,
       orElse: () =>
-        Effect.succeed<Readiness>({
-          trouble: last === undefined
-            ? { kind: "other", text: `not ready within ${Duration.format(Duration.fromInputUnsafe(deadline))}` }
-            : { ...last, text: `${last.text} (still so after ${Duration.format(Duration.fromInputUnsafe(deadline))})` }
-        })
+        // The pod as it is now, read once: the watch may not have relayed its latest change yet.
+        kubeCallOrMissing(`read pod ${name}`, () => kube.core.readNamespacedPod({ name, namespace: kube.namespace }))
+          .pipe(
+            Effect.orElseSucceed(() => undefined),
+            Effect.map((pod): Readiness => {
+              const now = pod === undefined ? undefined : podTroubleOf(pod)
+              const seen = now?.passing === true ? now : last
+              const after = Duration.format(Duration.fromInputUnsafe(deadline))
+              return {
+                trouble: seen === undefined
+                  ? { kind: "other", text: `not ready within ${after}` }
+                  : { ...seen, text: `${seen.text} (still so after ${after})` }
+              }
+            })
+          )
     })
   )
   if ("ready" in outcome) return outcome.ready
