@@ -135,3 +135,11 @@ export const LOCAL_EGRESS_REFUSAL = "its commands run on this host's own network
 
 /** A CIDR rule as `address/prefix`. */
 export const cidrOf = (rule: Extract<EgressRule, { _tag: "Cidr" }>): string => `${rule.address}/${rule.prefix}`
+
+/** The policy's CIDR rules as `address/prefix`, in order (none for deny-all). */
+export const cidrBlocks = (policy: EgressPolicy): Array<string> =>
+  policy._tag === "AllowOnly" ? policy.rules.flatMap((rule) => rule._tag === "Cidr" ? [cidrOf(rule)] : []) : []
+
+/** A wildcard domain or an IPv6 block: what the providers that filter by host name and IPv4 do not take. */
+export const wildcardOrIpv6 = (rule: EgressRule): boolean =>
+  rule._tag === "Domain" || (rule._tag === "Cidr" && rule.family === "ipv6")

@@ -8,7 +8,7 @@
  * which is the cluster's to fix: docs/network.md says how to check.
  */
 import type { V1NetworkPolicy } from "@kubernetes/client-node"
-import { cidrOf, type EgressPolicy, type EgressRule } from "../../network/policy.ts"
+import { cidrBlocks, type EgressPolicy, type EgressRule } from "../../network/policy.ts"
 import { SESSION_LABEL } from "./labels.ts"
 import type { Meta } from "./manifests.ts"
 
@@ -29,6 +29,6 @@ export const egressNetworkPolicy = (meta: Meta, sessionId: string, policy: Egres
     policyTypes: ["Egress"],
     egress: policy._tag === "DenyAll"
       ? []
-      : [{ to: policy.rules.flatMap((rule) => rule._tag === "Cidr" ? [{ ipBlock: { cidr: cidrOf(rule) } }] : []) }]
+      : [{ to: cidrBlocks(policy).map((cidr) => ({ ipBlock: { cidr } })) }]
   }
 })

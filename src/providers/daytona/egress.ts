@@ -5,38 +5,38 @@
  * domains and IPv6 rules are refused at start: this runtime does not map them to Daytona.
  */
 import { Effect } from "effect"
-import { cidrOf, type EgressPolicy, refuseRules } from "../../network/policy.ts"
+import { cidrBlocks, type EgressPolicy, refuseRules, wildcardOrIpv6 } from "../../network/policy.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 
 /** Daytona's limit on `networkAllowList`. */
 export const MAX_NETWORK_ALLOW = 5
 
-const blocks = (policy: EgressPolicy) =>
-  policy._tag === "AllowOnly" ? policy.rules.flatMap((rule) => rule._tag === "Cidr" ? [cidrOf(rule)] : []) : []
-
 /** The rules Daytona cannot take refused (the driver definition's `network`). */
-export const checkDaytonaEgress = (policy: EgressPolicy) =>
-  refuseRules(
+export const checkDaytonaEgress = (policy: EgressPolicy) => {
+  const blocks = cidrBlocks(policy).length
+  return refuseRules(
     "DaytonaRuntime",
     policy,
-    (rule) => rule._tag === "Domain" || (rule._tag === "Cidr" && rule.family === "ipv6"),
+    wildcardOrIpv6,
     "Daytona's networkAllowList takes IPv4 blocks and its domainAllowList host names, as this runtime maps them"
   ).pipe(Effect.andThen(
-    blocks(policy).length <= MAX_NETWORK_ALLOW ? Effect.void : Effect.fail(
+    blocks <= MAX_NETWORK_ALLOW ? Effect.void : Effect.fail(
       new InvalidOptionsError({
         message: `DaytonaRuntime options: network: Daytona's networkAllowList takes at most ${MAX_NETWORK_ALLOW} ` +
-          `blocks (${blocks(policy).length} given).`
+          `blocks (${blocks} given).`
       })
     )
   ))
+}
 
 /** The create parameters that carry the policy (none without one). */
 export const daytonaEgress = (policy: EgressPolicy | undefined) => {
   if (policy === undefined) return {}
   if (policy._tag === "DenyAll") return { networkBlockAll: true }
   const hosts = policy.rules.flatMap((rule) => rule._tag === "Host" ? [rule.host] : [])
+  const blocks = cidrBlocks(policy)
   return {
-    ...(blocks(policy).length === 0 ? {} : { networkAllowList: blocks(policy).join(",") }),
+    ...(blocks.length === 0 ? {} : { networkAllowList: blocks.join(",") }),
     ...(hosts.length === 0 ? {} : { domainAllowList: hosts.join(",") })
   }
 }

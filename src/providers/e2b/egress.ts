@@ -5,7 +5,7 @@
  * (E2B filters host names by the TLS SNI or HTTP Host it sees). Wildcard domains and IPv6 rules
  * are refused: E2B's egress filter takes IPv4 addresses, IPv4 blocks and host names.
  */
-import { cidrOf, type EgressPolicy, refuseRules } from "../../network/policy.ts"
+import { cidrOf, type EgressPolicy, refuseRules, wildcardOrIpv6 } from "../../network/policy.ts"
 
 /** Everything, as E2B names it. */
 const ALL_TRAFFIC = "0.0.0.0/0"
@@ -15,7 +15,7 @@ export const checkE2BEgress = (policy: EgressPolicy) =>
   refuseRules(
     "E2BRuntime",
     policy,
-    (rule) => rule._tag === "Domain" || (rule._tag === "Cidr" && rule.family === "ipv6"),
+    wildcardOrIpv6,
     "E2B's allowOut takes host names, IPv4 addresses and IPv4 CIDR blocks"
   )
 

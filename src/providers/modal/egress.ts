@@ -6,7 +6,7 @@
  * names and `*.domains` in `outboundDomainAllowlist`. IPv6 rules are refused: this runtime maps
  * IPv4 blocks only.
  */
-import { cidrOf, type EgressPolicy, refuseRules } from "../../network/policy.ts"
+import { cidrBlocks, type EgressPolicy, refuseRules } from "../../network/policy.ts"
 
 /** The rules this runtime does not map to Modal refused (the driver definition's `network`). */
 export const checkModalEgress = (policy: EgressPolicy) =>
@@ -20,9 +20,7 @@ export const checkModalEgress = (policy: EgressPolicy) =>
 /** The create parameters that carry the policy (none without one). */
 export const modalEgress = (policy: EgressPolicy | undefined) =>
   policy === undefined ? {} : {
-    outboundCidrAllowlist: policy._tag === "DenyAll"
-      ? []
-      : policy.rules.flatMap((rule) => rule._tag === "Cidr" ? [cidrOf(rule)] : []),
+    outboundCidrAllowlist: cidrBlocks(policy),
     ...(policy._tag === "AllowOnly" && policy.rules.some((rule) => rule._tag !== "Cidr")
       ? {
         outboundDomainAllowlist: policy.rules.flatMap((rule) =>
