@@ -16,6 +16,7 @@ import { request as httpsRequest } from "node:https"
 import type { Socket } from "node:net"
 import { responseHead } from "../server/rawHead.ts"
 import { splice } from "../server/splice.ts"
+import { onUpgrade } from "../server/upgrade.ts"
 import { localEndpoint } from "./localEndpoint.ts"
 
 /** Whether `request` comes from a page of the relay itself (or from no page: a non-browser client). */
@@ -72,10 +73,7 @@ export const headerRelay = Effect.fn("headerRelay")(function*(
     response.on("close", () => response.writableFinished || out.destroy())
     request.pipe(out)
   })
-  server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
-    // The HTTP server stops listening for an upgraded socket's errors: a browser that resets it
-    // before the provider answers must not take this process down.
-    socket.on("error", () => socket.destroy())
+  onUpgrade(server, (request, socket, head) => {
     if (!sameOrigin(request)) return socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n")
     const out = forward(request)
     out.on("upgrade", (answer, upstreamSocket: Socket, upstreamHead: Buffer) => {

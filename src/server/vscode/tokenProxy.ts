@@ -22,6 +22,7 @@ import {
 import { connect, type Socket } from "node:net"
 import { requestHead } from "../rawHead.ts"
 import { splice } from "../splice.ts"
+import { onUpgrade } from "../upgrade.ts"
 import {
   fromAnotherOrigin,
   ideBase,
@@ -120,10 +121,7 @@ export const makeTokenProxy = (token: string, socketPath: string): Server => {
     })
     request.pipe(upstream)
   })
-  server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
-    // The HTTP server stops listening for an upgraded socket's errors: a client that resets it
-    // (before the refusal is read, say) must not take the server down.
-    socket.on("error", () => socket.destroy())
+  onUpgrade(server, (request, socket, head) => {
     if (check(request, true)._tag !== "pass") {
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n")
       return
