@@ -46,6 +46,10 @@ export const kubeCall = <A>(what: string, call: () => Promise<A>): Effect.Effect
 export const kubeCallOrMissing = <A>(what: string, call: () => Promise<A>) =>
   kubeCallUnlessGone(what, call).pipe(Effect.mapError(startError))
 
+/** The pod `name` in the handle's namespace as it is now, or `undefined` when there is none. */
+export const readPodOrMissing = (kube: Kube, name: string) =>
+  kubeCallOrMissing(`read pod ${name}`, () => kube.core.readNamespacedPod({ name, namespace: kube.namespace }))
+
 /** Where client-node finds the in-cluster service account's token (`loadFromDefault`'s third place). */
 const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 

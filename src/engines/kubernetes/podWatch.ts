@@ -6,7 +6,7 @@
 import type { V1Pod } from "@kubernetes/client-node"
 import { Data, Duration, Effect, Option, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
-import { type Kube, kubeCallOrMissing } from "./client.ts"
+import { type Kube, readPodOrMissing } from "./client.ts"
 import { hasEnded, isReady, podReport, type PodTrouble, podTroubleOf } from "./startErrors.ts"
 
 /** A verdict on the pod's state (undefined: it does not exist), or undefined to keep watching. */
@@ -73,20 +73,19 @@ export const waitUntilReady = Effect.fn("waitUntilReady")(function*(
       duration: deadline,
       orElse: () =>
         // The pod as it is now, read once: the watch may not have relayed its latest change yet.
-        kubeCallOrMissing(`read pod ${name}`, () => kube.core.readNamespacedPod({ name, namespace: kube.namespace }))
-          .pipe(
-            Effect.orElseSucceed(() => undefined),
-            Effect.map((pod): Readiness => {
-              const now = pod === undefined ? undefined : podTroubleOf(pod)
-              const seen = now?.passing === true ? now : last
-              const after = Duration.format(Duration.fromInputUnsafe(deadline))
-              return {
-                trouble: seen === undefined
-                  ? { kind: "other", text: `not ready within ${after}` }
-                  : { ...seen, text: `${seen.text} (still so after ${after})` }
-              }
-            })
-          )
+        readPodOrMissing(kube, name).pipe(
+          Effect.orElseSucceed(() => undefined),
+          Effect.map((pod): Readiness => {
+            const now = pod === undefined ? undefined : podTroubleOf(pod)
+            const seen = now?.passing === true ? now : last
+            const after = Duration.format(Duration.fromInputUnsafe(deadline))
+            return {
+              trouble: seen === undefined
+                ? { kind: "other", text: `not ready within ${after}` }
+                : { ...seen, text: `${seen.text} (still so after ${after})` }
+            }
+          })
+        )
     })
   )
   if ("ready" in outcome) return outcome.ready

@@ -15,7 +15,7 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { classifyKube, KubeRetry } from "../../engines/kubernetes/apiCall.ts"
-import { kubeCall, kubeCallOrMissing, makeKube } from "../../engines/kubernetes/client.ts"
+import { kubeCall, makeKube, readPodOrMissing } from "../../engines/kubernetes/client.ts"
 import { expressible, NAMES_REFUSED } from "../../engines/kubernetes/egressPolicy.ts"
 import { resourceNames, SESSION_LABEL, sessionSelector } from "../../engines/kubernetes/labels.ts"
 import { connectMode } from "../../engines/kubernetes/podOptions.ts"
@@ -130,10 +130,7 @@ const connectDriver = Effect.fn("KubernetesRuntime.connect")(function*(options: 
   }
   const dial = podDialer(kube, connectMode(options.connect))
   const readPod = (pod: KubePod) =>
-    kubeCallOrMissing(
-      `read pod ${pod.podName}`,
-      () => kube.core.readNamespacedPod({ name: pod.podName, namespace: kube.namespace })
-    ).pipe(Effect.mapError(refusal(`read pod ${pod.podName}`)))
+    readPodOrMissing(kube, pod.podName).pipe(Effect.mapError(refusal(`read pod ${pod.podName}`)))
 
   return {
     user: { name: DEFAULT_SANDBOX_USERNAME, id: DEFAULT_SANDBOX_UID },

@@ -5,7 +5,7 @@
  */
 import type { V1Secret } from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { kubeCallOrMissing } from "../../engines/kubernetes/client.ts"
+import { kubeCallOrMissing, readPodOrMissing } from "../../engines/kubernetes/client.ts"
 import { EGRESS_POLICY_LABEL, OWNER_LABEL, resourceNames, SESSION_LABEL } from "../../engines/kubernetes/labels.ts"
 import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
 import { deletePod } from "../../engines/kubernetes/pods.ts"
@@ -28,10 +28,7 @@ export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
       ? undefined
       : yield* sandboxes.boundSandbox(kube, names.pod)
     const podName = claim ?? names.pod
-    const pod = yield* kubeCallOrMissing(
-      `read pod ${podName}`,
-      () => kube.core.readNamespacedPod({ name: podName, namespace: kube.namespace })
-    )
+    const pod = yield* readPodOrMissing(kube, podName)
     const ref = { namespace: kube.namespace, name: podName, claim: claim === undefined ? undefined : names.pod }
     const handle: KubePod = {
       sessionId,
