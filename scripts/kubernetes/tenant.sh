@@ -30,20 +30,20 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: $NAMESPACE}
 ---
-# Room for a test run's sessions (six cases at once, each a pod and a PVC, plus those still going) on a
-# two-core node: 16 pods at the runtime's default CPU limit of 2.
+# Room for a test run's sessions (twenty cases at once, each a pod and a PVC, plus those still going)
+# on a two-core node: 32 pods at the runtime's default CPU limit of 2 and memory limit of 2Gi.
 apiVersion: v1
 kind: ResourceQuota
 metadata: {name: sandboxes, namespace: $NAMESPACE}
 spec:
   hard:
-    pods: "24"
+    pods: "32"
     requests.cpu: "3"
-    limits.cpu: "48"
-    requests.memory: 16Gi
-    limits.memory: 56Gi
-    persistentvolumeclaims: "24"
-    requests.storage: 60Gi
+    limits.cpu: "64"
+    requests.memory: 20Gi
+    limits.memory: 72Gi
+    persistentvolumeclaims: "32"
+    requests.storage: 80Gi
 ---
 # Defaults for what a pod leaves out (a quota on limits.cpu refuses a pod without one), and caps.
 apiVersion: v1

@@ -59,13 +59,25 @@ const namespaceOf = () => {
 }
 
 /** Resolves once the session's pod shows a failed pull, or on `signal` (polled: this case runs on the TestClock). */
+/**
+ * Until the pod shows its pull failing and the kubelet's `Failed` event for it is recorded: the
+ * kubelet writes the two apart, the event later under load, and the start's message quotes both.
+ */
 const pullFailed = async (kubeConfig: KubeConfig, inNamespace: string, sessionId: string, signal: AbortSignal) => {
   const core = kubeConfig.makeApiClient(CoreV1Api)
   const labelSelector = `effect-sandbox.session=${sessionId}`
   while (!signal.aborted) {
     const pods = (await core.listNamespacedPod({ namespace: inNamespace, labelSelector })).items
-    const reasons = pods.flatMap((pod) => pod.status?.containerStatuses ?? []).map((c) => c.state?.waiting?.reason)
-    if (reasons.some((reason) => reason === "ErrImagePull" || reason === "ImagePullBackOff")) return
+    const failing = pods.find((pod) =>
+      (pod.status?.containerStatuses ?? []).some((c) =>
+        c.state?.waiting?.reason === "ErrImagePull" || c.state?.waiting?.reason === "ImagePullBackOff"
+      )
+    )
+    if (failing !== undefined) {
+      const fieldSelector = `involvedObject.name=${failing.metadata!.name}`
+      const events = (await core.listNamespacedEvent({ namespace: inNamespace, fieldSelector })).items
+      if (events.some((event) => event.reason === "Failed" && event.message?.startsWith("Failed to pull image"))) return
+    }
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
 }
@@ -74,7 +86,7 @@ const pullFailed = async (kubeConfig: KubeConfig, inNamespace: string, sessionId
  * What a test's pod asks for: little, so that the suite's concurrent sessions fit a small node and
  * its namespace's quota (the memory limit stays the runtime's 2Gi).
  */
-const resources = { requests: { cpu: "100m", memory: "512Mi" } }
+const resources = { requests: { cpu: "50m", memory: "512Mi" } }
 
 const title = optedIn ? "kubernetes (live cluster)" : "kubernetes (live cluster) (skipped: EFFECT_SANDBOX_K8S_LIVE=1 " +
   "is not set; see docs/runtimes/kubernetes.md)"

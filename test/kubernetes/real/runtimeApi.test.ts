@@ -7,7 +7,8 @@
  * server killed and started again (the session read back from the cluster and resumed, files kept;
  * then attached while running), and a stop that leaves nothing. Then a client written from §14
  * alone: `/start` with an image and command of its own, an action through the proxy, a missing
- * image reported as `pod_status` failed with the kubelet's reason, and `/stop` of each.
+ * image reported as `pod_status` failed with the kubelet's reason, and `/stop` of each. The two
+ * cases run side by side: each is mostly waiting on the cluster (pods made and deleted).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { KubeConfig } from "@kubernetes/client-node"
@@ -36,7 +37,7 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
   )
 }
 
-;(optedIn ? describe : describe.skip)(
+;(optedIn ? describe.concurrent : describe.skip)(
   `effect-sandbox-runtime-api --provisioner kubernetes (live cluster)${
     optedIn ? "" : " (skipped: EFFECT_SANDBOX_K8S_LIVE=1 is not set; see docs/runtimes/kubernetes.md)"
   }`,
