@@ -348,6 +348,12 @@ export interface DriverDefinition<O, S> {
    * does not know the option never lets a restricted sandbox out unrestricted.
    */
   readonly network?: (policy: EgressPolicy) => Effect.Effect<void, InvalidOptionsError>
+  /**
+   * The driver puts the `secrets` option's values on requests at its sandbox's edge
+   * (src/network/edgeSecrets.ts, docs/secrets.md), never inside the sandbox. Absent, the option is
+   * refused: a driver that does not know it must not put the value in the sandbox's environment.
+   */
+  readonly edgeSecrets?: true
   /** `info.kind` ("e2b", "daytona"). */
   readonly kind: string
   /** What one failed call of this provider's SDK means. */
