@@ -1,7 +1,8 @@
 /**
  * The `secrets` option on a hosted runtime: checked once against the `network` option it needs, and
  * refused whole by a driver that does not put secrets on requests at its own edge
- * (`DriverDefinition.edgeSecrets`).
+ * (`DriverDefinition.edgeSecrets`), and put to one that does, which refuses what its provider
+ * cannot express.
  */
 import { Effect } from "effect"
 import { type EdgeSecret, parseEdgeSecrets, refuseSecrets } from "../network/edgeSecrets.ts"
@@ -13,12 +14,13 @@ export const checkSecretsOption = Effect.fn("checkSecretsOption")(function*(
   definition: Pick<DriverDefinition<never, unknown>, "edgeSecrets" | "provider">,
   options: { readonly network?: NetworkPolicy; readonly secrets?: ReadonlyArray<EdgeSecret> }
 ) {
-  if (definition.edgeSecrets !== true) {
+  if (definition.edgeSecrets === undefined) {
     return yield* refuseSecrets(
       runtime,
       options.secrets,
       `this runtime puts nothing on a ${definition.provider} sandbox's requests outside it (use DockerRuntime)`
     )
   }
-  yield* parseEdgeSecrets(runtime, options.secrets, yield* parseNetworkPolicy(runtime, options.network))
+  const secrets = yield* parseEdgeSecrets(runtime, options.secrets, yield* parseNetworkPolicy(runtime, options.network))
+  if (secrets.length > 0) yield* definition.edgeSecrets(secrets)
 })

@@ -150,8 +150,8 @@ describe("secrets at the edge", () => {
         assert.include(String(exit), `${name} options: secrets: ${name} cannot keep a secret out of its sandbox`)
         assert.notInclude(String(exit), VALUE)
       }
-      // Every hosted driver but Docker's (Kubernetes, Remote, the clouds) declares no edge.
-      for (const provider of ["Kubernetes", "Remote", "E2B", "Daytona", "Modal", "Runloop"]) {
+      // Every hosted driver but Docker's and E2B's (test/providers/e2b/secrets.test.ts) declares no edge.
+      for (const provider of ["Kubernetes", "Remote", "Daytona", "Modal", "Runloop"]) {
         const message = yield* Effect.flip(checkSecretsOption(`${provider}Runtime`, { provider }, { network, secrets }))
         assert.strictEqual(
           message.message,
@@ -159,7 +159,10 @@ describe("secrets at the edge", () => {
             `runtime puts nothing on a ${provider} sandbox's requests outside it (use DockerRuntime).`
         )
       }
-      yield* checkSecretsOption("DockerRuntime", { provider: "Docker", edgeSecrets: true }, { network, secrets })
+      yield* checkSecretsOption("DockerRuntime", { provider: "Docker", edgeSecrets: () => Effect.void }, {
+        network,
+        secrets
+      })
     }))
 
   it.live("the proxy puts the secret on plain HTTP to its host only (absolute form or tunnelled); TLS to it is closed", () =>

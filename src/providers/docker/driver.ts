@@ -370,7 +370,7 @@ export const dockerDriver: DriverDefinition<DockerRuntimeOptions, DockerBox> = {
   hostWorkspace: true,
   // Every rule: the gateway's proxy takes names, domains, addresses and blocks (engines/docker/egress.ts).
   network: () => Effect.void,
-  edgeSecrets: true,
+  edgeSecrets: () => Effect.void,
   classify: classifyDocker,
   connect
 }
