@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net"
 import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
 import { EGRESS_OF, egressName, reapStrayGateways } from "../../src/engines/docker/egress.ts"
 import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
-import { assertNoEgress, bridgeAddress, gatewayOf } from "./egressHosts.ts"
+import { assertNoEgress, bridgeAddress, gatewayOf, removeEgressLeftovers } from "./egressHosts.ts"
 import {
   assertNoContainer,
   buildRuntime,
@@ -20,7 +20,6 @@ import {
   dockerCli,
   dockerLayer,
   httpGet,
-  removeLeftovers,
   sessionId,
   sh
 } from "./helpers.ts"
@@ -46,11 +45,7 @@ const get = (url: string, env = "") =>
   `(e) => { console.log("failed", e.cause?.code ?? e.name); process.exit(1) })' ${url}`
 
 describeDocker("DockerRuntime network option", () => {
-  afterAll(() => {
-    removeLeftovers("egress")
-    const networks = dockerCli("network", "ls", "-q", "--filter", "name=effect-sandbox-dt-egress-").stdout.split("\n")
-    for (const id of networks.filter((line) => line !== "")) dockerCli("network", "rm", id)
-  })
+  afterAll(() => removeEgressLeftovers("egress"))
 
   it.live(
     "allowOnly: an allowed address is reached through the proxy; a denied one and a bypass are not",

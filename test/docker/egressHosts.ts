@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { egressName } from "../../src/engines/docker/egress.ts"
 import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
 import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
-import { containerName, dockerCli } from "./helpers.ts"
+import { containerName, dockerCli, removeLeftovers, TEST_PREFIX } from "./helpers.ts"
 
 /** The host's address on a Docker network (its bridge's gateway). */
 export const gatewayOf = (network: string) =>
@@ -25,4 +25,12 @@ export const assertNoEgress = (session: string) => {
   const name = egressName(containerName(session))
   assert.strictEqual(dockerCli("ps", "-aq", "--filter", `name=^${name}$`).stdout.trim(), "")
   assert.strictEqual(dockerCli("network", "ls", "-q", "--filter", `name=^${name}$`).stdout.trim(), "")
+}
+
+/** What a failed run of a test file left: its sessions' containers (sandboxes, gateways) and their networks. */
+export const removeEgressLeftovers = (file: string) => {
+  removeLeftovers(file)
+  const networks = dockerCli("network", "ls", "-q", "--filter", `name=effect-sandbox-${TEST_PREFIX}-${file}-`).stdout
+    .split("\n")
+  for (const id of networks.filter((line) => line !== "")) dockerCli("network", "rm", id)
 }

@@ -12,17 +12,8 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
 import { egressName } from "../../src/engines/docker/egress.ts"
-import { assertNoEgress, bridgeAddress, gatewayOf } from "./egressHosts.ts"
-import {
-  assertNoContainer,
-  buildRuntime,
-  containerName,
-  dockerCli,
-  dockerLayer,
-  removeLeftovers,
-  sessionId,
-  sh
-} from "./helpers.ts"
+import { assertNoEgress, bridgeAddress, gatewayOf, removeEgressLeftovers } from "./egressHosts.ts"
+import { assertNoContainer, buildRuntime, containerName, dockerCli, dockerLayer, sessionId, sh } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
 
 const VALUE = `sk-test-${Math.random().toString(36).slice(2)}-edge`
@@ -68,7 +59,7 @@ const processesOf = (container: string) =>
   })
 
 describeDocker("DockerRuntime secrets at the edge", () => {
-  afterAll(() => removeLeftovers("secrets"))
+  afterAll(() => removeEgressLeftovers("secrets"))
 
   it.live(
     "the bound host receives the value; another host, a redirect and the sandbox itself see only the placeholder",
