@@ -35,6 +35,7 @@ export {
   type ScriptedProcess,
   UnscriptedProcessError
 } from "./layers/testRuntime/scriptedProcesses.ts"
+export type { EdgeSecret } from "./network/edgeSecrets.ts"
 export type { NetworkPolicy } from "./network/policy.ts"
 export { ActionMetrics } from "./runtime/telemetry.ts"
 export * from "./schema/Action.ts"

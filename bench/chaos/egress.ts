@@ -10,28 +10,16 @@
  * allowed destination must be reached through the proxy (so the rows are not vacuous); nothing else
  * may arrive.
  */
-import { Effect, ManagedRuntime } from "effect"
-import { execFile } from "node:child_process"
+import { ManagedRuntime } from "effect"
 import { randomBytes } from "node:crypto"
 import { createSocket } from "node:dgram"
 import { createServer } from "node:net"
 import { DockerRuntime } from "../../src/docker.ts"
 import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
-import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
-import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
 import { Runtime } from "../../src/index.ts"
+import { hostAddresses } from "./egressHosts.ts"
 import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, type Row } from "./rows.ts"
-
-/** The host's address on a Docker network (its bridge's gateway), `docker network inspect`'s. */
-const gatewayOf = (network: string) =>
-  new Promise<string>((resolve) =>
-    execFile(
-      "docker",
-      ["network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}}{{end}}"],
-      (_, out) => resolve(String(out).trim())
-    )
-  )
 
 /** A TCP listener on all interfaces counting connections (answering each with `reached`), and a UDP one counting datagrams. */
 const listeners = async () => {
@@ -54,13 +42,7 @@ const tcpProbe = (host: string, port: number) =>
   `(timeout 2 bash -c 'cat < /dev/tcp/${host}/${port}' 2>/dev/null | grep -q reached && echo reached || echo blocked)`
 
 export const egressRows = async (_: GroupContext): Promise<ReadonlyArray<Row>> => {
-  const allowed = await Effect.runPromise(
-    Effect.gen(function*() {
-      const engine = yield* connectEngine
-      yield* ensureIsolatedNetwork(SANDBOX_NETWORK).pipe(Effect.provideService(DockerEngine, engine))
-    })
-  ).then(() => gatewayOf(SANDBOX_NETWORK))
-  const denied = await gatewayOf("bridge")
+  const { sandboxBridge: allowed, defaultBridge: denied } = await hostAddresses()
   const hosts = await listeners()
   const session = `chaos-egress-${randomBytes(5).toString("hex")}`
   const sandbox = ManagedRuntime.make(

@@ -19,6 +19,7 @@
 import { join } from "node:path"
 import { cyclesRows } from "./cycles.ts"
 import { egressRows } from "./egress.ts"
+import { egressSecretRows } from "./egressSecrets.ts"
 import { escapeRows } from "./escapes.ts"
 import { fuzzRows } from "./fuzz.ts"
 import { hostUserRows } from "./hostUsers.ts"
@@ -51,7 +52,11 @@ const GROUPS: ReadonlyArray<{
   { name: "runtime-api", share: 0.06, run: runtimeApiRows },
   { name: "neighbours", share: 0.03, run: neighbourRows },
   { name: "host-users", share: 0.03, run: hostUserRows },
-  { name: "egress", share: 0.03, run: egressRows }
+  {
+    name: "egress",
+    share: 0.03,
+    run: async (context) => [...(await egressRows(context)), ...(await egressSecretRows(context))]
+  }
 ]
 
 const parseArgs = (argv: ReadonlyArray<string>) => {

@@ -18,6 +18,7 @@ import { checkHostedOptions, type HostedOptions, type PoolOptions, PROVIDER_RETR
 import { makeProviderCall } from "./providerCall.ts"
 import { provisionHosted } from "./provisioner.ts"
 import { startReaper } from "./reaper.ts"
+import { checkSecretsOption } from "./secretsOption.ts"
 import { listSnapshots, removeSnapshot, type SnapshotStore, startingSnapshot } from "./snapshots.ts"
 
 /** What building a hosted layer can fail with. */
@@ -35,6 +36,7 @@ const connectDriver = Effect.fnUntraced(function*<O extends HostedOptions, S>(
   const noun = definition.sandboxNoun ?? "sandbox"
   yield* checkHostedOptions(name, `a ${definition.provider} ${noun}`, options, definition.hostWorkspace === true)
   yield* checkNetworkOption(name, definition, options.network)
+  yield* checkSecretsOption(name, definition, options)
   const call = makeProviderCall(definition.provider, definition.classify, options.providerRetry ?? PROVIDER_RETRY)
   return yield* definition.connect(options, call).pipe(
     Effect.mapError(refusalAsStartError),

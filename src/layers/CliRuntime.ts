@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import { makeActionExecutor } from "../executor/ActionExecutor.ts"
 import type { McpRemoteServer, McpStdioServer } from "../executor/mcp/McpHub.ts"
+import { LOCAL_SECRETS_REFUSAL, refuseSecrets } from "../network/edgeSecrets.ts"
 import { LOCAL_EGRESS_REFUSAL, refusePolicy } from "../network/policy.ts"
 import { scopedWorkspace } from "../runtime/hostWorkspace.ts"
 import { makeRuntime } from "../runtime/makeRuntime.ts"
@@ -35,6 +36,7 @@ const make = (options: CliRuntimeOptions) =>
   Effect.gen(function*() {
     yield* checkRuntimeOptions("CliRuntime options", options)
     yield* refusePolicy("CliRuntime", options.network, LOCAL_EGRESS_REFUSAL)
+    yield* refuseSecrets("CliRuntime", options.secrets, LOCAL_SECRETS_REFUSAL)
     if (options.vscode === true) {
       return yield* new InvalidOptionsError({
         message: "Invalid CliRuntime options: vscode: VS Code runs beside an action server, which CliRuntime does " +

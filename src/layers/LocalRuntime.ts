@@ -13,6 +13,7 @@ import { type Config, Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import type { RuntimeSchedules } from "../client/policies.ts"
 import { scopedStateDir } from "../executor/ActionExecutor.ts"
+import { LOCAL_SECRETS_REFUSAL, refuseSecrets } from "../network/edgeSecrets.ts"
 import { LOCAL_EGRESS_REFUSAL, refusePolicy } from "../network/policy.ts"
 import {
   connectLayer,
@@ -62,6 +63,7 @@ const localProvisioner = (options: LocalRuntimeOptions) => (sandbox: SandboxConf
   Effect.gen(function*() {
     yield* checkRuntimeOptions("LocalRuntime options", options)
     yield* refusePolicy("LocalRuntime", options.network, LOCAL_EGRESS_REFUSAL)
+    yield* refuseSecrets("LocalRuntime", options.secrets, LOCAL_SECRETS_REFUSAL)
     const codeServer = yield* localCodeServer(options)
     return {
       kind: "local",

@@ -6,15 +6,19 @@
  * opens another way out. It runs outside the sandbox (Docker: in the sandbox's gateway container,
  * engines/docker/egress.ts), the only host the sandbox's network reaches.
  *
- * Plain Node, no Effect: bundled into payload/egress-proxy.mjs. Where secrets at the edge will go:
- * `forwardRequest` sees every plain-HTTP request's headers (a header can be added there per
- * destination); HTTPS needs the CONNECT tunnel terminated with a per-sandbox CA (docs/network.md).
+ * Secrets at the edge (injection.ts, docs/secrets.md) go on plain-HTTP requests to their bound hosts
+ * in `forwardRequest`, asked in absolute form or inside a `CONNECT` tunnel. TLS to a bound host is
+ * closed: it is not terminated here, so the secret could not be put on it, and a connection closed
+ * with the reason logged beats one failing authentication with a placeholder.
+ *
+ * Plain Node, no Effect: bundled into payload/egress-proxy.mjs.
  */
 import { lookup as dnsLookup } from "node:dns/promises"
 import * as http from "node:http"
 import { connect as netConnect, isIP, type Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { compileRules, isPublicAddress } from "./allows.ts"
+import { type BoundSecret, inject, normalHost, secretsFor } from "./injection.ts"
 import type { EgressRule } from "./policy.ts"
 
 /** Every address a name resolves to (injected by tests, which resolve their own test names). */
@@ -40,7 +44,7 @@ export const decide = async (
   lookup: Lookup = systemLookup
 ): Promise<Verdict> => {
   const allows = compileRules(rules)
-  const host = rawHost.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "").toLowerCase()
+  const host = normalHost(rawHost)
   if (isIP(host) !== 0) {
     return allows.address(host) ? { _tag: "Allow", address: host } : { _tag: "Deny", why: "address not allowed" }
   }
@@ -68,6 +72,8 @@ const authority = (target: string): { readonly host: string; readonly port: numb
 export interface EgressProxyOptions {
   readonly rules: ReadonlyArray<EgressRule>
   readonly lookup?: Lookup
+  /** Secrets put on plain-HTTP requests to their hosts (none by default). */
+  readonly secrets?: ReadonlyArray<BoundSecret>
   /** Told each refusal (the gateway logs it), for whoever wonders why a request failed. */
   readonly onDeny?: (target: string, why: string) => void
 }
@@ -85,10 +91,67 @@ const splice = (a: Duplex, b: Socket) => {
   a.pipe(b).pipe(a)
 }
 
+/** A plain-HTTP request to `url` decided, then forwarded (with the secrets bound to its host) or refused. */
+type Forward = (request: http.IncomingMessage, response: http.ServerResponse, url: URL) => void
+
+/** The first byte of a TLS record carrying a handshake (a ClientHello opens every TLS connection). */
+const TLS_HANDSHAKE = 0x16
+
+/**
+ * A `CONNECT` to a host with a bound secret: answered, then read. Plain HTTP in the tunnel (what
+ * Node's fetch sends through a proxy even for `http://`) is served as if asked in absolute form, the
+ * tunnel's target deciding the destination (its Host header is overwritten), so the secret goes on
+ * it; TLS is closed, logged with the reason, since it is not terminated here and would carry only
+ * the placeholder.
+ */
+const serveBoundTunnel = (
+  socket: Duplex,
+  head: Buffer,
+  where: { readonly host: string; readonly port: number },
+  forward: Forward,
+  denied: (target: string, why: string) => void
+) => {
+  const target = `${where.host}:${where.port}`
+  const tunnel = http.createServer((request, response) => {
+    if (!(request.url ?? "").startsWith("/")) {
+      response.writeHead(400, { "Content-Type": "text/plain" }).end(
+        "effect-sandbox egress proxy: a path expected in a tunnel\n"
+      )
+      return
+    }
+    forward(request, response, new URL(`http://${target}${request.url}`))
+  })
+  const serve = (first: Buffer) => {
+    if (first[0] === TLS_HANDSHAKE) {
+      denied(target, BOUND_OVER_TLS)
+      socket.destroy()
+      return
+    }
+    socket.unshift(first)
+    tunnel.emit("connection", socket)
+    socket.resume()
+  }
+  socket.write("HTTP/1.1 200 Connection Established\r\n\r\n")
+  if (head.length > 0) serve(head)
+  else socket.once("data", (chunk: Buffer) => (socket.pause(), serve(chunk)))
+}
+
 /** The proxy's HTTP server, not yet listening. */
 export const makeEgressProxy = (options: EgressProxyOptions): http.Server => {
   const lookup = options.lookup ?? systemLookup
   const denied = (target: string, why: string) => options.onDeny?.(target, why)
+  const secrets = options.secrets ?? []
+  const forward: Forward = (request, response, url) =>
+    void decide(options.rules, url.hostname, lookup).then((verdict) => {
+      if (verdict._tag === "Deny") {
+        denied(url.host, verdict.why)
+        response.writeHead(403, { "Content-Type": "text/plain" }).end(
+          `effect-sandbox egress policy: ${url.host} is not allowed (${verdict.why})\n`
+        )
+        return
+      }
+      forwardRequest(request, response, url, verdict.address, secretsFor(secrets, url.hostname))
+    })
   const server = http.createServer((request, response) => {
     let url: URL
     try {
@@ -105,16 +168,7 @@ export const makeEgressProxy = (options: EgressProxyOptions): http.Server => {
       )
       return
     }
-    void decide(options.rules, url.hostname, lookup).then((verdict) => {
-      if (verdict._tag === "Deny") {
-        denied(url.host, verdict.why)
-        response.writeHead(403, { "Content-Type": "text/plain" }).end(
-          `effect-sandbox egress policy: ${url.host} is not allowed (${verdict.why})\n`
-        )
-        return
-      }
-      forwardRequest(request, response, url, verdict.address)
-    })
+    forward(request, response, url)
   })
   server.on("connect", (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy())
@@ -126,6 +180,7 @@ export const makeEgressProxy = (options: EgressProxyOptions): http.Server => {
         denied(target, verdict.why)
         return refuse(socket, target, verdict.why)
       }
+      if (secretsFor(secrets, where.host).length > 0) return serveBoundTunnel(socket, head, where, forward, denied)
       const upstream = netConnect({ host: verdict.address, port: where.port })
       let connected = false
       upstream.once("connect", () => {
@@ -144,22 +199,29 @@ export const makeEgressProxy = (options: EgressProxyOptions): http.Server => {
   return server
 }
 
-/** A plain-HTTP request sent on to the address the verdict chose, its proxy headers dropped. */
+/** Why TLS to a host with a bound secret is closed. */
+const BOUND_OVER_TLS = "TLS to a host with a bound secret: the secret is put only on plain HTTP through the proxy " +
+  "(TLS is not terminated here: docs/secrets.md)"
+
+/**
+ * A plain-HTTP request sent on to the address the verdict chose, its proxy headers dropped, the
+ * secrets bound to its destination put in.
+ */
 const forwardRequest = (
   request: http.IncomingMessage,
   response: http.ServerResponse,
   url: URL,
-  address: string
+  address: string,
+  bound: ReadonlyArray<BoundSecret>
 ) => {
-  const headers = { ...request.headers }
-  delete headers["proxy-authorization"]
-  delete headers["proxy-connection"]
+  const { "proxy-authorization": _auth, "proxy-connection": _connection, ...sent } = request.headers
+  const { headers, path } = inject(bound, { ...sent, host: url.host }, `${url.pathname}${url.search}`)
   const upstream = http.request({
     host: address,
     port: url.port === "" ? 80 : Number(url.port),
     method: request.method,
-    path: `${url.pathname}${url.search}`,
-    headers: { ...headers, host: url.host },
+    path,
+    headers,
     setHost: false
   }, (answer) => {
     response.writeHead(answer.statusCode ?? 502, answer.headers)

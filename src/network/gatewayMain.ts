@@ -3,10 +3,14 @@
  * on both the sandbox's network (internal: no route out) and the outside. It forwards the ports the
  * host publishes (the server's, VS Code's, the app ports) to the sandbox, and, with an allow list,
  * serves the egress proxy (egressProxy.ts) on `proxyPort`. Bundled as payload/egress-proxy.mjs and
- * started as `node egress-proxy.mjs '<config JSON>'`; it logs each refusal on stderr.
+ * started as `node egress-proxy.mjs '<config JSON>'`; it logs each refusal on stderr. Bound secrets
+ * (injection.ts) are not in that command line, which `docker inspect` shows: they are in a file
+ * copied into the gateway before it starts, readable by its user only (engines/docker/egress.ts).
  */
+import { readFileSync } from "node:fs"
 import { connect, createServer } from "node:net"
 import { makeEgressProxy } from "./egressProxy.ts"
+import type { BoundSecret } from "./injection.ts"
 import type { EgressRule } from "./policy.ts"
 
 /** What the gateway is told at start (no secret: the command line is the engine's to show). */
@@ -15,7 +19,12 @@ export interface GatewayConfig {
   readonly sandbox: string
   readonly ports: ReadonlyArray<number>
   /** With an allow list: the proxy's port, and the rules. */
-  readonly proxy?: { readonly port: number; readonly rules: ReadonlyArray<EgressRule> }
+  readonly proxy?: {
+    readonly port: number
+    readonly rules: ReadonlyArray<EgressRule>
+    /** A JSON file of BoundSecret, when secrets are bound (its path only: the values are in no argument). */
+    readonly secretsFile?: string
+  }
 }
 
 const config = JSON.parse(process.argv[2] ?? "{}") as GatewayConfig
@@ -30,8 +39,12 @@ for (const port of config.ports) {
 }
 
 if (config.proxy !== undefined) {
+  const secrets = config.proxy.secretsFile === undefined
+    ? []
+    : JSON.parse(readFileSync(config.proxy.secretsFile, "utf8")) as ReadonlyArray<BoundSecret>
   makeEgressProxy({
     rules: config.proxy.rules,
+    secrets,
     onDeny: (target, why) => process.stderr.write(`egress denied: ${target} (${why})\n`)
   }).listen(config.proxy.port, "0.0.0.0")
 }

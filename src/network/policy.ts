@@ -40,8 +40,8 @@ const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]
 const invalid = (runtime: string, message: string) =>
   new InvalidOptionsError({ message: `${runtime} options: network: ${message}` })
 
-/** One rule parsed, or undefined when it is none of the four forms. */
-const parseRule = (text: string): EgressRule | undefined => {
+/** One rule parsed, or undefined when it is none of the four forms (edgeSecrets.ts parses its hosts with it too). */
+export const parseRule = (text: string): EgressRule | undefined => {
   const lower = text.trim().toLowerCase()
   const slash = lower.indexOf("/")
   if (slash >= 0) {

@@ -13,6 +13,7 @@
  */
 import type { Config, Duration, Effect, Redacted, Scope } from "effect"
 import type { ServerErrorHook } from "../client/ActionClient.ts"
+import type { ParsedSecret } from "../network/edgeSecrets.ts"
 import type { EgressPolicy } from "../network/policy.ts"
 import type { InvalidOptionsError, ProviderError, ProviderReason, RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -348,6 +349,13 @@ export interface DriverDefinition<O, S> {
    * does not know the option never lets a restricted sandbox out unrestricted.
    */
   readonly network?: (policy: EgressPolicy) => Effect.Effect<void, InvalidOptionsError>
+  /**
+   * The driver puts the `secrets` option's values on requests at its sandbox's edge
+   * (src/network/edgeSecrets.ts, docs/secrets.md), never inside the sandbox: this refuses, at start,
+   * each form or host the provider cannot express. Absent, the option is refused: a driver that does
+   * not know it must not put the value in the sandbox's environment.
+   */
+  readonly edgeSecrets?: (secrets: ReadonlyArray<ParsedSecret>) => Effect.Effect<void, InvalidOptionsError>
   /** `info.kind` ("e2b", "daytona"). */
   readonly kind: string
   /** What one failed call of this provider's SDK means. */

@@ -6,6 +6,7 @@
  * See docs/runtimes/swapping.md for the table.
  */
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
+import type { EdgeSecret } from "../network/edgeSecrets.ts"
 import type { NetworkPolicy } from "../network/policy.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 
@@ -79,4 +80,12 @@ export interface RuntimeOptions extends RuntimeTools {
    * (InvalidOptionsError naming the runtime and the rule), never lets it through.
    */
   readonly network?: NetworkPolicy
+  /**
+   * Secrets kept out of the sandbox (docs/secrets.md): each bound to hosts the `network` allow list
+   * allows, put on requests to those hosts at the edge (a header, and/or a placeholder in the
+   * sandbox's `env` variable swapped for the value). The sandbox only ever holds the placeholder. A
+   * runtime without an edge of its own refuses the option (InvalidOptionsError) rather than put the
+   * value in the sandbox.
+   */
+  readonly secrets?: ReadonlyArray<EdgeSecret>
 }

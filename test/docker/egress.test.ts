@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net"
 import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
 import { EGRESS_OF, egressName, reapStrayGateways } from "../../src/engines/docker/egress.ts"
 import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
-import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
+import { assertNoEgress, bridgeAddress, gatewayOf, removeEgressLeftovers } from "./egressHosts.ts"
 import {
   assertNoContainer,
   buildRuntime,
@@ -20,22 +20,10 @@ import {
   dockerCli,
   dockerLayer,
   httpGet,
-  removeLeftovers,
   sessionId,
   sh
 } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
-
-/** The host's address on the sandboxes' bridge, the network made first if missing. */
-const bridgeAddress = Effect.gen(function*() {
-  const engine = yield* connectEngine
-  yield* ensureIsolatedNetwork(SANDBOX_NETWORK).pipe(Effect.provideService(DockerEngine, engine))
-  return gatewayOf(SANDBOX_NETWORK)
-})
-
-/** The host's address on a Docker network (its bridge's gateway). */
-const gatewayOf = (network: string) =>
-  dockerCli("network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}}{{end}}").stdout.trim()
 
 /** An HTTP server on every address of this host, answering which address it was reached at. */
 const startDestination = () =>
@@ -56,19 +44,8 @@ const get = (url: string, env = "") =>
   `async (r) => console.log(r.status, await r.text()), ` +
   `(e) => { console.log("failed", e.cause?.code ?? e.name); process.exit(1) })' ${url}`
 
-/** Nothing of the session's egress left: no gateway container, no network. */
-const assertNoEgress = (session: string) => {
-  const name = egressName(containerName(session))
-  assert.strictEqual(dockerCli("ps", "-aq", "--filter", `name=^${name}$`).stdout.trim(), "")
-  assert.strictEqual(dockerCli("network", "ls", "-q", "--filter", `name=^${name}$`).stdout.trim(), "")
-}
-
 describeDocker("DockerRuntime network option", () => {
-  afterAll(() => {
-    removeLeftovers("egress")
-    const networks = dockerCli("network", "ls", "-q", "--filter", "name=effect-sandbox-dt-egress-").stdout.split("\n")
-    for (const id of networks.filter((line) => line !== "")) dockerCli("network", "rm", id)
-  })
+  afterAll(() => removeEgressLeftovers("egress"))
 
   it.live(
     "allowOnly: an allowed address is reached through the proxy; a denied one and a bypass are not",

@@ -5,13 +5,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
-import { createServer, request, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { createServer, request } from "node:http"
 import { checkNetworkOption } from "../../src/hosted/networkOption.ts"
 import { CliRuntime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { decide, type Lookup, makeEgressProxy } from "../../src/network/egressProxy.ts"
 import { type EgressRule, parseNetworkPolicy, refuseRules } from "../../src/network/policy.ts"
+import { listen } from "./listen.ts"
 
 const rulesOf = (allowOnly: ReadonlyArray<string>): ReadonlyArray<EgressRule> => {
   const policy = Effect.runSync(parseNetworkPolicy("Test", { allowOnly }))
@@ -25,14 +25,6 @@ const lookup: Lookup = (host) =>
     : host === "denied.test"
     ? Promise.resolve(["127.0.0.2"])
     : Promise.reject(new Error("ENOTFOUND"))
-
-const listen = (server: Server) =>
-  Effect.acquireRelease(
-    Effect.callback<number>((resume) =>
-      void server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-    ),
-    () => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
-  )
 
 /** A GET of `url` through the proxy on `proxy` (absolute form): status and body. */
 const viaProxy = (proxy: number, url: string) =>

@@ -13,7 +13,9 @@
  */
 import type Docker from "dockerode"
 import { Duration, Effect } from "effect"
+import { pack } from "tar-stream"
 import type { GatewayConfig } from "../../network/gatewayMain.ts"
+import type { BoundSecret } from "../../network/injection.ts"
 import type { EgressPolicy } from "../../network/policy.ts"
 import { containerUser } from "../../runtimeImage/sandboxUser.ts"
 import { type ProviderError, RuntimeStartError } from "../../schema/errors.ts"
@@ -39,6 +41,26 @@ export const EGRESS_OF = "effect-sandbox.egress-of"
  * from the host's namespace when that is a loopback one: a DNS tunnel around the policy.
  */
 export const NO_RESOLVER = "192.0.2.1"
+
+/**
+ * Where the gateway's bound secrets are (the `secrets` option): a file copied into the gateway
+ * before it starts, owned by its user and readable by it only. Not its command line nor its
+ * environment, which `docker inspect` shows to anyone who can list containers; the file is read by
+ * Docker API users only (`docker cp`), who own the engine anyway. It stays for the gateway's restarts.
+ */
+const SECRETS_DIR = "/tmp"
+const SECRETS_NAME = ".effect-sandbox-egress-secrets"
+
+/** Copy the bound secrets into the created gateway, readable by `uid` only. */
+const putSecrets = (gateway: Docker.Container, secrets: ReadonlyArray<BoundSecret>, uid: number) => {
+  const tar = pack()
+  tar.entry({ name: SECRETS_NAME, mode: 0o400, uid, gid: uid }, JSON.stringify(secrets))
+  tar.finalize()
+  return engineCall(
+    "copy the bound secrets into the gateway",
+    () => gateway.putArchive(tar as unknown as NodeJS.ReadableStream, { path: SECRETS_DIR })
+  )
+}
 
 /** The network's and the gateway's name for the sandbox container `name`. */
 export const egressName = (name: string) => `${name}-egress`
@@ -76,6 +98,10 @@ export const makeEgress = Effect.fn("docker.makeEgress")(function*(input: {
   readonly policy: EgressPolicy
   readonly ports: ReadonlyArray<number>
   readonly userId: number
+  /** Secrets the proxy puts on requests to their hosts (an allow list's only). */
+  readonly secrets: ReadonlyArray<BoundSecret>
+  /** The sandbox's variables that hold their placeholders. */
+  readonly placeholders: Readonly<Record<string, string>>
 }) {
   const docker = yield* dockerClient
   const name = egressName(input.name)
@@ -97,7 +123,15 @@ export const makeEgress = Effect.fn("docker.makeEgress")(function*(input: {
     const config: GatewayConfig = {
       sandbox: input.name,
       ports: input.ports,
-      ...(input.policy._tag === "AllowOnly" ? { proxy: { port: PROXY_PORT, rules: input.policy.rules } } : {})
+      ...(input.policy._tag === "AllowOnly"
+        ? {
+          proxy: {
+            port: PROXY_PORT,
+            rules: input.policy.rules,
+            ...(input.secrets.length === 0 ? {} : { secretsFile: `${SECRETS_DIR}/${SECRETS_NAME}` })
+          }
+        }
+        : {})
     }
     const gateway = yield* engineCall(`create the gateway ${name}`, () =>
       docker.createContainer({
@@ -124,11 +158,14 @@ export const makeEgress = Effect.fn("docker.makeEgress")(function*(input: {
       `connect the gateway ${name} to its sandbox's network`,
       () => network.connect({ Container: gateway.id })
     )
+    if (input.secrets.length > 0) yield* putSecrets(gateway, input.secrets, input.userId)
     yield* engineCall(`start the gateway ${name}`, () => gateway.start())
     const info = yield* engineCall(`inspect the gateway ${name}`, () => gateway.inspect())
     const address = info.NetworkSettings.Networks?.[name]?.IPAddress ?? ""
     if (address === "") return yield* refused(`read the gateway's address`)("it has none on " + name)
-    const env = input.policy._tag === "AllowOnly" ? proxyEnv(`http://${address}:${PROXY_PORT}`) : {}
+    const env = input.policy._tag === "AllowOnly"
+      ? { ...proxyEnv(`http://${address}:${PROXY_PORT}`), ...input.placeholders }
+      : {}
     return { network: network.id as string, env, gateway } satisfies SandboxEgress
   })
   return yield* made.pipe(Effect.tapError(() => removeEgress(input.name)))

@@ -28,6 +28,7 @@ import { sandboxNetworkFor } from "../../engines/docker/network.ts"
 import { putSessionKey, sessionKeyOf } from "../../engines/docker/sessionKey.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { serverExitedMessage } from "../../hosted/startFailure.ts"
+import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { scopedWorkspace, temporaryWorkspace } from "../../runtime/hostWorkspace.ts"
 import { imageRequirements } from "../../runtimeImage/imageContext.ts"
@@ -87,6 +88,7 @@ const stateOf = (state: string): Found<DockerBox>["state"] =>
 const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRuntimeOptions) {
   yield* checkDockerOptions(options)
   const egress = yield* parseNetworkPolicy("DockerRuntime", options.network)
+  const secrets = yield* parseEdgeSecrets("DockerRuntime", options.secrets, egress)
   yield* unsupported(
     "DockerRuntime",
     options,
@@ -150,7 +152,8 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
           network
         }),
         sandbox,
-        spec.user.id
+        spec.user.id,
+        secrets
       )
       const running = yield* Effect.scoped(
         startContainer(
@@ -367,6 +370,7 @@ export const dockerDriver: DriverDefinition<DockerRuntimeOptions, DockerBox> = {
   hostWorkspace: true,
   // Every rule: the gateway's proxy takes names, domains, addresses and blocks (engines/docker/egress.ts).
   network: () => Effect.void,
+  edgeSecrets: () => Effect.void,
   classify: classifyDocker,
   connect
 }

@@ -6,6 +6,7 @@
 import type Docker from "dockerode"
 import { Effect } from "effect"
 import { behindEgress, makeEgress } from "../../engines/docker/egress.ts"
+import { bindSecrets, type ParsedSecret } from "../../network/edgeSecrets.ts"
 import type { EgressPolicy } from "../../network/policy.ts"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import type { SandboxConfig } from "../../schema/SandboxConfig.ts"
@@ -27,12 +28,15 @@ const opening = (sandbox: SandboxConfig): string | undefined => {
 /**
  * The create options of a sandbox with a network policy, its network and gateway made first; the
  * options unchanged without one. A sandbox setting that would bypass the policy fails the start.
+ * Bound secrets get placeholders of this sandbox's own: the values go to the gateway, the
+ * placeholders into the sandbox's environment.
  */
 export const restrictEgress = Effect.fn("DockerRuntime.restrictEgress")(function*(
   policy: EgressPolicy | undefined,
   options: Docker.ContainerCreateOptions,
   sandbox: SandboxConfig,
-  userId: number
+  userId: number,
+  secrets: ReadonlyArray<ParsedSecret>
 ) {
   if (policy === undefined) return options
   const open = opening(sandbox)
@@ -41,12 +45,15 @@ export const restrictEgress = Effect.fn("DockerRuntime.restrictEgress")(function
       message: `DockerRuntime: the network option cannot be enforced with ${open}: leave one of the two unset.`
     })
   }
+  const { bound, env } = bindSecrets(secrets)
   const egress = yield* makeEgress({
     name: options.name!,
     image: options.Image!,
     policy,
     ports: Object.keys(options.ExposedPorts ?? {}).map((key) => Number.parseInt(key, 10)),
-    userId
+    userId,
+    secrets: bound,
+    placeholders: env
   })
   return behindEgress(options, egress)
 })

@@ -14,12 +14,13 @@ import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
 import { IMAGE_WORKSPACE as WORKSPACE, serverFiles } from "../../hosted/serverFiles.ts"
+import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
-import { checkE2BEgress, e2bEgress } from "./egress.ts"
+import { checkE2BEgress, checkE2BSecrets, e2bEgress } from "./egress.ts"
 import {
   cappedMessage,
   endingMessage,
@@ -81,7 +82,8 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     "E2B_API_KEY",
     "an E2B team API key, e2b_..."
   )
-  const egress = e2bEgress(yield* parseNetworkPolicy("E2BRuntime", options.network))
+  const policy = yield* parseNetworkPolicy("E2BRuntime", options.network)
+  const egress = e2bEgress(policy, yield* parseEdgeSecrets("E2BRuntime", options.secrets, policy))
   const { Sandbox } = yield* loadSdk
   // Never asked longer than the life: E2B refuses a create or connect beyond its cap.
   const timeoutMs = Math.min(idleMs, lifetimeMs)
@@ -275,6 +277,7 @@ export const e2bDriver: DriverDefinition<E2BRuntimeOptions, E2BBox> = {
   provider: "E2B",
   kind: "e2b",
   network: checkE2BEgress,
+  edgeSecrets: checkE2BSecrets,
   classify: classifyE2B,
   connect
 }

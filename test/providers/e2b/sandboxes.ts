@@ -96,6 +96,10 @@ export interface NewSandbox {
 export interface SandboxNetwork {
   readonly allowOut?: ReadonlyArray<string>
   readonly denyOut?: ReadonlyArray<string>
+  /** Per-domain transforms (headers E2B's egress proxy sets on requests to the domain). */
+  readonly rules?: Readonly<
+    Record<string, ReadonlyArray<{ readonly transform?: { readonly headers?: Readonly<Record<string, string>> } }>>
+  >
 }
 
 /** An allowOut/denyOut entry E2B takes: an IPv4 address or block, or a host name. */

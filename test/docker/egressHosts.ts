@@ -1,0 +1,36 @@
+/**
+ * The destinations of the Docker egress tests: this host, reached from containers at two of its
+ * own addresses (the sandboxes' bridge gateway and the default bridge's), never an outside address.
+ */
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+import { egressName } from "../../src/engines/docker/egress.ts"
+import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
+import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
+import { containerName, dockerCli, removeLeftovers, TEST_PREFIX } from "./helpers.ts"
+
+/** The host's address on a Docker network (its bridge's gateway). */
+export const gatewayOf = (network: string) =>
+  dockerCli("network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}}{{end}}").stdout.trim()
+
+/** The host's address on the sandboxes' bridge, the network made first if missing. */
+export const bridgeAddress = Effect.gen(function*() {
+  const engine = yield* connectEngine
+  yield* ensureIsolatedNetwork(SANDBOX_NETWORK).pipe(Effect.provideService(DockerEngine, engine))
+  return gatewayOf(SANDBOX_NETWORK)
+})
+
+/** Nothing of the session's egress left: no gateway container, no network. */
+export const assertNoEgress = (session: string) => {
+  const name = egressName(containerName(session))
+  assert.strictEqual(dockerCli("ps", "-aq", "--filter", `name=^${name}$`).stdout.trim(), "")
+  assert.strictEqual(dockerCli("network", "ls", "-q", "--filter", `name=^${name}$`).stdout.trim(), "")
+}
+
+/** What a failed run of a test file left: its sessions' containers (sandboxes, gateways) and their networks. */
+export const removeEgressLeftovers = (file: string) => {
+  removeLeftovers(file)
+  const networks = dockerCli("network", "ls", "-q", "--filter", `name=effect-sandbox-${TEST_PREFIX}-${file}-`).stdout
+    .split("\n")
+  for (const id of networks.filter((line) => line !== "")) dockerCli("network", "rm", id)
+}
