@@ -9,53 +9,18 @@
  * leaves no snapshot and no error, so the snapshot is looked up by name afterwards, and must be of
  * this sandbox (`sourceSandboxId`, where Daytona says it).
  *
- * Daytona's snapshots carry no labels: the owner tags travel in the name (`snapshotName`).
+ * Daytona's snapshots carry no labels: the owner tags travel in the name (hosted/snapshotNames.ts).
  */
 import type { Daytona, Sandbox, Snapshot } from "@daytonaio/sdk"
 import { Effect } from "effect"
-import { randomBytes } from "node:crypto"
-import { TAGS } from "../../hosted/ownerTags.ts"
+import { hasTags, parseSnapshotName, snapshotName } from "../../hosted/snapshotNames.ts"
 import { ProviderError, type ProviderReason } from "../../schema/errors.ts"
 import type { FoundSnapshot, ProviderCall, SnapshotVerbs } from "../../services/Driver.ts"
 
-const PREFIX = "effect-sandbox-snapshot-"
-
-/** The tags a name carries, in this order; `managed` and `snapshot` are the prefix itself. */
-const CARRIED = [TAGS.session, TAGS.ownerHost, TAGS.ownerPid, TAGS.keepAlive] as const
-
-/**
- * A snapshot's name carrying its tags: the prefix, 8 random hex digits (a name is unique in the
- * organisation, and one session may take many), then the carried tags' JSON in hex: lowercase
- * letters and digits only, whatever the session id or host name holds (Daytona checks a name as a
- * safe display string and makes an image reference of it).
- */
-export const snapshotName = (tags: Readonly<Record<string, string>>): string =>
-  `${PREFIX}${randomBytes(4).toString("hex")}-${
-    Buffer.from(JSON.stringify(CARRIED.map((tag) => tags[tag] ?? ""))).toString("hex")
-  }`
-
-/** The tags a name carries; undefined for a snapshot named otherwise (not ours). */
-export const tagsOfName = (name: string): Record<string, string> | undefined => {
-  const match = /^effect-sandbox-snapshot-[0-9a-f]{8}-((?:[0-9a-f]{2})+)$/.exec(name)
-  if (match === null) return undefined
-  try {
-    const values: unknown = JSON.parse(Buffer.from(match[1]!, "hex").toString("utf8"))
-    if (!Array.isArray(values) || values.length !== CARRIED.length) return undefined
-    if (!values.every((value) => typeof value === "string")) return undefined
-    return {
-      [TAGS.managed]: "true",
-      [TAGS.snapshot]: "true",
-      ...Object.fromEntries(CARRIED.map((tag, i) => [tag, values[i] as string]))
-    }
-  } catch {
-    return undefined
-  }
-}
-
 /** One of our snapshots as found; undefined for another's, or one Daytona is removing. */
 const foundSnapshot = (snapshot: Snapshot): FoundSnapshot | undefined => {
-  const tags = snapshot.state === "removing" ? undefined : tagsOfName(snapshot.name)
-  return tags === undefined ? undefined : { id: snapshot.name, tags, createdAt: new Date(snapshot.createdAt) }
+  const named = snapshot.state === "removing" ? undefined : parseSnapshotName(snapshot.name)
+  return named === undefined ? undefined : { id: snapshot.name, tags: named.tags, createdAt: named.takenAt }
 }
 
 /** A snapshot Daytona does not have: its 404 "Snapshot X not found" (classify.ts reads it as image-missing). */
@@ -69,7 +34,8 @@ export const daytonaSnapshots = (
 ): SnapshotVerbs<Sandbox> => ({
   keeps: "files",
   take: (sandbox, tags) => {
-    const name = snapshotName(tags)
+    const takenAt = new Date()
+    const name = snapshotName(tags, takenAt)
     const operation = `snapshot sandbox ${sandbox.id}`
     const none = (reason: ProviderReason, status: number | undefined, why: string) =>
       new ProviderError({
@@ -90,7 +56,7 @@ export const daytonaSnapshots = (
         // The name taken meanwhile: the runner's commit was dropped, and the name is another's.
         snapshot.sourceSandboxId !== null && snapshot.sourceSandboxId !== sandbox.id
           ? Effect.fail(none("conflict", 409, `the name is a snapshot of sandbox ${snapshot.sourceSandboxId}`))
-          : Effect.succeed({ id: name, tags: { ...tags }, createdAt: new Date(snapshot.createdAt) })
+          : Effect.succeed({ id: name, tags: { ...tags }, createdAt: takenAt })
       )
     )
   },
@@ -110,7 +76,7 @@ export const daytonaSnapshots = (
       Effect.map((listed) =>
         listed.flatMap((snapshot) => {
           const found = foundSnapshot(snapshot)
-          return found !== undefined && Object.entries(tags).every(([k, v]) => found.tags[k] === v) ? [found] : []
+          return found !== undefined && hasTags(found.tags, tags) ? [found] : []
         })
       )
     )

@@ -9,18 +9,17 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted, Schedule } from "effect"
-import { spawnSync } from "node:child_process"
 import { DaytonaRuntime } from "../../../src/daytona.ts"
-import { snapshotTags, TAGS } from "../../../src/hosted/ownerTags.ts"
+import { TAGS } from "../../../src/hosted/ownerTags.ts"
 import { makeProviderCall } from "../../../src/hosted/providerCall.ts"
 import { reapOrphans } from "../../../src/hosted/reaper.ts"
 import { classifyDaytona } from "../../../src/providers/daytona/classify.ts"
 import { daytonaDriver } from "../../../src/providers/daytona/driver.ts"
-import { snapshotName } from "../../../src/providers/daytona/snapshot.ts"
 import { RuntimeStartError } from "../../../src/schema/errors.ts"
 import { RuntimeSnapshotError } from "../../../src/schema/snapshot.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
+import { orphanSnapshotName } from "../orphanSnapshot.ts"
 import { daytonaLayer, gate, until, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
 
@@ -33,9 +32,6 @@ const snapshotRequests = (s: DaytonaStandIn) =>
   )
 
 const ids = (s: DaytonaStandIn) => Effect.map(DaytonaRuntime.listSnapshots(optionsOf(s)), (all) => all.map((x) => x.id))
-
-/** A pid no process has: a child's that has exited. */
-const deadPid = () => spawnSync("true").pid!
 
 describeDocker("DaytonaRuntime snapshots (stand-in)", () => {
   const standIn = useStandIn()
@@ -83,10 +79,7 @@ describeDocker("DaytonaRuntime snapshots (stand-in)", () => {
         assert.includeMembers(yield* ids(s), [kept.id, dropped.id])
 
         // A dead owner's snapshot (of this host) is reaped; the living owner's stays.
-        const orphan = snapshotName({
-          ...snapshotTags({ sessionId: "dead-owner", keep: false }),
-          [TAGS.ownerPid]: String(deadPid())
-        })
+        const orphan = orphanSnapshotName()
         const sandbox = [...s.sandboxes.byId.values()].find((x) => x.labels[TAGS.session] === source.rt.info.id)!
         yield* Effect.promise(() => s.sandboxes.snapshots.commit(sandbox, orphan))
         const call = makeProviderCall("Daytona", classifyDaytona, Schedule.recurs(0))
