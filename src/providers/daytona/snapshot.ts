@@ -45,13 +45,15 @@ export const daytonaSnapshots = (
         ...(status === undefined ? {} : { status }),
         message: `Daytona made no snapshot ${name} of sandbox ${sandbox.id}: ${why}`
       })
-    return call(operation, () => sandbox.createSnapshot(name, deadline)).pipe(
-      Effect.andThen(call(`look up snapshot ${name}`, () => client.snapshot.get(name))),
+    const lookUp = call(`look up snapshot ${name}`, () => client.snapshot.get(name)).pipe(
       Effect.mapError((error) =>
         missing(error)
           ? none(error.reason, error.status, "the sandbox left snapshotting without one (the runner's commit failed)")
           : error
-      ),
+      )
+    )
+    return call(operation, () => sandbox.createSnapshot(name, deadline)).pipe(
+      Effect.andThen(lookUp),
       Effect.flatMap((snapshot) =>
         // The name taken meanwhile: the runner's commit was dropped, and the name is another's.
         snapshot.sourceSandboxId !== null && snapshot.sourceSandboxId !== sandbox.id
