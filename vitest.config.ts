@@ -26,6 +26,8 @@ const PARALLEL_SUITES = [
   "test/docker/lifecycle.test.ts",
   // Its reaper pass judges only a lease in a temp dir of its own (the dead owner's).
   "test/docker/snapshot.test.ts",
+  // Its sandbox, copies and snapshot are its own session's; its reaper pass removes only dead owners'.
+  "test/promise/snapshot.test.ts",
   "test/docker/container.test.ts",
   "test/docker/tools.test.ts",
   "test/docker/vscode.test.ts",

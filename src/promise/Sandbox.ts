@@ -8,6 +8,7 @@
  */
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { InvalidOptionsError } from "../schema/errors.ts"
+import { RuntimeSnapshotError, type Snapshot, type SnapshotOptions } from "../schema/snapshot.ts"
 import { Runtime, type RuntimeInfo, type RuntimeShape } from "../services/Runtime.ts"
 import { type CommandResult, runCommand, type RunOptions } from "./commands.ts"
 import { SandboxError, settle } from "./errors.ts"
@@ -20,7 +21,8 @@ import {
   RUNTIME_NAMES,
   type RuntimeLayer,
   type RuntimeName,
-  type RuntimeOptionsByName
+  type RuntimeOptionsByName,
+  snapshotModule
 } from "./runtimes.ts"
 
 export class Sandbox implements AsyncDisposable {
@@ -47,6 +49,29 @@ export class Sandbox implements AsyncDisposable {
     const sandbox = await Sandbox.build(layer)
     opened(sandbox, () => undefined)
     return sandbox
+  }
+
+  /**
+   * Our snapshots on the runtime called `runtime` (every owner's, kept ones too), as handles the
+   * `fromSnapshot` option takes (docs/snapshots.md). Rejects with a `SandboxError`
+   * (`RuntimeSnapshotError`) on a runtime that keeps none.
+   */
+  static async listSnapshots<N extends RuntimeName>(
+    runtime: N,
+    options?: RuntimeOptionsByName[N]
+  ): Promise<ReadonlyArray<Snapshot>> {
+    const module = await snapshotsOf(runtime, "list")
+    return settle(await Effect.runPromiseExit(module.listSnapshots(options ?? {})))
+  }
+
+  /** Remove a snapshot (a kept one too: this is how one ends); one already gone is no failure. */
+  static async removeSnapshot<N extends RuntimeName>(
+    runtime: N,
+    snapshot: Snapshot | string,
+    options?: RuntimeOptionsByName[N]
+  ): Promise<void> {
+    const module = await snapshotsOf(runtime, "remove")
+    return settle(await Effect.runPromiseExit(module.removeSnapshot(snapshot, options ?? {})))
   }
 
   /** The layer built in a scope of its own (closed at once, leaving nothing, if it fails). */
@@ -104,6 +129,34 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /**
+   * A snapshot of the sandbox (its files; docs/snapshots.md says what each runtime keeps), from
+   * which sandboxes start with the `fromSnapshot` option. Removed when this sandbox closes, unless
+   * taken with `keep: true` (then `Sandbox.removeSnapshot` ends it). Rejects with a `SandboxError`:
+   * `UnsupportedCapabilityError` where the runtime has no snapshots, `RuntimeSnapshotError` where
+   * the provider refused.
+   */
+  snapshot(options: SnapshotOptions = {}): Promise<Snapshot> {
+    return this.runEffect(this.runtime.snapshot(options))
+  }
+
+  /**
+   * `count` new sandboxes started from one fresh snapshot of this one, each its own from then on.
+   * As in the Effect API the copies share one lifetime: closing any of them closes them all (and
+   * removes their snapshot), and closing this sandbox closes them first. Keep a copy worth keeping
+   * by taking a snapshot of it with `keep: true` before closing.
+   */
+  async fork(count: number): Promise<ReadonlyArray<Sandbox>> {
+    const scope = Scope.forkUnsafe(this.#scope)
+    const forked = await Effect.runPromiseExit(Scope.provide(this.runtime.fork(count), scope))
+    if (Exit.isFailure(forked)) await Effect.runPromise(Scope.close(scope, forked))
+    return settle(forked).map((runtime) => {
+      const copy = new Sandbox(runtime, scope)
+      opened(copy, () => undefined)
+      return copy
+    })
+  }
+
+  /**
    * Stop the sandbox and remove what it made (its processes, container, temporary workspace).
    * Later calls reject with a `RuntimeDisconnectedError`; closing again does nothing.
    */
@@ -115,4 +168,15 @@ export class Sandbox implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }
+}
+
+/** The snapshot verbs of the runtime called `runtime`, or the `SandboxError` of one that keeps none. */
+const snapshotsOf = async (runtime: RuntimeName, operation: "list" | "remove") => {
+  const module = isRuntimeName(runtime) ? snapshotModule(runtime) : undefined
+  if (module === undefined) {
+    throw new SandboxError(
+      new RuntimeSnapshotError({ operation, message: `${runtime} keeps no snapshots (docs/snapshots.md).` })
+    )
+  }
+  return module
 }

@@ -5,6 +5,8 @@
  */
 import type { Layer } from "effect"
 import { rmSync } from "node:fs"
+import type { HostedRuntime } from "../hosted/hostedRuntime.ts"
+import type { HostedOptions } from "../hosted/options.ts"
 import type { CliRuntimeOptions } from "../layers/CliRuntime.ts"
 import type { LocalRuntimeOptions } from "../layers/LocalRuntime.ts"
 import type { DaytonaRuntimeOptions } from "../providers/daytona/options.ts"
@@ -46,6 +48,35 @@ const LAYERS: { readonly [N in RuntimeName]: (options: RuntimeOptionsByName[N]) 
   runloop: async (options) => (await import("../providers/runloop/RunloopRuntime.ts")).RunloopRuntime.layer(options),
   remote: async (options) => (await import("../providers/remote/RemoteRuntime.ts")).RemoteRuntime.layer(options)
 }
+
+/** A runtime module's verbs over the snapshots it keeps (docs/snapshots.md). */
+export type SnapshotModule<O extends HostedOptions> = Pick<
+  HostedRuntime<O, unknown>,
+  "listSnapshots" | "removeSnapshot"
+>
+
+/**
+ * The modules whose snapshots can be listed and removed (every hosted one: those without snapshots
+ * fail saying so); CliRuntime, LocalRuntime and KubernetesRuntime keep none.
+ */
+type SnapshotRuntimeName = Exclude<RuntimeName, "cli" | "local" | "kubernetes">
+
+const SNAPSHOT_MODULES: {
+  readonly [N in SnapshotRuntimeName]: () => Promise<SnapshotModule<RuntimeOptionsByName[N]>>
+} = {
+  docker: async () => (await import("../providers/docker/DockerRuntime.ts")).DockerRuntime,
+  e2b: async () => (await import("../providers/e2b/E2BRuntime.ts")).E2BRuntime,
+  daytona: async () => (await import("../providers/daytona/DaytonaRuntime.ts")).DaytonaRuntime,
+  modal: async () => (await import("../providers/modal/ModalRuntime.ts")).ModalRuntime,
+  runloop: async () => (await import("../providers/runloop/RunloopRuntime.ts")).RunloopRuntime,
+  remote: async () => (await import("../providers/remote/RemoteRuntime.ts")).RemoteRuntime
+}
+
+/** The snapshot verbs of the runtime called `name`; undefined for one that keeps no snapshots. */
+export const snapshotModule = (name: RuntimeName): Promise<SnapshotModule<HostedOptions>> | undefined =>
+  Object.hasOwn(SNAPSHOT_MODULES, name)
+    ? (SNAPSHOT_MODULES[name as SnapshotRuntimeName]() as Promise<SnapshotModule<HostedOptions>>)
+    : undefined
 
 /** Every runtime's name, in the order the docs list them. */
 export const RUNTIME_NAMES = Object.keys(LAYERS) as ReadonlyArray<RuntimeName>

@@ -16,7 +16,7 @@ describeDocker("daytona (stand-in, base image snapshot)", () => {
     name: "DaytonaRuntime (stand-in)",
     layer: ({ noChangeTimeoutSeconds }) => daytonaLayer(standIn(), { noChangeTimeoutSeconds }),
     containsProcesses: true,
-    capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
+    capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: true }
   })
   hostedLifecycleConformance(
     daytonaLifecycle(() => ({ standin: { apiUrl: standIn().apiUrl, apiKey: standIn().apiKey } }))

@@ -28,7 +28,7 @@ describeDocker("e2b (stand-in)", () => {
     name: "E2BRuntime (stand-in, runtime image template)",
     layer: ({ noChangeTimeoutSeconds }) => layer(noChangeTimeoutSeconds),
     containsProcesses: true,
-    capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: false }
+    capabilities: { pause: true, ipython: false, browser: false, mcp: false, snapshot: true }
   })
 
   hostedLifecycleConformance(

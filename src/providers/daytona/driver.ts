@@ -5,7 +5,8 @@
  * (server/sessionKey.ts); the preview link with its token for every port, a signed one for VS Code
  * (a browser cannot send the token); pause with memory where the sandbox's class allows it
  * (states.ts), and start after auto-stop. Each sandbox is named after its session (sessionName.ts),
- * so an attach finds it whatever the eventually consistent list says.
+ * so an attach finds it whatever the eventually consistent list says. Snapshots are Daytona's
+ * snapshots of a sandbox (snapshot.ts): a sandbox starts from one instead of the layer's snapshot.
  */
 import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
@@ -24,6 +25,7 @@ import { checkDaytonaEgress, daytonaEgress } from "./egress.ts"
 import { listSandboxes } from "./listing.ts"
 import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
 import { sandboxName } from "./sessionName.ts"
+import { daytonaSnapshots } from "./snapshot.ts"
 import { pauseRefusal, stateOf } from "./states.ts"
 
 /** How long the first `/alive` wait may take, and each of Daytona's waits for a state (`aliveTimeout`). */
@@ -115,7 +117,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     const files = yield* serverFiles({
       provider: "Daytona",
       noun: "snapshot",
-      name: snapshot,
+      name: spec.fromSnapshot ?? snapshot,
       upload: options.uploadPayload ?? true,
       run: inSandbox(call, sandbox),
       put: (payload) =>
@@ -149,10 +151,11 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     aliveTimeout: ALIVE_TIMEOUT,
     create: (spec) => {
       const name = sandboxName(spec.sessionId)
-      return call(`create a sandbox from snapshot ${snapshot}`, () =>
+      const from = spec.fromSnapshot ?? snapshot
+      return call(`create a sandbox from snapshot ${from}`, () =>
         client.create({
           name,
-          snapshot,
+          snapshot: from,
           user: spec.user.name,
           envVars: { ...spec.server.env, ...sessionKeyFileEnv },
           labels: { ...spec.tags },
@@ -222,7 +225,8 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
       refusal: pauseRefusal,
       pause: (sandbox) => call(`pause sandbox ${sandbox.id}`, () => sandbox.pause(deadline)),
       resume: (sandbox) => call(`resume sandbox ${sandbox.id}`, () => sandbox.start(deadline))
-    }
+    },
+    snapshot: daytonaSnapshots(client, call, deadline)
   } satisfies Driver<Sandbox>
 })
 

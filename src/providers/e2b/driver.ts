@@ -5,6 +5,8 @@
  * (server/sessionKey.ts), E2B's port exposure for every port, and pause with memory, checked
  * (E2B's 409 to a pause in a transition reads as "already paused" in the SDK). E2B's metadata
  * holds the owner tags.
+ * Snapshots are E2B's (snapshot.ts); a sandbox made from one is rebooted without the snapshot's
+ * memory before its server starts, so it answers only to its own key.
  */
 import type { Sandbox } from "e2b"
 import { Clock, Duration, Effect, Redacted } from "effect"
@@ -32,6 +34,7 @@ import {
   renewalMillis
 } from "./lifetime.ts"
 import type { E2BRuntimeOptions } from "./options.ts"
+import { e2bSnapshots, forgetMemory } from "./snapshot.ts"
 
 const DEFAULT_TEMPLATE = "effect-sandbox-runtime"
 
@@ -210,18 +213,28 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
   return {
     user: { name: "user", id: 1000 },
     aliveTimeout: "60 seconds",
-    create: (spec) =>
-      call(
-        `create a sandbox from template ${template}`,
-        () => Sandbox.create(template, { ...sdk, ...egress, timeoutMs, metadata: { ...spec.tags } })
+    create: (spec) => {
+      const from = spec.fromSnapshot ?? template
+      return call(
+        `create a sandbox from ${spec.fromSnapshot === undefined ? "template" : "snapshot"} ${from}`,
+        () => Sandbox.create(from, { ...sdk, ...egress, timeoutMs, metadata: { ...spec.tags } })
       ).pipe(
+        // A copy of a snapshot runs the source's memory (its server, with the source's key): rebooted first.
+        Effect.flatMap((instance) =>
+          spec.fromSnapshot === undefined
+            ? Effect.succeed(instance)
+            : forgetMemory(Sandbox, sdk, call, instance.sandboxId, timeoutMs).pipe(
+              Effect.tapError(() => Effect.ignore(call("kill the copy", () => Sandbox.kill(instance.sandboxId, sdk))))
+            )
+        ),
         Effect.flatMap((instance) =>
           Effect.map(lifeFromNow, (life) => ({
             sandbox: { id: instance.sandboxId, instance, life },
             id: instance.sandboxId
           }))
         )
-      ),
+      )
+    },
     launch,
     destroy: (box) => call(`kill sandbox ${box.id}`, () => Sandbox.kill(box.id, sdk)).pipe(Effect.asVoid),
     find: Effect.fn("E2BRuntime.find")(function*(tags) {
@@ -269,7 +282,8 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
             })
           )
         )
-    }
+    },
+    snapshot: e2bSnapshots(Sandbox, sdk, call)
   } satisfies Driver<E2BBox>
 })
 

@@ -4,7 +4,7 @@
  * the SDK's own `apiUrl` option.
  */
 import { afterAll, assert, beforeAll } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Schedule } from "effect"
 import { DaytonaRuntime, type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "../../../src/daytona.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { leftovers, type Snapshot } from "./sandboxes.ts"
@@ -20,6 +20,10 @@ export const gate = () => {
   const promise = new Promise<void>((resolve) => (settled.open = resolve))
   return { promise, open: () => settled.open() }
 }
+
+/** Wait for a condition the stand-in reaches on its own time. */
+export const until = (check: () => boolean) =>
+  Effect.sync(check).pipe(Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (ok) => ok }))
 
 /** No sandbox of the stand-in is left undeleted. */
 export const assertAllDeleted = (standIn: DaytonaStandIn) =>

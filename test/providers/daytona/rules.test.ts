@@ -9,7 +9,7 @@ import { Effect, Fiber, Schedule } from "effect"
 import { RuntimeStartError, SandboxConfig } from "../../../src/index.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
-import { CONTAINER_SNAPSHOT, CREATE, daytonaLayer, gate, useStandIn } from "./infra.ts"
+import { CONTAINER_SNAPSHOT, CREATE, daytonaLayer, gate, until, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn } from "./server.ts"
 
 /** The stand-in's record of the session's sandbox. */
@@ -18,10 +18,6 @@ const sandboxOf = (standIn: DaytonaStandIn, sessionId: string) =>
 
 const creates = (standIn: DaytonaStandIn) =>
   standIn.requests.filter((r) => r.method === "POST" && r.path === "/sandbox").length
-
-/** Wait for a condition the stand-in reaches on its own time. */
-const until = (check: () => boolean) =>
-  Effect.sync(check).pipe(Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (ok) => ok }))
 
 /** A hold on every state change the stand-in starts from now, and its release. */
 const holdStateChanges = (standIn: DaytonaStandIn) => {

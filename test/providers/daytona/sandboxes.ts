@@ -13,8 +13,10 @@
 import type Docker from "dockerode"
 import { randomBytes, randomUUID } from "node:crypto"
 import { ApiError, docker, labelledContainers, removeLabelled } from "../standin.ts"
+import { type SandboxClass, type Snapshot, SnapshotStore } from "./snapshotStore.ts"
 
 export { ApiError, docker }
+export type { SandboxClass, Snapshot }
 
 export const STANDIN_LABEL = "effect-sandbox.daytona-standin"
 
@@ -45,12 +47,6 @@ export type State =
 
 /** Daytona's `SandboxDesiredState`. */
 export type DesiredState = "destroyed" | "started" | "stopped" | "resized" | "archived" | "paused"
-
-/** Daytona's `SandboxClass`. */
-export type SandboxClass = "linux-vm" | "container" | "android" | "windows"
-
-/** A snapshot: its local image, and its class (default `container`, as Daytona's). */
-export type Snapshot = string | { readonly image: string; readonly sandboxClass?: SandboxClass }
 
 /** What the stand-in records of a sandbox (Daytona's `Sandbox` DTO is built from it). */
 export interface StandInSandbox {
@@ -121,7 +117,7 @@ const PAUSING_CLASSES: ReadonlyArray<SandboxClass> = ["linux-vm", "windows"]
 export class Sandboxes {
   readonly byId = new Map<string, StandInSandbox>()
   readonly instance: string
-  readonly snapshots: Readonly<Record<string, Snapshot>>
+  readonly snapshots: SnapshotStore
   readonly refusals: Array<Refusal> = []
   /** Snapshots a runner has pulled: the first sandbox of each goes through `pulling_snapshot`. */
   private readonly pulled = new Set<string>()
@@ -132,7 +128,7 @@ export class Sandboxes {
 
   constructor(instance: string, snapshots: Readonly<Record<string, Snapshot>>) {
     this.instance = instance
-    this.snapshots = snapshots
+    this.snapshots = new SnapshotStore(instance, snapshots)
   }
 
   get(idOrName: string): StandInSandbox {
@@ -184,9 +180,11 @@ export class Sandboxes {
    */
   begin(body: CreateBody): { readonly sandbox: StandInSandbox; readonly done: Promise<void> } {
     const snapshot = body.snapshot ?? "daytona-small"
-    const given = this.snapshots[snapshot]
+    const given = this.snapshots.find(snapshot)
     if (given === undefined) throw new ApiError(404, `Snapshot ${snapshot} not found`)
-    const { image, sandboxClass = "container" } = typeof given === "string" ? { image: given } : given
+    // Daytona's createFromSnapshot: only an active snapshot starts a sandbox.
+    if (given.state !== "active") throw new ApiError(400, `Snapshot ${snapshot} is ${given.state}`)
+    const { image, sandboxClass } = given
     const id = randomUUID()
     const name = body.name ?? id
     if ([...this.byId.values()].some((s) => s.name === name)) {
@@ -299,6 +297,35 @@ export class Sandboxes {
     }
     const container = sandbox.container!
     return this.transition(sandbox, "pausing", "paused", () => container.pause(), "paused")
+  }
+
+  /**
+   * Daytona's `createSnapshotFromSandbox`: a started or stopped sandbox of a class without memory
+   * snapshots, `snapshotting` while its container is committed, then back to the state it was in.
+   */
+  snapshot(sandbox: StandInSandbox, body: { readonly name?: string; readonly includeMemory?: boolean }): Promise<void> {
+    const was = sandbox.state
+    if (was !== "started" && was !== "stopped") {
+      this.refuse(
+        "snapshot",
+        sandbox,
+        new ApiError(400, "Sandbox must be in started or stopped state to create a snapshot")
+      )
+    }
+    if (sandbox.pending) this.refuse("snapshot", sandbox, inProgress())
+    if (body.includeMemory === true && sandbox.sandboxClass !== "windows") {
+      this.refuse("snapshot", sandbox, new ApiError(400, "includeMemory is only supported for Windows sandboxes"))
+    }
+    const name = body.name ?? ""
+    const desired = sandbox.desiredState
+    // The commit's failure is the runner's: logged by the API, the sandbox back where it was.
+    return this.transition(
+      sandbox,
+      "snapshotting",
+      desired,
+      () => this.snapshots.commit(sandbox, name).catch(() => undefined),
+      was
+    )
   }
 
   /** Daytona's `destroy`: refused while a state change is under way; the name freed at once. */

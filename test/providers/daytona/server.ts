@@ -21,6 +21,7 @@ import {
 } from "../standin.ts"
 import { ApiError, type CreateBody, removeAll, Sandboxes, type Snapshot, type StandInSandbox } from "./sandboxes.ts"
 import { SignedPreviews } from "./signedPreviews.ts"
+import { snapshotDto } from "./snapshotStore.ts"
 import { Toolbox } from "./toolbox.ts"
 
 /** A request as the stand-in recorded it (for assertions on what the SDK sent). */
@@ -114,6 +115,21 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
       const items = sandboxes.list(labels).map(dto)
       return { status: 200, body: { items, total: items.length, nextCursor: null } }
     }
+    if (method === "GET" && path === "/snapshots") {
+      const page = Number(url.searchParams.get("page") ?? 1)
+      return { status: 200, body: sandboxes.snapshots.page(page, Number(url.searchParams.get("limit") ?? 10)) }
+    }
+    const snapshotPath = /^\/snapshots\/([^/]+)$/.exec(path)
+    if (snapshotPath !== null) {
+      const idOrName = decodeURIComponent(snapshotPath[1]!)
+      const snapshot = sandboxes.snapshots.find(idOrName)
+      if (snapshot === undefined) throw new ApiError(404, `Snapshot ${idOrName} not found`)
+      if (method === "GET") return { status: 200, body: snapshotDto(snapshot) }
+      if (method === "DELETE") {
+        sandboxes.snapshots.remove(snapshot, sandboxes.hold)
+        return { status: 200, body: "" }
+      }
+    }
     const match = /^\/sandbox\/([^/]+)(?:\/(.*))?$/.exec(path)
     if (match === null) return undefined
     const sandbox = sandboxes.get(decodeURIComponent(match[1]!))
@@ -123,6 +139,9 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     if (method === "POST" && action === "start") return answer(sandbox, sandboxes.start(sandbox))
     if (method === "POST" && action === "stop") return answer(sandbox, sandboxes.stop(sandbox))
     if (method === "POST" && action === "pause") return answer(sandbox, sandboxes.pause(sandbox))
+    if (method === "POST" && action === "snapshot") {
+      return answer(sandbox, sandboxes.snapshot(sandbox, body as { name?: string; includeMemory?: boolean }))
+    }
     if (method === "PUT" && action === "labels") {
       sandbox.labels = (body as { labels: Record<string, string> }).labels
       return { status: 200, body: { labels: sandbox.labels } }
@@ -239,6 +258,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await removeAll(instance)
+      await sandboxes.snapshots.removeImages()
     }
   }
 }

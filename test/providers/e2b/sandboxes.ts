@@ -22,6 +22,7 @@ import { randomBytes } from "node:crypto"
 import type { ServerResponse } from "node:http"
 import { docker, removeContainer, STANDIN_LABEL } from "./docker.ts"
 import type { StartRequest } from "./process.ts"
+import { type Remembered, type SnapshotTemplate, SnapshotTemplates } from "./snapshotTemplates.ts"
 
 /** What a template id stands for here: an image on the engine and the VM's size. */
 export interface StandinTemplate {
@@ -37,7 +38,7 @@ export interface Sandbox {
   readonly templateID: string
   readonly template: StandinTemplate
   readonly container: string
-  readonly ip: string
+  ip: string
   readonly metadata: Readonly<Record<string, string>>
   readonly envdAccessToken: string
   /** When its life began: its create, or its last resume (E2B makes the VM anew from the snapshot). */
@@ -48,6 +49,10 @@ export interface Sandbox {
   readonly processes: Map<number, StartRequest>
   readonly allowInternetAccess: boolean | undefined
   readonly network: SandboxNetwork | undefined
+  /** Paused keeping no memory (`memory: false`): its container stopped, a connect boots it anew. */
+  diskOnly: boolean
+  /** Made from a snapshot: the source's processes it ran again at once (E2B's memory, as the stand-in stands for it). */
+  readonly restored: ReadonlyArray<string>
 }
 
 /** E2B's sandbox states (sandboxtypes/states.go), `paused` being a snapshot's. */
@@ -78,7 +83,7 @@ export const apiError = (response: ServerResponse, code: number, message: string
   response.end(JSON.stringify({ code, message }))
 }
 
-const json = (response: ServerResponse, code: number, body: unknown) => {
+export const json = (response: ServerResponse, code: number, body: unknown) => {
   response.writeHead(code, { "content-type": "application/json" })
   response.end(JSON.stringify(body))
 }
@@ -111,6 +116,7 @@ export class Sandboxes {
 
   readonly instance: string
   readonly templates: Readonly<Record<string, StandinTemplate>>
+  readonly snapshots: SnapshotTemplates
   /** The team's cap on a sandbox's life, in seconds. */
   readonly maxLengthSeconds: number
   /** Cut every connection into a sandbox (its VM is snapshotted: TCP does not survive). */
@@ -124,6 +130,7 @@ export class Sandboxes {
   ) {
     this.instance = instance
     this.templates = templates
+    this.snapshots = new SnapshotTemplates(instance)
     this.maxLengthSeconds = maxLengthSeconds
     this.cutConnections = cutConnections
   }
@@ -169,12 +176,17 @@ export class Sandboxes {
     sandbox.state = "running"
   }
 
-  /** The pause itself: the VM frozen, its clock stopped, its connections cut. */
-  private async freeze(sandbox: Sandbox) {
+  /**
+   * The pause itself: the VM frozen, its clock stopped, its connections cut. Without memory
+   * (`memory: false`) only the disk is kept: the container is stopped, every process ends.
+   */
+  private async freeze(sandbox: Sandbox, keepMemory = true) {
     sandbox.state = "pausing"
     clearTimeout(sandbox.timer)
     this.cutConnections(sandbox.sandboxID)
-    await docker.getContainer(sandbox.container).pause()
+    if (keepMemory) await docker.getContainer(sandbox.container).pause()
+    else await docker.getContainer(sandbox.container).stop({ t: 1 })
+    sandbox.diskOnly = !keepMemory
     sandbox.state = "paused"
   }
 
@@ -211,7 +223,8 @@ export class Sandboxes {
 
   async create(body: NewSandbox, response: ServerResponse) {
     const templateID = body.templateID ?? ""
-    const template = this.templates[templateID]
+    const snapshot: SnapshotTemplate | undefined = this.snapshots.byId.get(templateID)
+    const template: StandinTemplate | undefined = this.templates[templateID] ?? snapshot
     if (template === undefined) return apiError(response, 404, `template '${templateID}' not found`)
     const tooLong = this.tooLong(body.timeout)
     if (tooLong !== undefined) return apiError(response, 400, tooLong)
@@ -238,6 +251,12 @@ export class Sandboxes {
     })
     await container.start()
     const inspected = await container.inspect()
+    // A snapshot's memory: what ran in its source runs again.
+    const restored: ReadonlyArray<Remembered> = snapshot?.memory ?? []
+    for (const { user, args } of restored) {
+      const exec = await container.exec({ Cmd: ["/bin/sh", "-c", args], User: user })
+      await exec.start({ Detach: true })
+    }
     const sandbox: Sandbox = {
       sandboxID,
       templateID,
@@ -252,7 +271,9 @@ export class Sandboxes {
       timer: undefined,
       processes: new Map(),
       allowInternetAccess: body.allow_internet_access,
-      network: body.network
+      network: body.network,
+      diskOnly: false,
+      restored: restored.map(({ args }) => args)
     }
     this.byId.set(sandboxID, sandbox)
     this.clock(sandbox, Math.min(body.timeout ?? DEFAULT_TIMEOUT_SECONDS, this.maxLengthSeconds))
@@ -301,7 +322,7 @@ export class Sandboxes {
     response.writeHead(204).end()
   }
 
-  async pause(id: string, response: ServerResponse) {
+  async pause(id: string, body: { readonly memory?: boolean }, response: ServerResponse) {
     const sandbox = this.byId.get(id)
     if (sandbox === undefined) return apiError(response, 404, `sandbox "${id}" not found`)
     if (sandbox.state === "paused") {
@@ -310,8 +331,23 @@ export class Sandboxes {
     if (sandbox.state !== "running") {
       return apiError(response, 409, `Sandbox '${id}' cannot be paused while in '${sandbox.state}' state`)
     }
-    await this.freeze(sandbox)
+    await this.freeze(sandbox, body.memory !== false)
     response.writeHead(204).end()
+  }
+
+  /**
+   * A snapshot of a running sandbox: `snapshotting` (a pause or renewal meanwhile is E2B's 409) while
+   * its container is committed, then running again, its processes and connections as they were.
+   */
+  async snapshot(id: string, body: { readonly name?: string }, response: ServerResponse) {
+    const sandbox = this.byId.get(id)
+    if (sandbox === undefined || sandbox.state === "killing") {
+      return apiError(response, 404, `sandbox "${id}" not found`)
+    }
+    if (sandbox.state !== "running") return apiError(response, 409, changingState(id, sandbox.state))
+    sandbox.state = "snapshotting"
+    const snapshot = await this.snapshots.take(sandbox, body.name).finally(() => sandbox.state = "running")
+    json(response, 201, { snapshotID: snapshot.snapshotID, names: [snapshot.snapshotID] })
   }
 
   async connect(id: string, body: { readonly timeout?: number }, response: ServerResponse) {
@@ -326,7 +362,14 @@ export class Sandboxes {
     }
     const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS
     if (sandbox.state === "paused") {
-      await docker.getContainer(sandbox.container).unpause()
+      const container = docker.getContainer(sandbox.container)
+      if (!sandbox.diskOnly) await container.unpause()
+      else {
+        // A cold boot from the disk: nothing of the memory comes back (its address may change).
+        await container.start()
+        sandbox.ip = Object.values((await container.inspect()).NetworkSettings.Networks)[0]?.IPAddress ?? ""
+        sandbox.diskOnly = false
+      }
       // A resume is a new start: the cap counts from it.
       sandbox.state = "running"
       sandbox.startedAt = new Date()

@@ -20,12 +20,14 @@ import { listProcesses, signalProcess, startProcess } from "./process.ts"
 import {
   apiError,
   DEFAULT_MAX_LENGTH_SECONDS,
+  json,
   type NewSandbox,
   type Sandbox,
   Sandboxes,
   type StandinTemplate,
   type TransitionState
 } from "./sandboxes.ts"
+import type { SnapshotTemplates } from "./snapshotTemplates.ts"
 
 export interface StandinOptions {
   /** Template id → what a sandbox of it runs. */
@@ -54,6 +56,8 @@ export interface Standin {
   /** The URL that reaches `getHost(port)`'s host. */
   readonly hostUrl: (host: string) => string
   readonly sandboxes: ReadonlyMap<string, Sandbox>
+  /** The snapshots taken of sandboxes (snapshotTemplates.ts). */
+  readonly snapshots: SnapshotTemplates
   /**
    * What the next matching requests meet (../faults.ts), API and envd alike, matched on the path
    * as the SDK sends it (`/v2/sandboxes`, `/sandboxes/<id>/timeout`, `/process.Process/Start`).
@@ -166,9 +170,19 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     const body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"))
     calls.push({ method: request.method ?? "", path: url.pathname + url.search, body })
     if (request.headers["x-api-key"] !== options.apiKey) return apiError(response, 401, INVALID_KEY)
-    const [, version, collection, id, action] = /^\/(v2\/)?(sandboxes)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(url.pathname)
-      ?? []
+    const [, version, collection, id, action] =
+      /^\/(v2\/)?(sandboxes|snapshots|templates)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(url.pathname) ?? []
     if (collection === undefined) return apiError(response, 404, `${url.pathname} is not served by the stand-in`)
+    if (collection === "snapshots" && request.method === "GET" && id === undefined) {
+      return json(response, 200, sandboxes.snapshots.list(url.searchParams))
+    }
+    if (collection === "templates" && request.method === "DELETE" && id !== undefined && action === undefined) {
+      const templateID = decodeURIComponent(id)
+      return (await sandboxes.snapshots.remove(templateID))
+        ? response.writeHead(204).end()
+        : apiError(response, 404, `template '${templateID}' not found`)
+    }
+    if (collection !== "sandboxes") return apiError(response, 404, `${url.pathname} is not served by the stand-in`)
     const route = `${request.method} ${version ?? ""}${id === undefined ? "" : "{id}"}${
       action === undefined ? "" : `/${action}`
     }`
@@ -186,7 +200,9 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       case "POST {id}/timeout":
         return sandboxes.setTimeout(id!, body, response)
       case "POST {id}/pause":
-        return sandboxes.pause(id!, response)
+        return sandboxes.pause(id!, body, response)
+      case "POST {id}/snapshots":
+        return sandboxes.snapshot(id!, body, response)
       case "POST v2/{id}/connect":
         return sandboxes.connect(id!, body, response)
     }
@@ -236,6 +252,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     calls,
     hostUrl: (host) => `${url}/.hosts/${host}`,
     sandboxes: sandboxes.byId,
+    snapshots: sandboxes.snapshots,
     faults,
     cuts,
     transition: (id, state, until) => sandboxes.transition(id, state, until),
@@ -246,6 +263,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
       await Promise.all((await leftovers(instance)).map(removeContainer))
+      await sandboxes.snapshots.removeImages()
     }
   }
 }
