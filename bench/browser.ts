@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { chromium } from "playwright-core"
 import { findChromium } from "../src/executor/browser/chromium.ts"
 import { CliRuntime, Runtime } from "../src/index.ts"
-import { type Sample, timeRuns } from "./stats.ts"
+import { type Sample, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -24,7 +24,7 @@ const PAGE = "<html><head><title>Bench page</title></head><body><h1>Bench</h1>" 
 export const browserRows = async (record: Record) => {
   const executablePath = findChromium()
   if (executablePath === null) {
-    console.log("(browser rows skipped: no Chromium; apt install chromium)")
+    skipped("browser rows skipped: no Chromium; apt install chromium")
     return
   }
   const server = createServer((_, res) => res.writeHead(200, { "content-type": "text/html" }).end(PAGE))

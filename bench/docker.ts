@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { DockerRuntime, type DockerSandboxPool } from "../src/docker.ts"
 import { CmdRunAction, Runtime } from "../src/index.ts"
 import { timeStarts } from "./startup.ts"
-import { type Sample, timeRuns } from "./stats.ts"
+import { QUICK, type Sample, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -51,7 +51,9 @@ export const bareContainer = async (image: string): Promise<number> => {
   return ms
 }
 
-const IDLE_SANDBOXES = 50
+const IDLE_SANDBOXES = QUICK ? 3 : 50
+/** How many start at once in the concurrent-start row (a quick run only checks the path). */
+const CONCURRENT = QUICK ? 3 : 20
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /**
@@ -59,7 +61,7 @@ const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.l
  * editor not yet used), beside 50 bare containers each running a trivial Node HTTP server: the
  * mean proportional set size of a container's processes, after a few seconds' rest.
  */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 3_000))
+const settle = () => new Promise((resolve) => setTimeout(resolve, QUICK ? 300 : 3_000))
 
 const idleMemoryRow = async (record: Record, layer: () => Layer.Layer<Runtime, unknown>, image: string) => {
   const bares = await Promise.all(Array.from({ length: IDLE_SANDBOXES }, () => runBareContainer(image)))
@@ -119,7 +121,7 @@ export const benchBaseImage = (): string =>
 
 export const dockerRows = async (record: Record, echoInProcess: Sample) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
-    console.log("(Docker rows skipped: no engine answers `docker info`)")
+    skipped("Docker rows skipped: no engine answers `docker info`")
     return
   }
   const base = benchBaseImage()
@@ -153,25 +155,25 @@ export const dockerRows = async (record: Record, echoInProcess: Sample) => {
   const warm = await timeStarts(
     10,
     () => DockerRuntime.layerWarm().pipe(Layer.provide(Layer.succeedContext(poolContext))),
-    1_500
+    QUICK ? 300 : 1_500
   )
   await pool.dispose()
   record("DockerRuntime: acquire from warm pool", warm, "bare container to first HTTP 200", floor, "target <= 20 ms")
 
   // 20 at once: total time, and each container's memory once idle.
-  const runtimes = Array.from({ length: 20 }, () => ManagedRuntime.make(layer()))
+  const runtimes = Array.from({ length: CONCURRENT }, () => ManagedRuntime.make(layer()))
   const started = performance.now()
   const all = await Promise.all(runtimes.map((r) => r.runPromise(Runtime)))
   const total = performance.now() - started
   const memory = await Promise.all(all.map((r) => cgroupMemoryMb(`effect-sandbox-${r.info.id}`)))
   await Promise.all(runtimes.map((r) => r.dispose()))
   const bareStarted = performance.now()
-  await Promise.all(Array.from({ length: 20 }, () => bareContainer(image)))
+  await Promise.all(Array.from({ length: CONCURRENT }, () => bareContainer(image)))
   const bareTotal = performance.now() - bareStarted
   record(
-    "DockerRuntime: 20 concurrent starts (total)",
+    `DockerRuntime: ${CONCURRENT} concurrent starts (total)`,
     { p50: total, p95: total },
-    "20 bare containers to HTTP 200",
+    `${CONCURRENT} bare containers to HTTP 200`,
     { p50: bareTotal, p95: bareTotal },
     `${(memory.reduce((a, b) => a + b, 0) / memory.length).toFixed(1)} MB per idle sandbox`
   )

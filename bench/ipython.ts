@@ -5,7 +5,7 @@
 import { ManagedRuntime } from "effect"
 import { spawnSync } from "node:child_process"
 import { CliRuntime, IPythonRunCellAction, Runtime } from "../src/index.ts"
-import { percentiles, type Sample, timeRuns } from "./stats.ts"
+import { percentiles, type Sample, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -29,7 +29,7 @@ print(json.dumps({"start": start_ms, "cells": times}))
 
 export const ipythonRows = async (record: Record) => {
   if (spawnSync(PYTHON, ["-c", "import ipykernel, jupyter_client"]).status !== 0) {
-    console.log(`(IPython rows skipped: ${PYTHON} has no ipykernel)`)
+    skipped(`IPython rows skipped: ${PYTHON} has no ipykernel`)
     return
   }
   const baseline = JSON.parse(

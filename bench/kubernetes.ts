@@ -14,13 +14,13 @@ import { startStandIn } from "../test/kubernetes/standin/server.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
 import { kubernetesRealRows } from "./kubernetesReal.ts"
 import { timeStarts } from "./startup.ts"
-import { type Sample, timeRuns } from "./stats.ts"
+import { type Sample, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
 export const kubernetesRows = async (record: Record) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
-    console.log("(Kubernetes rows skipped: the stand-in runs pods on Docker and no engine answers `docker info`)")
+    skipped("Kubernetes rows skipped: the stand-in runs pods on Docker and no engine answers `docker info`")
     return
   }
   const base = benchBaseImage()

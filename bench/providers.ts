@@ -27,7 +27,7 @@ import { blueprints, runloopLayer } from "../test/providers/runloop/fixture.ts"
 import { startStandIn as startRunloop } from "../test/providers/runloop/server.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
 import { timeStarts } from "./startup.ts"
-import { type Sample, timeRuns } from "./stats.ts"
+import { type Sample, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -43,7 +43,6 @@ const RUNS = 10
 /** Time `RUNS` starts of a provider's runtime beside `RUNS` bare containers of its image. */
 const providerRow = async (record: Record, name: string, provider: OnStandIn) => {
   try {
-    await timeStarts(1, provider.layer)
     const floor = await timeRuns(RUNS, 1, () => bareContainer(provider.image), (ms) => ms)
     const ready = await timeStarts(RUNS, provider.layer)
     record(`${name}: start to READY (stand-in)`, ready, "bare container to first HTTP 200", floor)
@@ -92,7 +91,7 @@ const runloop = async (): Promise<OnStandIn> => {
 
 export const providerRows = async (record: Record) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
-    console.log("(provider rows skipped: the stand-ins run sandboxes on Docker and no engine answers `docker info`)")
+    skipped("provider rows skipped: the stand-ins run sandboxes on Docker and no engine answers `docker info`")
     return
   }
   await providerRow(record, "E2BRuntime", await e2b())

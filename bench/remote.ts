@@ -12,11 +12,11 @@ import { removeContainersNamed, startApiServer } from "../scripts/runtimeApiProc
 import { DockerRuntime } from "../src/docker.ts"
 import { Runtime } from "../src/index.ts"
 import { RemoteRuntime } from "../src/remote.ts"
-import { percentiles, type Sample } from "./stats.ts"
+import { percentiles, QUICK, type Sample, skipped } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
-const CONCURRENT = 20
+const CONCURRENT = QUICK ? 3 : 20
 
 /** The API server's container name prefix here: what is left after a failed run is removed by it. */
 const PREFIX = "bench-rapi"
@@ -35,7 +35,7 @@ const startTogether = async (layer: () => Layer.Layer<Runtime, unknown>) => {
 
 export const remoteRows = async (record: Record) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
-    console.log("(runtime API rows skipped: no engine answers `docker info`)")
+    skipped("runtime API rows skipped: no engine answers `docker info`")
     return
   }
   const base = spawnSync(join(import.meta.dirname, "..", "scripts", "base-image.sh"), { encoding: "utf8" }).stdout

@@ -11,7 +11,7 @@ import { Agent, request } from "node:http"
 import { DockerRuntime } from "../src/docker.ts"
 import { CmdRunAction, Runtime } from "../src/index.ts"
 import { benchBaseImage } from "./docker.ts"
-import { percentiles, QUICK, type Sample, single } from "./stats.ts"
+import { percentiles, QUICK, type Sample, single, skipped } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -65,7 +65,7 @@ const post = (url: string, agent: Agent): Promise<string> =>
 
 export const throughputRows = async (record: Record) => {
   if (spawnSync("docker", ["info"], { stdio: "ignore" }).status !== 0) {
-    console.log("(throughput row skipped: no engine answers `docker info`)")
+    skipped("throughput row skipped: no engine answers `docker info`")
     return
   }
   const runtimes = Array.from(

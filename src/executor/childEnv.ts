@@ -38,6 +38,22 @@ export const SERVER_ONLY_VARIABLES: ReadonlyArray<string> = [
 ]
 
 /**
+ * How a sandbox's server starts, to keep an idle one small (server/commandLine.ts
+ * `sandboxServerEnv`; docs/design-notes.md, memory per sandbox). glibc: parsing and compiling the
+ * bundle frees a few MB that the dynamic trim threshold keeps, and each thread's arena holds its
+ * own; a fixed threshold and two arenas keep ~6 MB less (musl ignores the variable). V8: the young
+ * generation capped at 1 MB a half (the default grows to 16 MB) keeps ~1.2 MB less, and a
+ * request's garbage is small enough to be scavenged from it. In the environment, not the argv:
+ * launchers (Modal's) read the argv's first two words as the binary and the script. It tunes the
+ * server, not the sandbox: children do not inherit a variable that still has this value (one the
+ * sandbox's own environment set is the user's, and is kept).
+ */
+export const SERVER_TUNING: Readonly<Record<string, string>> = {
+  GLIBC_TUNABLES: "glibc.malloc.trim_threshold=131072:glibc.malloc.arena_max=2",
+  NODE_OPTIONS: "--max-semi-space-size=1"
+}
+
+/**
  * `USER` and `LOGNAME` name the user this process runs as; `HOME` and `SHELL` come from its
  * passwd entry where `env` has none (a value set on purpose, such as a runtime's start-up
  * variables, is kept, as OpenHands applies those after the login). Nothing without a
@@ -63,7 +79,9 @@ const loginVariables = (env: Readonly<Record<string, string>>): Record<string, s
 export const sandboxEnv = (env: NodeJS.ProcessEnv = process.env): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !SERVER_ONLY_VARIABLES.includes(name)) out[name] = value
+    if (value === undefined || SERVER_ONLY_VARIABLES.includes(name)) continue
+    if (SERVER_TUNING[name] === value) continue
+    out[name] = value
   }
   return { ...out, ...loginVariables(out) }
 }

@@ -9,6 +9,7 @@
  * provisioner's: it differs by design (server/sessionKey.ts).
  */
 import { CHROMIUM_VARIABLE } from "../executor/browser/chromium.ts"
+import { SERVER_TUNING } from "../executor/childEnv.ts"
 import { browserSetting, ipythonSetting, startupEnv } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
@@ -125,8 +126,9 @@ export const serverEnv = (input: {
 
 /**
  * `serverEnv` for a runtime that starts its server in a sandbox from the shared options (a
- * container, a pod): the sandbox's startup variables and `env`, the tools, the no-change timeout
- * (default 10 s, as OpenHands' server), and the provisioner's `extra`.
+ * container, a pod): the server's memory tuning (executor/childEnv.ts), the sandbox's startup
+ * variables and `env`, the tools, the no-change timeout (default 10 s, as OpenHands' server), and
+ * the provisioner's `extra`.
  */
 export const sandboxServerEnv = (
   sandbox: SandboxConfig,
@@ -135,7 +137,8 @@ export const sandboxServerEnv = (
   extra: Readonly<Record<string, string>>
 ): Record<string, string> =>
   serverEnv({
-    env: startupEnv(sandbox, options),
+    // The sandbox's own value of one of these variables, if it sets one, wins: it is then the shells' too.
+    env: { ...SERVER_TUNING, ...startupEnv(sandbox, options) },
     tools: options,
     sessionId,
     noChangeTimeoutSeconds: options.noChangeTimeoutSeconds ?? 10,

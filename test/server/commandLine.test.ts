@@ -4,8 +4,17 @@
  * precedence keeps the provisioner's own variables and the session id above the user's.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { sandboxEnv, SERVER_TUNING } from "../../src/executor/childEnv.ts"
+import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
 import { parseServerArgs } from "../../src/server/argv.ts"
-import { pluginsIn, PYTHON_VARIABLE, serverCommand, serverEnv, serverToolArgs } from "../../src/server/commandLine.ts"
+import {
+  pluginsIn,
+  PYTHON_VARIABLE,
+  sandboxServerEnv,
+  serverCommand,
+  serverEnv,
+  serverToolArgs
+} from "../../src/server/commandLine.ts"
 
 describe("server command line", () => {
   it("every field a provisioner sets is what the server parses", () => {
@@ -88,6 +97,23 @@ describe("server command line", () => {
       [PYTHON_VARIABLE]: "/opt/py",
       KEY_FILE: "/tmp/k"
     })
+  })
+
+  it("the server's memory tuning: in a sandbox server's environment, not its children's, unless the sandbox set it", () => {
+    const server = sandboxServerEnv(new SandboxConfig({}), {}, "s-1", {})
+    assert.strictEqual(server["GLIBC_TUNABLES"], SERVER_TUNING["GLIBC_TUNABLES"])
+    assert.strictEqual(server["NODE_OPTIONS"], "--max-semi-space-size=1")
+    assert.notProperty(sandboxEnv(server), "GLIBC_TUNABLES")
+    assert.notProperty(sandboxEnv(server), "NODE_OPTIONS")
+    const own = sandboxServerEnv(
+      new SandboxConfig({}),
+      { env: { NODE_OPTIONS: "--max-old-space-size=4096" } },
+      "s-1",
+      {}
+    )
+    assert.strictEqual(own["NODE_OPTIONS"], "--max-old-space-size=4096")
+    assert.strictEqual(sandboxEnv(own)["NODE_OPTIONS"], "--max-old-space-size=4096")
+    assert.notProperty(sandboxEnv(own), "GLIBC_TUNABLES")
   })
 
   it("pluginsIn reads back the plugins a command asks for, as argparse's nargs=\"+\" takes them", () => {

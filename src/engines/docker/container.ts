@@ -5,6 +5,7 @@
  */
 import type Docker from "dockerode"
 import { Effect, Schedule } from "effect"
+import { networkInterfaces } from "node:os"
 import type { ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import { statusOf } from "./classify.ts"
 import { dockerClient } from "./client.ts"
@@ -19,7 +20,10 @@ export interface RunningContainer {
   readonly name: string
   /** Host ports by container port, all on 127.0.0.1. */
   readonly ports: Readonly<Record<number, number>>
-  /** The container's address on its first network (empty with host networking). */
+  /**
+   * The container's address on its first network, when this host is on that network (`bridgeAddress`);
+   * empty otherwise, and with host networking.
+   */
   readonly ip: string
   readonly labels: Readonly<Record<string, string>>
   /** `NAME=value` entries, as the engine reports them. */
@@ -52,6 +56,22 @@ export const publishedPorts = (info: Docker.ContainerInspectInfo): Record<number
   return ports
 }
 
+/**
+ * A container's address on `network`, if this host is on that network: its gateway is one of the
+ * host's own addresses (`interfaces`: this machine's), so the host routes to it directly. Not
+ * through Docker Desktop's VM, a rootless engine's namespace or a remote engine, where the address
+ * is unreachable from here and the client must use the published port.
+ */
+export const bridgeAddress = (
+  network: { readonly IPAddress?: string; readonly Gateway?: string } | undefined,
+  interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()
+): string => {
+  const { Gateway: gateway, IPAddress: address } = network ?? {}
+  if (gateway === undefined || gateway === "" || address === undefined) return ""
+  const onHost = Object.values(interfaces).some((addresses) => addresses?.some((a) => a.address === gateway))
+  return onHost ? address : ""
+}
+
 export const inspectRunning = (container: Docker.Container, name: string) =>
   engineCall(`inspect ${name}`, () => container.inspect()).pipe(
     Effect.map((info): RunningContainer => ({
@@ -59,7 +79,7 @@ export const inspectRunning = (container: Docker.Container, name: string) =>
       id: info.Id,
       name,
       ports: publishedPorts(info),
-      ip: Object.values(info.NetworkSettings.Networks ?? {})[0]?.IPAddress ?? "",
+      ip: bridgeAddress(Object.values(info.NetworkSettings.Networks ?? {})[0]),
       labels: info.Config.Labels ?? {},
       env: info.Config.Env ?? [],
       hostNetwork: info.HostConfig.NetworkMode === "host"

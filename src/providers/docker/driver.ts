@@ -221,9 +221,10 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
     )
 
   /**
-   * Where the client reaches a port. On a local Linux engine the server is reached at the
-   * container's bridge address, skipping docker-proxy (~1 ms a request, and it stalls early
-   * connections); users are shown the port published on 127.0.0.1, as every other port is.
+   * Where the client reaches a port. On a local Linux engine whose bridge this host is on
+   * (engines/docker/container.ts `bridgeAddress`) the server is reached at the container's bridge
+   * address, skipping docker-proxy (~1 ms a request, and it stalls early connections); users are
+   * shown the port published on 127.0.0.1, as every other port is.
    */
   const endpoint = (box: DockerBox, port: number) =>
     Effect.gen(function*() {
