@@ -28,6 +28,8 @@ const PARALLEL_SUITES = [
   "test/docker/snapshot.test.ts",
   // Its sandbox, copies and snapshot are its own session's; its reaper pass removes only dead owners'.
   "test/promise/snapshot.test.ts",
+  // One sandbox of its own session; no reaper pass (a gateway is reaped only when two minutes old).
+  "test/docker/egressTools.test.ts",
   "test/docker/container.test.ts",
   "test/docker/tools.test.ts",
   "test/docker/vscode.test.ts",

@@ -7,12 +7,10 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { IMAGE_NODE } from "../../src/engines/docker/containerSpec.ts"
 import { EGRESS_OF, egressName, reapStrayGateways } from "../../src/engines/docker/egress.ts"
 import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
-import { assertNoEgress, bridgeAddress, gatewayOf, removeEgressLeftovers } from "./egressHosts.ts"
+import { assertNoEgress, bridgeAddress, gatewayOf, removeEgressLeftovers, startDestination } from "./egressHosts.ts"
 import {
   assertNoContainer,
   buildRuntime,
@@ -24,16 +22,6 @@ import {
   sh
 } from "./helpers.ts"
 import { baseImage, describeDocker } from "./infra.ts"
-
-/** An HTTP server on every address of this host, answering which address it was reached at. */
-const startDestination = () =>
-  Effect.acquireRelease(
-    Effect.callback<Server>((resume) => {
-      const server = createServer((request, response) => response.end(`reached ${request.socket.localAddress}`))
-      server.listen(0, "0.0.0.0", () => resume(Effect.succeed(server)))
-    }),
-    (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
-  ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
 
 /**
  * A GET from inside the sandbox with the image's Node (fetch, which follows HTTP_PROXY under

@@ -4,6 +4,8 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { egressName } from "../../src/engines/docker/egress.ts"
 import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
 import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
@@ -34,3 +36,13 @@ export const removeEgressLeftovers = (file: string) => {
     .split("\n")
   for (const id of networks.filter((line) => line !== "")) dockerCli("network", "rm", id)
 }
+
+/** An HTTP server on every address of this host, answering which address it was reached at. */
+export const startDestination = () =>
+  Effect.acquireRelease(
+    Effect.callback<Server>((resume) => {
+      const server = createServer((request, response) => response.end(`reached ${request.socket.localAddress}`))
+      server.listen(0, "0.0.0.0", () => resume(Effect.succeed(server)))
+    }),
+    (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+  ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
