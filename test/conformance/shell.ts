@@ -78,9 +78,10 @@ export const shellConformance = (target: ConformanceTarget) =>
     it.live("soft timeout, more output, refusal while running, and C-c", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
-          // Each number comes 5 s after the last, 3 s after a 2 s soft timeout ended: the margin holds the
-          // round trips of `more`, `ls` and C-c on a loaded machine through a port-forward (1 s did not).
-          const first = yield* cmd(rt, "for i in 1 2 3; do echo $i; sleep 5; done")
+          // 1 at 0 s, 2 at 3 s, 3 at 9 s. The first call's 2 s soft timeout ends at 2 s, a second before 2;
+          // `more` ends 2 s after 2, at 5 s, and `ls` and C-c then have 4 s before 3 (with 3 at 6 s, the
+          // one second left was missed on a loaded machine through a port-forward).
+          const first = yield* cmd(rt, "for i in 1 2 3; do echo $i; sleep $((i * 3)); done")
           assert.strictEqual(first.content, "1")
           assert.strictEqual(first.exitCode, -1)
           assert.strictEqual(first.metadata.prefix, "")
