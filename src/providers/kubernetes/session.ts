@@ -31,7 +31,9 @@ import { createPod, deletePod } from "../../engines/kubernetes/pods.ts"
 import { podTemplate, SERVER_PORT } from "../../engines/kubernetes/podSpec.ts"
 import { waitUntilReady } from "../../engines/kubernetes/podWatch.ts"
 import { runtimeImage } from "../../engines/kubernetes/runtimeImage.ts"
+import { readVolumeSnapshot, snapshotTrouble } from "../../engines/kubernetes/volumeSnapshot.ts"
 import type { EgressPolicy } from "../../network/policy.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
 import type { SandboxSpec } from "../../services/Driver.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
@@ -68,6 +70,19 @@ export const barePodLifecycle = (
     ? { ready }
     : { ready, pause: deletePod(kube, name), resume: createPod(kube, name, template).pipe(Effect.andThen(ready)) }
 }
+
+/**
+ * Refuse to start from a VolumeSnapshot that cannot fill a PVC (missing, failed, or this layer
+ * makes Sandboxes, whose PVCs their controller makes): a PVC of it would stay Pending until the
+ * start deadline, where this says why at once.
+ */
+const usableSnapshot = Effect.fn("usableSnapshot")(function*(ctx: KubeContext, name: string) {
+  const refuse = (why: string) =>
+    Effect.fail(new RuntimeStartError({ message: `Cannot start from the snapshot ${name}: ${why}`, reason: "other" }))
+  if (ctx.sandboxes !== undefined) return yield* refuse("only a bare pod (mode: pod) starts from a snapshot")
+  const trouble = snapshotTrouble(name, yield* readVolumeSnapshot(ctx.kube, name))
+  if (trouble !== undefined) return yield* refuse(trouble)
+})
 
 /** The session's objects and its pod (not yet waited for), each deleted when the current scope closes. */
 export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(ctx: KubeContext, spec: SandboxSpec) {
@@ -106,6 +121,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
       () => networking.deleteNamespacedNetworkPolicy({ name: names.networkPolicy, namespace })
     )
   }
+  if (spec.fromSnapshot !== undefined) yield* usableSnapshot(ctx, spec.fromSnapshot)
   const deleteWorkspace = options.deleteWorkspace === true && !kept
   // Labelled so that the reaper deletes it too when the owner dies before its release.
   const workspace = deleteWorkspace
@@ -128,7 +144,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   let started: { readonly podName: string; readonly lifecycle: PodLifecycle }
   if (sandboxes === undefined) {
     const template = yield* podOf(names.pvc)
-    yield* ensureClaim(kube, workspaceClaim(workspace, options), deleteWorkspace)
+    yield* ensureClaim(kube, workspaceClaim(workspace, options, spec.fromSnapshot), deleteWorkspace)
     yield* createPod(kube, names.pod, template)
     yield* deletePodOnRelease(kube, names.pod)
     started = { podName: names.pod, lifecycle: barePodLifecycle(kube, names.pod, ctx.startDeadline, template) }
