@@ -47,11 +47,11 @@ const asProviderError = (operation: string) => (error: RuntimeStartError | { rea
 /** The snapshot verbs of a layer; `support` is what discovery found when it connected. */
 export const kubeSnapshots = (ctx: KubeContext, support: SnapshotSupport): SnapshotVerbs<KubePod> => ({
   keeps: "workspace",
-  ...(support._tag === "Unsupported" ? { unsupported: support.why } : {}),
-  refusal: () =>
-    ctx.sandboxes === undefined
-      ? undefined
-      : "a Sandbox's or a claim's workspace PVC is its controller's: snapshots are taken of bare pods only (mode: pod)",
+  unsupported: support._tag === "Unsupported"
+    ? support.why
+    : ctx.sandboxes === undefined
+    ? undefined
+    : "a Sandbox's or a claim's workspace PVC is its controller's: snapshots are taken of bare pods only (mode: pod)",
   take: Effect.fn("KubernetesRuntime.snapshot")(function*(pod: KubePod, tags: Readonly<Record<string, string>>) {
     const names = resourceNames(pod.sessionId)
     const kept = tags[TAGS.keepAlive] === "true"
