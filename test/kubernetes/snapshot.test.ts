@@ -15,7 +15,11 @@ import { buildRuntime, sh } from "../docker/helpers.ts"
 import { describeDocker, toolsImage } from "../docker/infra.ts"
 import { assertEngineClean, namespace, sessionIdOf, standInLayer, useStandIn } from "./helpers.ts"
 import { kubeConfigOf } from "./lifecycle.ts"
+import { docsRole } from "./standin/rbac.ts"
 import { standIn } from "./standin/server.ts"
+
+/** The stand-in's one VolumeSnapshotClass, the default. */
+const CLASS = { name: "standin-snapshots", default: true }
 
 const SNAPSHOTS = { group: "snapshot.storage.k8s.io", version: "v1", namespace, plural: "volumesnapshots" }
 
@@ -33,7 +37,7 @@ const leftObjects = (kc: KubeConfig) =>
   })
 
 describeDocker("KubernetesRuntime snapshots (stand-in)", () => {
-  const cluster = useStandIn({ volumeSnapshots: { classes: [{ name: "standin-snapshots", default: true }] } })
+  const cluster = useStandIn({ volumeSnapshots: { classes: [CLASS] } })
 
   it.live(
     "a fork's copies see the source's workspace and diverge; a kept snapshot is listed, starts a runtime, is removed",
@@ -167,6 +171,38 @@ describeDocker("KubernetesRuntime snapshots (stand-in)", () => {
           noClass,
           "The kubernetes runtime cannot snapshot: the cluster has no default VolumeSnapshotClass: name one with volumeSnapshotClassName."
         )
+      })),
+    120_000
+  )
+
+  it.live(
+    "under the docs' Role: a named class forks; the default class, cluster-scoped, cannot be read",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const other = yield* standIn({ rbac: docsRole(), volumeSnapshots: { classes: [CLASS] } })
+        const kubeConfig = kubeConfigOf(other.kubeconfigPath)
+        const layer = (volumeSnapshotClassName?: string) =>
+          KubernetesRuntime.layer({
+            kubeConfig,
+            baseImage: toolsImage(),
+            deleteWorkspace: true,
+            ...(volumeSnapshotClassName === undefined ? {} : { volumeSnapshotClassName })
+          })
+        const [unnamed, named] = yield* Effect.all([buildRuntime(layer()), buildRuntime(layer(CLASS.name))], {
+          concurrency: "unbounded"
+        })
+        const refused = yield* Effect.flip(unnamed.rt.snapshot())
+        assert.strictEqual(
+          refused.message,
+          "The kubernetes runtime cannot snapshot: volumeSnapshotClassName is not set and the cluster's default VolumeSnapshotClass could not be read (a namespaced Role cannot list this cluster-scoped kind): name the class with volumeSnapshotClassName."
+        )
+        yield* sh(named.rt, "echo under the Role > /workspace/role.txt")
+        const copied = yield* Effect.scoped(
+          Effect.flatMap(named.rt.fork(1), ([copy]) => sh(copy!, "cat /workspace/role.txt"))
+        )
+        assert.strictEqual(copied.content, "under the Role")
+        yield* Effect.all([unnamed.release, named.release], { concurrency: "unbounded" })
+        assert.deepStrictEqual(yield* leftObjects(kubeConfig), { snapshots: [], claims: [] })
       })),
     120_000
   )

@@ -62,7 +62,10 @@ export interface StandInOptions {
   readonly namespaces?: NamespaceLabels
   /** The agent-sandbox groups' version discovery reports (default the served v1alpha1; discovery only). */
   readonly agentSandboxVersion?: string
-  /** Authorize every request by these rules (rbac.ts `docsRole`: the docs' Role); default: everything allowed. */
+  /**
+   * Authorize every request by these rules, a namespaced Role's (rbac.ts `docsRole`: the docs' Role;
+   * cluster-scoped requests are refused); default: everything allowed.
+   */
   readonly rbac?: ReadonlyArray<PolicyRule>
   /** How often a watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkMs?: number
