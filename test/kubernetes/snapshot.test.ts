@@ -2,13 +2,20 @@
  * KubernetesRuntime's snapshots on the stand-in (a VolumeSnapshot of the workspace PVC,
  * standin/snapshots.ts): a fork's copies start with the source's workspace files and diverge; a
  * kept snapshot is listed, starts a runtime and is removed; starting from a missing one fails at
- * once; a cluster without the API, or without a class, refuses saying which; a dead owner's
- * snapshot is reaped and a kept one is not; nothing is left. One source runtime serves the first case.
+ * once; a cluster without the API, or without a class, refuses saying which (`fromSnapshot` too); a
+ * class named but missing fails the take with the snapshotter's error; under the docs' Role a named
+ * class forks and the default class cannot be read; a dead owner's snapshot is reaped and a kept one
+ * is not; nothing is left. One source runtime serves the first case.
  */
 import { assert, it } from "@effect/vitest"
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
 import { Effect, Exit, Scope } from "effect"
-import { RuntimeSnapshotError, RuntimeStartError, UnsupportedCapabilityError } from "../../src/index.ts"
+import {
+  InvalidOptionsError,
+  RuntimeSnapshotError,
+  RuntimeStartError,
+  UnsupportedCapabilityError
+} from "../../src/index.ts"
 import { KubernetesRuntime } from "../../src/kubernetes.ts"
 import { reapOrphans } from "../../src/providers/kubernetes/reaper.ts"
 import { buildRuntime, sh } from "../docker/helpers.ts"
@@ -130,18 +137,22 @@ describeDocker("KubernetesRuntime snapshots (stand-in)", () => {
         const refusal = (volumeSnapshots?: { classes: Array<{ name: string }> }) =>
           Effect.gen(function*() {
             const other = yield* standIn(volumeSnapshots === undefined ? {} : { volumeSnapshots })
-            const { rt } = yield* buildRuntime(
-              KubernetesRuntime.layer({
-                kubeConfig: kubeConfigOf(other.kubeconfigPath),
-                baseImage: image,
-                deleteWorkspace: true
-              })
-            )
+            const options = { kubeConfig: kubeConfigOf(other.kubeconfigPath), baseImage: image, deleteWorkspace: true }
+            const { rt } = yield* buildRuntime(KubernetesRuntime.layer(options))
             assert.isFalse(rt.info.capabilities.snapshot)
             const [snapshot, fork] = [yield* Effect.flip(rt.snapshot()), yield* Effect.flip(rt.fork(1))]
             assert.instanceOf(snapshot, UnsupportedCapabilityError)
             assert.instanceOf(fork, UnsupportedCapabilityError)
             assert.strictEqual(fork.capability, "fork")
+            // Nothing to start from either: refused before anything is made.
+            const from = yield* Effect.flip(buildRuntime(KubernetesRuntime.layer({ ...options, fromSnapshot: "x" })))
+            assert.instanceOf(from, InvalidOptionsError)
+            assert.strictEqual(
+              from.message,
+              `KubernetesRuntime options: fromSnapshot: Kubernetes takes no snapshots here: ${
+                snapshot.message.replace(/^The kubernetes runtime cannot snapshot: /, "").replace(/\.$/, "")
+              }.`
+            )
             return snapshot.message
           })
         // Named but missing: offered (the class is not read), and the snapshotter's error fails the take.
