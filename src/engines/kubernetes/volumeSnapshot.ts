@@ -5,7 +5,8 @@
  * `status.error`. A PVC made with one as its `dataSource` starts with the snapshot's files.
  */
 import type { KubernetesObject, V1APIGroupList } from "@kubernetes/client-node"
-import { type Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
+import { ProviderError, type ProviderReason } from "../../schema/errors.ts"
 import { kubeCall as apiCall } from "./apiCall.ts"
 import { type Kube, kubeCall, kubeCallOrMissing } from "./client.ts"
 import type { Meta } from "./manifests.ts"
@@ -139,12 +140,19 @@ export const listVolumeSnapshots = (kube: Kube, labelSelector: string) =>
   ).pipe(Effect.map((list) => list.items))
 
 /** Why a VolumeSnapshot cannot be used: missing, or failed (the snapshotter's `status.error`); undefined while fine. */
-export const snapshotTrouble = (name: string, snapshot: VolumeSnapshotObject | undefined): string | undefined =>
+export const snapshotTrouble = (
+  name: string,
+  snapshot: VolumeSnapshotObject | undefined
+): { readonly reason: ProviderReason; readonly message: string } | undefined =>
   snapshot === undefined
-    ? `the VolumeSnapshot ${name} does not exist`
+    ? { reason: "not-found", message: `the VolumeSnapshot ${name} does not exist` }
     : snapshot.status?.error?.message === undefined
     ? undefined
-    : `the VolumeSnapshot ${name} failed: ${snapshot.status.error.message}`
+    : { reason: "unknown", message: `the VolumeSnapshot ${name} failed: ${snapshot.status.error.message}` }
+
+/** A VolumeSnapshot that will not be ready, as the provider's error. */
+const unusable = (name: string, trouble: { readonly reason: ProviderReason; readonly message: string }) =>
+  new ProviderError({ provider: "Kubernetes", operation: `wait for VolumeSnapshot ${name}`, ...trouble })
 
 /**
  * Wait until the VolumeSnapshot is `readyToUse` (the snapshotter copied the volume), at most
@@ -155,12 +163,20 @@ export const waitReadyToUse = (kube: Kube, name: string, deadline: Duration.Inpu
     Effect.flatMap((snapshot) => {
       const trouble = snapshotTrouble(name, snapshot)
       return trouble !== undefined
-        ? Effect.fail({ _tag: "Failed" as const, message: trouble })
+        ? Effect.fail(unusable(name, trouble))
         : Effect.succeed(snapshot?.status?.readyToUse === true)
     }),
     Effect.repeat({ schedule: Schedule.spaced("250 millis"), until: (ready) => ready }),
     Effect.timeoutOrElse({
       duration: deadline,
-      orElse: () => Effect.fail({ _tag: "Failed" as const, message: `the VolumeSnapshot ${name} is not readyToUse` })
+      orElse: () =>
+        Effect.fail(
+          unusable(name, {
+            reason: "timeout",
+            message: `the VolumeSnapshot ${name} is not readyToUse after ${
+              Duration.format(Duration.fromInputUnsafe(deadline))
+            }`
+          })
+        )
     })
   )

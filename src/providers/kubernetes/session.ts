@@ -81,7 +81,7 @@ const usableSnapshot = Effect.fn("usableSnapshot")(function*(ctx: KubeContext, n
     Effect.fail(new RuntimeStartError({ message: `Cannot start from the snapshot ${name}: ${why}`, reason: "other" }))
   if (ctx.sandboxes !== undefined) return yield* refuse("only a bare pod (mode: pod) starts from a snapshot")
   const trouble = snapshotTrouble(name, yield* readVolumeSnapshot(ctx.kube, name))
-  if (trouble !== undefined) return yield* refuse(trouble)
+  if (trouble !== undefined) return yield* refuse(trouble.message)
 })
 
 /** The session's objects and its pod (not yet waited for), each deleted when the current scope closes. */

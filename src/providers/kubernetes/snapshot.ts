@@ -38,11 +38,12 @@ const foundSnapshot = (object: VolumeSnapshotObject): FoundSnapshot => {
   }
 }
 
-/** A failure of the cluster's as the provider's error. */
-const asProviderError = (operation: string) => (error: RuntimeStartError | { readonly message: string }) =>
-  "provider" in error && error.provider !== undefined
-    ? error.provider
-    : new ProviderError({ provider: "Kubernetes", operation, reason: "unknown", message: error.message })
+/** A refused request as the provider's error (what `kubeCall`'s start error carries). */
+const asProviderError = (operation: string) => (error: RuntimeStartError | ProviderError) =>
+  error._tag === "ProviderError"
+    ? error
+    : error.provider ??
+      new ProviderError({ provider: "Kubernetes", operation, reason: "unknown", message: error.message })
 
 /** The snapshot verbs of a layer; `support` is what discovery found when it connected. */
 export const kubeSnapshots = (ctx: KubeContext, support: SnapshotSupport): SnapshotVerbs<KubePod> => ({
