@@ -96,6 +96,8 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   const key = Redacted.value(spec.sessionKey)
   const keySha256 = createHash("sha256").update(key).digest("hex")
   const { core, networking, namespace } = kube
+  // Before anything is made: a snapshot that cannot fill the PVC leaves nothing to remove.
+  if (spec.fromSnapshot !== undefined) yield* usableSnapshot(ctx, spec.fromSnapshot)
   // The key Secret first: it exists as long as a session of this id does, so a second start of a
   // live session fails here, before it could touch that session's PVC.
   yield* createReleased(
@@ -121,7 +123,6 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
       () => networking.deleteNamespacedNetworkPolicy({ name: names.networkPolicy, namespace })
     )
   }
-  if (spec.fromSnapshot !== undefined) yield* usableSnapshot(ctx, spec.fromSnapshot)
   const deleteWorkspace = options.deleteWorkspace === true && !kept
   // Labelled so that the reaper deletes it too when the owner dies before its release.
   const workspace = deleteWorkspace
