@@ -306,7 +306,8 @@ export const provisionHosted = <O extends HostedOptions, S>(
       urls,
       capabilities: toolCapabilities(options, {
         pause: pause !== undefined && pauseRefused === undefined,
-        snapshot: driver.snapshot !== undefined && driver.snapshot.refusal?.(made.sandbox) === undefined
+        snapshot: driver.snapshot !== undefined && driver.snapshot.unsupported === undefined &&
+          driver.snapshot.refusal?.(made.sandbox) === undefined
       }),
       aliveTimeout: options.aliveTimeout ?? driver.aliveTimeout ?? DEFAULT_ALIVE_TIMEOUT,
       ...(startFailure === undefined ? {} : { startFailure }),

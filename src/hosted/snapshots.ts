@@ -7,6 +7,7 @@
  */
 import { Context, Effect, Layer, Scope } from "effect"
 import { provisionedLayer } from "../provisioned/provisioned.ts"
+import { unsupported } from "../runtime/unsupported.ts"
 import { InvalidOptionsError, type ProviderError } from "../schema/errors.ts"
 import { RuntimeSnapshotError, type Snapshot, type SnapshotOptions } from "../schema/snapshot.ts"
 import type { DriverFailure, FoundSnapshot, SnapshotVerbs } from "../services/Driver.ts"
@@ -17,7 +18,7 @@ import type { HostedOptions } from "./options.ts"
 import { snapshotTags, TAGS } from "./ownerTags.ts"
 
 /** The verbs that do not touch a sandbox: enough to list, remove and reap snapshots. */
-export type SnapshotStore = Pick<SnapshotVerbs<never>, "keeps" | "find" | "remove">
+export type SnapshotStore = Pick<SnapshotVerbs<never>, "keeps" | "find" | "remove" | "unsupported">
 
 /** A snapshot as the public handle says it. */
 export const snapshotHandle = (provider: string, keeps: Snapshot["keeps"], found: FoundSnapshot): Snapshot => ({
@@ -59,6 +60,7 @@ export const startingSnapshot = (
   const invalid = (why: string) =>
     Effect.fail(new InvalidOptionsError({ message: `${runtime} options: fromSnapshot: ${why}` }))
   if (verbs === undefined) return invalid(`${provider} keeps no snapshots (docs/snapshots.md).`)
+  if (verbs.unsupported !== undefined) return invalid(`${provider} takes no snapshots here: ${verbs.unsupported}.`)
   // Filled from the snapshot, a directory of the user's would be overwritten.
   if (options.workspace !== undefined) return invalid("the snapshot brings its own workspace: leave workspace out.")
   if (typeof from === "string") return Effect.succeed(from)
@@ -86,6 +88,10 @@ export const snapshotVerbs = <O extends HostedOptions, S>(
 ): Pick<ProvisionedSandbox, "snapshot" | "fork"> => {
   const verbs = ctx.driver.snapshot
   if (verbs === undefined) return {}
+  if (verbs.unsupported !== undefined) {
+    const why = verbs.unsupported
+    return { snapshot: () => unsupported(ctx.kind, "snapshot", why), fork: () => unsupported(ctx.kind, "fork", why) }
+  }
   const refused = verbs.refusal?.(sandbox)
   if (refused !== undefined) {
     const fail = (operation: "snapshot" | "fork") =>

@@ -8,10 +8,11 @@ import { Schema } from "effect"
 import { ProviderError } from "./errors.ts"
 
 /**
- * What a snapshot keeps: the sandbox's files (its whole filesystem, the workspace with it), or its
- * files and its memory (running processes come back as they were).
+ * What a snapshot keeps: the sandbox's files (its whole filesystem, the workspace with it), its
+ * files and its memory (running processes come back as they were), or only its workspace volume
+ * (Kubernetes: a VolumeSnapshot of the workspace PVC; the root filesystem is the image's again).
  */
-export const SnapshotKeeps = Schema.Literals(["files", "files+memory"])
+export const SnapshotKeeps = Schema.Literals(["files", "files+memory", "workspace"])
 export type SnapshotKeeps = typeof SnapshotKeeps.Type
 
 /** A snapshot of a sandbox, by its provider's id. */

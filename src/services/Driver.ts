@@ -182,6 +182,12 @@ export interface SnapshotVerbs<S> {
    * `capabilities.snapshot` is false and `snapshot` fails at once saying this.
    */
   readonly refusal?: (sandbox: S) => string | undefined
+  /**
+   * Why this provider, as connected, takes no snapshots at all (a cluster without the API), or
+   * undefined: then `capabilities.snapshot` is false, `snapshot` and `fork` fail at once with
+   * `UnsupportedCapabilityError` saying this, and `fromSnapshot` is refused.
+   */
+  readonly unsupported?: string | undefined
   readonly take: (sandbox: S, tags: Readonly<Record<string, string>>) => Effect.Effect<FoundSnapshot, DriverFailure>
   /** Remove a snapshot; one that is gone already is no failure. */
   readonly remove: (id: string) => Effect.Effect<void, ProviderError>

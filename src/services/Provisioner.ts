@@ -10,7 +10,12 @@
 import type { Duration, Effect, Redacted, Scope } from "effect"
 import type { HttpClient } from "effect/http"
 import type { ServerErrorHook } from "../client/ActionClient.ts"
-import type { InvalidOptionsError, RuntimeError, RuntimeStartError } from "../schema/errors.ts"
+import type {
+  InvalidOptionsError,
+  RuntimeError,
+  RuntimeStartError,
+  UnsupportedCapabilityError
+} from "../schema/errors.ts"
 import type { RuntimeSnapshotError, Snapshot, SnapshotOptions } from "../schema/snapshot.ts"
 import type { RuntimeCapabilities, RuntimeShape } from "./Runtime.ts"
 
@@ -54,11 +59,17 @@ export interface ProvisionedSandbox {
   readonly pause?: Effect.Effect<void, RuntimeError>
   readonly resume?: Effect.Effect<void, RuntimeError>
   /** A snapshot of the sandbox (`capabilities.snapshot`), removed with it unless kept. */
-  readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<Snapshot, RuntimeSnapshotError>
+  readonly snapshot?: (
+    options: SnapshotOptions
+  ) => Effect.Effect<Snapshot, RuntimeSnapshotError | UnsupportedCapabilityError>
   /** `count` runtimes of the same layer started from one fresh snapshot, it and they in the calling scope. */
   readonly fork?: (
     count: number
-  ) => Effect.Effect<ReadonlyArray<RuntimeShape>, RuntimeSnapshotError | RuntimeError, Scope.Scope>
+  ) => Effect.Effect<
+    ReadonlyArray<RuntimeShape>,
+    RuntimeSnapshotError | UnsupportedCapabilityError | RuntimeError,
+    Scope.Scope
+  >
   /**
    * Following the sandbox after it is ready: `stopped` completes when it stops under the runtime,
    * `explain` says why (undefined while it runs).

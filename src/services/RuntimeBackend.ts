@@ -7,7 +7,7 @@
 import type { Effect, Option, Scope } from "effect"
 import type { DraftEditor } from "../editor/draftEditor.ts"
 import type { Action } from "../schema/Action.ts"
-import type { InvalidEnvVarError, RuntimeError, TransferError } from "../schema/errors.ts"
+import type { InvalidEnvVarError, RuntimeError, TransferError, UnsupportedCapabilityError } from "../schema/errors.ts"
 import type { McpTool } from "../schema/McpTool.ts"
 import type { Observation } from "../schema/Observation.ts"
 import type { RuntimeSnapshotError, Snapshot, SnapshotOptions } from "../schema/snapshot.ts"
@@ -46,11 +46,17 @@ export interface RuntimeBackend {
   /** What calls made while PAUSED do (default `"fail"`): see `WhilePaused`. */
   readonly whilePaused?: WhilePaused
   /** `Runtime.snapshot` (`info.capabilities.snapshot`); without it an unsupported capability. */
-  readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<Snapshot, RuntimeSnapshotError | RuntimeError>
+  readonly snapshot?: (
+    options: SnapshotOptions
+  ) => Effect.Effect<Snapshot, RuntimeSnapshotError | UnsupportedCapabilityError | RuntimeError>
   /** `Runtime.fork`, its count checked. */
   readonly fork?: (
     count: number
-  ) => Effect.Effect<ReadonlyArray<RuntimeShape>, RuntimeSnapshotError | RuntimeError, Scope.Scope>
+  ) => Effect.Effect<
+    ReadonlyArray<RuntimeShape>,
+    RuntimeSnapshotError | UnsupportedCapabilityError | RuntimeError,
+    Scope.Scope
+  >
   /** Background processes (`Runtime.spawn`), by id; without them `spawn` is an unsupported capability. */
   readonly processes?: ProcessControl<RuntimeError>
 }

@@ -29,7 +29,8 @@ vi.setConfig({ testTimeout: 60_000 })
 const mode = process.env["EFFECT_SANDBOX_K8S_MODE"] === "agentSandbox" ? "agentSandbox" : "pod"
 
 describeDocker(`kubernetes (stand-in, tools image, ${mode} mode)`, () => {
-  const cluster = useStandIn()
+  // A cluster with the CSI snapshotter: forks are VolumeSnapshots of the workspace (bare pods only).
+  const cluster = useStandIn({ volumeSnapshots: { classes: [{ name: "standin-snapshots", default: true }] } })
   const withTools = (noChangeTimeoutSeconds: number) =>
     standInLayer(cluster, { noChangeTimeoutSeconds, ipython: true, browser: true, deleteWorkspace: true, mode })
 
@@ -40,7 +41,7 @@ describeDocker(`kubernetes (stand-in, tools image, ${mode} mode)`, () => {
     name: "KubernetesRuntime (stand-in, tools image: jupyter, agent_skills, browser)",
     layer: ({ noChangeTimeoutSeconds }) => withTools(noChangeTimeoutSeconds),
     containsProcesses: true,
-    capabilities: { pause: true, ipython: true, browser: true, mcp: false, snapshot: false },
+    capabilities: { pause: true, ipython: true, browser: true, mcp: false, snapshot: mode === "pod" },
     toolless: {
       layer: ({ noChangeTimeoutSeconds }) =>
         standInLayer(cluster, { noChangeTimeoutSeconds, deleteWorkspace: true, mode })

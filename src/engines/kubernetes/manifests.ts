@@ -26,12 +26,16 @@ const metadata = (meta: Meta) => ({
 /** The key Secret's data key. */
 export const KEY_FIELD = "session-api-key"
 
-export const workspaceClaim = (meta: Meta, options: PodOptions): V1PersistentVolumeClaim => ({
+/** The workspace PVC; `fromSnapshot`: filled from that VolumeSnapshot (its `dataSource`). */
+export const workspaceClaim = (meta: Meta, options: PodOptions, fromSnapshot?: string): V1PersistentVolumeClaim => ({
   metadata: metadata(meta),
   spec: {
     accessModes: ["ReadWriteOnce"],
     resources: { requests: { storage: options.pvcStorageSize ?? "2Gi" } },
-    ...(options.pvcStorageClass === undefined ? {} : { storageClassName: options.pvcStorageClass })
+    ...(options.pvcStorageClass === undefined ? {} : { storageClassName: options.pvcStorageClass }),
+    ...(fromSnapshot === undefined
+      ? {}
+      : { dataSource: { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: fromSnapshot } })
   }
 })
 

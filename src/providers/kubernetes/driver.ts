@@ -22,6 +22,7 @@ import { connectMode } from "../../engines/kubernetes/podOptions.ts"
 import { SERVER_PORT, WORKSPACE } from "../../engines/kubernetes/podSpec.ts"
 import { type PodNotStarted, podStopped } from "../../engines/kubernetes/podWatch.ts"
 import { explainStop } from "../../engines/kubernetes/startErrors.ts"
+import { snapshotSupport } from "../../engines/kubernetes/volumeSnapshot.ts"
 import { PROVIDER_RETRY, unsupported } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { parseNetworkPolicy, refuseRules } from "../../network/policy.ts"
@@ -33,6 +34,7 @@ import { checkKubernetesOptions, type KubernetesRuntimeOptions } from "./options
 import { acquireOwnership } from "./owner.ts"
 import { type KubePod, podDialer, podUrl } from "./podLifecycle.ts"
 import { type KubeContext, makeSession } from "./session.ts"
+import { kubeSnapshots } from "./snapshot.ts"
 import { startFailure } from "./startFailure.ts"
 
 const PROVIDER = "Kubernetes"
@@ -95,6 +97,12 @@ const connect = (options: KubernetesRuntimeOptions) => {
     state: (pod) => retrying(driver.state(pod)),
     endpoint: (pod, port, purpose) => retrying(driver.endpoint(pod, port, purpose)),
     stopped: (pod) => retrying(driver.stopped(pod)),
+    snapshot: {
+      ...driver.snapshot,
+      take: (pod, tags) => retrying(driver.snapshot.take(pod, tags)),
+      remove: (id) => retrying(driver.snapshot.remove(id)),
+      find: (tags) => retrying(driver.snapshot.find(tags))
+    },
     pause: {
       ...driver.pause,
       pause: (pod) => retrying(driver.pause.pause(pod)),
@@ -108,11 +116,15 @@ const connectDriver = Effect.fn("KubernetesRuntime.connect")(function*(options: 
   yield* checkKubernetesOptions(options)
   const kube = yield* makeKube(options)
   const sandboxes = yield* sandboxMode({ kube, options })
-  const lease = yield* acquireOwnership(
-    kube,
-    { ...options.ownerLease, staleAfter: options.ownerLease?.staleAfter ?? options.idleTimeout },
-    options.reapEvery ?? "30 seconds"
-  )
+  // Discovery beside the Lease's creation: no time of its own on a start.
+  const [lease, snapshots] = yield* Effect.all([
+    acquireOwnership(
+      kube,
+      { ...options.ownerLease, staleAfter: options.ownerLease?.staleAfter ?? options.idleTimeout },
+      options.reapEvery ?? "30 seconds"
+    ),
+    snapshotSupport(kube, options.volumeSnapshotClassName)
+  ], { concurrency: "unbounded" })
   const egress = yield* parseNetworkPolicy("KubernetesRuntime", options.network)
   if (egress !== undefined && options.warmPoolTemplate !== undefined) {
     return yield* new InvalidOptionsError({
@@ -194,6 +206,7 @@ const connectDriver = Effect.fn("KubernetesRuntime.connect")(function*(options: 
       Effect.map(podUrl(dial, pod, purpose === "server" ? SERVER_PORT : port), (url) => ({ url })),
     stopped: (pod) => podStopped(kube, pod.podName, () => pod.paused),
     urls: (pod) => ({ urls: pod.urls, ide: pod.ide }),
+    snapshot: kubeSnapshots(ctx, snapshots),
     pause: {
       keepsMemory: false,
       pause: (pod) =>

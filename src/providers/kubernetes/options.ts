@@ -86,6 +86,11 @@ export interface KubernetesRuntimeOptions extends HostedOptions, PodOptions {
    * `missingLeaseGrace` (20 s). docs/runtimes/kubernetes.md.
    */
   readonly ownerLease?: KubeOwnershipOptions
+  /**
+   * The VolumeSnapshotClass of `snapshot` and `fork` (a VolumeSnapshot of the workspace PVC);
+   * default: the cluster's default class, which only a ClusterRole may read (docs/snapshots.md).
+   */
+  readonly volumeSnapshotClassName?: string
 }
 
 /** A DNS-1123 label of at most `max` characters. */
@@ -102,7 +107,10 @@ const OptionsSchema = Schema.Struct({
   ingressClassName: Schema.optionalKey(dnsLabel(253)),
   mode: Schema.optionalKey(Schema.Literals(["pod", "agentSandbox", "auto"])),
   warmPoolTemplate: Schema.optionalKey(dnsLabel(253)),
-  warmPool: Schema.optionalKey(dnsLabel(253))
+  warmPool: Schema.optionalKey(dnsLabel(253)),
+  volumeSnapshotClassName: Schema.optionalKey(
+    Schema.String.check(Schema.isPattern(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/), Schema.isMaxLength(253))
+  )
 })
 
 const SUBJECT = "KubernetesRuntime options"

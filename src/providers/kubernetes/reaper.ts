@@ -11,13 +11,15 @@
  * the two reads and it keeps its sandboxes.
  *
  * What it removes: SandboxClaims and Sandboxes (when the agent-sandbox CRDs are
- * served), pods, services, ingresses, NetworkPolicies and Secrets, and PVCs only when they also
- * carry `effect-sandbox.delete-workspace=true` (workspaces are kept by default).
+ * served), pods, services, ingresses, NetworkPolicies and Secrets, PVCs only when they also
+ * carry `effect-sandbox.delete-workspace=true` (workspaces are kept by default), and
+ * VolumeSnapshots (when the cluster serves them: the workspace's snapshots, snapshot.ts).
  * Objects without an owner label (kept alive on purpose) are never touched, and
  * neither are objects another object controls (a Sandbox's pod goes with its
  * Sandbox: deleting it would only make the controller create it again).
  */
 import {
+  ApisApi,
   CoordinationV1Api,
   type KubeConfig,
   type KubernetesObject,
@@ -29,6 +31,7 @@ import { detect, SANDBOX, SANDBOX_CLAIM } from "../../engines/kubernetes/agentSa
 import { kubeCall, kubeCallUnlessGone, listObjects } from "../../engines/kubernetes/apiCall.ts"
 import { DELETE_WORKSPACE_LABEL, MANAGED_LABEL, OWNER_LABEL } from "../../engines/kubernetes/labels.ts"
 import { POD_DELETE_GRACE_SECONDS } from "../../engines/kubernetes/pods.ts"
+import { missingSnapshotApi, VOLUME_SNAPSHOT } from "../../engines/kubernetes/volumeSnapshot.ts"
 import type { KubeReaperOptions } from "./options.ts"
 import { RENEW_EVERY_ANNOTATION } from "./ownerLease.ts"
 
@@ -36,6 +39,8 @@ interface ReapedKind {
   readonly apiVersion: string
   readonly kind: string
   readonly agentSandbox?: boolean
+  /** Served only where the cluster has the VolumeSnapshot API. */
+  readonly volumeSnapshot?: boolean
   /** Further labels an object of this kind must carry to be reaped. */
   readonly alsoLabelled?: string
 }
@@ -49,7 +54,9 @@ const KINDS: ReadonlyArray<ReapedKind> = [
   { apiVersion: "networking.k8s.io/v1", kind: "Ingress" },
   { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy" },
   { apiVersion: "v1", kind: "Secret" },
-  { apiVersion: "v1", kind: "PersistentVolumeClaim", alsoLabelled: `${DELETE_WORKSPACE_LABEL}=true` }
+  { apiVersion: "v1", kind: "PersistentVolumeClaim", alsoLabelled: `${DELETE_WORKSPACE_LABEL}=true` },
+  // Snapshots of the workspace (snapshot.ts): a kept one carries no owner label.
+  { ...VOLUME_SNAPSHOT, volumeSnapshot: true }
 ]
 
 /** What the reaper reads from a Lease. */
@@ -137,7 +144,15 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*(
   const { sandboxes, claims } = yield* detect(kc).pipe(
     Effect.orElseSucceed(() => ({ sandboxes: false, claims: false }))
   )
-  const kinds = KINDS.filter((kind) => kind.agentSandbox !== true || (kind.kind === "Sandbox" ? sandboxes : claims))
+  const volumeSnapshots = yield* kubeCall("discover API groups", () => kc.makeApiClient(ApisApi).getAPIVersions()).pipe(
+    Effect.map((groups) => missingSnapshotApi(groups) === undefined),
+    Effect.orElseSucceed(() => false)
+  )
+  const kinds = KINDS.filter((kind) =>
+    kind.volumeSnapshot === true
+      ? volumeSnapshots
+      : kind.agentSandbox !== true || (kind.kind === "Sandbox" ? sandboxes : claims)
+  )
   const before = yield* readLeases(kc, namespace)
   const stale = (lease: LeaseState, now: number) => lease.renewedAt + lease.termMs + skewMs < now
   const suspectedOwner = (owner: string) => {

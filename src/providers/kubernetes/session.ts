@@ -31,7 +31,9 @@ import { createPod, deletePod } from "../../engines/kubernetes/pods.ts"
 import { podTemplate, SERVER_PORT } from "../../engines/kubernetes/podSpec.ts"
 import { waitUntilReady } from "../../engines/kubernetes/podWatch.ts"
 import { runtimeImage } from "../../engines/kubernetes/runtimeImage.ts"
+import { readVolumeSnapshot, snapshotTrouble } from "../../engines/kubernetes/volumeSnapshot.ts"
 import type { EgressPolicy } from "../../network/policy.ts"
+import { RuntimeStartError } from "../../schema/errors.ts"
 import type { SandboxSpec } from "../../services/Driver.ts"
 import type { KubernetesRuntimeOptions } from "./options.ts"
 import type { KubeOwnerLease } from "./ownerLease.ts"
@@ -69,6 +71,19 @@ export const barePodLifecycle = (
     : { ready, pause: deletePod(kube, name), resume: createPod(kube, name, template).pipe(Effect.andThen(ready)) }
 }
 
+/**
+ * Refuse to start from a VolumeSnapshot that cannot fill a PVC (missing, failed, or this layer
+ * makes Sandboxes, whose PVCs their controller makes): a PVC of it would stay Pending until the
+ * start deadline, where this says why at once.
+ */
+const usableSnapshot = Effect.fn("usableSnapshot")(function*(ctx: KubeContext, name: string) {
+  const refuse = (why: string) =>
+    Effect.fail(new RuntimeStartError({ message: `Cannot start from the snapshot ${name}: ${why}`, reason: "other" }))
+  if (ctx.sandboxes !== undefined) return yield* refuse("only a bare pod (mode: pod) starts from a snapshot")
+  const trouble = snapshotTrouble(name, yield* readVolumeSnapshot(ctx.kube, name))
+  if (trouble !== undefined) return yield* refuse(trouble.message)
+})
+
 /** The session's objects and its pod (not yet waited for), each deleted when the current scope closes. */
 export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(ctx: KubeContext, spec: SandboxSpec) {
   const { kube, options, sandboxes } = ctx
@@ -81,6 +96,8 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   const key = Redacted.value(spec.sessionKey)
   const keySha256 = createHash("sha256").update(key).digest("hex")
   const { core, networking, namespace } = kube
+  // Before anything is made: a snapshot that cannot fill the PVC leaves nothing to remove.
+  if (spec.fromSnapshot !== undefined) yield* usableSnapshot(ctx, spec.fromSnapshot)
   // The key Secret first: it exists as long as a session of this id does, so a second start of a
   // live session fails here, before it could touch that session's PVC.
   yield* createReleased(
@@ -128,7 +145,7 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   let started: { readonly podName: string; readonly lifecycle: PodLifecycle }
   if (sandboxes === undefined) {
     const template = yield* podOf(names.pvc)
-    yield* ensureClaim(kube, workspaceClaim(workspace, options), deleteWorkspace)
+    yield* ensureClaim(kube, workspaceClaim(workspace, options, spec.fromSnapshot), deleteWorkspace)
     yield* createPod(kube, names.pod, template)
     yield* deletePodOnRelease(kube, names.pod)
     started = { podName: names.pod, lifecycle: barePodLifecycle(kube, names.pod, ctx.startDeadline, template) }

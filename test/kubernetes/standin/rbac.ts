@@ -51,9 +51,9 @@ const allows = (rule: PolicyRule, request: Attributes) =>
   (rule.resources.includes("*") || rule.resources.includes(request.resource)) &&
   (rule.verbs.includes("*") || rule.verbs.includes(request.verb))
 
-/** Throw the apiserver's 403 unless a rule allows the request. */
+/** Throw the apiserver's 403 unless a rule allows the request (the rules are a Role's: none reaches the cluster scope). */
 export const authorize = (rules: ReadonlyArray<PolicyRule>, request: Attributes) => {
-  if (rules.some((rule) => allows(rule, request))) return
+  if (request.namespace !== undefined && rules.some((rule) => allows(rule, request))) return
   const [plural] = request.resource.split("/")
   const kind = request.group === "" ? plural! : `${plural}.${request.group}`
   const subject = request.name === undefined ? kind : `${kind} "${request.name}"`

@@ -11,6 +11,8 @@ export interface ResourceType {
   readonly plural: string
   readonly kind: string
   readonly shortNames?: ReadonlyArray<string>
+  /** Cluster-scoped (no namespace in its paths). */
+  readonly clusterScoped?: boolean
 }
 
 export const apiVersionOf = (type: ResourceType) => type.group === "" ? type.version : `${type.group}/${type.version}`
@@ -55,8 +57,22 @@ export const SandboxTemplates = agents("extensions.agents.x-k8s.io", "sandboxtem
 export const SandboxWarmPools = agents("extensions.agents.x-k8s.io", "sandboxwarmpools", "SandboxWarmPool")
 export const SandboxExtensions: ReadonlyArray<ResourceType> = [SandboxClaims, SandboxTemplates, SandboxWarmPools]
 
-/** Every served type: the built-ins, plus the agent-sandbox CRDs when installed. */
-export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<ResourceType> => [
+const snapshotStorage = (plural: string, kind: string): ResourceType => ({
+  group: "snapshot.storage.k8s.io",
+  version: "v1",
+  plural,
+  kind
+})
+
+/** The CSI external-snapshotter's CRDs (snapshots.ts); the classes are cluster-scoped. */
+export const VolumeSnapshots = snapshotStorage("volumesnapshots", "VolumeSnapshot")
+export const VolumeSnapshotClasses: ResourceType = {
+  ...snapshotStorage("volumesnapshotclasses", "VolumeSnapshotClass"),
+  clusterScoped: true
+}
+
+/** Every served type: the built-ins, plus the agent-sandbox CRDs and the VolumeSnapshot CRDs when installed. */
+export const resourceTypes = (withAgentSandbox: boolean, withSnapshots = false): ReadonlyArray<ResourceType> => [
   Pods,
   PersistentVolumeClaims,
   Services,
@@ -66,7 +82,8 @@ export const resourceTypes = (withAgentSandbox: boolean): ReadonlyArray<Resource
   Ingresses,
   NetworkPolicies,
   Leases,
-  ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : [])
+  ...(withAgentSandbox ? [Sandboxes, ...SandboxExtensions] : []),
+  ...(withSnapshots ? [VolumeSnapshots, VolumeSnapshotClasses] : [])
 ]
 
 const verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
@@ -91,7 +108,13 @@ export const resourceList = (types: ReadonlyArray<ResourceType>, groupVersion: s
     apiVersion: "v1",
     groupVersion,
     resources: resources.flatMap((type) => [
-      { name: type.plural, singularName: type.kind.toLowerCase(), namespaced: true, kind: type.kind, verbs },
+      {
+        name: type.plural,
+        singularName: type.kind.toLowerCase(),
+        namespaced: type.clusterScoped !== true,
+        kind: type.kind,
+        verbs
+      },
       ...(type === Pods ? podSubresources : [])
     ])
   }

@@ -36,10 +36,12 @@ import {
   resourceTypes,
   Sandboxes,
   Secrets,
-  Services
+  Services,
+  VolumeSnapshots
 } from "./resources.ts"
 import { SandboxController } from "./sandboxes.ts"
 import { matcher } from "./selectors.ts"
+import { type SnapshotClass, SnapshotController } from "./snapshots.ts"
 import { ApiError, badRequest, conflict, invalid, notFound, statusBody, success } from "./status.ts"
 import { type KObject, type NewObject, Store } from "./store.ts"
 import { selfSignedCertificate } from "./tls.ts"
@@ -60,10 +62,18 @@ export interface StandInOptions {
   readonly namespaces?: NamespaceLabels
   /** The agent-sandbox groups' version discovery reports (default the served v1alpha1; discovery only). */
   readonly agentSandboxVersion?: string
-  /** Authorize every request by these rules (rbac.ts `docsRole`: the docs' Role); default: everything allowed. */
+  /**
+   * Authorize every request by these rules, a namespaced Role's (rbac.ts `docsRole`: the docs' Role;
+   * cluster-scoped requests are refused); default: everything allowed.
+   */
   readonly rbac?: ReadonlyArray<PolicyRule>
   /** How often a watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkMs?: number
+  /**
+   * Serve the VolumeSnapshot API (`snapshot.storage.k8s.io/v1`, snapshots.ts) with these
+   * VolumeSnapshotClasses; default: not served (a cluster without the external-snapshotter).
+   */
+  readonly volumeSnapshots?: { readonly classes: ReadonlyArray<SnapshotClass> }
 }
 
 export interface StandIn {
@@ -160,7 +170,7 @@ users:
 
 /** Start a stand-in API server on 127.0.0.1 (a free port) and write its kubeconfig. */
 export const startStandIn = async (options: StandInOptions = {}): Promise<StandIn> => {
-  const types = resourceTypes(options.agentSandbox ?? true)
+  const types = resourceTypes(options.agentSandbox ?? true, options.volumeSnapshots !== undefined)
   const instance = randomBytes(4).toString("hex")
   const token = randomBytes(16).toString("hex")
   const store = new Store()
@@ -168,10 +178,20 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
   const admitting = admission(store, options.namespaces ?? {})
   const kubelet = new Kubelet(store, volumes, admitting, instance, options.probePeriodMs ?? 250)
   const forwarder = portForwarder()
+  const snapshots = options.volumeSnapshots === undefined
+    ? undefined
+    : new SnapshotController(
+      store,
+      instance,
+      (ns, claim) => volumes.volumeOf(ns, claim),
+      options.volumeSnapshots.classes
+    )
+  volumes.snapshots = snapshots
 
   const remove = async (type: ResourceType, namespace: string, name: string): Promise<KObject | undefined> => {
     if (type === Pods) return kubelet.delete(namespace, name)
     if (type === PersistentVolumeClaims) return volumes.delete(namespace, name)
+    if (type === VolumeSnapshots && snapshots !== undefined) return snapshots.delete(namespace, name)
     return store.remove(type, namespace, name)
   }
   const sandboxes = types.includes(Sandboxes)
@@ -226,6 +246,7 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
     if (type === PersistentVolumeClaims) return volumes.create(namespace, object)
     if (type === Services) return store.create(type, namespace, withClusterIP(object))
     if (type === Secrets) return store.create(type, namespace, withData(object))
+    if (type === VolumeSnapshots && snapshots !== undefined) return snapshots.create(namespace, object)
     return store.create(type, namespace, object)
   }
 
@@ -337,6 +358,8 @@ export const startStandIn = async (options: StandInOptions = {}): Promise<StandI
       const text = await kubelet.logs(namespace, name, tail === null ? undefined : Number(tail))
       response.writeHead(200, { "content-type": "text/plain" })
       return void response.end(text)
+    } else if (type.clusterScoped === true && namespace === undefined && subresource === undefined) {
+      if (method === "GET") return send(response, 200, store.get(type, "", name))
     } else if (namespace !== undefined && (subresource === undefined || subresource === "status")) {
       if (method === "GET") return send(response, 200, store.get(type, namespace, name))
       if (method === "PUT") {

@@ -1,13 +1,15 @@
 /**
  * PersistentVolumeClaims backed by Docker volumes: a claim is Bound at once (one
  * labelled volume per claim), or once `bound` is released while a test holds it,
- * and outlives the pods that mount it. Deleting a
+ * and outlives the pods that mount it. A claim with a VolumeSnapshot as its `dataSource` binds
+ * once that snapshot is ready, filled with its files (snapshots.ts); Pending until then. Deleting a
  * claim still mounted by a pod waits, as the `kubernetes.io/pvc-protection`
  * finalizer makes it wait on a cluster, until the last such pod is gone.
  */
 import { docker, dockerName, labelsOf } from "./docker.ts"
 import { Gate } from "./gate.ts"
 import { PersistentVolumeClaims, Pods } from "./resources.ts"
+import { copyVolume, type SnapshotController } from "./snapshots.ts"
 import { type KObject, type NewObject, now, type Store } from "./store.ts"
 
 const PROTECTION = "kubernetes.io/pvc-protection"
@@ -25,6 +27,9 @@ export class Volumes {
     return dockerName(this.instance, namespace, "pvc", name)
   }
 
+  /** Set where the VolumeSnapshot API is served: the content a claim's `dataSource` names, once ready. */
+  snapshots: Pick<SnapshotController, "readyContent"> | undefined
+
   /** Held: claims stay Pending (a provisioner still making their volumes), then bind when released. */
   readonly bound = new Gate()
 
@@ -35,6 +40,14 @@ export class Volumes {
       metadata: { ...body.metadata, finalizers: [PROTECTION] },
       status: { phase: "Pending" }
     })
+    const source = body.spec?.dataSource as { kind?: string; name?: string } | undefined
+    if (source?.kind === "VolumeSnapshot") {
+      // Without the API nothing provisions it: Pending, as a provisioner that cannot find the snapshot leaves it.
+      void this.snapshots?.readyContent(namespace, source.name ?? "").then((content) =>
+        this.bind(namespace, claim, content)
+      ).catch(() => {})
+      return claim
+    }
     if (this.bound.held) {
       const { signal } = this.bound
       signal.addEventListener("abort", () => void this.bind(namespace, claim).catch(() => {}), { once: true })
@@ -43,14 +56,20 @@ export class Volumes {
     return this.bind(namespace, claim)
   }
 
-  private async bind(namespace: string, claim: KObject): Promise<KObject> {
+  private async bind(
+    namespace: string,
+    claim: KObject,
+    from?: { readonly volume: string; readonly image: string }
+  ): Promise<KObject> {
     if (this.store.find(PersistentVolumeClaims, namespace, claim.metadata.name)?.metadata.uid !== claim.metadata.uid) {
       return claim
     }
+    const volume = this.volumeOf(namespace, claim.metadata.name)
     await docker.createVolume({
-      Name: this.volumeOf(namespace, claim.metadata.name),
+      Name: volume,
       Labels: labelsOf(this.instance, { "effect-sandbox.k8s-standin.claim": `${namespace}/${claim.metadata.name}` })
     })
+    if (from !== undefined) await copyVolume(this.instance, from.image, from.volume, volume)
     return this.store.update(PersistentVolumeClaims, namespace, claim.metadata.name, (current) => ({
       ...current,
       spec: { ...current.spec, volumeName: `pvc-${claim.metadata.uid}` },
