@@ -240,9 +240,6 @@ EOF
 
 kubelet_up() {
   mkdir -p "$R/kubelet" "$R/volume-plugins"
-  # kubeAPIQPS/kubeAPIBurst: a current kubelet's defaults (50/100 since 1.27). 1.20's 5/10 let the
-  # volume manager's PVC lookups for a score of pods starve the status manager, whose final delete
-  # of a stopped pod then waited a minute or more.
   cat >"$R/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -264,14 +261,13 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 clusterDomain: cluster.local
 serializeImagePulls: false
-kubeAPIQPS: 50
-kubeAPIBurst: 100
 EOF
   # build.sh removes the cloud credential providers; the variable closes the AWS one in any build.
+  # K8S_KUBELET_V=3 makes the kubelet say why it keeps a deleted pod ("is terminated, but ...").
   start kubelet env "${NO_EGRESS[@]}" "$BIN/kubelet" --config "$R/kubelet.yaml" --kubeconfig "$R/kubelet.kubeconfig" \
     --container-runtime=remote --container-runtime-endpoint="unix://$SOCK" --image-service-endpoint="unix://$SOCK" \
     --hostname-override=localhost --root-dir="$R/kubelet" --cert-dir="$R/kubelet/pki" \
-    --volume-plugin-dir="$R/volume-plugins" --runtime-request-timeout=2m --v=1
+    --volume-plugin-dir="$R/volume-plugins" --runtime-request-timeout=2m --v=${K8S_KUBELET_V:-1}
 }
 
 control_plane_up() {

@@ -37,7 +37,7 @@ K8S_SERVER_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubel
 
 # The build recipe's number (build.sh's source patches and flags), recorded in bin/BUILD-INFO:
 # binaries of another recipe are rebuilt. Bump it whenever the build changes what it makes.
-K8S_RECIPE=2
+K8S_RECIPE=3
 
 # Whether $1/bin holds every server binary, built by this recipe.
 k8s_built() {

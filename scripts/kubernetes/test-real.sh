@@ -22,19 +22,15 @@ if [ $# -gt 0 ]; then
   EFFECT_SANDBOX_TEST_CONCURRENCY=6 exec vitest run "$@"
 fi
 
-# Without: three steps, each a pattern of cases (live.test.ts runs its cases concurrently, blocks
+# Without: two steps, each a pattern of cases (live.test.ts runs its cases concurrently, blocks
 # included, at most EFFECT_SANDBOX_TEST_CONCURRENCY at once (vitest.config.ts); the namespace's
-# quota admits 32 pods, and the node's two cores the requests of 40).
+# quota admits 32 pods, and the node's two cores the CPU requests of 40).
 status=0
-# The lifecycle (pause, attach, the reaper, release) first, away from the action conformance's load,
-# with the action conformance's pause case: resume makes the pod again and waits for its PVC and
-# server, 24-35 s alone but past the case's 60 s with fourteen other cases' pods starting beside it.
-EFFECT_SANDBOX_TEST_CONCURRENCY=10 vitest run test/kubernetes/live.test.ts \
-  -t "hosted lifecycle(?!.*dies at start)|PAUSED refuses calls" || status=$?
 # A server dying at start must be reported within 10 s of the start: its pods alone on the node, so
 # that what is measured is the runtime's, not a queue of other pods starting.
 vitest run test/kubernetes/live.test.ts -t "hosted lifecycle.*dies at start" || status=$?
-# The rest: the action conformance in both modes, the missing image and the runtime API's backend.
-EFFECT_SANDBOX_TEST_CONCURRENCY=${K8S_CONCURRENCY:-20} vitest run test/kubernetes/live.test.ts test/kubernetes/real \
-  -t "^(?!.*(hosted lifecycle|PAUSED refuses calls))" || status=$?
+# The rest: the action conformance and the hosted lifecycle in both modes, the missing image and
+# the runtime API's backend.
+EFFECT_SANDBOX_TEST_CONCURRENCY=${K8S_CONCURRENCY:-24} vitest run test/kubernetes/live.test.ts test/kubernetes/real \
+  -t "^(?!.*hosted lifecycle.*dies at start)" || status=$?
 exit "$status"

@@ -136,7 +136,7 @@ export const hostedLifecycleConformance = (target: HostedLifecycleTarget) =>
             // This process is the live owner; its runtime's reaper is the one that must find the orphan.
             const { rt, release } = yield* buildRuntime(target.layer({ sessionId: live, reapEvery }))
             yield* killed(child)
-            yield* awaitSandboxes(target, dead, false, "60 seconds")
+            yield* awaitSandboxes(target, dead, false, target.removalWithin ?? "60 seconds")
             yield* assertListed(target, live)
             assert.strictEqual((yield* rt.runCommand("echo alive")).content.trim(), "alive")
             yield* release

@@ -53,4 +53,9 @@ export interface HostedLifecycleTarget {
   /** The reaper: an owner process to kill (its module and arguments, read once the provider is up). */
   readonly reaper?: { readonly owner: () => OwnerModule }
   readonly dyingServer?: DyingServer
+  /**
+   * How long the provider may take to remove what was deleted (the reaper's orphan): 60 s unless
+   * given (a 1.20 kubelet confirms a deleted pod only after its minute-long container GC pass).
+   */
+  readonly removalWithin?: Duration.Input
 }

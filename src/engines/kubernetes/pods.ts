@@ -7,8 +7,13 @@ import { Effect } from "effect"
 import { type Kube, kubeCall, kubeCallOrMissing } from "./client.ts"
 import { watchPod } from "./podWatch.ts"
 
-/** How long a deletion waits for the pod to be gone (its container stopped) before moving on. */
-const DELETE_WAIT = "60 seconds"
+/**
+ * How long a deletion waits for the pod to be gone (its container stopped) before moving on. A
+ * current kubelet confirms a deletion seconds after the grace; a 1.20 or 1.21 kubelet only once its
+ * container GC, a pass a minute, has removed the pod's sandbox, so up to 70 s after it, and a
+ * resume that makes the pod again before that meets "object is being deleted".
+ */
+const DELETE_WAIT = "90 seconds"
 
 /**
  * The grace every deletion of our pods gives them (a session's release, pause, the reaper): the
