@@ -112,11 +112,11 @@ describeDocker("KubernetesRuntime start failures (stand-in)", () => {
 
   it.live("names OOMKilled and the limit when the server cannot start in its memory", () =>
     Effect.gen(function*() {
-      const { error, pod } = yield* failedStart({ resources: { limits: { memory: "24Mi" } } })
+      const { error, pod } = yield* failedStart({ resources: { limits: { memory: "12Mi" } } })
       assert.instanceOf(error, RuntimeStartError)
       assert.include(
         error.message,
-        `The pod ${pod} did not start: OOMKilled: the container exceeded its memory limit of 24Mi (exit code 137 (OOMKilled))`
+        `The pod ${pod} did not start: OOMKilled: the container exceeded its memory limit of 12Mi (exit code 137 (OOMKilled))`
       )
       assert.strictEqual(error.reason, "server-exited")
       assert.strictEqual(error.exitCode, 137)
