@@ -4,7 +4,7 @@
  * is listed and opened again (watchState.ts); one that fails fails the effect. Interrupting aborts it.
  */
 import type { V1Pod } from "@kubernetes/client-node"
-import { Data, Duration, Effect, Option, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Option, Stream } from "effect"
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { type Kube, readPodOrMissing } from "./client.ts"
 import { hasEnded, isReady, podReport, type PodTrouble, podTroubleOf } from "./startErrors.ts"
@@ -53,13 +53,19 @@ export class PodNotStarted extends Data.TaggedError("PodNotStarted")<{
 /**
  * Until the pod is Running and Ready (its readiness probe on `/alive` passed): the pod, or a
  * `PodNotStarted` naming its reason, events and log (startErrors.ts). A trouble that may pass
- * (no node yet, a failed pull) is waited out until `deadline`, then reported as the last one seen.
+ * (no node yet, a failed pull) is waited out until `deadline` after `since` (when the pod was
+ * created, on the Clock), then reported as the last one seen.
  */
 export const waitUntilReady = Effect.fn("waitUntilReady")(function*(
   kube: Kube,
   name: string,
-  deadline: Duration.Input
+  deadline: Duration.Input,
+  since: number
 ) {
+  // The deadline counts from the pod's creation, not from this watch: the session's other objects
+  // (service, ingress) are made in between, and the pod's time to start is what it bounds.
+  const elapsed = Duration.millis((yield* Clock.currentTimeMillis) - since)
+  const left = Duration.max(Duration.zero, Duration.subtract(Duration.fromInputUnsafe(deadline), elapsed))
   // What the watch showed last that may pass, for the deadline's message.
   let last: PodTrouble | undefined
   const outcome = yield* watchPod<Readiness>(kube, name, (pod) => {
@@ -70,7 +76,7 @@ export const waitUntilReady = Effect.fn("waitUntilReady")(function*(
     return trouble === undefined || trouble.passing === true ? undefined : { trouble }
   }).pipe(
     Effect.timeoutOrElse({
-      duration: deadline,
+      duration: left,
       orElse: () =>
         // The pod as it is now, read once: the watch may not have relayed its latest change yet.
         readPodOrMissing(kube, name).pipe(

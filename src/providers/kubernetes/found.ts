@@ -4,7 +4,7 @@
  * and the session key the Secret holds; and how such a session is removed on release.
  */
 import type { V1Secret } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { kubeCallOrMissing, readPodOrMissing } from "../../engines/kubernetes/client.ts"
 import { EGRESS_POLICY_LABEL, OWNER_LABEL, resourceNames, SESSION_LABEL } from "../../engines/kubernetes/labels.ts"
 import { KEY_FIELD } from "../../engines/kubernetes/manifests.ts"
@@ -29,12 +29,14 @@ export const foundSession = (ctx: KubeContext, secret: V1Secret) =>
       : yield* sandboxes.boundSandbox(kube, names.pod)
     const podName = claim ?? names.pod
     const pod = yield* readPodOrMissing(kube, podName)
+    // An attached pod's wait (if it is not ready yet) counts its deadline from this attach.
+    const now = yield* Clock.currentTimeMillis
     const ref = { namespace: kube.namespace, name: podName, claim: claim === undefined ? undefined : names.pod }
     const handle: KubePod = {
       sessionId,
       podName,
       lifecycle: sandboxes === undefined
-        ? barePodLifecycle(kube, podName, ctx.startDeadline)
+        ? barePodLifecycle(kube, podName, ctx.startDeadline, now)
         : sandboxes.sandboxLifecycle(kube, ref, ctx.startDeadline, () => Effect.void),
       made: undefined,
       urls: {},

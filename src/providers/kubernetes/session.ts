@@ -9,7 +9,7 @@
  * alive: it outlives its owner on purpose, so nothing may reap or expire it.
  */
 import type { V1PodTemplateSpec } from "@kubernetes/client-node"
-import { type Duration, Effect, Redacted } from "effect"
+import { Clock, type Duration, Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import type { Kube } from "../../engines/kubernetes/client.ts"
 import { egressNetworkPolicy } from "../../engines/kubernetes/egressPolicy.ts"
@@ -56,19 +56,28 @@ export interface KubeContext {
 }
 
 /**
- * How a bare pod is waited for (until `deadline`: podWatch.ts), and paused: deleted, then made
- * again from `template`.
+ * How a bare pod made at `since` (on the Clock) is waited for (until `deadline` after its creation:
+ * podWatch.ts), and paused: deleted, then made again from `template`.
  */
 export const barePodLifecycle = (
   kube: Kube,
   name: string,
   deadline: Duration.Input,
+  since: number,
   template?: V1PodTemplateSpec
 ): PodLifecycle => {
-  const ready = waitUntilReady(kube, name, deadline).pipe(Effect.map((pod) => pod.status?.podIP))
+  const readySince = (created: number) =>
+    waitUntilReady(kube, name, deadline, created).pipe(Effect.map((pod) => pod.status?.podIP))
+  const ready = readySince(since)
   return template === undefined
     ? { ready }
-    : { ready, pause: deletePod(kube, name), resume: createPod(kube, name, template).pipe(Effect.andThen(ready)) }
+    : {
+      ready,
+      pause: deletePod(kube, name),
+      resume: Clock.currentTimeMillis.pipe(
+        Effect.flatMap((created) => createPod(kube, name, template).pipe(Effect.andThen(readySince(created))))
+      )
+    }
 }
 
 /**
@@ -146,9 +155,13 @@ export const makeSession = Effect.fn("KubernetesRuntime.makeSession")(function*(
   if (sandboxes === undefined) {
     const template = yield* podOf(names.pvc)
     yield* ensureClaim(kube, workspaceClaim(workspace, options, spec.fromSnapshot), deleteWorkspace)
+    const created = yield* Clock.currentTimeMillis
     yield* createPod(kube, names.pod, template)
     yield* deletePodOnRelease(kube, names.pod)
-    started = { podName: names.pod, lifecycle: barePodLifecycle(kube, names.pod, ctx.startDeadline, template) }
+    started = {
+      podName: names.pod,
+      lifecycle: barePodLifecycle(kube, names.pod, ctx.startDeadline, created, template)
+    }
   } else if (claimed) {
     started = yield* sandboxes.claimedSandbox({
       kube,
