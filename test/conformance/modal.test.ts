@@ -3,7 +3,8 @@
  * stand-in (test/providers/modal/README.md: Modal's gRPC API, sandboxes as containers on the local
  * engine, TLS tunnels): the runtime image (the one the E2B tests build) published as
  * `effect-sandbox-runtime`. The tools cases are skipped (the base image has none of them), and
- * pause with them: Modal cannot freeze a sandbox.
+ * pause with them: Modal cannot freeze a sandbox. Fork runs: Modal's filesystem snapshot, through the
+ * stand-in's task command router.
  */
 import { beforeAll } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -27,7 +28,7 @@ describeDocker("modal (stand-in)", () => {
     name: "ModalRuntime (stand-in, runtime image)",
     layer: ({ noChangeTimeoutSeconds }) => layer(noChangeTimeoutSeconds),
     containsProcesses: true,
-    capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: false }
+    capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: true }
   })
 
   hostedLifecycleConformance(

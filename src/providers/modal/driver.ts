@@ -4,7 +4,9 @@
  * SHA-256 of its session key, never the key (all the server needs to check requests, and nothing a
  * sandboxed command could call it with). Modal ends it at its lifetime, or once idle: the owner
  * keeps it busy through the tunnel every third of the idle timeout. Tunnels give the endpoints,
- * Modal's tags hold the owner tags. Modal cannot freeze a sandbox: no pause.
+ * Modal's tags hold the owner tags. Modal cannot freeze a sandbox: no pause. Snapshots are images
+ * of a sandbox's filesystem, published under names carrying the owner tags (snapshot.ts); a sandbox
+ * starts from one instead of the layer's image.
  *
  * Finding sandboxes does not rest on `list()`, which may not return the V2 sandboxes `create` makes
  * (the SDK's docs say both): a session's sandbox is named after the session and looked up by name,
@@ -30,6 +32,7 @@ import { endedBecause, exitedByItself, returnCode, sandboxResult } from "./ended
 import { launcherCommand, WORKSPACE } from "./launcher.ts"
 import { forget, remember, remembered } from "./ledger.ts"
 import type { ModalRuntimeOptions } from "./options.ts"
+import { modalSnapshots, snapshotImage } from "./snapshot.ts"
 
 const RUNTIME = "ModalRuntime"
 const DEFAULT_APP = "effect-sandbox"
@@ -164,9 +167,11 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
     // The sandbox's command runs as root (in gVisor); the server and its commands with it.
     user: { name: "root", id: 0 },
     aliveTimeout: "90 seconds",
-    create: (spec) =>
-      call(`create a sandbox from image ${imageName}`, () =>
-        client.sandboxes.create(app, image, {
+    create: Effect.fn("ModalRuntime.create")(function*(spec) {
+      const from = spec.fromSnapshot === undefined ? image : yield* snapshotImage(client, call, spec.fromSnapshot)
+      const named = spec.fromSnapshot === undefined ? `image ${imageName}` : `snapshot ${spec.fromSnapshot}`
+      return yield* call(`create a sandbox from ${named}`, () =>
+        client.sandboxes.create(app, from, {
           command: launcherCommand(spec.server.argv({ ...IMAGE_FILES, workingDir: WORKSPACE })),
           env: {
             ...spec.server.env,
@@ -184,7 +189,8 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
         })).pipe(
           Effect.tap((sandbox) => Effect.promise(() => remember(app.appId, sandbox.sandboxId).catch(() => undefined))),
           Effect.map((sandbox) => ({ sandbox, id: sandbox.sandboxId }))
-        ),
+        )
+    }),
     // The sandbox's command is the server: follow it, its exit code and persisted logs its last words;
     // an end it did not choose (an eviction, a time-out) said as such after them.
     launch: (sandbox) =>
@@ -244,7 +250,8 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
           ),
           Effect.asVoid
         )
-    }
+    },
+    snapshot: modalSnapshots(client, call, lifetimeMs)
   } satisfies Driver<Sandbox>
 })
 

@@ -24,7 +24,7 @@ describe.skipIf(!configured)(
       // The token pair through the variables, as a user's would: Effect Config reads them.
       layer: ({ noChangeTimeoutSeconds }) => ModalRuntime.layer({ image, noChangeTimeoutSeconds }),
       containsProcesses: true,
-      capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: false }
+      capabilities: { pause: false, ipython: false, browser: false, mcp: false, snapshot: true }
     })
     // Attach, the reaper, a dying server and release, against Modal itself.
     hostedLifecycleConformance(modalLifecycle(() => ({ image })))

@@ -12,14 +12,15 @@
  * `faults`).
  */
 import * as grpc from "@grpc/grpc-js"
-import * as protoLoader from "@grpc/proto-loader"
 import { Effect } from "effect"
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import { isIP } from "node:net"
-import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { type Fault, Faults } from "../faults.ts"
+import { Faults } from "../faults.ts"
+import { type Handler, type RecordedCall, Refusal, serve, unsignedJwt } from "./calls.ts"
 import { docker, leftovers } from "./docker.ts"
+import { Images } from "./images.ts"
+import { startRouter } from "./router.ts"
 import { type GenericResult, type SandboxDefinition, Sandboxes, type StandinSandbox, STATUS } from "./sandboxes.ts"
 import { makeCertificate, trustCertificate } from "./tunnels.ts"
 
@@ -31,11 +32,7 @@ export interface StandinOptions {
   readonly images: Readonly<Record<string, string>>
 }
 
-/** A call as the SDK sent it: the method and its decoded request. */
-export interface RecordedCall {
-  readonly method: string
-  readonly request: Record<string, unknown>
-}
+export type { RecordedCall } from "./calls.ts"
 
 export interface Standin {
   /** The server URL for the SDK (`MODAL_SERVER_URL`, ModalRuntime's `serverUrl`). */
@@ -45,6 +42,8 @@ export interface Standin {
   readonly certificate: string
   readonly calls: ReadonlyArray<RecordedCall>
   readonly sandboxes: ReadonlyMap<string, StandinSandbox>
+  /** The images: published names, snapshot images (images.ts). */
+  readonly images: Images
   /** Answer the next `times` SandboxCreate calls with RESOURCE_EXHAUSTED and `details`. */
   readonly refuseCreates: (times: number, details: string) => void
   /**
@@ -71,15 +70,6 @@ export interface Standin {
   readonly close: () => Promise<void>
 }
 
-/** A refusal: the gRPC status and Modal's text (its `details`). */
-class Refusal extends Error {
-  readonly code: grpc.status
-  constructor(code: grpc.status, details: string) {
-    super(details)
-    this.code = code
-  }
-}
-
 /** An IPv4 or IPv6 block (`a.b.c.d/n`), as Modal's allowlists take them. */
 const isCidr = (text: string) => {
   const [address = "", prefix = ""] = text.split("/")
@@ -87,77 +77,18 @@ const isCidr = (text: string) => {
   return family !== 0 && /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
 
-const definition = protoLoader.loadSync(join(import.meta.dirname, "modal.proto"), {
-  keepCase: false,
-  longs: Number,
-  enums: Number,
-  defaults: true,
-  oneofs: true
-})
-const service = (grpc.loadPackageDefinition(definition) as unknown as {
-  modal: { client: { ModalClient: { service: grpc.ServiceDefinition } } }
-}).modal.client.ModalClient.service
-
 const INVALID_TOKEN = "Token ID or secret is invalid. Create a new token with `modal token new`."
 /** The image builder version every environment reports (the SDK sends it back with image builds). */
 const BUILDER_VERSION = "2025.06"
-
-const jwtPart = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url")
-/** An unsigned JWT with an hour's `exp`: the SDK only decodes it to know when to fetch another. */
-const authToken = () => `${jwtPart({ alg: "none" })}.${jwtPart({ exp: Math.floor(Date.now() / 1000) + 3600 })}.`
 
 /** The tunnels of a sandbox as TunnelData (all on 127.0.0.1). */
 const tunnelsOf = (sandbox: StandinSandbox) =>
   sandbox.tunnels.map((t) => ({ host: "127.0.0.1", port: t.port, containerPort: t.containerPort }))
 
-/** A handler's failure as the call's status: a Refusal's code and text, anything else INTERNAL. */
-const failure = (error: unknown): Partial<grpc.StatusObject> =>
-  error instanceof Refusal
-    ? { code: error.code, details: error.message }
-    : { code: grpc.status.INTERNAL, details: String(error) }
-
 type Tags = ReadonlyArray<{ readonly tagName: string; readonly tagValue: string }>
 const tagRecord = (tags: Tags) => Object.fromEntries(tags.map((t) => [t.tagName, t.tagValue]))
 const tagList = (tags: Readonly<Record<string, string>>) =>
   Object.entries(tags).map(([tagName, tagValue]) => ({ tagName, tagValue }))
-
-/** A status fault as gRPC answers it: the status mapped to its code, the message as the details. */
-const GRPC_OF_HTTP: Readonly<Record<number, grpc.status>> = {
-  429: grpc.status.RESOURCE_EXHAUSTED,
-  500: grpc.status.INTERNAL,
-  502: grpc.status.UNAVAILABLE,
-  503: grpc.status.UNAVAILABLE,
-  504: grpc.status.UNAVAILABLE
-}
-
-/**
- * The HTTP/2 session under a call, for a cut: grpc-js keeps the stream a few objects in (its
- * `ServerInterceptingCall`), found by shape rather than by its private names.
- */
-const sessionOf = (call: object): { destroy: () => void } | undefined => {
-  const seen = new Set<object>()
-  const search = (value: unknown, depth: number): { destroy: () => void } | undefined => {
-    if (typeof value !== "object" || value === null || seen.has(value) || depth > 4) return undefined
-    seen.add(value)
-    const session = (value as { session?: { destroy?: unknown } }).session
-    if (typeof session?.destroy === "function" && "respond" in value) return session as { destroy: () => void }
-    for (const key of Object.keys(value)) {
-      const found = search((value as Record<string, unknown>)[key], depth + 1)
-      if (found !== undefined) return found
-    }
-    return undefined
-  }
-  return search(call, 0)
-}
-
-/** A fault before the call is served: refused, or served later; a cut comes after (see `faults`). */
-const servedAfter = async (fault: Fault | undefined) => {
-  if (fault?.kind === "status") {
-    throw new Refusal(GRPC_OF_HTTP[fault.status] ?? grpc.status.UNKNOWN, fault.message)
-  }
-  if (fault?.kind === "delay") await sleep(fault.millis)
-  if (fault?.kind === "hold") await fault.until.then(() => undefined, () => undefined)
-}
 
 /** Resolves after `seconds`, or with `promise` if it settles first. */
 const within = <A>(promise: Promise<A>, seconds: number): Promise<A | undefined> =>
@@ -170,19 +101,15 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   const sandboxes = new Sandboxes(instance, certificate)
   const calls: Array<RecordedCall> = []
   const apps = new Map<string, string>()
-  /** Published name with its tag (`name:latest` when given untagged) → image on the engine. */
-  const published = new Map(
-    Object.entries(options.images).map(([name, image]) => [name.includes(":") ? name : `${name}:latest`, image])
-  )
-  /** Image id → image on the engine. */
-  const images = new Map<string, string>()
-  const imageId = (engineImage: string) => {
-    const id = `im-${createHash("sha256").update(engineImage).digest("hex").slice(0, 22)}`
-    images.set(id, engineImage)
-    return id
-  }
+  const images = new Images(instance, options.images)
   let refusals = { times: 0, details: "" }
   const faults = new Faults()
+  const router = await startRouter({
+    sandboxOfTask: (taskId) => [...sandboxes.byId.values()].find((s) => s.taskId === taskId),
+    images,
+    calls,
+    faults
+  })
   let tunnelsHeld: { readonly until: Promise<unknown>; readonly capSeconds: number } | undefined
   const state = { listsV2: false, lateLogsMs: 0 }
   /** App name → id, for lookups by name. */
@@ -197,8 +124,8 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
   /** Create answers by the SDK's `x-idempotency-key`: a create sent again (its answer lost) makes nothing new. */
   const createdBy = new Map<string, unknown>()
 
-  const handlers: Record<string, (request: any, idempotencyKey?: string) => Promise<unknown>> = {
-    AuthTokenGet: async () => ({ token: authToken() }),
+  const handlers: Record<string, Handler> = {
+    AuthTokenGet: async () => ({ token: unsignedJwt() }),
     AppGetOrCreate: async (request) => {
       const known = apps.get(request.appName)
       if (known !== undefined) return { appId: known }
@@ -213,13 +140,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       environmentId: "en-standin",
       metadata: { name: request.deploymentName || "main", settings: { imageBuilderVersion: BUILDER_VERSION } }
     }),
-    ImageGetByTag: async (request) => {
-      const engineImage = published.get(request.tag)
-      if (engineImage === undefined) {
-        throw new Refusal(grpc.status.NOT_FOUND, `Could not find published image '${request.tag}'`)
-      }
-      return { imageId: imageId(engineImage) }
-    },
+    ImageGetByTag: async (request) => ({ imageId: images.byName(request.tag) }),
     // Only `FROM <registry reference>`: the reference must name an image on the engine (nothing is pulled).
     ImageGetOrCreate: async (request) => {
       const commands: ReadonlyArray<string> = request.image?.dockerfileCommands ?? []
@@ -228,7 +149,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
         throw new Refusal(grpc.status.UNIMPLEMENTED, "the stand-in builds only images of one `FROM <reference>`")
       }
       const found = await docker.getImage(from).inspect().then(() => true, () => false)
-      const id = imageId(from)
+      const id = images.idOf(from)
       return {
         imageId: id,
         result: found
@@ -237,10 +158,26 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       }
     },
     ImagePublish: async (request) => {
-      const engineImage = images.get(request.imageId)
-      if (engineImage === undefined) throw new Refusal(grpc.status.NOT_FOUND, `Image ${request.imageId} not found`)
-      published.set(request.tag, engineImage)
+      images.publish(request.tag, request.imageId)
       return { imageId: request.imageId }
+    },
+    ImageFromId: async (request) => ({ imageId: images.fromId(request.imageId) }),
+    ImageDelete: async (request) => {
+      await images.delete(request.imageId)
+      return {}
+    },
+    ImageListTags: async (request) => images.list(request.tagPrefix, request.maxObjects, request.pageToken),
+    ImageNameDelete: async (request) => {
+      images.deleteName(request.tag)
+      return {}
+    },
+    // A running sandbox's command router (router.ts): its URL and a JWT of its task.
+    SandboxGetCommandRouterAccess: async (request) => {
+      const sandbox = sandboxOf(request.sandboxId ?? "")
+      if (sandbox.result !== undefined) {
+        throw new Refusal(grpc.status.FAILED_PRECONDITION, `Sandbox ${sandbox.id} has finished`)
+      }
+      return router.access(sandbox)
     },
     SandboxCreateV2: async (request, key?: string) => {
       const again = key === undefined ? undefined : createdBy.get(key)
@@ -250,7 +187,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
         throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, refusals.details)
       }
       const sandboxDefinition = request.definition as SandboxDefinition
-      const engineImage = images.get(sandboxDefinition.imageId)
+      const engineImage = images.engineImage(sandboxDefinition.imageId)
       if (engineImage === undefined) {
         throw new Refusal(grpc.status.NOT_FOUND, `Image ${sandboxDefinition.imageId} not found`)
       }
@@ -367,9 +304,8 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     }
   }
 
-  /** Every call: recorded, the token pair checked (UNAUTHENTICATED with Modal-like text), refusals as gRPC errors. */
-  const authorized = (method: string, request: Record<string, unknown>, metadata: grpc.Metadata) => {
-    calls.push({ method, request })
+  /** The token pair every control-plane call carries (UNAUTHENTICATED with Modal-like text). */
+  const authorize = (metadata: grpc.Metadata) => {
     if (
       metadata.get("x-modal-token-id")[0] !== options.tokenId ||
       metadata.get("x-modal-token-secret")[0] !== options.tokenSecret
@@ -377,38 +313,22 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       throw new Refusal(grpc.status.UNAUTHENTICATED, INVALID_TOKEN)
     }
   }
-
-  const implementation: grpc.UntypedServiceImplementation = {}
-  for (const [method, handle] of Object.entries(handlers)) {
-    implementation[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
-      const fault = method === "AuthTokenGet" ? undefined : faults.take("POST", method)
-      Promise.resolve()
-        .then(() => authorized(method, call.request, call.metadata))
-        .then(() => servedAfter(fault))
-        .then(() => handle(call.request, call.metadata.get("x-idempotency-key")[0]?.toString()))
-        .then((response) => {
-          const session = fault?.kind === "cut" ? sessionOf(call) : undefined
-          if (session === undefined) callback(null, response)
-          else session.destroy()
-        }, (error) => callback(failure(error)))
-    }
-  }
-
-  const server = new grpc.Server()
-  server.addService(service, implementation)
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(
-      "127.0.0.1:0",
-      grpc.ServerCredentials.createInsecure(),
-      (error, bound) => error === null ? resolve(bound) : reject(error)
-    )
-  )
+  const served = await serve({
+    proto: "modal.proto",
+    service: "modal.client.ModalClient",
+    handlers,
+    calls,
+    authorize,
+    faults,
+    unfaulted: ["AuthTokenGet"]
+  })
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${served.port}`,
     instance,
     certificate: certificate.cert,
     calls,
     sandboxes: sandboxes.byId,
+    images,
     refuseCreates: (times, details) => void (refusals = { times, details }),
     faults,
     get listsV2() {
@@ -433,8 +353,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     end: (sandboxId, why) => sandboxes.end(sandboxOf(sandboxId), why),
     containers: () => leftovers(instance),
     close: async () => {
-      server.forceShutdown()
+      served.close()
+      router.close()
       await sandboxes.closeAll()
+      await images.close()
     }
   }
 }
