@@ -5,8 +5,9 @@
  * (src/providers/modal/snapshotRef.ts). A kept snapshot never expires and outlives its runtime, is
  * listed, starts a sandbox with the files, and is removed (image and name); one not kept lives the
  * sandbox's `lifetime` at most and goes with its runtime; a dead owner's is reaped by its name; a
- * sandbox that ended is not snapshotted, and a removed snapshot starts nothing, each as a typed
- * error. One source runtime serves the cases; the conformance suite has forks diverging.
+ * sandbox that ended is not snapshotted, another provider's snapshot and a removed one start
+ * nothing, each as a typed error. One source runtime serves the cases; the conformance suite has
+ * forks diverging.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
@@ -20,7 +21,7 @@ import { ModalRuntime, type ModalRuntimeOptions } from "../../../src/modal.ts"
 import { classifyModal } from "../../../src/providers/modal/classify.ts"
 import { modalDriver } from "../../../src/providers/modal/driver.ts"
 import { parseSnapshotRef, snapshotRef } from "../../../src/providers/modal/snapshotRef.ts"
-import { RuntimeStartError } from "../../../src/schema/errors.ts"
+import { InvalidOptionsError, RuntimeStartError } from "../../../src/schema/errors.ts"
 import { RuntimeSnapshotError } from "../../../src/schema/snapshot.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
@@ -94,6 +95,13 @@ describeDocker("ModalRuntime snapshots (stand-in)", () => {
         assert.strictEqual(copy.definition.imageId, kept.id)
         assert.strictEqual((yield* started.rt.runCommand("cat notes.txt")).content, "in the filesystem")
         yield* started.release
+
+        // Another provider's snapshot is refused before anything is made.
+        const foreign = yield* Effect.flip(buildRuntime(ModalRuntime.layer(options({
+          fromSnapshot: { ...kept, provider: "E2B" }
+        }))))
+        assert.instanceOf(foreign, InvalidOptionsError)
+        assert.include(foreign.message, `the snapshot ${kept.id} was taken on E2B, not Modal`)
 
         // Removed: the image and its name; a sandbox from it is refused, saying so.
         yield* ModalRuntime.removeSnapshot(kept, options())
