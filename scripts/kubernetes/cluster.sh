@@ -261,6 +261,10 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 clusterDomain: cluster.local
 serializeImagePulls: false
+kubeAPIQPS: 50
+kubeAPIBurst: 100
+eventRecordQPS: 50
+eventBurst: 100
 EOF
   # build.sh removes the cloud credential providers; the variable closes the AWS one in any build.
   # K8S_KUBELET_V=3 makes the kubelet say why it keeps a deleted pod ("is terminated, but ...").

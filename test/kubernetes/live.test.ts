@@ -83,6 +83,21 @@ const pullFailed = async (kubeConfig: KubeConfig, inNamespace: string, sessionId
 }
 
 /**
+ * `wait`, with the TestClock moved on a second each second while it runs: the session's owner Lease
+ * is then renewed as in real time, so the reaper case running beside this one (which judges Leases
+ * by the API server's clock) does not take a slow pull's pod for a dead owner's and delete it.
+ */
+const followingRealTime = <A, E, R>(wait: Effect.Effect<A, E, R>) =>
+  Effect.raceFirst(
+    wait,
+    Effect.forever(
+      Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1000))).pipe(
+        Effect.andThen(TestClock.adjust("1 second"))
+      )
+    )
+  )
+
+/**
  * What a test's pod asks for: little, so that the suite's concurrent sessions fit a small node and
  * its namespace's quota (the memory limit stays the runtime's 2Gi).
  */
@@ -149,10 +164,10 @@ suite(title, () => {
             deleteWorkspace: true
           })
         ))
-        yield* Effect.raceFirst(
+        yield* followingRealTime(Effect.raceFirst(
           Effect.promise((signal) => pullFailed(kubeConfigOf(), namespaceOf(), sessionId, signal)),
           Fiber.await(started)
-        )
+        ))
         yield* TestClock.adjust("5 minutes")
         const error = yield* Fiber.join(started)
         assert.instanceOf(error, RuntimeStartError)
