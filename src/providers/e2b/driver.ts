@@ -34,6 +34,7 @@ import {
   renewalMillis
 } from "./lifetime.ts"
 import type { E2BRuntimeOptions } from "./options.ts"
+import { SDK_REQUEST_TIMEOUT_MS, withinRequestTimeout } from "./requestDeadline.ts"
 import { e2bSnapshots, forgetMemory } from "./snapshot.ts"
 
 const DEFAULT_TEMPLATE = "effect-sandbox-runtime"
@@ -100,10 +101,13 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     ...(options.sandboxUrl === undefined ? {} : { sandboxUrl: options.sandboxUrl }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs })
   }
+  /** A control-plane request within its time-out whatever Node's fetch does with the abort (requestDeadline.ts). */
+  const bounded = <A>(request: () => Promise<A>) => () =>
+    withinRequestTimeout(options.requestTimeoutMs ?? SDK_REQUEST_TIMEOUT_MS, request)
   const connected = (box: E2BBox) =>
     box.instance !== undefined ? Effect.succeed(box.instance) : call(
       `connect to sandbox ${box.id}`,
-      () => Sandbox.connect(box.id, { ...sdk, timeoutMs })
+      bounded(() => Sandbox.connect(box.id, { ...sdk, timeoutMs }))
     ).pipe(Effect.tap((instance) => Effect.sync(() => box.instance = instance)))
 
   /** A new life at this process's clock: a create, or a resume (E2B starts the VM anew). */
@@ -125,7 +129,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       box.life.announced = true
       yield* Effect.logWarning(endingMessage(box.id, renewal, lifetimeMs))
     }
-    yield* call(`renew the timeout of sandbox ${box.id}`, () => Sandbox.setTimeout(box.id, renewal, sdk)).pipe(
+    yield* call(`renew the timeout of sandbox ${box.id}`, bounded(() => Sandbox.setTimeout(box.id, renewal, sdk))).pipe(
       Effect.catchIf(isMaxLengthExceeded, (error) =>
         Effect.sync(() => {
           box.life.capped = true
@@ -217,14 +221,16 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       const from = spec.fromSnapshot ?? template
       return call(
         `create a sandbox from ${spec.fromSnapshot === undefined ? "template" : "snapshot"} ${from}`,
-        () => Sandbox.create(from, { ...sdk, ...egress, timeoutMs, metadata: { ...spec.tags } })
+        bounded(() => Sandbox.create(from, { ...sdk, ...egress, timeoutMs, metadata: { ...spec.tags } }))
       ).pipe(
         // A copy of a snapshot runs the source's memory (its server, with the source's key): rebooted first.
         Effect.flatMap((instance) =>
           spec.fromSnapshot === undefined
             ? Effect.succeed(instance)
             : forgetMemory(Sandbox, sdk, call, instance.sandboxId, timeoutMs).pipe(
-              Effect.tapError(() => Effect.ignore(call("kill the copy", () => Sandbox.kill(instance.sandboxId, sdk))))
+              Effect.tapError(() =>
+                Effect.ignore(call("kill the copy", bounded(() => Sandbox.kill(instance.sandboxId, sdk))))
+              )
             )
         ),
         Effect.flatMap((instance) =>
@@ -236,7 +242,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       )
     },
     launch,
-    destroy: (box) => call(`kill sandbox ${box.id}`, () => Sandbox.kill(box.id, sdk)).pipe(Effect.asVoid),
+    destroy: (box) => call(`kill sandbox ${box.id}`, bounded(() => Sandbox.kill(box.id, sdk))).pipe(Effect.asVoid),
     find: Effect.fn("E2BRuntime.find")(function*(tags) {
       const paginator = Sandbox.list({ ...sdk, query: { metadata: { ...tags } } })
       const found = []
@@ -253,7 +259,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       return found
     }),
     state: (box) =>
-      call("look up the sandbox", () => Sandbox.getInfo(box.id, sdk)).pipe(
+      call("look up the sandbox", bounded(() => Sandbox.getInfo(box.id, sdk))).pipe(
         Effect.map((info) => info.state === "paused" ? { _tag: "paused" as const } : { _tag: "running" as const }),
         Effect.catchIf(
           (error) => error.reason === "not-found",
@@ -274,7 +280,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
       pause: (box) => call(`pause sandbox ${box.id}`, () => pauseChecked(box)),
       // A resume starts the sandbox's life anew.
       resume: (box) =>
-        call(`resume sandbox ${box.id}`, () => Sandbox.connect(box.id, { ...sdk, timeoutMs })).pipe(
+        call(`resume sandbox ${box.id}`, bounded(() => Sandbox.connect(box.id, { ...sdk, timeoutMs }))).pipe(
           Effect.flatMap((instance) =>
             Effect.map(lifeFromNow, (life) => {
               box.instance = instance

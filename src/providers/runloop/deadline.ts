@@ -6,24 +6,9 @@
  * past it the call fails as "no answer", which the classifier takes for unavailable (worth sending
  * again: a create keeps its idempotency key), instead of a start or a release that never ends.
  */
+import { settledWithin } from "../../hosted/settledWithin.ts"
 import type { ProviderCall } from "../../services/Driver.ts"
-
-/** `promise`, or a failure without a status once `ms` passed without its answer. */
-const answered = <A>(promise: PromiseLike<A>, ms: number): Promise<A> =>
-  new Promise<A>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)
-    promise.then(
-      (value) => {
-        clearTimeout(timer)
-        resolve(value)
-      },
-      (error: unknown) => {
-        clearTimeout(timer)
-        reject(error)
-      }
-    )
-  })
 
 /** `call`, each promise it runs given at most `ms` to settle. */
 export const withDeadline = (call: ProviderCall, ms: number): ProviderCall => (operation, run) =>
-  call(operation, () => answered(run(), ms))
+  call(operation, () => settledWithin(run(), ms, () => new Error(`no answer within ${ms / 1000} s`)))
