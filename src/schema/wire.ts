@@ -56,8 +56,8 @@ const observationTagToWire = wireTypeOf(observationClasses)
 
 /**
  * A renaming of keys that remembers its answers: every request and response renames the same few
- * dozen field names, and the regular expression was half of what renaming a body cost. Bounded,
- * because the keys of an action's args are the client's to choose.
+ * dozen field names, and the regular expression was half of what renaming a body cost. Bounded
+ * (in count and in key length), because the keys of an action's args are the client's to choose.
  */
 const remembered = (rename: (key: string) => string) => {
   const known = new Map<string, string>()
@@ -65,7 +65,7 @@ const remembered = (rename: (key: string) => string) => {
     let renamed = known.get(key)
     if (renamed === undefined) {
       renamed = rename(key)
-      if (known.size < 1024) known.set(key, renamed)
+      if (known.size < 1024 && key.length <= 64) known.set(key, renamed)
     }
     return renamed
   }
