@@ -41,7 +41,7 @@ import { restrictEgress } from "./egressBox.ts"
 import { recordContainer } from "./leaseRecords.ts"
 import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
-import { reapOrphans } from "./reaper.ts"
+import { reapUnlessPassing } from "./reaper.ts"
 import { containerSpec, explainStorageRefusal } from "./sandboxContainer.ts"
 import { dockerSnapshots, restoreWorkspace } from "./snapshot.ts"
 import { removeTemporaryWorkspace, removeWithWorkspace, temporaryWorkspaceOf } from "./workspaceRemoval.ts"
@@ -362,7 +362,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       resume: (box) => engineCall(`unpause ${box.name}`, () => box.container.unpause()).pipe(Effect.asVoid)
     },
     snapshot: dockerSnapshots(docker, prefix, lease.dir),
-    reaper: { every: "30 seconds", pass: withEngine(reapOrphans()) }
+    reaper: { every: "30 seconds", pass: withEngine(reapUnlessPassing(engine.address)) }
   } satisfies Driver<DockerBox>
 })
 
