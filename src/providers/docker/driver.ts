@@ -120,20 +120,24 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
     // A kept one is not: neither the reaper nor a later release may remove it.
     const temporary = made !== undefined && !keepWorkspace ? made : undefined
     const started = Effect.gen(function*() {
-      const image = spec.fromSnapshot ?? sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
-        {
-          baseImage: options.baseImage ?? sandbox.baseContainerImage,
-          userId: spec.user.id,
-          username: spec.user.name,
-          forceRebuild: sandbox.forceRebuildRuntime,
-          requires: imageRequirements(options, sandbox)
-        },
-        spec.onStatus("BUILDING_RUNTIME")
-      ))
+      const ready = spec.fromSnapshot ?? sandbox.runtimeContainerImage
+      // The image and the network are independent lookups (engine round trips): side by side.
+      const [image, network] = yield* Effect.all([
+        ready !== undefined && ready !== null ? Effect.succeed(ready) : ensureRuntimeImage(
+          {
+            baseImage: options.baseImage ?? sandbox.baseContainerImage,
+            userId: spec.user.id,
+            username: spec.user.name,
+            forceRebuild: sandbox.forceRebuildRuntime,
+            requires: imageRequirements(options, sandbox)
+          },
+          spec.onStatus("BUILDING_RUNTIME")
+        ),
+        sandboxNetworkFor(sandbox)
+      ], { concurrency: "unbounded" })
       // A workspace we created belongs to the sandbox user, who must be able to write it; the
       // owner-only directory around it (runtime/hostWorkspace.ts) keeps other host users out.
       if (made !== undefined && process.getuid?.() === 0) chownSync(made, spec.user.id, spec.user.id)
-      const network = yield* sandboxNetworkFor(sandbox)
       const leaseDir = spec.keepAlive ? undefined : lease.dir
       // The reaper acts only on what the lease records (leaseRecords.ts): recorded before it exists.
       if (leaseDir !== undefined) yield* recordContainer(leaseDir, name, temporary)
