@@ -8,38 +8,12 @@
  * renewal for `staleAfterMs`); whoever cannot read it knows nothing and must
  * not act. Docker bind-mounts the owner's lease directory read-only into its
  * containers, whose server (`--owner-lease FILE`) stops itself when the lease
- * goes stale; the reaper reads the same file from the host.
+ * goes stale; the reaper reads the same file from the host (leaseFile.ts reads it).
  */
-import { Effect, Schema } from "effect"
-import { readFileSync, statSync } from "node:fs"
+import { Effect } from "effect"
+import { readLease } from "./leaseFile.ts"
 
-/** The lease file's name inside the owner's lease directory. */
-export const LEASE_FILE = "lease.json"
-
-/** What the owner promises: a renewal every `renewEveryMs`; stale after `staleAfterMs` without one. */
-export const LeaseTerms = Schema.Struct({ renewEveryMs: Schema.Number, staleAfterMs: Schema.Number })
-export type LeaseTerms = typeof LeaseTerms.Type
-
-/** A lease as read: its terms and its last renewal (the file's mtime, epoch ms). */
-export interface Lease extends LeaseTerms {
-  readonly renewedAt: number
-}
-
-const decodeTerms = Schema.decodeUnknownSync(Schema.fromJsonString(LeaseTerms))
-
-/** The lease in `file`, or null when it cannot be read (missing, not a regular file, not our format). */
-export const readLease = (file: string): Lease | null => {
-  try {
-    const stat = statSync(file)
-    if (!stat.isFile()) return null
-    return { ...decodeTerms(readFileSync(file, "utf8")), renewedAt: stat.mtimeMs }
-  } catch {
-    return null
-  }
-}
-
-/** True when a readable lease was not renewed within its terms (wall clock: for one-off checks). */
-export const isStale = (lease: Lease, now = Date.now()): boolean => now - lease.renewedAt > lease.staleAfterMs
+export { isStale, type Lease, LEASE_FILE, type LeaseTerms, readLease } from "./leaseFile.ts"
 
 /**
  * Completes once the owner's lease is lost: it was readable and then went

@@ -7,6 +7,7 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { chownSync, copyFileSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -95,6 +96,11 @@ describeDocker("DockerRuntime tools", () => {
         const key = config.Labels["effect-sandbox.session-key"]!
         assert.isAtLeast(key.length, 16)
         assert.isFalse(config.Env.some((e: string) => e.includes(key)), "the key is not in the container's environment")
+        // Only its digest, which is all the server checks requests against.
+        assert.include(
+          config.Env,
+          `EFFECT_SANDBOX_SESSION_API_KEY_SHA256=${createHash("sha256").update(key).digest("hex")}`
+        )
         const check = Effect.gen(function*() {
           yield* assertKeyHidden(rt, { key, kernel: true, browser: true, mcpEnvFile: "/tmp/mcp-env" })
           // Every process of the container (docker-init as PID 1, the server), not only the session's.

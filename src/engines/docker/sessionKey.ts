@@ -1,25 +1,39 @@
 /**
- * How a container's server gets its session key without the key ever sitting in an
- * environment a sandboxed command can read: docker-init (PID 1) and the server run as the
- * sandbox user, so a key passed as `SESSION_API_KEY` would be in `/proc/1/environ` for any
- * command to read, and with it the server (or, over a bridge, a neighbour) could be driven
- * as a client. Instead the key is copied into the container, before each start, as a file
- * only the sandbox user can read; the server reads and removes it before it runs anything
- * (server/sessionKey.ts). The owner keeps the key in a label, which only Docker API users
- * (root-equivalent anyway) can read, so `attach` and restarts find it.
+ * How a container's server gets its session key without the key ever sitting where a sandboxed
+ * command can read it: docker-init (PID 1) and the server run as the sandbox user, so a key passed
+ * as `SESSION_API_KEY` would be in `/proc/1/environ` for any command to read, and with it the
+ * server (or, over a bridge, a neighbour) could be driven as a client. The server only verifies
+ * keys (server/auth.ts compares SHA-256 digests), so its container gets the key's digest in its
+ * environment (`EFFECT_SANDBOX_SESSION_API_KEY_SHA256`, as KubernetesRuntime's pods and Modal's
+ * sandboxes do): a command that reads it has nothing to call the server with. Nothing is copied
+ * into the container before it starts, which took an engine round trip (and a mount of the
+ * container's filesystem) on every start. The owner keeps the key in a label, which only Docker
+ * API users (root-equivalent anyway) can read, so `attach` and restarts find it.
+ *
+ * Containers made before the digest was used name a key file instead
+ * (`EFFECT_SANDBOX_SESSION_API_KEY_FILE`): the key is copied in before each of their starts, read
+ * by the server, then removed (server/sessionKey.ts).
  */
 import type Docker from "dockerode"
 import { Effect } from "effect"
 import { pack } from "tar-stream"
-import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
+import { SESSION_KEY_FILE_VARIABLE, SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
+import { keyDigest } from "../../server/sessionKey.ts"
 import { engineCall } from "./engine.ts"
 import { LABEL } from "./labels.ts"
 
 const KEY_DIR = "/tmp"
 const KEY_NAME = ".effect-sandbox-session-key"
 
-/** The container environment entry that tells the server where its key is. */
+/** The container environment entry that tells the server where its key is (the runtime API's containers). */
 export const sessionKeyFileEnv = { [SESSION_KEY_FILE_VARIABLE]: `${KEY_DIR}/${KEY_NAME}` } as const
+
+/** The container environment entry that gives the server the key's digest (hex), never the key. */
+export const sessionKeyDigestEnv = (key: string) => ({ [SESSION_KEY_SHA256_VARIABLE]: keyDigest(key).toString("hex") })
+
+/** Whether a container's server reads its key from a file copied in before each start (`env` as the engine reports it). */
+export const readsKeyFile = (env: ReadonlyArray<string>): boolean =>
+  env.some((entry) => entry.startsWith(`${SESSION_KEY_FILE_VARIABLE}=`))
 
 /**
  * The session key of an existing container: its label, or (containers made before the label

@@ -1,14 +1,14 @@
 /**
  * The Docker driver (services/Driver.ts): a sandbox is a container of the runtime image (built
- * in `create` when missing, reported as BUILDING_RUNTIME) whose command is the action server, its
- * key copied in as a file before each start, on the sandboxes' network with no capability, the
+ * in `create` when missing, reported as BUILDING_RUNTIME) whose command is the action server, given
+ * its key's digest in its environment (engines/docker/sessionKey.ts), on the sandboxes' network with no capability, the
  * host workspace mounted at /workspace, reached on an engine-assigned port of 127.0.0.1 (or, on a
  * local engine, the bridge address). Pause is `docker pause` (memory survives); a snapshot is an
  * image committed with the workspace inside (snapshot.ts). Owner liveness is
  * the driver's own lease (ownerLease.ts, reaper.ts): docs/security.md says why pids cannot decide.
  */
 import type Docker from "dockerode"
-import { Deferred, Effect, Redacted, Schedule } from "effect"
+import { Deferred, Effect, Schedule } from "effect"
 import { chownSync } from "node:fs"
 import { classifyDocker } from "../../engines/docker/classify.ts"
 import {
@@ -25,7 +25,7 @@ import { ensureRuntimeImage } from "../../engines/docker/imageBuilder.ts"
 import { LABEL, labelOf, type Labels } from "../../engines/docker/labels.ts"
 import { forwardContainerLogs, logTail } from "../../engines/docker/logs.ts"
 import { sandboxNetworkFor } from "../../engines/docker/network.ts"
-import { putSessionKey, sessionKeyOf } from "../../engines/docker/sessionKey.ts"
+import { putSessionKey, readsKeyFile, sessionKeyOf } from "../../engines/docker/sessionKey.ts"
 import { unsupported } from "../../hosted/options.ts"
 import { serverExitedMessage } from "../../hosted/startFailure.ts"
 import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
@@ -41,7 +41,7 @@ import { restrictEgress } from "./egressBox.ts"
 import { recordContainer } from "./leaseRecords.ts"
 import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
-import { reapOrphans } from "./reaper.ts"
+import { reapUnlessPassing } from "./reaper.ts"
 import { containerSpec, explainStorageRefusal } from "./sandboxContainer.ts"
 import { dockerSnapshots, restoreWorkspace } from "./snapshot.ts"
 import { removeTemporaryWorkspace, removeWithWorkspace, temporaryWorkspaceOf } from "./workspaceRemoval.ts"
@@ -108,7 +108,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
   const prefix = options.containerNamePrefix ?? "effect-sandbox"
   const keepWorkspace = options.keepWorkspace === true
 
-  /** The container made for `spec`: the image built first if missing, its key copied in before it starts. */
+  /** The container made for `spec`: the image built first if missing, a snapshot's workspace copied in before it starts. */
   const create = Effect.fn("DockerRuntime.create")(function*(spec: SandboxSpec) {
     const name = `${prefix}-${spec.sessionId}`
     const { sandbox } = spec
@@ -120,20 +120,24 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
     // A kept one is not: neither the reaper nor a later release may remove it.
     const temporary = made !== undefined && !keepWorkspace ? made : undefined
     const started = Effect.gen(function*() {
-      const image = spec.fromSnapshot ?? sandbox.runtimeContainerImage ?? (yield* ensureRuntimeImage(
-        {
-          baseImage: options.baseImage ?? sandbox.baseContainerImage,
-          userId: spec.user.id,
-          username: spec.user.name,
-          forceRebuild: sandbox.forceRebuildRuntime,
-          requires: imageRequirements(options, sandbox)
-        },
-        spec.onStatus("BUILDING_RUNTIME")
-      ))
+      const ready = spec.fromSnapshot ?? sandbox.runtimeContainerImage
+      // The image and the network are independent lookups (engine round trips): side by side.
+      const [image, network] = yield* Effect.all([
+        ready !== undefined && ready !== null ? Effect.succeed(ready) : ensureRuntimeImage(
+          {
+            baseImage: options.baseImage ?? sandbox.baseContainerImage,
+            userId: spec.user.id,
+            username: spec.user.name,
+            forceRebuild: sandbox.forceRebuildRuntime,
+            requires: imageRequirements(options, sandbox)
+          },
+          spec.onStatus("BUILDING_RUNTIME")
+        ),
+        sandboxNetworkFor(sandbox)
+      ], { concurrency: "unbounded" })
       // A workspace we created belongs to the sandbox user, who must be able to write it; the
       // owner-only directory around it (runtime/hostWorkspace.ts) keeps other host users out.
       if (made !== undefined && process.getuid?.() === 0) chownSync(made, spec.user.id, spec.user.id)
-      const network = yield* sandboxNetworkFor(sandbox)
       const leaseDir = spec.keepAlive ? undefined : lease.dir
       // The reaper acts only on what the lease records (leaseRecords.ts): recorded before it exists.
       if (leaseDir !== undefined) yield* recordContainer(leaseDir, name, temporary)
@@ -159,10 +163,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         startContainer(
           createOptions,
           () => kept,
-          (container, _labels, user) =>
-            putSessionKey(container, Redacted.value(spec.sessionKey), containerUid(user, spec.user.id)).pipe(
-              Effect.andThen(spec.fromSnapshot === undefined ? Effect.void : restoreWorkspace(docker, image, container))
-            )
+          (container) => spec.fromSnapshot === undefined ? Effect.void : restoreWorkspace(docker, image, container)
         ).pipe(Effect.tap(() => Effect.sync(() => kept = true)))
       ).pipe(
         Effect.mapError(explainStorageRefusal(options.storageBytes)),
@@ -344,12 +345,17 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
         )
       ),
     endpoint,
-    /** A stopped container started again, its key copied in first (its user's, who may differ from this layer's). */
+    /**
+     * A stopped container started again; one made before the key's digest was used gets its key
+     * file copied in first (its user's, who may differ from this layer's).
+     */
     start: (box) =>
       Effect.gen(function*() {
         const info = yield* engineCall(`inspect ${box.name}`, () => box.container.inspect())
-        const key = sessionKeyOf(box.labels, info.Config.Env ?? [])
-        yield* putSessionKey(box.container, key, containerUid(info.Config.User, uid))
+        const env = info.Config.Env ?? []
+        if (readsKeyFile(env)) {
+          yield* putSessionKey(box.container, sessionKeyOf(box.labels, env), containerUid(info.Config.User, uid))
+        }
         if ((yield* gatewayPorts(box.name)) !== undefined) yield* startGateway(box.name)
         yield* engineCall(`start ${box.name}`, () => box.container.start())
         box.reached = (yield* throughGateway(boxOf(yield* inspectRunning(box.container, box.name)))).reached
@@ -360,7 +366,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       resume: (box) => engineCall(`unpause ${box.name}`, () => box.container.unpause()).pipe(Effect.asVoid)
     },
     snapshot: dockerSnapshots(docker, prefix, lease.dir),
-    reaper: { every: "30 seconds", pass: withEngine(reapOrphans()) }
+    reaper: { every: "30 seconds", pass: withEngine(reapUnlessPassing(engine.address)) }
   } satisfies Driver<DockerBox>
 })
 

@@ -12,7 +12,7 @@ import { Duration, Effect, Schedule } from "effect"
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { LEASE_FILE, type LeaseTerms } from "../../server/ownerLease.ts"
+import { LEASE_FILE, type LeaseTerms } from "../../server/leaseFile.ts"
 import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 import { leaseWatchdog } from "./leaseWatchdog.ts"
 

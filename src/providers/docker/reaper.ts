@@ -26,7 +26,7 @@ import { join } from "node:path"
 import { dockerClient } from "../../engines/docker/client.ts"
 import { reapStrayGateways, removeEgress } from "../../engines/docker/egress.ts"
 import { LABEL, labelOf } from "../../engines/docker/labels.ts"
-import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/ownerLease.ts"
+import { isStale, type Lease, LEASE_FILE, readLease } from "../../server/leaseFile.ts"
 import { LEASE_DIR_PREFIX } from "./leaseDir.ts"
 import { type Claim, claimOf, isOwnLeaseDir } from "./leaseRecords.ts"
 import { removeWithWorkspace } from "./workspaceRemoval.ts"
@@ -141,6 +141,24 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
   yield* sweepLeases(staleDirs, named)
   return orphans.length
 })
+
+/** The engines (by address) a pass of `reapUnlessPassing` runs on in this process now. */
+const passing = new Set<string>()
+
+/**
+ * A reaper pass, unless one of this process already runs on the same engine. Runtimes started
+ * together (a pool, 20 layers at once) each begin with a pass, and each pass lists every container
+ * and image of the engine while their containers are being made: 20 at once slowed every engine
+ * call of those starts. One pass covers them all; what appears meanwhile is seen by the next.
+ */
+export const reapUnlessPassing = (address: string) =>
+  Effect.suspend(() =>
+    passing.has(address) ? Effect.void : Effect.acquireUseRelease(
+      Effect.sync(() => passing.add(address)),
+      () => reapOrphans(),
+      () => Effect.sync(() => passing.delete(address))
+    ).pipe(Effect.asVoid)
+  )
 
 /** Reap now and then every `every`, in the background, for as long as the scope lives. */
 export const startReaper = (every: Duration.Input = "30 seconds") =>

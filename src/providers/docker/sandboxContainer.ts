@@ -1,12 +1,13 @@
 /**
  * DockerRuntime's container: the create options of one session's sandbox (the server as its
- * command, the key's file, the owner's labels and lease, the workspace mounted), and the engine's
+ * command, the key's digest, the owner's labels and lease, the workspace mounted), and the engine's
  * refusal of a disk quota said plainly.
  */
 import type Docker from "dockerode"
+import { Redacted } from "effect"
 import { IMAGE_NODE, IMAGE_SERVER, IMAGE_WORKSPACE, sandboxContainerSpec } from "../../engines/docker/containerSpec.ts"
 import { LABEL, type OurLabels } from "../../engines/docker/labels.ts"
-import { sessionKeyFileEnv } from "../../engines/docker/sessionKey.ts"
+import { sessionKeyDigestEnv } from "../../engines/docker/sessionKey.ts"
 import { containerUser } from "../../runtimeImage/sandboxUser.ts"
 import { type ProviderError, RuntimeStartError } from "../../schema/errors.ts"
 import { VSCODE_PORT, vscodeEnv } from "../../serverStart/serverTools.ts"
@@ -35,7 +36,7 @@ export const containerSpec = (input: {
   const hostNetwork = sandbox.useHostNetwork
   // VS Code's port only with the plugin (and not on the host's network, where 8001 may be anyone's).
   const vscode = options.vscode === true && !hostNetwork
-  const env: Record<string, string> = { ...spec.server.env, ...sessionKeyFileEnv }
+  const env: Record<string, string> = { ...spec.server.env, ...sessionKeyDigestEnv(Redacted.value(spec.sessionKey)) }
   if (!vscode) { for (const name of Object.keys(vscodeEnv(options))) delete env[name] }
   return sandboxContainerSpec({
     name: input.name,
@@ -51,7 +52,7 @@ export const containerSpec = (input: {
       ...(hostNetwork ? { port: 0 } : {}),
       ...(input.lease === undefined ? {} : { ownerLease: LEASE_IN_CONTAINER })
     }),
-    // Not the key itself: where the server finds it (engines/docker/sessionKey.ts).
+    // Not the key itself: its digest (engines/docker/sessionKey.ts).
     env,
     user: containerUser(spec.user.id),
     workingDir: IMAGE_WORKSPACE,
