@@ -88,7 +88,7 @@ describeDocker("E2BRuntime (stand-in)", () => {
             const key = sandbox.metadata["effect-sandbox.session-key"]!
             assert.isAtLeast(key.length, 32)
             const obs = yield* rt.runCommand(
-              `grep -l -F '${key}' /proc/[0-9]*/environ 2>/dev/null | wc -l; ls /tmp | grep -c effect-sandbox-session-key`
+              `grep -l -F -e '${key}' /proc/[0-9]*/environ 2>/dev/null | wc -l; ls /tmp | grep -c effect-sandbox-session-key`
             )
             assert.strictEqual(obs.content.trim(), "0\n0")
           }))

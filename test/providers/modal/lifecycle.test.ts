@@ -88,7 +88,7 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
         assert.notProperty(rt.info.urls, "vscode")
         assert.deepStrictEqual([inspected.HostConfig.NanoCpus, inspected.HostConfig.Memory], [5e8, 1024 * 1024 * 1024])
         const obs = yield* rt.runCommand(
-          `echo $GREETING; whoami; pwd; grep -l -F '${key}' /proc/[0-9]*/environ | wc -l`
+          `echo $GREETING; whoami; pwd; grep -l -F -e '${key}' /proc/[0-9]*/environ | wc -l`
         )
         assert.strictEqual(obs.content.trim(), "hello\nroot\n/workspace\n0")
         yield* release
