@@ -25,7 +25,7 @@ import { dockerSandboxes } from "../../src/runtimeApi/dockerSandboxes.ts"
 import { Sandboxes } from "../../src/runtimeApi/sandboxes.ts"
 import { TAG_LABEL } from "../../src/runtimeImage/imageContext.ts"
 import { SandboxConfig } from "../../src/schema/SandboxConfig.ts"
-import { LEASE_FILE } from "../../src/server/ownerLease.ts"
+import { LEASE_FILE } from "../../src/server/leaseFile.ts"
 import { baseImage, reapRow, startOwner } from "./ownerProcess.ts"
 import { atMost, type Row, waitFor } from "./rows.ts"
 

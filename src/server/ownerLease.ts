@@ -13,8 +13,6 @@
 import { Effect } from "effect"
 import { readLease } from "./leaseFile.ts"
 
-export { isStale, type Lease, LEASE_FILE, type LeaseTerms, readLease } from "./leaseFile.ts"
-
 /**
  * Completes once the owner's lease is lost: it was readable and then went
  * unrenewed for its `staleAfterMs`, or disappeared (the owner removes it when it

@@ -8,7 +8,8 @@ import { Effect, Fiber } from "effect"
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { LEASE_FILE, watchOwnerLease } from "../../src/server/ownerLease.ts"
+import { LEASE_FILE } from "../../src/server/leaseFile.ts"
+import { watchOwnerLease } from "../../src/server/ownerLease.ts"
 
 /** A lease file with short terms (renew 50 ms, stale after 400 ms) in a fresh directory. */
 const makeLease = () => {
