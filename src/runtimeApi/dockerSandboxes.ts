@@ -1,7 +1,7 @@
 /**
  * The runtime API's sandboxes on a Docker engine. Each is a container made through the engine
  * client DockerRuntime's driver uses (src/engines/docker/: the sandbox container's create options,
- * its start and removal, the session key's file, the network, the image builder) whose labels carry
+ * its start and removal, the session key's digest, the network, the image builder) whose labels carry
  * everything the API must remember: session id, runtime id, session key, resource factor. Its
  * status is the engine's (running, paused, exited). Nothing is held in this process, so the
  * sandboxes outlive it and a restarted API server finds every one of them. Every label of ours is
@@ -25,7 +25,7 @@ import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
 import { ImageBuilder } from "../engines/docker/imageBuilder.ts"
 import { LABEL, labelOf, ownerLabels } from "../engines/docker/labels.ts"
 import { sandboxNetworkFor } from "../engines/docker/network.ts"
-import { putSessionKey, sessionKeyFileEnv } from "../engines/docker/sessionKey.ts"
+import { sessionKeyDigestEnv } from "../engines/docker/sessionKey.ts"
 import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../runtimeImage/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -245,8 +245,8 @@ export const dockerSandboxes = (
           name: `${prefix}-${request.session_id}`,
           image,
           sessionId: request.session_id,
-          // Ours: the action server on 60000, its key handed over as a file (sessionKey.ts). Given:
-          // exactly that command, with the key where OpenHands' server reads it.
+          // Ours: the action server on 60000, given only the key's digest (engines/docker/sessionKey.ts).
+          // Given: exactly that command, with the key where OpenHands' server reads it.
           command: request.command ?? serverCommand({
             node: IMAGE_NODE,
             entry: IMAGE_SERVER,
@@ -264,7 +264,7 @@ export const dockerSandboxes = (
               tools: {},
               sessionId: request.session_id,
               noChangeTimeoutSeconds: 10,
-              extra: sessionKeyFileEnv
+              extra: sessionKeyDigestEnv(key)
             })
             : { ...startupEnv, SESSION_API_KEY: key },
           workingDir: request.working_dir ?? (ours ? IMAGE_WORKSPACE : undefined),
@@ -288,11 +288,9 @@ export const dockerSandboxes = (
         })
         let started = false
         yield* Effect.scoped(
-          startContainer(
-            spec,
-            () => started,
-            (container) => ours ? putSessionKey(container, key, uid) : Effect.void
-          ).pipe(Effect.tap(() => Effect.sync(() => started = true)))
+          startContainer(spec, () => started, () => Effect.void).pipe(
+            Effect.tap(() => Effect.sync(() => started = true))
+          )
         ).pipe(
           Effect.provideService(DockerEngine, engine),
           Effect.mapError(internalError(Object.values(request.environment ?? {})))

@@ -6,7 +6,7 @@
  */
 import { afterEach, assert, beforeAll, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { request } from "node:http"
 import { DEFAULT_SANDBOX_UID } from "../../src/runtimeImage/sandboxUser.ts"
 import { dockerCli, inspect } from "../docker/helpers.ts"
@@ -90,6 +90,20 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     const ids = `${DEFAULT_SANDBOX_UID}:${DEFAULT_SANDBOX_UID}`
     assert.strictEqual(container?.Config.User, ids)
     assert.strictEqual((await run(started.url, started.session_api_key, "echo $(id -u):$(id -g)")).body["content"], ids)
+    // The container holds only the key's digest: in no process's environment, no file, not even PID 1's.
+    const key = started.session_api_key
+    assert.include(
+      container?.Config.Env ?? [],
+      `EFFECT_SANDBOX_SESSION_API_KEY_SHA256=${createHash("sha256").update(key).digest("hex")}`
+    )
+    assert.isFalse((container?.Config.Env ?? []).some((entry) => entry.includes(key)))
+    const places = await run(
+      started.url,
+      key,
+      `cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -e '${key}'; ls -A /tmp`
+    )
+    assert.strictEqual(String(places.body["content"]).split("\n")[0], "0", String(places.body["content"]))
+    assert.notInclude(String(places.body["content"]), ".effect-sandbox-session-key")
 
     const paused = await call(base, "POST", "/pause", { key: KEY, body: { runtime_id: started.runtime_id } })
     assert.deepStrictEqual(paused, { status: 200, body: { runtime_id: started.runtime_id, status: "paused" } })

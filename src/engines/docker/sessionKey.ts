@@ -10,9 +10,9 @@
  * container's filesystem) on every start. The owner keeps the key in a label, which only Docker
  * API users (root-equivalent anyway) can read, so `attach` and restarts find it.
  *
- * Containers made before the digest was used name a key file instead
- * (`EFFECT_SANDBOX_SESSION_API_KEY_FILE`): the key is copied in before each of their starts, read
- * by the server, then removed (server/sessionKey.ts).
+ * The runtime API's containers get the digest the same way. DockerRuntime containers made before
+ * the digest was used name a key file instead (`EFFECT_SANDBOX_SESSION_API_KEY_FILE`): the key is
+ * copied in before each of their starts, read by the server, then removed (server/sessionKey.ts).
  */
 import type Docker from "dockerode"
 import { Effect } from "effect"
@@ -24,9 +24,6 @@ import { LABEL } from "./labels.ts"
 
 const KEY_DIR = "/tmp"
 const KEY_NAME = ".effect-sandbox-session-key"
-
-/** The container environment entry that tells the server where its key is (the runtime API's containers). */
-export const sessionKeyFileEnv = { [SESSION_KEY_FILE_VARIABLE]: `${KEY_DIR}/${KEY_NAME}` } as const
 
 /** The container environment entry that gives the server the key's digest (hex), never the key. */
 export const sessionKeyDigestEnv = (key: string) => ({ [SESSION_KEY_SHA256_VARIABLE]: keyDigest(key).toString("hex") })
