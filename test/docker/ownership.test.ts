@@ -106,20 +106,20 @@ describeDocker("Docker ownership by lease", () => {
   )
 
   it.live(
-    "a SIGKILLed owner's lease watchdog removes its container, workspace and lease, with no reaper run here",
+    "a SIGKILLed owner's lease watchdog sees the owner's end and removes its container, workspace and lease long before the lease goes stale, with no reaper run here",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const session = sessionId("own")
-        // In our PID namespace, so its watchdog (a session of its own) outlives it. Terms slower
-        // than FAST: an owner starting its container while other test files load the machine can
-        // stall past 1.5 s, and a lease swept meanwhile would send its watchdog away.
-        const child = yield* owner(image, session, { ownerLease: { renewEvery: 500, staleAfter: 5_000 } }, false)
+        // In our PID namespace, so its watchdog (a session of its own) outlives it. The lease goes
+        // stale only after 60 s: what removes the orphan sooner is the watchdog seeing its pipe
+        // from the owner close (leaseWatchdog.ts), then a reaper pass confirming over two renewals.
+        const child = yield* owner(image, session, { ownerLease: { renewEvery: 500, staleAfter: 60_000 } }, false)
         const [id] = sessionContainers(session)
         const workspace = yield* hostWorkspace(id!)
         const lease = (yield* inspect(id!))!.Config.Labels[LABEL.ownerLease]!
         const killedAt = Date.now()
         yield* kill(child)
-        yield* eventually("the orphan was removed", () => sessionContainers(session).length === 0, 60_000, 250)
+        yield* eventually("the orphan was removed", () => sessionContainers(session).length === 0, 30_000, 250)
         console.log(`owner SIGKILLed: its watchdog removed the container in ${Date.now() - killedAt} ms`)
         // It removes the workspace just after the container: a moment later.
         yield* eventually("the temporary workspace was removed", () => !existsSync(workspace), 5_000, 50)

@@ -208,7 +208,7 @@ for (const target of TARGETS) {
             const left = await forgetful(target, options, end)
             assert.strictEqual(left.exit, end === "exit" ? "0" : "SIGTERM")
             if (target.onThisHost) await waitFor(`pid ${left.pid} is killed`, () => !alive(left.pid))
-            // Docker's orphan goes when its owner's lease is stale (20 s) and the lease's watchdog reaps it.
+            // Docker's orphan goes once the lease's watchdog sees its owner's end of the pipe close and reaps it.
             await waitFor(
               "the workspace or container is removed",
               () => gone(target.onThisHost ? left.workspace : undefined),

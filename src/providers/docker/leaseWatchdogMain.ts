@@ -4,7 +4,7 @@
  * alone: Effect, dockerode and the reaper are loaded then, so an idle watchdog costs little more
  * than a bare Node process, and starting one costs an owner's start no more either.
  */
-import { existsSync } from "node:fs"
+import { existsSync, utimesSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { isStale, LEASE_FILE, readLease } from "../../server/leaseFile.ts"
@@ -47,7 +47,21 @@ const watch = async (dir: string): Promise<void> => {
   }
 }
 
+/**
+ * The owner's process has ended (its end of our stdin closed) while its lease is still there: it
+ * died without releasing. Date the lease's last renewal to the epoch, so that it reads as stale
+ * now, to the containers that watch it and to every reaper, instead of after its terms run out.
+ */
+const expire = (dir: string) => {
+  try {
+    utimesSync(join(dir, LEASE_FILE), 0, 0)
+  } catch {
+    // Released or reaped meanwhile: nothing left to expire.
+  }
+}
+
 const dir = process.argv[2]
 if (process.argv[1] === fileURLToPath(import.meta.url) && dir !== undefined) {
+  process.stdin.on("error", () => undefined).on("end", () => expire(dir)).resume()
   void watch(dir).finally(() => process.exit(0))
 }
