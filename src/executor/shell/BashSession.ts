@@ -104,7 +104,7 @@ export const makeBashSession = (
     yield* Effect.addFinalizer(() => state.end)
 
     /** Send `command` to the shell (started first if there is none) as a new running command. */
-    const start = Effect.fn("BashSession.start")(function*(command: string) {
+    const start = Effect.fnUntraced(function*(command: string) {
       if (state.shell === null) yield* startShell(state, config)
       const typed = yield* waitsForMoreInput(command, config.shellPath)
       const sourceEnv = state.sourceEnv(options.env)
@@ -141,7 +141,11 @@ export const makeBashSession = (
       return awaitCommand(waits, current, action, key === null ? null : command, onOutput)
     }
 
-    const execute = Effect.fn("BashSession.execute")(function*(action: CmdRunAction, onOutput?: OutputListener) {
+    /**
+     * Untraced, as `start` is: the action's own span (runtime/telemetry.ts) already covers the
+     * call, and a span and call-site stack per step cost ~5 µs each of every command.
+     */
+    const execute = Effect.fnUntraced(function*(action: CmdRunAction, onOutput?: OutputListener) {
       const command = action.command.trim()
       const current = state.running
       if (current === null) {
