@@ -68,6 +68,8 @@ export const shellRcScript = (
     "}",
     // Loads a command for `eval` (the file holds it up to a NUL: BashSession.ts), keeping `$?` of the previous one for it.
     "__es_load() { IFS= read -r -d '' __es_cmd < \"$1\"; return $__es_ec; }",
+    // The same for a command typed in the line itself as an ANSI-C string (typedLine.ts).
+    "__es_run() { __es_cmd=$1; return $__es_ec; }",
     // Waits up to 0.5 s (OpenHands' poll interval) while job `$1` runs: `read -t` on fd 9, a FIFO
     // opened read-write (so it never reads EOF), sleeps without forking (a `<(:)` pipe would set `$!`).
     `__es_idle='${options.idleFifo}'`,
