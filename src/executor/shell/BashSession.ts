@@ -31,6 +31,7 @@ import * as Text from "./messages.ts"
 import type { OutputListener, RunningCommand } from "./runningCommand.ts"
 import { SessionState } from "./sessionState.ts"
 import { type ShellConfig, startShell } from "./startShell.ts"
+import { typedScript } from "./typedLine.ts"
 
 export type { OutputListener } from "./runningCommand.ts"
 
@@ -103,23 +104,31 @@ export const makeBashSession = (
     yield* startShell(state, config)
     yield* Effect.addFinalizer(() => state.end)
 
+    /**
+     * The line that has bash `eval` `script` at the prompt, not `. file`: bash prints job notices
+     * (`[1] 12345`) only for commands it runs interactively, and a sourced file is not. The
+     * script goes in the line itself where the terminal can carry it (typedLine.ts), else in the
+     * script file. A command waiting for more lines is typed in as it is instead, so bash waits
+     * for them as in a terminal.
+     */
+    const scriptLine = (script: string): string => {
+      const quoted = typedScript(script)
+      // The file's path goes last all the same: `$_` as the command starts stays what it was.
+      if (quoted !== null) return `__es_run ${quoted} '${scriptFile}'; eval "$__es_cmd"\n`
+      writeScript(scriptFile, script)
+      return `__es_load '${scriptFile}'; eval "$__es_cmd"\n`
+    }
+
     /** Send `command` to the shell (started first if there is none) as a new running command. */
-    const start = Effect.fn("BashSession.start")(function*(command: string) {
+    const start = Effect.fnUntraced(function*(command: string) {
       if (state.shell === null) yield* startShell(state, config)
       const typed = yield* waitsForMoreInput(command, config.shellPath)
       const sourceEnv = state.sourceEnv(options.env)
-      if (!typed) {
-        writeScript(scriptFile, `${sourceEnv === null ? "" : `${sourceEnv}\n`}${command}\n`)
-      }
+      const line = typed
+        ? `${sourceEnv === null ? "" : `${sourceEnv}; `}${command}\n`
+        : scriptLine(`${sourceEnv === null ? "" : `${sourceEnv}\n`}${command}\n`)
       const r = state.begin()
-      // `eval` at the prompt, not `. file`: bash prints job notices (`[1] 12345`) only for
-      // commands it runs interactively, and a sourced file is not. A command waiting for
-      // more lines is typed in instead, so bash waits for them as in a terminal.
-      state.shell!.write(
-        typed
-          ? `${sourceEnv === null ? "" : `${sourceEnv}; `}${command}\n`
-          : `__es_load '${scriptFile}'; eval "$__es_cmd"\n`
-      )
+      state.shell!.write(line)
       return r
     })
 
@@ -141,7 +150,11 @@ export const makeBashSession = (
       return awaitCommand(waits, current, action, key === null ? null : command, onOutput)
     }
 
-    const execute = Effect.fn("BashSession.execute")(function*(action: CmdRunAction, onOutput?: OutputListener) {
+    /**
+     * Untraced, as `start` is: the action's own span (runtime/telemetry.ts) already covers the
+     * call, and a span and call-site stack per step cost ~5 µs each of every command.
+     */
+    const execute = Effect.fnUntraced(function*(action: CmdRunAction, onOutput?: OutputListener) {
       const command = action.command.trim()
       const current = state.running
       if (current === null) {

@@ -110,7 +110,6 @@ export const awaitCommand = (
       }),
       Effect.map((obs) => atProcessLimit(state, r, action, obs)),
       Effect.onInterrupt(() => interrupt(state, r)),
-      Effect.ensuring(Effect.sync(() => r.unwatched())),
-      Effect.withSpan("BashSession.awaitCommand", undefined, { captureStackTrace: false })
+      Effect.ensuring(Effect.sync(() => r.unwatched()))
     )
   })

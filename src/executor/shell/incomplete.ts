@@ -159,9 +159,14 @@ const ENDS_OPEN = /unexpected end of file|unexpected EOF while looking for match
  */
 const MAX_TYPED_LINE = 4000
 
-/** True when `command` is incomplete and short enough per line to be typed into the terminal. */
-export const waitsForMoreInput = Effect.fn("waitsForMoreInput")(function*(command: string, shellPath: string) {
-  if (!mayStayOpen(command)) return false
+/**
+ * True when `command` is incomplete and short enough per line to be typed into the terminal.
+ * Most commands are ruled out by the lexer alone, at no more cost than a plain value.
+ */
+export const waitsForMoreInput = (command: string, shellPath: string): Effect.Effect<boolean> =>
+  mayStayOpen(command) ? askBash(command, shellPath) : Effect.succeed(false)
+
+const askBash = Effect.fnUntraced(function*(command: string, shellPath: string) {
   // A final backslash continues the line: bash at a terminal waits, `bash -n` at end of input does not.
   if (/(?:^|[^\\])(?:\\\\)*\\$/.test(command)) return true
   if (command.split("\n").some((line) => Buffer.byteLength(line) > MAX_TYPED_LINE)) return false
