@@ -2,7 +2,8 @@
  * `npm run build:payload`: the action server as a payload that runs wherever a
  * Node >= 22.19 binary runs (containers, pods, VMs):
  *
- *   payload/server.mjs                       the server: what it loads before it listens
+ *   payload/server.mjs                       the entry point: V8's compile cache on, then the server
+ *   payload/server-main.mjs                  the server: what it loads before it listens
  *   payload/editor.mjs                       the file editor agent_skills' `file_editor` runs
  *   payload/egress-proxy.mjs                 a restricted sandbox's gateway: port forwards, egress proxy
  *   payload/lazy-<hash>.mjs                  what either imports on first use (MCP, pdf/docx
@@ -18,7 +19,7 @@
 import { createHash } from "node:crypto"
 import { cpSync, globSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import { rolldown } from "rolldown"
+import { type Plugin, rolldown } from "rolldown"
 import { requireBuiltins } from "./requireBuiltins.ts"
 
 const root = join(import.meta.dirname, "..")
@@ -58,18 +59,33 @@ const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 const ENTRIES = {
+  // The entry point: it turns V8's compile cache on, then imports the server (src/server/main.ts).
   "server.mjs": "src/server/main.ts",
+  "server-main.mjs": "src/server/serverMain.ts",
   "editor.mjs": "src/executor/skills/editorMain.ts",
   // The gateway of a sandbox with a network policy (src/network/gatewayMain.ts, docs/network.md).
   "egress-proxy.mjs": "src/network/gatewayMain.ts"
 }
+/**
+ * The entry point's import of the server is left to the server's own bundle (server-main.mjs): built
+ * as a chunk of the entry's, the server's modules were split into a dozen chunks by what its lazy
+ * imports share, and a boot read and linked them all.
+ */
+const serverMainApart: Plugin = {
+  name: "server-main-apart",
+  resolveId: (source, importer) =>
+    source === "./serverMain.ts" && importer === join(root, ENTRIES["server.mjs"])
+      ? { id: "./server-main.mjs", external: true }
+      : null
+}
+
 for (const [file, input] of Object.entries(ENTRIES)) {
   const bundle = await rolldown({
     input: join(root, input),
     platform: "node",
     // Built-ins are required, not imported (requireBuiltins.ts); node:module, which requires them, stays external.
     external: [...Object.keys(NATIVE), "module", "node:module"],
-    plugins: [requireBuiltins()],
+    plugins: [requireBuiltins(), serverMainApart],
     logLevel: "warn",
     // A dynamic import of a module the entry also imports statically stays in the entry: nothing lost.
     checks: { ineffectiveDynamicImport: false }

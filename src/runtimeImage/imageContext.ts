@@ -11,6 +11,7 @@ import { DEFAULT_PYTHON } from "../executor/ActionExecutor.ts"
 import { startupEnv } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { PYTHON_VARIABLE, serverToolEnv } from "../server/commandLine.ts"
+import { COMPILE_CACHE_VARIABLE } from "../server/compileCache.ts"
 import type { Manifest } from "../serverStart/payload.ts"
 import { toolCapabilities } from "../serverStart/serverTools.ts"
 import type { RuntimeOptions, RuntimeTools } from "../services/RuntimeOptions.ts"
@@ -33,8 +34,32 @@ export interface ImageContextOptions {
  */
 export const CONTEXT_LABEL = "effect-sandbox.runtime-context"
 
+/** Where a runtime image keeps V8's compile cache of the server's modules (server/compileCache.ts). */
+const IMAGE_COMPILE_CACHE = "/opt/effect-sandbox/compile-cache"
+
+/**
+ * The server booted once while the image is built, as the sandbox's user (Node keeps a cache per
+ * uid, its files readable by that user only), in a directory of its own that is then removed: it
+ * listens, writes the cache of what its boot compiled, and stops as its stdin is already closed
+ * (exit code 130, as on a signal: whether the cache was written is what tells).
+ * A boot that fails here leaves no cache (every start then compiles, as without one) and does
+ * not fail the build: the preflight has said what the base lacks, and a start says the rest.
+ */
+const warmCompileCache = (uid: number) => {
+  const dir = "/tmp/effect-sandbox-compile-cache-warm"
+  return [
+    `USER ${uid}:${uid}`,
+    `RUN ${COMPILE_CACHE_VARIABLE}=${IMAGE_COMPILE_CACHE} TMPDIR=${dir} EFFECT_SANDBOX_FILE_VIEWER_URL_FILE=${dir}/url ` +
+    `/opt/effect-sandbox/bin/node /opt/effect-sandbox/payload/server.mjs 0 --working-dir ${dir} ` +
+    `--exit-on-stdin-close </dev/null >/dev/null; rm -rf ${dir}; ` +
+    `[ -n "$(ls -A ${IMAGE_COMPILE_CACHE})" ] || echo "compile cache not made: the server did not boot"`,
+    "USER root",
+    `ENV ${COMPILE_CACHE_VARIABLE}=${IMAGE_COMPILE_CACHE}`
+  ]
+}
+
 /** The Dockerfile of a runtime image `FROM` the base. */
-const dockerfile = (from: string, tag: string) =>
+const dockerfile = (from: string, tag: string, uid: number) =>
   [
     `FROM ${from}`,
     // Node and the payload first: runtime images that differ only in their preflight share these layers.
@@ -42,7 +67,10 @@ const dockerfile = (from: string, tag: string) =>
     "COPY opt/payload /opt/effect-sandbox/payload",
     "COPY opt/preflight.sh /opt/effect-sandbox/preflight.sh",
     "USER root",
-    "RUN /bin/sh /opt/effect-sandbox/preflight.sh",
+    // The compile cache's directory is made in the same step (one step less to build), for the
+    // sandbox user the preflight has made sure of.
+    `RUN /bin/sh /opt/effect-sandbox/preflight.sh && mkdir -p ${IMAGE_COMPILE_CACHE} && chown ${uid}:${uid} ${IMAGE_COMPILE_CACHE}`,
+    ...warmCompileCache(uid),
     `LABEL ${TAG_LABEL}="${tag}"`,
     ""
   ].join("\n")
@@ -60,7 +88,7 @@ export const contextDigest = (
 ): string =>
   createHash("sha256")
     .update(JSON.stringify([
-      dockerfile(from, tag),
+      dockerfile(from, tag, options.userId),
       preflightScript(options.userId, options.username, options.requires),
       manifest.hash,
       manifest.files,
@@ -81,7 +109,7 @@ export const buildContext = (
 ) => {
   const tar = pack()
   const file = (name: string, content: Buffer | string, mode = 0o644) => tar.entry({ name, mode }, content)
-  file("Dockerfile", dockerfile(from, tag))
+  file("Dockerfile", dockerfile(from, tag, options.userId))
   file("opt/preflight.sh", preflightScript(options.userId, options.username, options.requires), 0o755)
   file("opt/bin/node", readFileSync(process.execPath), 0o755)
   for (const name of manifest.files) {

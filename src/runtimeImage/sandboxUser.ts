@@ -41,6 +41,20 @@ export const unheldUid = (uid: number, subject: string, option: string): Effect.
   })
 
 /**
+ * Whether this process found the default uid unheld. Asking the host is two synchronous `getent`
+ * runs, each a fork of this (often large) process: ~20 ms before every local DockerRuntime start,
+ * blocking the event loop (and 40 forks for 20 starts at once). The answer is kept for the
+ * process's life, a refusal is not (a host put right is seen at the next start): an account given
+ * the default uid while this process runs is seen by the next one (no distribution hands it out).
+ */
+let defaultUnheld = false
+
+const unheldDefaultUid = (subject: string, option: string): Effect.Effect<number, InvalidOptionsError> =>
+  defaultUnheld
+    ? Effect.succeed(DEFAULT_SANDBOX_UID)
+    : unheldUid(DEFAULT_SANDBOX_UID, subject, option).pipe(Effect.tap(() => Effect.sync(() => defaultUnheld = true)))
+
+/**
  * The uid a Docker engine's sandboxes run as (their gid is the same number): `given` (`option`)
  * when there is one, with a warning when another account of this host has it (the owner's
  * choice, as OpenHands' 1000 may be); else the default, refused if a host account has it. A
@@ -52,7 +66,7 @@ export const sandboxUid = Effect.fn("sandboxUid")(function*(
   subject: string,
   option: string
 ) {
-  if (given === undefined) return local ? yield* unheldUid(DEFAULT_SANDBOX_UID, subject, option) : DEFAULT_SANDBOX_UID
+  if (given === undefined) return local ? yield* unheldDefaultUid(subject, option) : DEFAULT_SANDBOX_UID
   const holders = local && given !== process.getuid?.() ? hostHoldersOf(given, given) : []
   if (holders.length > 0) {
     yield* Effect.logWarning(

@@ -1,19 +1,10 @@
 #!/usr/bin/env node
 /**
- * `effect-sandbox-server <port> [options]`: the action server's entry point, with
- * OpenHands' argv (argv.ts) and environment (serve.ts). Once listening it prints
- * one machine-readable line on stdout (announce.ts); with port 0 the OS picks the
- * port, never probe-then-bind.
+ * `effect-sandbox-server <port> [options]`: the action server's entry point (serverMain.ts). Only
+ * V8's compile cache is turned on here, before the server's modules are read: an ES module's
+ * imports are all compiled before its first line runs, so the server itself is imported after.
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
-import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
-import { parseServerArgs } from "./argv.ts"
-import { serve } from "./serve.ts"
+import { enableServerCompileCache } from "./compileCache.ts"
 
-const parsed = parseServerArgs(process.argv.slice(2))
-if (parsed._tag === "Error") {
-  process.stderr.write(`${parsed.message}\n`)
-  process.exit(2)
-}
-serve(parsed.args).pipe(Effect.provide(otlpLayerFromEnv({ serviceName: "effect-sandbox-server" })), NodeRuntime.runMain)
+enableServerCompileCache()
+await import("./serverMain.ts")

@@ -14,6 +14,7 @@ import { limitsFromEnv } from "../executor/limits.ts"
 import * as ActionServer from "./ActionServer.ts"
 import { listeningLine } from "./announce.ts"
 import type { ServerArgs } from "./argv.ts"
+import { saveServerCompileCache } from "./compileCache.ts"
 import { exposureRefusal } from "./exposure.ts"
 import { watchOwnerLease } from "./ownerLease.ts"
 import { readSessionKeyDigest } from "./sessionKey.ts"
@@ -24,13 +25,14 @@ import { CODE_SERVER_VARIABLE, DEFAULT_CODE_SERVER, PORT_PROXY_VARIABLE } from "
 const stopServer = Effect.sync(() => process.kill(process.pid, "SIGTERM"))
 
 /**
- * Announce the port on stdout; with `exitOnStdinClose`, stop when our parent goes
- * away; with `ownerLease`, when our owner's lease goes stale.
+ * Announce the port on stdout, then save what this boot compiled (compileCache.ts); with
+ * `exitOnStdinClose`, stop when our parent goes away; with `ownerLease`, when our owner's lease goes stale.
  */
 const announce = (args: ServerArgs) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     if (server.address._tag !== "UnixPathAddress") process.stdout.write(listeningLine(args.host, server.address.port))
+    saveServerCompileCache()
     if (args.exitOnStdinClose) {
       yield* Effect.callback<void>((resume) => {
         process.stdin.on("close", () => resume(Effect.void)).on("end", () => resume(Effect.void)).resume()

@@ -85,6 +85,15 @@ describeDocker("DockerRuntime image", () => {
       const superseded = dockerCli("images", "-q", "--filter", `label=${label}`, "--filter", "dangling=true").stdout
       assert.strictEqual(superseded.trim(), "")
       assert.strictEqual((yield* sh(reused.rt, "echo reused")).content, "reused")
+      // The build booted the server once as the sandbox user: V8's compile cache of that boot is in
+      // the image, for that uid (runtimeImage/imageContext.ts); the server keeps its variable from the shells.
+      const cache = yield* sh(
+        reused.rt,
+        "ls /opt/effect-sandbox/compile-cache/*-$(id -u) | grep -c . ; echo ${EFFECT_SANDBOX_COMPILE_CACHE-unset}"
+      )
+      const [entries, variable] = cache.content.split("\n")
+      assert.isAbove(Number(entries), 0, cache.content)
+      assert.strictEqual(variable, "unset")
       yield* reused.release
       assertNoContainer(second)
     }), 120_000)

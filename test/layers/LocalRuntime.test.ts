@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { cgroupsAvailable } from "../../src/executor/shell/cgroup.ts"
@@ -52,6 +52,30 @@ describe("LocalRuntime", () => {
       yield* release
       assert.deepStrictEqual(processesWith(rt.info.workspace), [])
       assert.isFalse(spawnSync("test", ["-e", rt.info.workspace]).status === 0)
+    }))
+
+  it.live("its server keeps V8's compile cache in the user's cache dir, out of its shells' environment", () =>
+    Effect.gen(function*() {
+      const cache = mkdtempSync(join(tmpdir(), "local-xdg-cache-"))
+      const before = process.env["XDG_CACHE_HOME"]
+      process.env["XDG_CACHE_HOME"] = cache
+      const built = yield* buildRuntime(LocalRuntime.layer()).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (before === undefined) delete process.env["XDG_CACHE_HOME"]
+          else process.env["XDG_CACHE_HOME"] = before
+        }))
+      )
+      // Saved as the server listens, so before READY: one directory per Node version and user.
+      const dirs = readdirSync(join(cache, "effect-sandbox", "compile-cache"))
+      assert.lengthOf(dirs, 1)
+      assert.match(dirs[0]!, new RegExp(`^${process.version}-${process.arch}-[0-9a-f]+-${process.getuid!()}$`))
+      assert.isAbove(readdirSync(join(cache, "effect-sandbox", "compile-cache", dirs[0]!)).length, 0)
+      const seen = yield* built.rt.runCommand(
+        new CmdRunAction({ command: "echo ${EFFECT_SANDBOX_COMPILE_CACHE-unset}", blocking: true })
+      )
+      assert.strictEqual(seen.content, "unset")
+      yield* built.release
+      rmSync(cache, { recursive: true, force: true })
     }))
 
   it.live("a server killed mid-action becomes a typed error and ERROR_RUNTIME_DISCONNECTED", () =>

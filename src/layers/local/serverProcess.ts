@@ -20,7 +20,9 @@ import { killRuntimeProcesses, signalProcessGroup } from "../../executor/shell/p
 import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
 import { serverCommand, serverEnv } from "../../server/commandLine.ts"
+import { COMPILE_CACHE_VARIABLE } from "../../server/compileCache.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
+import { localCompileCacheDir } from "./compileCache.ts"
 /** How to start one server. */
 export interface ServerProcessOptions {
   readonly workspace: string
@@ -121,7 +123,11 @@ const launch = (options: ServerProcessOptions) =>
           tools: options.tools ?? {},
           sessionId: options.sessionId,
           noChangeTimeoutSeconds: options.noChangeTimeoutSeconds,
-          extra: { [SESSION_KEY_FD_VARIABLE]: "3", EFFECT_SANDBOX_STATE_DIR: options.stateDir }
+          extra: {
+            [SESSION_KEY_FD_VARIABLE]: "3",
+            EFFECT_SANDBOX_STATE_DIR: options.stateDir,
+            [COMPILE_CACHE_VARIABLE]: localCompileCacheDir()
+          }
         })
       }
     }) // A server that dies before reading it is reported by the exit handler below, not as EPIPE.
