@@ -22,7 +22,7 @@ import { constants, createWriteStream, type Stats } from "node:fs"
 import { chmod, lstat, mkdir, mkdtemp, open, realpath, rename } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { pipeline } from "node:stream/promises"
-import { type Entry, openPromise, type ZipFile } from "yauzl"
+import type { Entry, ZipFile } from "yauzl"
 import { TransferError } from "../schema/errors.ts"
 import { removeInFinalizer } from "./cleanup.ts"
 import { isWithin } from "./files/safeOpen.ts"
@@ -70,8 +70,11 @@ const notADirectory = (name: string, at: string, st: Stats) =>
 
 const openZip = (zipPath: string) =>
   Effect.acquireRelease(
+    // yauzl is loaded on the first upload, not at every server's boot.
     io("Not a readable zip", () =>
-      openPromise(zipPath, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false })),
+      import("yauzl").then(({ openPromise }) =>
+        openPromise(zipPath, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false })
+      )),
     (zip) =>
       Effect.sync(() =>
         zip.close()

@@ -13,7 +13,6 @@ import { lstat, open, readdir, realpath } from "node:fs/promises"
 import { basename, join } from "node:path"
 import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { ZipFile } from "yazl"
 import { TransferError } from "../schema/errors.ts"
 import { overLimit } from "./limits.ts"
 
@@ -106,6 +105,8 @@ const contents = async (entry: ZipSource) => {
 
 /** Stream a zip of `entries` into `outFile`; a file that changed size since the walk fails it. */
 export const writeZip = Effect.fn("writeZip")(function*(entries: ReadonlyArray<ZipSource>, outFile: string) {
+  // yazl is loaded on the first download, not at every server's boot.
+  const { ZipFile } = yield* Effect.promise(() => import("yazl"))
   yield* Effect.tryPromise({
     try: () =>
       new Promise<void>((resolve, reject) => {

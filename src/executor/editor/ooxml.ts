@@ -5,15 +5,18 @@
  * package whose parts expand past `MAX_EXPANDED_BYTES` is refused (yauzl checks
  * while inflating that no entry exceeds the size it declares).
  */
-import { fromBuffer, type ZipFile } from "yauzl"
+import type { ZipFile } from "yauzl"
 
 /** Most bytes a document's parts may expand to (a 10 MB document is rarely over a few times that). */
 export const MAX_EXPANDED_BYTES = 64 * 1024 * 1024
 
-const openZip = (bytes: Buffer) =>
-  new Promise<ZipFile>((resolve, reject) =>
+/** yauzl is loaded on the first document read, not at every server's boot. */
+const openZip = async (bytes: Buffer) => {
+  const { fromBuffer } = await import("yauzl")
+  return new Promise<ZipFile>((resolve, reject) =>
     fromBuffer(bytes, { lazyEntries: true }, (error, zip) => (error ? reject(error) : resolve(zip)))
   )
+}
 
 /**
  * The parts whose names `wanted` accepts, as text; every entry's declared size counts
