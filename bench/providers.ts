@@ -32,7 +32,7 @@ import { type Sample, skipped, timeRuns } from "./stats.ts"
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
 /** A provider on its stand-in: the image its sandboxes run, the runtime layer, and how to stop it. */
-interface OnStandIn {
+export interface OnStandIn {
   readonly image: string
   readonly layer: () => Layer.Layer<Runtime, unknown>
   readonly close: () => Promise<unknown>
@@ -87,6 +87,14 @@ const runloop = async (): Promise<OnStandIn> => {
     layer: () => runloopLayer(standIn),
     close: () => standIn.close()
   }
+}
+
+/** Each provider's stand-in, started on demand. */
+export const standIns: Readonly<globalThis.Record<string, () => Promise<OnStandIn>>> = {
+  e2b,
+  daytona,
+  modal,
+  runloop
 }
 
 export const providerRows = async (record: Record) => {

@@ -1,8 +1,7 @@
 /**
  * The E2B driver (services/Driver.ts): a sandbox is made from a template with a server-side
  * time-out the owner renews within E2B's cap on its life (lifetime.ts), the action server started
- * through the SDK's commands with its key written as a file it reads and removes
- * (server/sessionKey.ts), E2B's port exposure for every port, and pause with memory, checked
+ * through the SDK's commands with its key's digest in its environment (hosted/serverLaunch.ts), E2B's port exposure for every port, and pause with memory, checked
  * (E2B's 409 to a pause in a transition reads as "already paused" in the SDK). E2B's metadata
  * holds the owner tags.
  * Snapshots are E2B's (snapshot.ts); a sandbox made from one is rebooted without the snapshot's
@@ -10,12 +9,12 @@
  */
 import type { Sandbox } from "e2b"
 import { Clock, Duration, Effect, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
+import { listeningLine } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
 import { IMAGE_WORKSPACE as WORKSPACE, serverFiles } from "../../hosted/serverFiles.ts"
+import { sessionKeyDigestEnv } from "../../hosted/serverLaunch.ts"
 import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
@@ -154,21 +153,20 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     }
   }
 
-  /** The server started in the background, the key first written as a file the server reads and removes. */
+  /**
+   * The server started in the background once its workspace is made and its files found (side by
+   * side: neither needs the other), with the key's digest in its environment; its `listening` line
+   * heard in the command's output stream.
+   */
   const launch = Effect.fn("E2BRuntime.launch")(function*(box: E2BBox, spec: SandboxSpec) {
     const sandbox = yield* connected(box)
     const user = spec.user.name
-    yield* call(
+    const workspace = call(
       `create ${WORKSPACE} for ${user}`,
       () => sandbox.commands.run(`mkdir -p ${WORKSPACE} && chown ${shellQuote(user)} ${WORKSPACE}`, { user: "root" })
     )
-    const keyFile = `/tmp/effect-sandbox-session-key-${randomBytes(8).toString("hex")}`
-    yield* call(
-      "write the session key file",
-      () => sandbox.files.write(keyFile, Redacted.value(spec.sessionKey), { user })
-    )
-    // The workspace is ours (made above) whichever server runs, so an attach finds it where it always is.
-    const files = yield* serverFiles({
+    // The workspace is ours (made beside) whichever server runs, so an attach finds it where it always is.
+    const located = serverFiles({
       provider: "E2B",
       noun: "template",
       name: template,
@@ -184,6 +182,8 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
             { user }
           ))
     })
+    const [, files] = yield* Effect.all([workspace, located], { concurrency: 2 })
+    const heard = yield* listeningLine
     const handle = yield* call(
       "start the action server",
       () =>
@@ -191,22 +191,25 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
           background: true,
           user,
           cwd: WORKSPACE,
-          envs: { ...spec.server.env, [SESSION_KEY_FILE_VARIABLE]: keyFile },
+          envs: { ...spec.server.env, ...sessionKeyDigestEnv(spec.sessionKey) },
+          onStdout: heard.output,
           // The server runs as long as the sandbox: no deadline on its stream.
           timeoutMs: 0
         })
     )
+    // Awaited from the start (it also ends the `listening` wait), so it never rejects unheard.
+    const ended = handle.wait().then(
+      (done) => ({ exitCode: done.exitCode, output: `${done.stdout}${done.stderr}` }),
+      (error: { exitCode?: number; stdout?: string; stderr?: string; message?: string }) => ({
+        exitCode: error.exitCode ?? -1,
+        output: error.stderr !== undefined ? `${error.stdout ?? ""}${error.stderr}` : String(error.message)
+      })
+    )
+    void ended.then(heard.ended)
     return {
       workspace: WORKSPACE,
-      serverExit: Effect.promise(() =>
-        handle.wait().then(
-          (done) => ({ exitCode: done.exitCode, output: `${done.stdout}${done.stderr}` }),
-          (error: { exitCode?: number; stdout?: string; stderr?: string; message?: string }) => ({
-            exitCode: error.exitCode ?? -1,
-            output: error.stderr !== undefined ? `${error.stdout ?? ""}${error.stderr}` : String(error.message)
-          })
-        )
-      ),
+      serverExit: Effect.promise(() => ended),
+      listening: heard.listening,
       // Once started, the server's output is let go: the SDK's handle would keep all of it in this
       // process's memory for the sandbox's life. The server runs on (envd does not stop a process
       // whose client went away).
