@@ -125,6 +125,23 @@ export const serverFiles = Effect.fn("serverFiles")(function*(source: ServerSour
   )
 })
 
+/** The exit code of `imageServerLine` when the image lacks the server or its workspace (EX_CONFIG). */
+export const NO_IMAGE_SERVER = 78
+/** What `imageServerLine` prints, on standard output, once it found the image's server: it starts it next. */
+export const IMAGE_SERVER_FOUND = "effect-sandbox: the image's server"
+
+/**
+ * A shell line, run as the server's user, that starts the image's own server at once where the
+ * image has it (docs/image-contract.md: its files and a workspace the user can write), printing
+ * `IMAGE_SERVER_FOUND` first; else it exits `NO_IMAGE_SERVER` having started nothing, and the
+ * driver asks `serverFiles` (probe, upload, refusal). For a provider whose command API streams
+ * the output: the image's server, the usual case, starts without the probe's round trip before.
+ * `server` is the server's command line for `IMAGE_FILES` in `IMAGE_WORKSPACE`.
+ */
+export const imageServerLine = (server: string) =>
+  `if [ -x ${IMAGE_FILES.node} ] && [ -f ${IMAGE_FILES.entry} ] && [ -w ${IMAGE_WORKSPACE} ]; then ` +
+  `echo "${IMAGE_SERVER_FOUND}" && cd ${IMAGE_WORKSPACE} && exec ${server}; else exit ${NO_IMAGE_SERVER}; fi`
+
 /** The workspace of a sandbox whose server already runs (attach): the image's, or an uploaded server's. */
 export const runningWorkspace = (run: RunInSandbox) =>
   Effect.map(

@@ -15,7 +15,7 @@ const heard = (listening: Effect.Effect<void>) => Effect.map(Effect.timeoutOptio
 describe("listeningLine", () => {
   it.effect("completes at the listening line, split over chunks, and not before", () =>
     Effect.gen(function*() {
-      const line = yield* listeningLine
+      const line = yield* listeningLine()
       line.output("booting\neffect-sandbox-server list")
       line.output(`ening {"host":"0.0.0.0",`)
       assert.isFalse(yield* heard(line.listening), "the line is not whole yet")
@@ -25,7 +25,7 @@ describe("listeningLine", () => {
 
   it.effect("other lines, one mentioning listening, and a long line without end do not complete it", () =>
     Effect.gen(function*() {
-      const line = yield* listeningLine
+      const line = yield* listeningLine()
       line.output(`a line about effect-sandbox-server listening \n${"x".repeat(100_000)}`)
       line.output(`${"y".repeat(100_000)}\n`)
       assert.isFalse(yield* heard(line.listening))
@@ -33,11 +33,24 @@ describe("listeningLine", () => {
       assert.isTrue(yield* heard(line.listening))
     }))
 
-  it.effect("a stream that ends without the line completes it: the wait then polls", () =>
+  it.effect("another line is heard apart (the image server's marker): each completes at its own", () =>
     Effect.gen(function*() {
-      const line = yield* listeningLine
+      const line = yield* listeningLine("effect-sandbox: the image's server")
+      line.output("effect-sandbox: the image")
+      line.output("'s server\n")
+      assert.isTrue(yield* heard(line.found))
+      assert.isFalse(yield* heard(line.listening))
+      line.output(LINE)
+      assert.isTrue(yield* heard(line.listening))
+    }))
+
+  it.effect("a stream that ends without the lines completes both: the wait then polls", () =>
+    Effect.gen(function*() {
+      const line = yield* listeningLine()
       line.output("Error: cannot find module\n")
+      assert.isFalse(yield* heard(line.found))
       line.ended()
       assert.isTrue(yield* heard(line.listening))
+      assert.isTrue(yield* heard(line.found))
     }))
 })

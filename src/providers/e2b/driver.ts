@@ -13,12 +13,19 @@ import { readFileSync } from "node:fs"
 import { listeningLine } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
-import { IMAGE_WORKSPACE as WORKSPACE, serverFiles } from "../../hosted/serverFiles.ts"
+import {
+  IMAGE_SERVER_FOUND,
+  IMAGE_WORKSPACE as WORKSPACE,
+  imageServerLine,
+  NO_IMAGE_SERVER,
+  serverFiles
+} from "../../hosted/serverFiles.ts"
 import { sessionKeyDigestEnv } from "../../hosted/serverLaunch.ts"
 import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
+import { IMAGE_FILES, type ServerFiles } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
 import { checkE2BEgress, checkE2BSecrets, e2bEgress } from "./egress.ts"
@@ -154,50 +161,24 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
   }
 
   /**
-   * The server started in the background once its workspace is made and its files found (side by
-   * side: neither needs the other), with the key's digest in its environment; its `listening` line
-   * heard in the command's output stream.
+   * A server command started in the background as the user, with the key's digest in its
+   * environment, its output heard for the `listening` line (and `imageServerLine`'s). Its end is
+   * awaited from the start (it also ends those waits), so it never rejects unheard.
    */
-  const launch = Effect.fn("E2BRuntime.launch")(function*(box: E2BBox, spec: SandboxSpec) {
-    const sandbox = yield* connected(box)
-    const user = spec.user.name
-    const workspace = call(
-      `create ${WORKSPACE} for ${user}`,
-      () => sandbox.commands.run(`mkdir -p ${WORKSPACE} && chown ${shellQuote(user)} ${WORKSPACE}`, { user: "root" })
-    )
-    // The workspace is ours (made beside) whichever server runs, so an attach finds it where it always is.
-    const located = serverFiles({
-      provider: "E2B",
-      noun: "template",
-      name: template,
-      upload: options.uploadPayload ?? true,
-      workspace: WORKSPACE,
-      run: (what, command) =>
-        Effect.map(call(what, () => sandbox.commands.run(command, { user })), (ran) => ran.stdout),
-      // One multipart request for all of them.
-      put: (payload) =>
-        call("upload the action-server payload", () =>
-          sandbox.files.write(
-            payload.map((file) => ({ path: file.destination, data: new Blob([readFileSync(file.source)]) })),
-            { user }
-          ))
-    })
-    const [, files] = yield* Effect.all([workspace, located], { concurrency: 2 })
-    const heard = yield* listeningLine
+  const startServer = Effect.fn("E2BRuntime.startServer")(function*(sandbox: Sandbox, spec: SandboxSpec, line: string) {
+    const heard = yield* listeningLine(IMAGE_SERVER_FOUND)
     const handle = yield* call(
       "start the action server",
       () =>
-        sandbox.commands.run(spec.server.argv({ ...files, workingDir: WORKSPACE }).map(shellQuote).join(" "), {
+        sandbox.commands.run(line, {
           background: true,
-          user,
-          cwd: WORKSPACE,
+          user: spec.user.name,
           envs: { ...spec.server.env, ...sessionKeyDigestEnv(spec.sessionKey) },
           onStdout: heard.output,
           // The server runs as long as the sandbox: no deadline on its stream.
           timeoutMs: 0
         })
     )
-    // Awaited from the start (it also ends the `listening` wait), so it never rejects unheard.
     const ended = handle.wait().then(
       (done) => ({ exitCode: done.exitCode, output: `${done.stdout}${done.stderr}` }),
       (error: { exitCode?: number; stdout?: string; stderr?: string; message?: string }) => ({
@@ -205,7 +186,53 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
         output: error.stderr !== undefined ? `${error.stdout ?? ""}${error.stderr}` : String(error.message)
       })
     )
-    void ended.then(heard.ended)
+    let exit: { readonly exitCode: number } | undefined
+    void ended.then((result) => {
+      exit = result
+      heard.ended()
+    })
+    return { handle, heard, ended, exited: () => exit }
+  })
+
+  /**
+   * The image's server started at once where the template has it (`imageServerLine`); else the
+   * workspace made (as root) beside the probe for the server's files, then that server started.
+   * Either way its `listening` line is heard in the command's output stream.
+   */
+  const launch = Effect.fn("E2BRuntime.launch")(function*(box: E2BBox, spec: SandboxSpec) {
+    const sandbox = yield* connected(box)
+    const user = spec.user.name
+    const serverLine = (files: ServerFiles) =>
+      spec.server.argv({ ...files, workingDir: WORKSPACE }).map(shellQuote).join(" ")
+    let started = yield* startServer(sandbox, spec, imageServerLine(serverLine(IMAGE_FILES)))
+    // The marker line, or the end of a template without the server (which started nothing).
+    yield* started.heard.found
+    if (started.exited()?.exitCode === NO_IMAGE_SERVER) {
+      const workspace = call(
+        `create ${WORKSPACE} for ${user}`,
+        () => sandbox.commands.run(`mkdir -p ${WORKSPACE} && chown ${shellQuote(user)} ${WORKSPACE}`, { user: "root" })
+      )
+      // The workspace is ours (made beside) whichever server runs, so an attach finds it where it always is.
+      const located = serverFiles({
+        provider: "E2B",
+        noun: "template",
+        name: template,
+        upload: options.uploadPayload ?? true,
+        workspace: WORKSPACE,
+        run: (what, command) =>
+          Effect.map(call(what, () => sandbox.commands.run(command, { user })), (ran) => ran.stdout),
+        // One multipart request for all of them.
+        put: (payload) =>
+          call("upload the action-server payload", () =>
+            sandbox.files.write(
+              payload.map((file) => ({ path: file.destination, data: new Blob([readFileSync(file.source)]) })),
+              { user }
+            ))
+      })
+      const [, files] = yield* Effect.all([workspace, located], { concurrency: 2 })
+      started = yield* startServer(sandbox, spec, `cd ${WORKSPACE} && exec ${serverLine(files)}`)
+    }
+    const { ended, handle, heard } = started
     return {
       workspace: WORKSPACE,
       serverExit: Effect.promise(() => ended),

@@ -52,7 +52,7 @@ export const eventGateway = (apiKey: string): EventGateway => {
   })
   return {
     upgrade: (request, socket, head) =>
-      server.handleUpgrade(request, socket, head, (socket) => server.emit("connection", socket, request)),
+      server.handleUpgrade(request, socket, head, (upgraded) => server.emit("connection", upgraded, request)),
     emit: (event, data) => {
       for (const socket of connected) socket.send(`42${JSON.stringify([event, data])}`)
     },
