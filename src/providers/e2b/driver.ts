@@ -44,6 +44,8 @@ import { SDK_REQUEST_TIMEOUT_MS, withinRequestTimeout } from "./requestDeadline.
 import { e2bSnapshots, forgetMemory } from "./snapshot.ts"
 
 const DEFAULT_TEMPLATE = "effect-sandbox-runtime"
+/** How long the server may take to answer (`aliveTimeout`'s default). */
+const ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 
 /**
  * How often the SDK itself waits out a 429 that carries `Retry-After` (it alone sees the header;
@@ -205,8 +207,9 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     const serverLine = (files: ServerFiles) =>
       spec.server.argv({ ...files, workingDir: WORKSPACE }).map(shellQuote).join(" ")
     let started = yield* startServer(sandbox, spec, imageServerLine(serverLine(IMAGE_FILES)))
-    // The marker line, or the end of a template without the server (which started nothing).
-    yield* started.heard.found
+    // The marker line, or the end of a template without the server (which started nothing); a
+    // stream that tells neither is waited for no longer than the server may take to answer.
+    yield* Effect.timeoutOption(started.heard.found, options.aliveTimeout ?? ALIVE_TIMEOUT)
     if (started.exited()?.exitCode === NO_IMAGE_SERVER) {
       const workspace = call(
         `create ${WORKSPACE} for ${user}`,
@@ -246,7 +249,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
 
   return {
     user: { name: "user", id: 1000 },
-    aliveTimeout: "60 seconds",
+    aliveTimeout: ALIVE_TIMEOUT,
     create: (spec) => {
       const from = spec.fromSnapshot ?? template
       return call(
