@@ -5,9 +5,11 @@
  * run: a bare container of the same image from create to its first HTTP 200. The ratio is our
  * overhead on a container start: the SDK's calls, the payload and key hand-over, and the action
  * server's own start. A real provider adds its scheduling and network on top; these rows say what
- * is ours.
+ * is ours. A stand-in's create is itself more than a bare container's start (the container is
+ * made and started, then the SDK learns it runs): a second row puts the start beside the provider's
+ * create alone, timed from the same starts' spans, so what we add on top of it shows.
  */
-import { Effect, type Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Tracer } from "effect"
 import { spawnSync } from "node:child_process"
 import { DaytonaRuntime, DEFAULT_SNAPSHOT } from "../src/daytona.ts"
 import { E2BRuntime } from "../src/e2b.ts"
@@ -27,15 +29,42 @@ import { blueprints, runloopLayer } from "../test/providers/runloop/fixture.ts"
 import { startStandIn as startRunloop } from "../test/providers/runloop/server.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
 import { timeStarts } from "./startup.ts"
-import { type Sample, skipped, timeRuns } from "./stats.ts"
+import { percentiles, QUICK, type Sample, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
 /** A provider on its stand-in: the image its sandboxes run, the runtime layer, and how to stop it. */
-interface OnStandIn {
+export interface OnStandIn {
   readonly image: string
   readonly layer: () => Layer.Layer<Runtime, unknown>
   readonly close: () => Promise<unknown>
+  /**
+   * The spans of a start that are the provider's create until the sandbox runs (`name operation`):
+   * the hosted create, and where the driver waits for the sandbox to run in its launch, that wait.
+   */
+  readonly creates?: RegExp
+}
+
+/** The hosted runtime's create: the provider's create call, and whatever its driver waits for there. */
+const HOSTED_CREATE = /^hosted\.create /
+
+/** The layer with a tracer that adds the milliseconds of each start's `creates` spans to `created`. */
+const timingCreates = (provider: OnStandIn, created: Array<number>) => () => {
+  let total = 0
+  const tracer = Tracer.make({
+    span: (options) => {
+      const span = new Tracer.NativeSpan(options)
+      const end = span.end.bind(span)
+      span.end = (endTime, exit) => {
+        end(endTime, exit)
+        const name = `${span.name} ${String(span.attributes.get("operation") ?? "")}`
+        if ((provider.creates ?? HOSTED_CREATE).test(name)) total += Number(endTime - span.startTime) / 1e6
+        if (span.name === "hosted.provision") created.push(total)
+      }
+      return span
+    }
+  })
+  return provider.layer().pipe(Layer.provide(Layer.succeed(Tracer.Tracer)(tracer)))
 }
 
 const RUNS = 10
@@ -44,8 +73,13 @@ const RUNS = 10
 const providerRow = async (record: Record, name: string, provider: OnStandIn) => {
   try {
     const floor = await timeRuns(RUNS, 1, () => bareContainer(provider.image), (ms) => ms)
-    const ready = await timeStarts(RUNS, provider.layer)
+    const created: Array<number> = []
+    const ready = await timeStarts(RUNS, timingCreates(provider, created))
+    // The warm-up start's is left out, as its READY is.
+    const create = percentiles(created.slice(QUICK ? 0 : 1))
     record(`${name}: start to READY (stand-in)`, ready, "bare container to first HTTP 200", floor)
+    record(`${name}: the provider's create alone (stand-in)`, create, "bare container to first HTTP 200", floor)
+    record(`${name}: start to READY, × its create (stand-in)`, ready, "the provider's create alone", create)
   } finally {
     await provider.close()
   }
@@ -85,8 +119,18 @@ const runloop = async (): Promise<OnStandIn> => {
   return {
     image: await runtimeImage(),
     layer: () => runloopLayer(standIn),
-    close: () => standIn.close()
+    close: () => standIn.close(),
+    // A devbox is made at once and boots after: the launch waits for it to run first.
+    creates: /^hosted\.create |^provider\.call wait for devbox \S+ to run$/
   }
+}
+
+/** Each provider's stand-in, started on demand. */
+export const standIns: Readonly<globalThis.Record<string, () => Promise<OnStandIn>>> = {
+  e2b,
+  daytona,
+  modal,
+  runloop
 }
 
 export const providerRows = async (record: Record) => {

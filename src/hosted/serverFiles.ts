@@ -60,7 +60,10 @@ export interface ServerSource {
   readonly run: RunInSandbox
   /** Put the payload's files into the sandbox, as the user (their directories are made). */
   readonly put: (files: ReadonlyArray<PayloadFile>) => Effect.Effect<unknown, DriverFailure>
-  /** The workspace whichever server runs, where the provider makes it itself; default per server. */
+  /**
+   * The workspace whichever server runs, where the provider makes it itself (beside the probe, so
+   * neither tests nor makes it here); default per server.
+   */
   readonly workspace?: string
 }
 
@@ -73,6 +76,7 @@ export interface Located extends ServerFiles {
 const upload = Effect.fn("serverFiles.upload")(function*(source: ServerSource, home: string, node: string) {
   const { directory, manifest } = yield* serverPayload
   const workspace = source.workspace ?? posix.join(home, UPLOADED_WORKSPACE)
+  const made = source.workspace === undefined ? [workspace] : []
   const files = manifest.files.map((file) => ({
     source: join(directory, file),
     destination: posix.join(home, PAYLOAD_DIR, file),
@@ -81,7 +85,7 @@ const upload = Effect.fn("serverFiles.upload")(function*(source: ServerSource, h
   const directories = new Set(files.map((file) => dirname(file.destination)))
   yield* source.run(
     "make the payload's directories",
-    `mkdir -p ${[...directories, workspace].map(shellQuote).join(" ")}`
+    `mkdir -p ${[...directories, ...made].map(shellQuote).join(" ")}`
   )
   yield* source.put(files)
   return { node, entry: posix.join(home, PAYLOAD_DIR, "server.mjs"), workspace }
@@ -101,7 +105,8 @@ export const serverFiles = Effect.fn("serverFiles")(function*(source: ServerSour
         `(docs/runtimes/${source.provider.toLowerCase()}.md, "Making the ${noun}")${instead}.`
     })
   if (probed.found === "image") {
-    if (writable === "writable") return { ...IMAGE_FILES, workspace: source.workspace ?? IMAGE_WORKSPACE }
+    if (source.workspace !== undefined) return { ...IMAGE_FILES, workspace: source.workspace }
+    if (writable === "writable") return { ...IMAGE_FILES, workspace: IMAGE_WORKSPACE }
     return yield* refuse(`has no ${IMAGE_WORKSPACE} its user can write`)
   }
   const lacks = `has no action-server payload (${IMAGE_FILES.entry})`
@@ -119,6 +124,23 @@ export const serverFiles = Effect.fn("serverFiles")(function*(source: ServerSour
     `, or use a ${noun} with a newer Node`
   )
 })
+
+/** The exit code of `imageServerLine` when the image lacks the server or its workspace (EX_CONFIG). */
+export const NO_IMAGE_SERVER = 78
+/** What `imageServerLine` prints, on standard output, once it found the image's server: it starts it next. */
+export const IMAGE_SERVER_FOUND = "effect-sandbox: the image's server"
+
+/**
+ * A shell line, run as the server's user, that starts the image's own server at once where the
+ * image has it (docs/image-contract.md: its files and a workspace the user can write), printing
+ * `IMAGE_SERVER_FOUND` first; else it exits `NO_IMAGE_SERVER` having started nothing, and the
+ * driver asks `serverFiles` (probe, upload, refusal). For a provider whose command API streams
+ * the output: the image's server, the usual case, starts without the probe's round trip before.
+ * `server` is the server's command line for `IMAGE_FILES` in `IMAGE_WORKSPACE`.
+ */
+export const imageServerLine = (server: string) =>
+  `if [ -x ${IMAGE_FILES.node} ] && [ -f ${IMAGE_FILES.entry} ] && [ -w ${IMAGE_WORKSPACE} ]; then ` +
+  `echo "${IMAGE_SERVER_FOUND}" && cd ${IMAGE_WORKSPACE} && exec ${server}; else exit ${NO_IMAGE_SERVER}; fi`
 
 /** The workspace of a sandbox whose server already runs (attach): the image's, or an uploaded server's. */
 export const runningWorkspace = (run: RunInSandbox) =>

@@ -4,10 +4,14 @@
  * starts the same server the same way; the driver adds only where Node and the entry are and how
  * the session key reaches the server.
  */
-import { SESSION_KEY_FILE_VARIABLE } from "../executor/childEnv.ts"
+import { Redacted } from "effect"
+import { createHash } from "node:crypto"
+import { SESSION_KEY_SHA256_VARIABLE } from "../executor/childEnv.ts"
+import { shellQuote } from "../quoting/shellQuote.ts"
 import { restrictsToWorkspace } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
+import type { ServerFiles } from "../serverStart/serverProbe.ts"
 import { vscodeEnv } from "../serverStart/serverTools.ts"
 import type { SandboxSpec, ServerLaunch } from "../services/Driver.ts"
 import type { HostedOptions } from "./options.ts"
@@ -41,9 +45,22 @@ export const serverLaunch = (
 })
 
 /**
- * Where a driver that delivers the session key as a file writes it (in /tmp: the server reads and
- * removes it before it runs anything, server/sessionKey.ts), and the sandbox's environment entry
- * that names it to the server (a path, not the key).
+ * The server's environment entry carrying the session key's SHA-256, never the key: the server
+ * only compares digests of the keys it is sent (server/auth.ts), so a command in the sandbox that
+ * reads it from `/proc/<pid>/environ` gets nothing to call the server with. Handed over with the
+ * command that starts the server, it costs no call of its own (a key file to upload did, and the
+ * server had to read and remove it); the sandbox's tags hold the key anyway, for attach.
  */
-export const SESSION_KEY_FILE = "/tmp/.effect-sandbox-session-key"
-export const sessionKeyFileEnv = { [SESSION_KEY_FILE_VARIABLE]: SESSION_KEY_FILE } as const
+export const sessionKeyDigestEnv = (key: Redacted.Redacted<string>) => ({
+  [SESSION_KEY_SHA256_VARIABLE]: createHash("sha256").update(Redacted.value(key)).digest("hex")
+})
+
+/**
+ * The shell line that starts the server where a provider runs shell lines (`files` from
+ * serverFiles.ts): the key's digest set for it alone, before the argv.
+ */
+export const serverShellLine = (spec: SandboxSpec, files: ServerFiles & { readonly workspace: string }) =>
+  [
+    ...Object.entries(sessionKeyDigestEnv(spec.sessionKey)).map(([name, value]) => `${name}=${value}`),
+    ...spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote)
+  ].join(" ")

@@ -69,10 +69,18 @@ describe("serverFiles", () => {
     120_000 // from source, the payload is built first
   )
 
-  it.effect("a provider that makes the workspace itself keeps it for an uploaded server", () =>
+  it.effect("a provider that makes the workspace itself (beside the probe) keeps it, neither made nor tested here", () =>
     Effect.gen(function*() {
-      const { source } = sandbox("node /usr/bin/node 24.1.0\nwritable\n/root", { workspace: "/workspace" })
-      assert.strictEqual((yield* serverFiles(source)).workspace, "/workspace")
+      const uploaded = sandbox("node /usr/bin/node 24.1.0\nread-only\n/root", { workspace: "/workspace" })
+      assert.strictEqual((yield* serverFiles(uploaded.source)).workspace, "/workspace")
+      assert.notInclude(uploaded.commands[1]!, "'/workspace'", "the user's mkdir leaves the provider's workspace alone")
+      // Probed before the provider's mkdir finished: the image's server is still taken.
+      const image = sandbox("template\nread-only\n/home/user", { workspace: "/workspace" })
+      assert.deepStrictEqual(yield* serverFiles(image.source), {
+        node: "/opt/effect-sandbox/bin/node",
+        entry: "/opt/effect-sandbox/payload/server.mjs",
+        workspace: "/workspace"
+      })
     }))
 
   it.effect("each refusal says what the image lacks and how to make it, in one set of words", () =>

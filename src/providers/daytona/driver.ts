@@ -1,8 +1,8 @@
 /**
  * The Daytona driver (services/Driver.ts): a sandbox made from a snapshot with Daytona's auto-stop
  * (`idleTimeout`, refreshed as activity), auto-delete and TTL (`lifetime`), the owner tags as its
- * labels; the server a toolbox session's command, its key uploaded as a file it reads and removes
- * (server/sessionKey.ts); the preview link with its token for every port, a signed one for VS Code
+ * labels; the server a toolbox session's command, its key's digest in that command's environment
+ * (hosted/serverLaunch.ts); the preview link with its token for every port, a signed one for VS Code
  * (a browser cannot send the token); pause with memory where the sandbox's class allows it
  * (states.ts), and start after auto-stop. Each sandbox is named after its session (sessionName.ts),
  * so an attach finds it whatever the eventually consistent list says. Snapshots are Daytona's
@@ -15,9 +15,8 @@ import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
-import { SESSION_KEY_FILE as KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
+import { serverShellLine } from "../../hosted/serverLaunch.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
-import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { ProviderError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
@@ -107,28 +106,29 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     )
 
   /**
-   * The key uploaded, then the server as a toolbox session's command. The daemon sources a
+   * The server as a toolbox session's command, the key's digest set for it alone; the session made
+   * beside the probe for the server's files (neither needs the other). The daemon sources a
    * session's commands in the session's one shell and writes the exit code once the command
    * returns: so the server runs as that shell's child, never `exec`ed in its place (which would
    * leave no shell to write the exit code, and a server dying at start seen only at `/alive`'s
    * time-out).
    */
   const launch = Effect.fn("DaytonaRuntime.launch")(function*(sandbox: Sandbox, spec: SandboxSpec) {
-    const files = yield* serverFiles({
-      provider: "Daytona",
-      noun: "snapshot",
-      name: spec.fromSnapshot ?? snapshot,
-      upload: options.uploadPayload ?? true,
-      run: inSandbox(call, sandbox),
-      put: (payload) =>
-        call(`upload the action server into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFiles([...payload]))
-    })
-    const key = Buffer.from(Redacted.value(spec.sessionKey))
-    yield* call(`upload the session key into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFile(key, KEY_FILE))
     // A session per launch: a started-again sandbox may still list an earlier one.
     const session = `effect-sandbox-server-${randomBytes(4).toString("hex")}`
-    yield* call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
-    const command = spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")
+    const [files] = yield* Effect.all([
+      serverFiles({
+        provider: "Daytona",
+        noun: "snapshot",
+        name: spec.fromSnapshot ?? snapshot,
+        upload: options.uploadPayload ?? true,
+        run: inSandbox(call, sandbox),
+        put: (payload) =>
+          call(`upload the action server into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFiles([...payload]))
+      }),
+      call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
+    ], { concurrency: 2 })
+    const command = serverShellLine(spec, files)
     const { cmdId } = yield* call(
       `start the action server in sandbox ${sandbox.id}`,
       () => sandbox.process.executeSessionCommand(session, { command, runAsync: true })
@@ -157,7 +157,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
           name,
           snapshot: from,
           user: spec.user.name,
-          envVars: { ...spec.server.env, ...sessionKeyFileEnv },
+          envVars: { ...spec.server.env },
           labels: { ...spec.tags },
           autoStopInterval: idle,
           autoDeleteInterval: autoDelete,

@@ -1,8 +1,7 @@
 /**
  * The E2B driver (services/Driver.ts): a sandbox is made from a template with a server-side
  * time-out the owner renews within E2B's cap on its life (lifetime.ts), the action server started
- * through the SDK's commands with its key written as a file it reads and removes
- * (server/sessionKey.ts), E2B's port exposure for every port, and pause with memory, checked
+ * through the SDK's commands with its key's digest in its environment (hosted/serverLaunch.ts), E2B's port exposure for every port, and pause with memory, checked
  * (E2B's 409 to a pause in a transition reads as "already paused" in the SDK). E2B's metadata
  * holds the owner tags.
  * Snapshots are E2B's (snapshot.ts); a sandbox made from one is rebooted without the snapshot's
@@ -10,16 +9,23 @@
  */
 import type { Sandbox } from "e2b"
 import { Clock, Duration, Effect, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
+import { listeningLine } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
-import { IMAGE_WORKSPACE as WORKSPACE, serverFiles } from "../../hosted/serverFiles.ts"
+import {
+  IMAGE_SERVER_FOUND,
+  IMAGE_WORKSPACE as WORKSPACE,
+  imageServerLine,
+  NO_IMAGE_SERVER,
+  serverFiles
+} from "../../hosted/serverFiles.ts"
+import { sessionKeyDigestEnv } from "../../hosted/serverLaunch.ts"
 import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
+import { IMAGE_FILES, type ServerFiles } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
 import { checkE2BEgress, checkE2BSecrets, e2bEgress } from "./egress.ts"
@@ -38,6 +44,8 @@ import { SDK_REQUEST_TIMEOUT_MS, withinRequestTimeout } from "./requestDeadline.
 import { e2bSnapshots, forgetMemory } from "./snapshot.ts"
 
 const DEFAULT_TEMPLATE = "effect-sandbox-runtime"
+/** How long the server may take to answer (`aliveTimeout`'s default). */
+const ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 
 /**
  * How often the SDK itself waits out a 429 that carries `Retry-After` (it alone sees the header;
@@ -154,59 +162,84 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
     }
   }
 
-  /** The server started in the background, the key first written as a file the server reads and removes. */
-  const launch = Effect.fn("E2BRuntime.launch")(function*(box: E2BBox, spec: SandboxSpec) {
-    const sandbox = yield* connected(box)
-    const user = spec.user.name
-    yield* call(
-      `create ${WORKSPACE} for ${user}`,
-      () => sandbox.commands.run(`mkdir -p ${WORKSPACE} && chown ${shellQuote(user)} ${WORKSPACE}`, { user: "root" })
-    )
-    const keyFile = `/tmp/effect-sandbox-session-key-${randomBytes(8).toString("hex")}`
-    yield* call(
-      "write the session key file",
-      () => sandbox.files.write(keyFile, Redacted.value(spec.sessionKey), { user })
-    )
-    // The workspace is ours (made above) whichever server runs, so an attach finds it where it always is.
-    const files = yield* serverFiles({
-      provider: "E2B",
-      noun: "template",
-      name: template,
-      upload: options.uploadPayload ?? true,
-      workspace: WORKSPACE,
-      run: (what, command) =>
-        Effect.map(call(what, () => sandbox.commands.run(command, { user })), (ran) => ran.stdout),
-      // One multipart request for all of them.
-      put: (payload) =>
-        call("upload the action-server payload", () =>
-          sandbox.files.write(
-            payload.map((file) => ({ path: file.destination, data: new Blob([readFileSync(file.source)]) })),
-            { user }
-          ))
-    })
+  /**
+   * A server command started in the background as the user, with the key's digest in its
+   * environment, its output heard for the `listening` line (and `imageServerLine`'s). Its end is
+   * awaited from the start (it also ends those waits), so it never rejects unheard.
+   */
+  const startServer = Effect.fn("E2BRuntime.startServer")(function*(sandbox: Sandbox, spec: SandboxSpec, line: string) {
+    const heard = yield* listeningLine(IMAGE_SERVER_FOUND)
     const handle = yield* call(
       "start the action server",
       () =>
-        sandbox.commands.run(spec.server.argv({ ...files, workingDir: WORKSPACE }).map(shellQuote).join(" "), {
+        sandbox.commands.run(line, {
           background: true,
-          user,
-          cwd: WORKSPACE,
-          envs: { ...spec.server.env, [SESSION_KEY_FILE_VARIABLE]: keyFile },
+          user: spec.user.name,
+          envs: { ...spec.server.env, ...sessionKeyDigestEnv(spec.sessionKey) },
+          onStdout: heard.output,
           // The server runs as long as the sandbox: no deadline on its stream.
           timeoutMs: 0
         })
     )
+    const ended = handle.wait().then(
+      (done) => ({ exitCode: done.exitCode, output: `${done.stdout}${done.stderr}` }),
+      (error: { exitCode?: number; stdout?: string; stderr?: string; message?: string }) => ({
+        exitCode: error.exitCode ?? -1,
+        output: error.stderr !== undefined ? `${error.stdout ?? ""}${error.stderr}` : String(error.message)
+      })
+    )
+    let exit: { readonly exitCode: number } | undefined
+    void ended.then((result) => {
+      exit = result
+      heard.ended()
+    })
+    return { handle, heard, ended, exited: () => exit }
+  })
+
+  /**
+   * The image's server started at once where the template has it (`imageServerLine`); else the
+   * workspace made (as root) beside the probe for the server's files, then that server started.
+   * Either way its `listening` line is heard in the command's output stream.
+   */
+  const launch = Effect.fn("E2BRuntime.launch")(function*(box: E2BBox, spec: SandboxSpec) {
+    const sandbox = yield* connected(box)
+    const user = spec.user.name
+    const serverLine = (files: ServerFiles) =>
+      spec.server.argv({ ...files, workingDir: WORKSPACE }).map(shellQuote).join(" ")
+    let started = yield* startServer(sandbox, spec, imageServerLine(serverLine(IMAGE_FILES)))
+    // The marker line, or the end of a template without the server (which started nothing); a
+    // stream that tells neither is waited for no longer than the server may take to answer.
+    yield* Effect.timeoutOption(started.heard.found, options.aliveTimeout ?? ALIVE_TIMEOUT)
+    if (started.exited()?.exitCode === NO_IMAGE_SERVER) {
+      const workspace = call(
+        `create ${WORKSPACE} for ${user}`,
+        () => sandbox.commands.run(`mkdir -p ${WORKSPACE} && chown ${shellQuote(user)} ${WORKSPACE}`, { user: "root" })
+      )
+      // The workspace is ours (made beside) whichever server runs, so an attach finds it where it always is.
+      const located = serverFiles({
+        provider: "E2B",
+        noun: "template",
+        name: template,
+        upload: options.uploadPayload ?? true,
+        workspace: WORKSPACE,
+        run: (what, command) =>
+          Effect.map(call(what, () => sandbox.commands.run(command, { user })), (ran) => ran.stdout),
+        // One multipart request for all of them.
+        put: (payload) =>
+          call("upload the action-server payload", () =>
+            sandbox.files.write(
+              payload.map((file) => ({ path: file.destination, data: new Blob([readFileSync(file.source)]) })),
+              { user }
+            ))
+      })
+      const [, files] = yield* Effect.all([workspace, located], { concurrency: 2 })
+      started = yield* startServer(sandbox, spec, `cd ${WORKSPACE} && exec ${serverLine(files)}`)
+    }
+    const { ended, handle, heard } = started
     return {
       workspace: WORKSPACE,
-      serverExit: Effect.promise(() =>
-        handle.wait().then(
-          (done) => ({ exitCode: done.exitCode, output: `${done.stdout}${done.stderr}` }),
-          (error: { exitCode?: number; stdout?: string; stderr?: string; message?: string }) => ({
-            exitCode: error.exitCode ?? -1,
-            output: error.stderr !== undefined ? `${error.stdout ?? ""}${error.stderr}` : String(error.message)
-          })
-        )
-      ),
+      serverExit: Effect.promise(() => ended),
+      listening: heard.listening,
       // Once started, the server's output is let go: the SDK's handle would keep all of it in this
       // process's memory for the sandbox's life. The server runs on (envd does not stop a process
       // whose client went away).
@@ -216,7 +249,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
 
   return {
     user: { name: "user", id: 1000 },
-    aliveTimeout: "60 seconds",
+    aliveTimeout: ALIVE_TIMEOUT,
     create: (spec) => {
       const from = spec.fromSnapshot ?? template
       return call(

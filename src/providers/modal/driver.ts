@@ -13,14 +13,13 @@
  * and the reaper reads this host's record of what it made (ledger.ts); what `list()` returns is
  * taken too.
  */
-import { Duration, Effect, Redacted, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { Sandbox } from "modal"
 import { createHash } from "node:crypto"
-import { SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
 import { unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { withReason } from "../../hosted/providerCall.ts"
-import { SERVER_PORT } from "../../hosted/serverLaunch.ts"
+import { SERVER_PORT, sessionKeyDigestEnv } from "../../hosted/serverLaunch.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { InvalidOptionsError, ProviderError } from "../../schema/errors.ts"
 import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
@@ -175,7 +174,7 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
           command: launcherCommand(spec.server.argv({ ...IMAGE_FILES, workingDir: WORKSPACE })),
           env: {
             ...spec.server.env,
-            [SESSION_KEY_SHA256_VARIABLE]: createHash("sha256").update(Redacted.value(spec.sessionKey)).digest("hex")
+            ...sessionKeyDigestEnv(spec.sessionKey)
           },
           encryptedPorts: [spec.server.port, ...spec.ports],
           timeoutMs: lifetimeMs,

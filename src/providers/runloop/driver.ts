@@ -1,8 +1,8 @@
 /**
  * The Runloop driver (services/Driver.ts): a devbox (a microVM) made from a blueprint with our
- * metadata, the server's environment, its size and idle policy (launchParameters.ts); the server's
- * key written once the devbox runs (a launch command runs before anything can be written), the
- * server an execution of the command API, whose exit code and output Runloop keeps; every port
+ * metadata, the server's environment, its size and idle policy (launchParameters.ts); the server
+ * an execution of the command API once the devbox runs, its key's digest set for it alone
+ * (hosted/serverLaunch.ts), whose exit code and output Runloop keeps; every port
  * reached through the authenticated tunnel, whose token is a second secret. Pause is Runloop's
  * suspend, which keeps the disk but "will not snapshot memory state such as running processes" (the
  * SDK's words): the server is started again. Snapshots are Runloop's disk snapshots (snapshot.ts).
@@ -14,7 +14,7 @@ import { createReadStream } from "node:fs"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
 import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
-import { SESSION_KEY_FILE, sessionKeyFileEnv } from "../../hosted/serverLaunch.ts"
+import { serverShellLine } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
@@ -165,7 +165,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       () => devboxes.uploadFile(box.id, { path: file.fromHome, file: createReadStream(file.source) })
     )
 
-  /** Write the key, then start the server (`exec`: its end is the execution's, which `serverExit` follows). */
+  /** Start the server, the key's digest set for it alone (its end is the execution's, which `serverExit` follows). */
   const launch = Effect.fn("RunloopRuntime.launch")(function*(box: Devbox, spec: SandboxSpec) {
     yield* awaitRunning(box)
     const files = yield* serverFiles({
@@ -176,9 +176,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       run: inDevbox(box),
       put: (payload) => Effect.forEach(payload, (file) => upload(box, file), { concurrency: 4 })
     })
-    const key = { file_path: SESSION_KEY_FILE, contents: Redacted.value(spec.sessionKey) }
-    yield* call(`write the session key into devbox ${box.id}`, () => devboxes.writeFileContents(box.id, key))
-    const argv = spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote).join(" ")
+    const argv = serverShellLine(spec, files)
     const started = yield* call(
       `start the action server in devbox ${box.id}`,
       // A shell of its own per launch: a resumed devbox may still know an earlier one. Not `exec`ed:
@@ -215,7 +213,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
           ...(spec.fromSnapshot === undefined ? { blueprint_name: blueprint } : { snapshot_id: spec.fromSnapshot }),
           name: `effect-sandbox-${spec.sessionId}`,
           metadata: { ...spec.tags },
-          environment_variables: { ...spec.server.env, ...sessionKeyFileEnv },
+          environment_variables: { ...spec.server.env },
           tunnel: TUNNEL,
           launch_parameters: { ...parameters, user_parameters: { username: spec.user.name, uid: spec.user.id } }
         }, { idempotencyKey })).pipe(

@@ -125,6 +125,8 @@ export class Sandboxes {
   hold: Promise<unknown> | undefined
   /** Created sandboxes the list's index does not show yet (`lagList`). */
   private unlisted: Set<string> | undefined
+  /** Told of every state a sandbox enters, with the one it left (the event gateway's `sandbox.state.updated`). */
+  onState: (sandbox: StandInSandbox, oldState: State) => void = () => undefined
 
   constructor(instance: string, snapshots: Readonly<Record<string, Snapshot>>) {
     this.instance = instance
@@ -156,19 +158,22 @@ export class Sandboxes {
     work: () => Promise<void>,
     after: State
   ): Promise<void> {
-    sandbox.state = during
+    const enter = (state: State, pending: boolean) => {
+      const old = sandbox.state
+      sandbox.state = state
+      sandbox.pending = pending
+      this.onState(sandbox, old)
+    }
     sandbox.desiredState = desired
-    sandbox.pending = true
+    enter(during, true)
     const hold = this.hold
     const done = (async () => {
       if (hold !== undefined) await hold.then(() => undefined, () => undefined)
       await work()
-      sandbox.state = after
-      sandbox.pending = false
+      enter(after, false)
     })()
     return done.catch((error: unknown) => {
-      sandbox.state = "error"
-      sandbox.pending = false
+      enter("error", false)
       throw error
     })
   }

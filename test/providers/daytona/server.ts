@@ -19,6 +19,7 @@ import {
   refuseUpgrade,
   upgradedSockets
 } from "../standin.ts"
+import { eventGateway } from "./events.ts"
 import { ApiError, type CreateBody, removeAll, Sandboxes, type Snapshot, type StandInSandbox } from "./sandboxes.ts"
 import { SignedPreviews } from "./signedPreviews.ts"
 import { snapshotDto } from "./snapshotStore.ts"
@@ -92,6 +93,9 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   const instance = randomBytes(4).toString("hex")
   const apiKey = `dtn_${randomBytes(16).toString("hex")}`
   const sandboxes = new Sandboxes(instance, options.snapshots)
+  const events = eventGateway(apiKey)
+  sandboxes.onState = (sandbox, oldState) =>
+    events.emit("sandbox.state.updated", { sandbox: dto(sandbox), oldState, newState: sandbox.state })
   const signedPreviews = new SignedPreviews()
   const toolbox = new Toolbox()
   const requests: Array<RecordedRequest> = []
@@ -235,6 +239,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   const upgraded = upgradedSockets(server)
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(request.url ?? "/", base)
+    if (url.pathname === "/api/socket.io/") return events.upgrade(request, socket, head)
     const target = url.pathname.startsWith("/preview/")
       ? previewTarget(request, url)
       : Promise.reject(new ApiError(404, `Cannot upgrade ${url.pathname}`))
@@ -254,6 +259,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     signedPreviews,
     faults,
     close: async () => {
+      events.close()
       for (const socket of upgraded) socket.destroy()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -118,7 +118,7 @@ describeDocker("E2BRuntime under injected faults (stand-in)", () => {
         })
         yield* refused(
           { providerRetry: quick(2) },
-          "E2B could not create /workspace for user: Sandbox is probably not running anymore",
+          "E2B could not start the action server: Sandbox is probably not running anymore",
           "not-found"
         )
       }),

@@ -9,6 +9,7 @@
 import { assert, it } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
 import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { hostname } from "node:os"
 import { SandboxConfig } from "../../../src/index.ts"
 import { expectDisconnected } from "../../disconnected.ts"
@@ -77,11 +78,14 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
           r.path === `/v1/devboxes/${devbox.id}/suspend` || r.path === `/v1/devboxes/${devbox.id}/resume`
         )
         assert.deepStrictEqual(lifecycle.map((r) => r.path.split("/").at(-1)), ["suspend", "resume"])
-        // The server was launched twice (create, resume), each time with a key file written first.
+        // The server was launched twice (create, resume), each time given the key's digest, no key file written.
         const launches = s.requests.filter((r) => r.path === `/v1/devboxes/${devbox.id}/execute_async`)
-        const keys = s.requests.filter((r) => r.path === `/v1/devboxes/${devbox.id}/write_file_contents`)
-        assert.strictEqual(launches.length, 2)
-        assert.strictEqual(keys.length, 2)
+        const digest = createHash("sha256").update(devbox.metadata["effect-sandbox.session-key"]!).digest("hex")
+        assert.deepStrictEqual(
+          launches.map((r) => (r.body as { command: string }).command.includes(`_SHA256=${digest} `)),
+          [true, true]
+        )
+        assert.isFalse(s.requests.some((r) => r.path === `/v1/devboxes/${devbox.id}/write_file_contents`))
         yield* release
         assert.strictEqual(devbox.status, "shutdown")
       }),

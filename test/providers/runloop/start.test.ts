@@ -20,6 +20,7 @@ import { RunloopRuntime, type RunloopRuntimeOptions } from "../../../src/runloop
 import { payloadDirectory } from "../../../src/serverStart/payload.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
+import { keyCheck } from "../keyCheck.ts"
 import { docker } from "../standin.ts"
 import { runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
 import type { RunloopStandIn } from "./server.ts"
@@ -103,15 +104,13 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         assert.strictEqual(metadata["effect-sandbox.keep-alive"], "false")
         const key = metadata["effect-sandbox.session-key"]!
         const env = body["environment_variables"] as Record<string, string>
-        assert.strictEqual(env["EFFECT_SANDBOX_SESSION_API_KEY_FILE"], "/tmp/.effect-sandbox-session-key")
+        assert.notProperty(env, "EFFECT_SANDBOX_SESSION_API_KEY_FILE")
         assert.strictEqual(env["RL_FROM_OPTIONS"], "set on create")
         assert.isFalse(Object.values(env).some((v) => v.includes(key)))
         assert.notProperty(env, "VSCODE_PORT")
-        // The server read and removed its key file before any command ran; no process environment holds the key.
-        const check = yield* rt.runCommand(
-          `whoami; echo "$RL_FROM_OPTIONS"; test -e /tmp/.effect-sandbox-session-key; echo file=$?; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- '${key}'`
-        )
-        assert.strictEqual(check.content, "user\nset on create\nfile=1\n0")
+        // The server got the key's digest, never the key: no process environment, no file holds it.
+        const check = yield* rt.runCommand(`whoami; echo "$RL_FROM_OPTIONS"; ${keyCheck(key)}`)
+        assert.strictEqual(check.content, "user\nset on create\ndigest=yes\nkey=0")
         const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-start")!
         // `keep_alive_time_seconds` counts from creation unless the top-level `after_idle` is set: it is, so the
         // devbox lives while its owner keeps it busy, not 15 minutes (or Runloop's default hour) after creation.

@@ -1,0 +1,47 @@
+/**
+ * The server's `listening` line heard in an output stream a provider's command API delivers in
+ * chunks (E2B's `onStdout`): `Launched.listening` (services/Driver.ts) completes at that line, so the
+ * `/alive` wait's first attempt is answered instead of a poll whose steps overshoot the server's
+ * boot, or once the stream ends without it (the driver can no longer tell: the wait polls as before).
+ * Another line can be listened for the same way (`found`: the image-server line's, serverFiles.ts).
+ */
+import { Deferred, Effect } from "effect"
+import { LISTENING_PREFIX } from "../server/announce.ts"
+
+export interface ListeningLine {
+  /** Feed a chunk of the server's standard output (a line may come split over chunks). */
+  readonly output: (chunk: string) => void
+  /** The stream ended (the server exited, the connection was lost). */
+  readonly ended: () => void
+  readonly listening: Effect.Effect<void>
+  /** Completes at a line starting with `also`, or at the stream's end. */
+  readonly found: Effect.Effect<void>
+}
+
+/** A listener for one server's output, completed at its `listening` line (or `also`'s) or the stream's end. */
+export const listeningLine = (also = LISTENING_PREFIX) =>
+  Effect.sync((): ListeningLine => {
+    const listening = Deferred.makeUnsafe<void>()
+    const found = Deferred.makeUnsafe<void>()
+    const longest = Math.max(LISTENING_PREFIX.length, also.length)
+    // What follows the last newline: a line split over chunks is matched once whole.
+    let partial = ""
+    return {
+      output: (chunk) => {
+        const lines = (partial + chunk).split("\n")
+        partial = lines.pop() ?? ""
+        for (const line of lines) {
+          if (line.startsWith(LISTENING_PREFIX)) Deferred.doneUnsafe(listening, Effect.void)
+          if (line.startsWith(also)) Deferred.doneUnsafe(found, Effect.void)
+        }
+        // A line that never ends is not kept whole: only enough of it to match a prefix.
+        if (partial.length > longest) partial = partial.slice(0, longest)
+      },
+      ended: () => {
+        Deferred.doneUnsafe(listening, Effect.void)
+        Deferred.doneUnsafe(found, Effect.void)
+      },
+      listening: Deferred.await(listening),
+      found: Deferred.await(found)
+    }
+  })
