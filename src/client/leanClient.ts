@@ -14,12 +14,12 @@
  *   client span with the redacted headers;
  * - an `HttpClient` the user provided (not one `layerHttpClient` made, nor one derived from it by
  *   `withServerHeaders`): it is used for everything, as before.
- * Without an exporting tracer the client span is unobservable but for the propagation headers,
- * which carry the enclosing span (`ActionClient.send`) instead of a child of it.
+ * Without an exporting tracer the client span is made as Effect's client makes it (a native span,
+ * for the propagation headers), and nothing else of it is observable.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Pool } from "@effect/platform-node/Undici"
-import { Context, Effect, Layer, Tracer } from "effect"
+import { Effect, Layer, Tracer } from "effect"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse, HttpTraceContext } from "effect/http"
 import { LeanResponse } from "./leanResponse.ts"
 
@@ -91,13 +91,25 @@ export const leanClient = Effect.fn("ActionClient.leanClient")(function*(
     Effect.withFiber<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
       if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) return client.execute(request)
       return Effect.flatMap(base.preprocess(request), (preprocessed) => {
-        let prepared = prepare(preprocessed)
-        const parent = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
-        const propagated = parent?._tag === "Span" && fiber.getRef(HttpClient.TracerPropagationEnabled) &&
-          !fiber.getRef(Tracer.DisablePropagation) && !fiber.getRef(HttpClient.TracerDisabledWhen)(prepared)
-        if (propagated) prepared = HttpClientRequest.setHeaders(prepared, HttpTraceContext.toHeaders(parent))
+        const prepared = prepare(preprocessed)
         const url = new URL(prepared.url)
-        return exchange(pool, prepared, url.pathname + url.search)
+        const path = url.pathname + url.search
+        // Effect's client's span and propagation headers, under the same conditions.
+        if (fiber.getRef(Tracer.DisablePropagation) || fiber.getRef(HttpClient.TracerDisabledWhen)(prepared)) {
+          return exchange(pool, prepared, path)
+        }
+        return Effect.useSpan(
+          fiber.getRef(HttpClient.SpanNameGenerator)(prepared),
+          { kind: "client" },
+          (span) =>
+            exchange(
+              pool,
+              fiber.getRef(HttpClient.TracerPropagationEnabled)
+                ? HttpClientRequest.setHeaders(prepared, HttpTraceContext.toHeaders(span))
+                : prepared,
+              path
+            )
+        )
       })
     })
   const leaned: HttpClient.HttpClient = HttpClient.makeWith(
