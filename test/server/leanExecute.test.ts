@@ -192,6 +192,11 @@ describe("which requests the lean handler takes", () => {
       assert.strictEqual(yield* taken(post(action).replace("/execute_action", "//execute_action")), "routed")
       const chunked = `POST /execute_action HTTP/1.1\r\nx-session-api-key: ${KEY}\r\ntransfer-encoding: chunked`
       assert.strictEqual(yield* taken(chunked, `${action.length.toString(16)}\r\n${action}\r\n0\r\n\r\n`), "routed")
+      // A body cut short by a client that goes away leaves the server answering.
+      const cut = connect(port, "127.0.0.1")
+      cut.write(`${post(action)}\r\nhost: x\r\n\r\n${action.slice(0, 10)}`, () => cut.destroy())
+      yield* Effect.callback<void>((resume) => void cut.on("close", () => resume(Effect.void)))
+      assert.strictEqual(yield* taken(post(action)), "lean")
     }).pipe(Effect.scoped))
 
   it.live("nothing while spans are exported: Effect's server records them", () =>
