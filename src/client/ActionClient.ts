@@ -22,6 +22,7 @@ import type { RuntimeBackend } from "../services/RuntimeBackend.ts"
 import { redactingHeaders, SESSION_KEY_HEADER } from "../telemetry/secretHeaders.ts"
 import type { ActionClientOptions } from "./clientOptions.ts"
 import { makeExecute } from "./executeAction.ts"
+import { leanClient } from "./leanClient.ts"
 import { REQUEST_TIMEOUTS } from "./policies.ts"
 import { makeProcessClient } from "./processes.ts"
 import { makeTransfers } from "./transfers.ts"
@@ -29,19 +30,21 @@ import { makeTransport } from "./transport.ts"
 
 export { waitUntilAlive } from "./alive.ts"
 export type { ActionClientOptions, ServerErrorHook, ServerErrorVerdict } from "./clientOptions.ts"
+export { layerHttpClient } from "./leanClient.ts"
 export { withServerHeaders } from "./serverHeaders.ts"
 
 export const makeActionClient = Effect.fn("ActionClient.make")(function*(options: ActionClientOptions) {
-  const client = (yield* HttpClient.HttpClient).pipe(
-    HttpClient.mapRequest((request) => {
-      const withUrl = HttpClientRequest.prependUrl(request, options.baseUrl)
-      return options.sessionApiKey === undefined
-        ? withUrl
-        : HttpClientRequest.setHeader(withUrl, SESSION_KEY_HEADER, Redacted.value(options.sessionApiKey))
-    }),
-    redactingHeaders([SESSION_KEY_HEADER])
-  )
+  const base = yield* HttpClient.HttpClient
+  const prepare = (request: HttpClientRequest.HttpClientRequest) => {
+    const withUrl = HttpClientRequest.prependUrl(request, options.baseUrl)
+    return options.sessionApiKey === undefined
+      ? withUrl
+      : HttpClientRequest.setHeader(withUrl, SESSION_KEY_HEADER, Redacted.value(options.sessionApiKey))
+  }
+  const client = base.pipe(HttpClient.mapRequest(prepare), redactingHeaders([SESSION_KEY_HEADER]))
   const transport = makeTransport(options, client)
+  // `/execute_action` alone goes the lean way (leanClient.ts), with the same policies.
+  const actions = makeTransport(options, yield* leanClient(base, client, options.baseUrl, prepare))
   const { disconnected, jsonOf, send } = transport
 
   const listFiles = (path?: string) =>
@@ -97,7 +100,7 @@ export const makeActionClient = Effect.fn("ActionClient.make")(function*(options
   return {
     info: options.info,
     defaultTimeoutSeconds: options.defaultTimeoutSeconds,
-    execute: makeExecute(transport, options.defaultTimeoutSeconds),
+    execute: makeExecute(transport, actions, options.defaultTimeoutSeconds),
     ...makeTransfers(transport),
     listFiles,
     listTools,

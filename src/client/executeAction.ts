@@ -15,7 +15,8 @@ import { timedOut, type Transport } from "./transport.ts"
 
 const STREAM = "execute_action/stream"
 
-export const makeExecute = (transport: Transport, defaultTimeoutSeconds: number) => {
+/** `actions` sends `/execute_action` (the lean client where it applies); `transport` everything else. */
+export const makeExecute = (transport: Transport, actions: Transport, defaultTimeoutSeconds: number) => {
   const { disconnected, send } = transport
 
   /** One line of the NDJSON stream: output goes to `onOutput`; the observation is returned. */
@@ -85,18 +86,18 @@ export const makeExecute = (transport: Transport, defaultTimeoutSeconds: number)
   }
 
   return (action: Action, onOutput?: (text: string) => void) =>
-    onOutput !== undefined ? executeStreaming(action, onOutput) : send(
+    onOutput !== undefined ? executeStreaming(action, onOutput) : actions.send(
       "execute_action",
       HttpClientRequest.post("/execute_action").pipe(
         HttpClientRequest.bodyJsonUnsafe({ action: encodeAction(action) })
       ),
       actionHttpTimeout(action, defaultTimeoutSeconds),
       (response) =>
-        transport.jsonOf(response).pipe(
+        actions.jsonOf(response).pipe(
           Effect.flatMap((json) =>
             decodeObservation(json).pipe(
               Effect.catch((e) =>
-                disconnected("execute_action", `the server sent an invalid observation: ${e.message}`)
+                actions.disconnected("execute_action", `the server sent an invalid observation: ${e.message}`)
               )
             )
           )

@@ -2,6 +2,7 @@
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { redactingHeaders } from "../telemetry/secretHeaders.ts"
+import { inheritDefault } from "./leanClient.ts"
 
 /**
  * Run `effect` with an HTTP client that adds `headers` to every request: what a provider's proxy
@@ -16,12 +17,15 @@ export const withServerHeaders =
       effect,
       HttpClient.HttpClient,
       (client) =>
-        client.pipe(
-          HttpClient.mapRequest(
-            HttpClientRequest.setHeaders(
-              Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Redacted.value(v)]))
-            )
-          ),
-          redactingHeaders(Object.keys(headers))
+        inheritDefault(
+          client,
+          client.pipe(
+            HttpClient.mapRequest(
+              HttpClientRequest.setHeaders(
+                Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Redacted.value(v)]))
+              )
+            ),
+            redactingHeaders(Object.keys(headers))
+          )
         )
     )

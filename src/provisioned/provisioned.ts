@@ -6,10 +6,9 @@
  * reports, the disconnect watch, the HTTP client with its default timeout and schedules,
  * pause/resume with `whilePaused`, and the draft editor. A provisioner only starts a server.
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { type Config, type Context, type Duration, Effect, Exit, Layer, type Redacted, Scope } from "effect"
 import { HttpClient } from "effect/http"
-import { makeActionClient, waitUntilAlive, withServerHeaders } from "../client/ActionClient.ts"
+import { layerHttpClient, makeActionClient, waitUntilAlive, withServerHeaders } from "../client/ActionClient.ts"
 import { DEFAULT_ALIVE_TIMEOUT, type RuntimeSchedules } from "../client/policies.ts"
 import { captureDraftEditor } from "../editor/draftEditor.ts"
 import type { McpStdioServer } from "../executor/mcp/McpHub.ts"
@@ -158,7 +157,7 @@ const runtimeLayer = <E, R>(ready: (status: StatusCell) => Effect.Effect<ToHandO
       yield* progress.report({ phase: "ready", detail: `${kind} sandbox ${box.id}` })
       return runtime
     })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  ).pipe(Layer.provide(layerHttpClient))
 
 /** A runtime on a sandbox of its own: provisioned now, released with the layer. */
 export const provisionedLayer = <R, E, RM>(
@@ -210,7 +209,7 @@ export const provisionedPoolLayer = <I, R, E, RM>(
       const warm = yield* makeWarmPool(pool.size, readySandbox(provisioner, options, undefined), pool.what)
       return { kind: provisioner.kind, pool: warm, options, sandbox } satisfies ProvisionedPool
     })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  ).pipe(Layer.provide(layerHttpClient))
 
 /**
  * A runtime on a sandbox taken from the pool `tag` (ready at once when one is warm; the pool refills).

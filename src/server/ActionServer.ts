@@ -11,6 +11,8 @@ import { serverRedactsSessionKey } from "../telemetry/secretHeaders.ts"
 import { keyCheck, requestGate } from "./auth.ts"
 import { closingServer } from "./closingServer.ts"
 import * as FileViewer from "./fileViewer/FileViewer.ts"
+import { type FrontDoor, withFrontDoor } from "./frontDoor.ts"
+import { leanExecute } from "./leanExecute.ts"
 import { actionRoutes } from "./routes/actions.ts"
 import { fileRoutes } from "./routes/files.ts"
 import { infoRoutes } from "./routes/info.ts"
@@ -58,6 +60,7 @@ export const layer = (options: ActionServerOptions) => {
   const clock: ServerClock = { startedAt: Date.now(), lastActionAt: Date.now() }
   const keySha256 = options.sessionApiKeySha256 ??
     (options.sessionApiKey === undefined ? undefined : Redacted.make(keyDigest(Redacted.value(options.sessionApiKey))))
+  const door: FrontDoor = { handler: undefined }
   const routes = Layer.mergeAll(
     actionRoutes(clock),
     fileRoutes,
@@ -66,11 +69,12 @@ export const layer = (options: ActionServerOptions) => {
     processRoutes,
     requestGate(keySha256)
   )
-  return Layer.merge(
+  return Layer.mergeAll(
     HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
       Layer.provide(serverRedactsSessionKey)
     ),
-    FileViewer.layer(options.fileViewerUrlFile ?? FileViewer.URL_FILE)
+    FileViewer.layer(options.fileViewerUrlFile ?? FileViewer.URL_FILE),
+    leanExecute(door, keySha256, clock)
   ).pipe(
     // Stopping interrupts requests in flight at once (a running command is killed, an MCP proxy
     // stream ends) instead of waiting up to 20 s for them: whoever stops a sandbox wants it stopped.
@@ -78,7 +82,11 @@ export const layer = (options: ActionServerOptions) => {
     // a request accepted earlier had no handler and hung, and a client polling /alive then waited
     // out its attempt's timeout (500 ms) instead of being refused and retrying at once.
     Layer.provideMerge(
-      NodeHttpServer.layer(closingServer, { port: options.port, host: options.host, disablePreemptiveShutdown: true })
+      NodeHttpServer.layer(() => withFrontDoor(closingServer(), door), {
+        port: options.port,
+        host: options.host,
+        disablePreemptiveShutdown: true
+      })
     ),
     Layer.provide(
       Executor.layer({

@@ -11,7 +11,7 @@
  * One middleware, so the order of these steps cannot depend on how layers are merged.
  */
 import { Effect, Redacted } from "effect"
-import { type Headers, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { timingSafeEqual } from "node:crypto"
 import { SESSION_KEY_HEADER } from "../telemetry/secretHeaders.ts"
 import { answerRouteNotFound } from "./notFound.ts"
@@ -23,7 +23,11 @@ import { keyDigest } from "./sessionKey.ts"
 /** The paths open without a key (liveness for probes and waits); the runtime API's proxy opens the same. */
 export const OPEN_PATHS: ReadonlySet<string> = new Set([ENDPOINTS.alive[1], ENDPOINTS.serverInfo[1]])
 
-const bearer = (header: string | undefined) => header?.startsWith("Bearer ") ? header.slice(7) : undefined
+const bearer = (header: unknown) =>
+  typeof header === "string" && header.startsWith("Bearer ") ? header.slice(7) : undefined
+
+/** A request's headers as Effect's request and Node's both hold them (lower-case names). */
+export type RequestHeaders = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
 
 /**
  * A test for the key whose SHA-256 is `expected`, in constant time over digests (so the lengths
@@ -37,7 +41,7 @@ export const keyMatcher = (key: Redacted.Redacted<string>) =>
   digestMatcher(Redacted.make(keyDigest(Redacted.value(key))))
 
 /** The session key a request carries: `X-Session-API-Key`, else an `Authorization: Bearer` token. */
-export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =>
+export const sessionKeyHeader = (headers: RequestHeaders): unknown =>
   headers[SESSION_KEY_HEADER] ?? bearer(headers["authorization"])
 
 /**
@@ -45,7 +49,7 @@ export const sessionKeyHeader = (headers: Headers.Headers): string | undefined =
  * does when the server has no key. The gate asks it of every path but the open ones;
  * `/server_info` asks it to decide how much to tell (routes/info.ts).
  */
-export const keyCheck = (keySha256: Redacted.Redacted<Buffer> | undefined): (headers: Headers.Headers) => boolean => {
+export const keyCheck = (keySha256: Redacted.Redacted<Buffer> | undefined): (headers: RequestHeaders) => boolean => {
   if (keySha256 === undefined) return () => true
   const matches = digestMatcher(keySha256)
   return (headers) => matches(sessionKeyHeader(headers))

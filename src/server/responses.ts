@@ -4,7 +4,7 @@
  */
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Limits } from "../executor/limits.ts"
+import { Limits, type TransferLimits } from "../executor/limits.ts"
 import { jsonShapeProblem } from "./jsonShape.ts"
 
 export const detail = (status: number, message: string) =>
@@ -21,18 +21,20 @@ export class BadRequest {
   }
 }
 
+/** What a failed handler answers: its own status for a `BadRequest`, else 500 as OpenHands does. */
+export const failure = (error: BadRequest | { readonly message: string }): BadRequest =>
+  error instanceof BadRequest ? error : new BadRequest(500, `Internal server error: ${error.message}`)
+
 /**
- * Answer a failed handler: its own status for a `BadRequest`, else 500 as OpenHands does.
- * A 413 also closes the connection, so the rest of a body too large to read is never read.
+ * Answer a failed handler (`failure`). A 413 also closes the connection, so the rest of a body too
+ * large to read is never read.
  */
-export const failed = (error: BadRequest | { readonly message: string }) =>
-  Effect.succeed(
-    error instanceof BadRequest
-      ? error.status === 413
-        ? HttpServerResponse.setHeader(detail(413, error.message), "connection", "close")
-        : detail(error.status, error.message)
-      : detail(500, `Internal server error: ${error.message}`)
+export const failed = (error: BadRequest | { readonly message: string }) => {
+  const { message, status } = failure(error)
+  return Effect.succeed(
+    status === 413 ? HttpServerResponse.setHeader(detail(413, message), "connection", "close") : detail(status, message)
   )
+}
 
 const tooLarge = (limit: number) =>
   new BadRequest(
@@ -40,16 +42,13 @@ const tooLarge = (limit: number) =>
     `The request body is too large: it exceeds the JSON body limit of ${limit} bytes (send files with /upload_file).`
   )
 
-/**
- * The body's bytes, read no further than the JSON body limit (a declared length over it
- * is refused before reading), and within the nesting and container limits.
- */
+/** The body's bytes, read no further than the JSON body limit (a declared length over it is refused before reading). */
 const bodyBytes = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const limits = yield* Limits
   const declared = Number(request.headers["content-length"] ?? "0")
   if (declared > limits.jsonBodyBytes) return yield* Effect.fail(tooLarge(limits.jsonBodyBytes))
-  const bytes = new Uint8Array(
+  return new Uint8Array(
     yield* request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limits.jsonBodyBytes)),
       Effect.mapError((error) =>
@@ -59,13 +58,20 @@ const bodyBytes = Effect.gen(function*() {
       )
     )
   )
-  const problem = jsonShapeProblem(bytes, { depth: limits.jsonDepth, containers: limits.jsonContainers })
-  if (problem !== undefined) return yield* Effect.fail(new BadRequest(400, problem))
-  return bytes
 })
 
 const decoder = new TextDecoder()
-const bodyText = Effect.map(bodyBytes, (bytes) => decoder.decode(bytes))
+
+/** A body's text, once its bytes are within the nesting and container limits. */
+const textOf = (bytes: Uint8Array, limits: TransferLimits): Effect.Effect<string, BadRequest> => {
+  const problem = jsonShapeProblem(bytes, { depth: limits.jsonDepth, containers: limits.jsonContainers })
+  return problem === undefined ? Effect.succeed(decoder.decode(bytes)) : Effect.fail(new BadRequest(400, problem))
+}
+
+const bodyText = Effect.gen(function*() {
+  const bytes = yield* bodyBytes
+  return yield* textOf(bytes, yield* Limits)
+})
 
 /**
  * `JSON.parse`'s message without the piece of the input V8 quotes in some of them
@@ -81,12 +87,15 @@ const parseJson = (text: string) =>
       new BadRequest(400, `The request body is not valid JSON: ${withoutInput((error as Error).message)}`)
   })
 
+const nonEmptyJson = (text: string) =>
+  text.trim() === "" ? Effect.fail(new BadRequest(400, "The request body is empty; JSON expected.")) : parseJson(text)
+
 /** The JSON body, or a 400/413 that says why not. */
-export const jsonBody = Effect.flatMap(
-  bodyText,
-  (text) =>
-    text.trim() === "" ? Effect.fail(new BadRequest(400, "The request body is empty; JSON expected.")) : parseJson(text)
-)
+export const jsonBody = Effect.flatMap(bodyText, nonEmptyJson)
+
+/** A body already read (within the JSON body limit) as JSON, or the 400 that says why not: `jsonBody`'s checks. */
+export const jsonOfBytes = (bytes: Uint8Array, limits: TransferLimits) =>
+  Effect.flatMap(textOf(bytes, limits), nonEmptyJson)
 
 /** The JSON body, or `fallback` when there is none (however it was sent, chunked included). */
 export const optionalJsonBody = (fallback: unknown) =>

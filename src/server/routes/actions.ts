@@ -16,13 +16,12 @@ import type { ServerClock } from "../serverInfo.ts"
 import { ENDPOINTS } from "./paths.ts"
 
 /** The `action` of an `{"action": {...}}` body, as sent. */
-const actionJson = Effect.gen(function*() {
-  const body = yield* jsonBody
-  if (!isRecord(body) || !("action" in body)) {
-    return yield* Effect.fail(new BadRequest(400, "The body must be a JSON object {\"action\": {...}}."))
-  }
-  return body["action"]
-})
+const actionOf = (body: unknown): Effect.Effect<unknown, BadRequest> =>
+  isRecord(body) && "action" in body
+    ? Effect.succeed(body["action"])
+    : Effect.fail(new BadRequest(400, "The body must be a JSON object {\"action\": {...}}."))
+
+const actionJson = Effect.flatMap(jsonBody, actionOf)
 
 const decoded = (json: unknown) => decodeAction(json).pipe(Effect.mapError((e) => new BadRequest(400, e.message)))
 
@@ -69,18 +68,29 @@ const streamAction = (executor: ActionExecutor["Service"], action: Action) =>
     )
   )
 
+/**
+ * `/execute_action`'s work on a JSON body: the observation's wire JSON, or why not. Shared by the
+ * route and the lean handler that takes the same requests first (server/leanExecute.ts).
+ */
+export const answerAction = (executor: ActionExecutor["Service"], clock: ServerClock) => (body: unknown) =>
+  Effect.gen(function*() {
+    const json = yield* actionOf(body)
+    clock.lastActionAt = Date.now()
+    const answered = unknownEditCommand(json)
+    return encodeObservation(answered ?? (yield* execute(executor, yield* decoded(json))))
+  })
+
 export const actionRoutes = (clock: ServerClock) =>
   HttpRouter.use(Effect.fn(function*(router) {
     const executor = yield* ActionExecutor
+    const answer = answerAction(executor, clock)
     yield* router.add(
       ...ENDPOINTS.executeAction,
-      Effect.gen(function*() {
-        const json = yield* actionJson
-        clock.lastActionAt = Date.now()
-        const answered = unknownEditCommand(json)
-        const observation = answered ?? (yield* execute(executor, yield* decoded(json)))
-        return HttpServerResponse.jsonUnsafe(encodeObservation(observation))
-      }).pipe(Effect.catch(failed))
+      jsonBody.pipe(
+        Effect.flatMap(answer),
+        Effect.map((observation) => HttpServerResponse.jsonUnsafe(observation)),
+        Effect.catch(failed)
+      )
     )
     yield* router.add(
       ...ENDPOINTS.executeActionStream,
