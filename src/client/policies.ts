@@ -9,12 +9,16 @@ import { Duration, Schedule } from "effect"
 import type { Action } from "../schema/Action.ts"
 
 /**
- * Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 250 ms.
+ * Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 50 ms.
  * It never ends by itself: the runtime's time budget ends the wait (120 s; Docker 60 s).
+ * Where a driver hands over the server's `listening` line (Local, Docker, E2B) the first attempt
+ * answers; elsewhere (Daytona, Modal, Runloop) this poll finds a server that boots in 250-500 ms,
+ * and a 250 ms step overshot it by up to that much. A refused attempt costs the booting sandbox
+ * next to nothing (no server listens yet), so the step stays short for the whole wait.
  */
 export const aliveSchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([
   Schedule.exponential("5 millis", 1.5),
-  Schedule.spaced("250 millis")
+  Schedule.spaced("50 millis")
 ])
 
 /** One `/alive` attempt's budget: a stalled connection must not stall the wait (a live local server answers in ms). */
