@@ -5,12 +5,11 @@
  * the session key reaches the server.
  */
 import { Redacted } from "effect"
-import { createHash } from "node:crypto"
-import { SESSION_KEY_SHA256_VARIABLE } from "../executor/childEnv.ts"
 import { shellQuote } from "../quoting/shellQuote.ts"
 import { restrictsToWorkspace } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
+import { sessionKeyDigestEnv } from "../server/sessionKey.ts"
 import type { ServerFiles } from "../serverStart/serverProbe.ts"
 import { vscodeEnv } from "../serverStart/serverTools.ts"
 import type { SandboxSpec, ServerLaunch } from "../services/Driver.ts"
@@ -45,22 +44,14 @@ export const serverLaunch = (
 })
 
 /**
- * The server's environment entry carrying the session key's SHA-256, never the key: the server
- * only compares digests of the keys it is sent (server/auth.ts), so a command in the sandbox that
- * reads it from `/proc/<pid>/environ` gets nothing to call the server with. Handed over with the
- * command that starts the server, it costs no call of its own (a key file to upload did, and the
- * server had to read and remove it); the sandbox's tags hold the key anyway, for attach.
- */
-export const sessionKeyDigestEnv = (key: Redacted.Redacted<string>) => ({
-  [SESSION_KEY_SHA256_VARIABLE]: createHash("sha256").update(Redacted.value(key)).digest("hex")
-})
-
-/**
  * The shell line that starts the server where a provider runs shell lines (`files` from
- * serverFiles.ts): the key's digest set for it alone, before the argv.
+ * serverFiles.ts): the session key's SHA-256 set for it alone, before the argv, never the key
+ * (server/sessionKey.ts). Handed over with the command that starts the server, it costs no call
+ * of its own (a key file to upload did, and the server had to read and remove it); the
+ * sandbox's tags hold the key anyway, for attach.
  */
 export const serverShellLine = (spec: SandboxSpec, files: ServerFiles & { readonly workspace: string }) =>
   [
-    ...Object.entries(sessionKeyDigestEnv(spec.sessionKey)).map(([name, value]) => `${name}=${value}`),
+    ...Object.entries(sessionKeyDigestEnv(Redacted.value(spec.sessionKey))).map(([name, value]) => `${name}=${value}`),
     ...spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote)
   ].join(" ")

@@ -25,11 +25,11 @@ import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
 import { ImageBuilder } from "../engines/docker/imageBuilder.ts"
 import { LABEL, labelOf, ownerLabels } from "../engines/docker/labels.ts"
 import { sandboxNetworkFor } from "../engines/docker/network.ts"
-import { sessionKeyDigestEnv } from "../engines/docker/sessionKey.ts"
 import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../runtimeImage/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { serverCommand, serverEnv } from "../server/commandLine.ts"
+import { sessionKeyDigestEnv } from "../server/sessionKey.ts"
 import { checkContainerLimits } from "./dockerLimits.ts"
 import { ApiError, internalError } from "./errors.ts"
 import {
@@ -245,7 +245,7 @@ export const dockerSandboxes = (
           name: `${prefix}-${request.session_id}`,
           image,
           sessionId: request.session_id,
-          // Ours: the action server on 60000, given only the key's digest (engines/docker/sessionKey.ts).
+          // Ours: the action server on 60000, given only the key's digest (server/sessionKey.ts).
           // Given: exactly that command, with the key where OpenHands' server reads it.
           command: request.command ?? serverCommand({
             node: IMAGE_NODE,

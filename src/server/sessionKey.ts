@@ -5,12 +5,12 @@
  * own launchers hand it over another way, read once at start, before any command runs:
  * - LocalRuntime: an inherited pipe named by `EFFECT_SANDBOX_SESSION_API_KEY_FD`, read to its
  *   end, then closed (so no child inherits the descriptor);
- * - DockerRuntime: a file named by `EFFECT_SANDBOX_SESSION_API_KEY_FILE`, copied into the
- *   container before it starts, read, then removed (so no command finds it).
- * - KubernetesRuntime: not the key at all, its SHA-256 in `EFFECT_SANDBOX_SESSION_API_KEY_SHA256`.
- *   The server only verifies keys (auth.ts compares digests), and a pod has no way to hand over a
- *   file it can remove (a Secret volume stays mounted); a digest in /proc/1/environ gives a
- *   command nothing to call the server with.
+ * - every other launcher of ours (Docker, the runtime API's Docker sandboxes, Kubernetes, the cloud
+ *   runtimes): not the key at all, its SHA-256 in `EFFECT_SANDBOX_SESSION_API_KEY_SHA256`
+ *   (`sessionKeyDigestEnv`). The server only verifies keys (auth.ts compares digests), so a digest
+ *   in /proc/1/environ gives a command nothing to call the server with;
+ * - Docker containers made before the digest was used: a file named by
+ *   `EFFECT_SANDBOX_SESSION_API_KEY_FILE`, copied in before each start, read, then removed.
  * `SESSION_API_KEY` still works, readable through /proc.
  */
 import { createHash } from "node:crypto"
@@ -48,6 +48,9 @@ export const readSessionKey = (env: NodeJS.ProcessEnv): string | undefined => {
 
 /** The SHA-256 every request's key is compared with (auth.ts). */
 export const keyDigest = (key: string): Buffer => createHash("sha256").update(key).digest()
+
+/** The server's environment entry giving it the key's digest (hex), never the key: what `readSessionKeyDigest` reads. */
+export const sessionKeyDigestEnv = (key: string) => ({ [SESSION_KEY_SHA256_VARIABLE]: keyDigest(key).toString("hex") })
 
 const SHA256_HEX = /^[0-9a-f]{64}$/
 

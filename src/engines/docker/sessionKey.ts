@@ -5,7 +5,8 @@
  * server (or, over a bridge, a neighbour) could be driven as a client. The server only verifies
  * keys (server/auth.ts compares SHA-256 digests), so its container gets the key's digest in its
  * environment (`EFFECT_SANDBOX_SESSION_API_KEY_SHA256`, as KubernetesRuntime's pods and Modal's
- * sandboxes do): a command that reads it has nothing to call the server with. Nothing is copied
+ * sandboxes do; `sessionKeyDigestEnv`, server/sessionKey.ts): a command that reads it has nothing
+ * to call the server with. Nothing is copied
  * into the container before it starts, which took an engine round trip (and a mount of the
  * container's filesystem) on every start. The owner keeps the key in a label, which only Docker
  * API users (root-equivalent anyway) can read, so `attach` and restarts find it.
@@ -17,16 +18,12 @@
 import type Docker from "dockerode"
 import { Effect } from "effect"
 import { pack } from "tar-stream"
-import { SESSION_KEY_FILE_VARIABLE, SESSION_KEY_SHA256_VARIABLE } from "../../executor/childEnv.ts"
-import { keyDigest } from "../../server/sessionKey.ts"
+import { SESSION_KEY_FILE_VARIABLE } from "../../executor/childEnv.ts"
 import { engineCall } from "./engine.ts"
 import { LABEL } from "./labels.ts"
 
 const KEY_DIR = "/tmp"
 const KEY_NAME = ".effect-sandbox-session-key"
-
-/** The container environment entry that gives the server the key's digest (hex), never the key. */
-export const sessionKeyDigestEnv = (key: string) => ({ [SESSION_KEY_SHA256_VARIABLE]: keyDigest(key).toString("hex") })
 
 /** Whether a container's server reads its key from a file copied in before each start (`env` as the engine reports it). */
 export const readsKeyFile = (env: ReadonlyArray<string>): boolean =>

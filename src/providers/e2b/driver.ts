@@ -20,11 +20,11 @@ import {
   NO_IMAGE_SERVER,
   serverFiles
 } from "../../hosted/serverFiles.ts"
-import { sessionKeyDigestEnv } from "../../hosted/serverLaunch.ts"
 import { parseEdgeSecrets } from "../../network/edgeSecrets.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
+import { sessionKeyDigestEnv } from "../../server/sessionKey.ts"
 import { IMAGE_FILES, type ServerFiles } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec } from "../../services/Driver.ts"
 import { classifyE2B } from "./classify.ts"
@@ -175,7 +175,7 @@ const connect = Effect.fn("E2BRuntime.connect")(function*(options: E2BRuntimeOpt
         sandbox.commands.run(line, {
           background: true,
           user: spec.user.name,
-          envs: { ...spec.server.env, ...sessionKeyDigestEnv(spec.sessionKey) },
+          envs: { ...spec.server.env, ...sessionKeyDigestEnv(Redacted.value(spec.sessionKey)) },
           onStdout: heard.output,
           // The server runs as long as the sandbox: no deadline on its stream.
           timeoutMs: 0

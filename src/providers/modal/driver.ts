@@ -13,15 +13,16 @@
  * and the reaper reads this host's record of what it made (ledger.ts); what `list()` returns is
  * taken too.
  */
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Redacted, Schedule } from "effect"
 import type { Sandbox } from "modal"
 import { createHash } from "node:crypto"
 import { unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { withReason } from "../../hosted/providerCall.ts"
-import { SERVER_PORT, sessionKeyDigestEnv } from "../../hosted/serverLaunch.ts"
+import { SERVER_PORT } from "../../hosted/serverLaunch.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
 import { InvalidOptionsError, ProviderError } from "../../schema/errors.ts"
+import { sessionKeyDigestEnv } from "../../server/sessionKey.ts"
 import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall } from "../../services/Driver.ts"
 import { classifyModal } from "./classify.ts"
@@ -174,7 +175,7 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
           command: launcherCommand(spec.server.argv({ ...IMAGE_FILES, workingDir: WORKSPACE })),
           env: {
             ...spec.server.env,
-            ...sessionKeyDigestEnv(spec.sessionKey)
+            ...sessionKeyDigestEnv(Redacted.value(spec.sessionKey))
           },
           encryptedPorts: [spec.server.port, ...spec.ports],
           timeoutMs: lifetimeMs,
