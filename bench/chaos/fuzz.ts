@@ -234,9 +234,26 @@ const attack = (n: number, rand: () => number, server: ChaosServer, markerDir: s
       Buffer.from("POST /execute_action HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"),
     () => Buffer.from(`GET /alive HTTP/1.1\r\nHost: x\r\nX-Session-API-Key: ${"k\u0000".repeat(10)}\r\n\r\n`, "latin1"),
     () => httpBytes("POST", "/execute_action", { "content-type": "application/json; charset=utf-7" }, "{}"),
-    () => httpBytes("POST", "/execute_action", { "Content-Encoding": "gzip", "X-Session-API-Key": server.key }, "{}")
+    () => httpBytes("POST", "/execute_action", { "Content-Encoding": "gzip", "X-Session-API-Key": server.key }, "{}"),
+    // Keyed, plain requests, which the lean handler takes before Effect's server (server/leanExecute.ts),
+    // with their framing abused: a length shorter than the body (the rest read as a next request),
+    // a body cut short by the socket's end, and two actions pipelined in one write. `rawRequest`
+    // half-closes after writing, so the server drops each connection with the action in flight
+    // (nothing is answered): the handler must interrupt what it started and keep serving.
+    () => keyedAction(server.key, (length) => length - 7),
+    () => keyedAction(server.key, (length) => length + 40),
+    () => Buffer.concat([keyedAction(server.key, (length) => length), keyedAction(server.key, (length) => length)])
   ]
   return { bytes: pick(abuses)() }
+}
+
+/** A keyed `/execute_action` running `true`, its `Content-Length` set to `declared(the body's length)`. */
+const keyedAction = (key: string, declared: (length: number) => number) => {
+  const body = JSON.stringify({ action: { action: "run", args: { command: "true", blocking: true } } })
+  return Buffer.from(
+    `POST /execute_action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Session-API-Key: ${key}\r\n` +
+      `Content-Length: ${declared(Buffer.byteLength(body))}\r\n\r\n${body}`
+  )
 }
 
 export const fuzzRows = async ({ budget, quick }: GroupContext): Promise<ReadonlyArray<Row>> => {
