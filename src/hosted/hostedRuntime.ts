@@ -5,7 +5,7 @@
  * and one options vocabulary (options.ts) for every provider; the builder underneath
  * (provisioned/provisioned.ts) does the `/alive` wait, the MCP hand-over and the client.
  */
-import { type Config, type Context, Effect, Layer, type Scope } from "effect"
+import { type Config, type Context, Deferred, Effect, Exit, Layer, type Scope } from "effect"
 import { provisionedLayer, type ProvisionedPool, provisionedPoolLayer, warmLayer } from "../provisioned/provisioned.ts"
 import { InvalidOptionsError, refusalAsStartError, type RuntimeStartError } from "../schema/errors.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
@@ -45,8 +45,8 @@ const connectDriver = Effect.fnUntraced(function*<O extends HostedOptions, S>(
 })
 
 /**
- * The provisioner of one layer or pool: the driver connected, the reaper started, then a sandbox
- * per `provision`.
+ * The provisioner of one layer or pool: the driver connected, the reaper started (its first pass
+ * once the first `provision` ends), then a sandbox per `provision`.
  */
 const hostedProvisioner = <O extends HostedOptions, S>(
   definition: DriverDefinition<O, S>,
@@ -59,7 +59,8 @@ const hostedProvisioner = <O extends HostedOptions, S>(
     const noun = definition.sandboxNoun ?? "sandbox"
     const driver = yield* connectDriver(definition, options)
     const fromSnapshot = yield* startingSnapshot(name, definition.provider, driver.snapshot, options)
-    yield* startReaper(definition.provider, driver, options.reapEvery)
+    const firstStart = yield* Deferred.make<void>()
+    yield* startReaper(definition.provider, driver, options.reapEvery, Deferred.await(firstStart))
     const ctx = {
       provider: definition.provider,
       noun,
@@ -70,7 +71,11 @@ const hostedProvisioner = <O extends HostedOptions, S>(
       attachOnly,
       fromSnapshot
     }
-    return { kind: definition.kind, provision: (onStatus) => provisionHosted(ctx, onStatus) } satisfies Provisioner
+    return {
+      kind: definition.kind,
+      provision: (onStatus) =>
+        provisionHosted(ctx, onStatus).pipe(Effect.ensuring(Deferred.done(firstStart, Exit.void)))
+    } satisfies Provisioner
   })
 
 /**

@@ -46,13 +46,28 @@ export const reapOrphans = Effect.fn("hosted.reap")(function*<S>(provider: strin
 })
 
 /**
- * Reap at once, then every `every` (default: the driver's reaper's, else 60 s), in the current
- * scope (failures are logged, never fatal). A driver with a reaper of its own runs that pass instead.
+ * Reap once `firstStart` ends (the layer's first sandbox started or failed, or `every` passed
+ * first), then every `every` (default: the driver's reaper's, else 60 s), in the current scope
+ * (failures are logged, never fatal). A driver with a reaper of its own runs that pass instead.
+ * Not at once, beside the start: a pass lists every sandbox (and, on Docker, every image) of the
+ * provider, work the start then waits behind on a small host (a local engine's ~1,300 images took
+ * ~130 ms a listing, twice a pass, during the container's `start`); an orphan waits a start longer.
  */
-export const startReaper = <S>(provider: string, driver: Driver<S>, every: Duration.Input | undefined) =>
-  (driver.reaper?.pass ?? reapOrphans(provider, driver)).pipe(
-    Effect.catch((error) => Effect.logWarning(`${provider} reaper: ${error.message}`)),
-    Effect.repeat(Schedule.spaced(every ?? driver.reaper?.every ?? "60 seconds")),
+export const startReaper = <S>(
+  provider: string,
+  driver: Driver<S>,
+  every: Duration.Input | undefined,
+  firstStart: Effect.Effect<void>
+) => {
+  const spacing = every ?? driver.reaper?.every ?? "60 seconds"
+  return Effect.timeoutOption(firstStart, spacing).pipe(
+    Effect.andThen(
+      (driver.reaper?.pass ?? reapOrphans(provider, driver)).pipe(
+        Effect.catch((error) => Effect.logWarning(`${provider} reaper: ${error.message}`)),
+        Effect.repeat(Schedule.spaced(spacing))
+      )
+    ),
     Effect.forkScoped,
     Effect.asVoid
   )
+}

@@ -19,7 +19,7 @@
  * record them and be stale. A kept snapshot names no lease and is left.
  */
 import type Docker from "dockerode"
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -147,9 +147,10 @@ const passing = new Set<string>()
 
 /**
  * A reaper pass, unless one of this process already runs on the same engine. Runtimes started
- * together (a pool, 20 layers at once) each begin with a pass, and each pass lists every container
- * and image of the engine while their containers are being made: 20 at once slowed every engine
- * call of those starts. One pass covers them all; what appears meanwhile is seen by the next.
+ * together (a pool, 20 layers at once) each make a first pass once their sandbox started (the
+ * hosted reaper), and each pass lists every container and image of the engine, maybe while other
+ * containers are being made: 20 at once slowed every engine call of those starts. One pass covers
+ * them all; what appears meanwhile is seen by the next.
  */
 export const reapUnlessPassing = (address: string) =>
   Effect.suspend(() =>
@@ -159,7 +160,3 @@ export const reapUnlessPassing = (address: string) =>
       () => Effect.sync(() => passing.delete(address))
     ).pipe(Effect.asVoid)
   )
-
-/** Reap now and then every `every`, in the background, for as long as the scope lives. */
-export const startReaper = (every: Duration.Input = "30 seconds") =>
-  reapOrphans().pipe(Effect.repeat(Schedule.spaced(every)), Effect.forkScoped, Effect.asVoid)
