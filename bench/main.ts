@@ -75,10 +75,12 @@ const record = (name: string, sample: Sample, baseline: string, base: Sample, no
     ...(note === undefined ? {} : { note })
   }
   rows.push(row)
+  // A row of sizes says so in its name (`... (MB)`); its figures are printed in that unit.
+  const unit = name.endsWith("MB)") ? "MB" : "ms"
   console.log(
-    `${name.padEnd(44)} p50 ${fmt(sample.p50).padStart(8)} ms  p95 ${fmt(sample.p95).padStart(8)} ms  | ${
+    `${name.padEnd(44)} p50 ${fmt(sample.p50).padStart(8)} ${unit}  p95 ${fmt(sample.p95).padStart(8)} ${unit}  | ${
       baseline.padEnd(32)
-    } p50 ${fmt(base.p50).padStart(8)} ms  ratio ${row.ratio.toFixed(2)}x${note ? `  (${note})` : ""}`
+    } p50 ${fmt(base.p50).padStart(8)} ${unit}  ratio ${row.ratio.toFixed(2)}x${note ? `  (${note})` : ""}`
   )
 }
 
