@@ -41,7 +41,7 @@ import { restrictEgress } from "./egressBox.ts"
 import { recordContainer } from "./leaseRecords.ts"
 import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
-import { reapUnlessPassing } from "./reaper.ts"
+import { reapUnlessCovered } from "./reaper.ts"
 import { containerSpec, explainStorageRefusal } from "./sandboxContainer.ts"
 import { dockerSnapshots, restoreWorkspace } from "./snapshot.ts"
 import { removeTemporaryWorkspace, removeWithWorkspace, temporaryWorkspaceOf } from "./workspaceRemoval.ts"
@@ -102,6 +102,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
   const engine = yield* connectEngine
   const withEngine = Effect.provideService(DockerEngine, engine)
   const docker = engine.docker as Docker
+  const reapPass = yield* reapUnlessCovered(engine.address)
   const uid = yield* dockerSandboxUid(options.userId, engine.local)
   // Acquired before any container and released after the last: it outlives what it covers.
   const lease = yield* acquireOwnerLease(options.ownerLease)
@@ -366,7 +367,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
       resume: (box) => engineCall(`unpause ${box.name}`, () => box.container.unpause()).pipe(Effect.asVoid)
     },
     snapshot: dockerSnapshots(docker, prefix, lease.dir),
-    reaper: { every: "30 seconds", pass: withEngine(reapUnlessPassing(engine.address)) }
+    reaper: { every: "30 seconds", pass: withEngine(reapPass) }
   } satisfies Driver<DockerBox>
 })
 

@@ -19,7 +19,7 @@
  * record them and be stale. A kept snapshot names no lease and is left.
  */
 import type Docker from "dockerode"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -142,21 +142,34 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
   return orphans.length
 })
 
-/** The engines (by address) a pass of `reapUnlessPassing` runs on in this process now. */
+/** The engines (by address) a pass of this process runs on now. */
 const passing = new Set<string>()
+/** When the last pass of this process on each engine began, by Effect's clock. */
+const lastBegun = new Map<string, number>()
 
 /**
- * A reaper pass, unless one of this process already runs on the same engine. Runtimes started
- * together (a pool, 20 layers at once) each make a first pass once their sandbox started (the
- * hosted reaper), and each pass lists every container and image of the engine, maybe while other
- * containers are being made: 20 at once slowed every engine call of those starts. One pass covers
- * them all; what appears meanwhile is seen by the next.
+ * The reaper pass of one layer (made once per layer): skipped while a pass of this process runs on
+ * the same engine, and when one began since this layer's previous turn (or since the layer was
+ * made), since that pass saw everything this one would. The runtimes of a process on one engine (a
+ * pool, 20 layers started at once) then make about one pass a spacing between them, not one each:
+ * a pass lists every container and image of the engine (~130 ms an image list on an engine holding
+ * ~1,300 images), and the first passes of 20 layers, each made once its own sandbox started (the
+ * hosted reaper), would otherwise run one after another while the others' containers start.
  */
-export const reapUnlessPassing = (address: string) =>
-  Effect.suspend(() =>
-    passing.has(address) ? Effect.void : Effect.acquireUseRelease(
-      Effect.sync(() => passing.add(address)),
-      () => reapOrphans(),
-      () => Effect.sync(() => passing.delete(address))
-    ).pipe(Effect.asVoid)
+export const reapUnlessCovered = Effect.fnUntraced(function*(address: string) {
+  let since = yield* Clock.currentTimeMillis
+  return Effect.clockWith((clock) =>
+    Effect.suspend(() => {
+      const now = clock.currentTimeMillisUnsafe()
+      const covered = passing.has(address) || (lastBegun.get(address) ?? Number.NEGATIVE_INFINITY) >= since
+      since = now
+      if (covered) return Effect.void
+      lastBegun.set(address, now)
+      return Effect.acquireUseRelease(
+        Effect.sync(() => passing.add(address)),
+        () => reapOrphans(),
+        () => Effect.sync(() => passing.delete(address))
+      ).pipe(Effect.asVoid)
+    })
   )
+})
