@@ -40,8 +40,18 @@ import { sandboxName } from "./sessionName.ts"
 import { daytonaSnapshots } from "./snapshot.ts"
 import { pauseRefusal, stateOf } from "./states.ts"
 
-/** Thrown from the follow's callback once the line was heard: the SDK closes the socket on it. */
+/**
+ * Thrown from the follow's callback once the line was heard: the SDK (utils/Stream.js
+ * `stdDemuxStream`) catches what a callback throws while it handles a message, closes the socket
+ * and rejects, and gives no other way to close it.
+ */
 const DONE_FOLLOWING = new Error("effect-sandbox: the server's output is no longer followed")
+
+/**
+ * The most the SDK hands a callback at the socket's close: the bytes it held back as a possible
+ * stream marker's start (at most 2) and the decoder's unfinished UTF-8 sequence (at most 3).
+ */
+const FLUSHED_AT_CLOSE = 5
 
 /** The server's output without `imageServerLine`'s marker line. */
 const withoutMarker = (stdout: string) =>
@@ -129,9 +139,9 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
    * One toolbox session's command started in the background, its standard output followed over the
    * SDK's WebSocket (`getSessionCommandLogs` with callbacks) for the server's `listening` line and
    * `imageServerLine`'s. The follow is the SDK's promise, settled or not: it never rejects unheard,
-   * and its end (or failure) ends both waits, after which the `/alive` poll takes over. Once the
-   * line is heard the follow is dropped (the next chunk's callback throws, on which the SDK closes
-   * the socket): the server's output is not carried here for the sandbox's life.
+   * and its end (or failure) ends both waits, after which the `/alive` poll takes over. The chunk
+   * that brings the `listening` line closes the follow (DONE_FOLLOWING): the socket and the
+   * daemon's reader do not stay open for the sandbox's life.
    */
   const startCommand = Effect.fn("DaytonaRuntime.startCommand")(
     function*(sandbox: Sandbox, session: string, command: string) {
@@ -140,11 +150,11 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
         `start the action server in sandbox ${sandbox.id}`,
         () => sandbox.process.executeSessionCommand(session, { command, runAsync: true })
       )
-      let following = true
       const output = (chunk: string) => {
-        if (!following) throw DONE_FOLLOWING
         heard.output(chunk)
-        following = !heard.heard()
+        // Only from a message: the SDK calls back from the socket's close too (the few bytes it held
+        // back, never more than FLUSHED_AT_CLOSE), where a throw would be nobody's to catch.
+        if (heard.heard() && chunk.length > FLUSHED_AT_CLOSE) throw DONE_FOLLOWING
       }
       void sandbox.process.getSessionCommandLogs(session, cmdId, output, () => undefined).then(
         heard.ended,

@@ -44,6 +44,8 @@ export interface DaytonaStandIn {
   readonly apiKey: string
   readonly instance: string
   readonly requests: Array<RecordedRequest>
+  /** How many commands' logs are followed now (the toolbox's open WebSockets). */
+  readonly following: () => number
   /** The paths the preview proxy was asked for (`/preview/{port}-{id}/alive` ...), in order. */
   readonly previews: Array<string>
   readonly sandboxes: Sandboxes
@@ -278,6 +280,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     instance,
     requests,
     previews,
+    following: () => toolbox.following(),
     sandboxes,
     signedPreviews,
     faults,

@@ -25,7 +25,7 @@ import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { keyCheck } from "../keyCheck.ts"
-import { assertAllDeleted, CREATE, daytonaLayer, useStandIn } from "./infra.ts"
+import { assertAllDeleted, CREATE, daytonaLayer, until, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn, RecordedRequest } from "./server.ts"
 import { dyingServerImage, stockNodeImage } from "./snapshot.ts"
 
@@ -310,6 +310,8 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         assert.strictEqual(asked.filter((r) => r.path.endsWith("/exec")).length, 1)
         assert.strictEqual(asked.filter((r) => r.path.endsWith("/logs?follow=true")).length, 1)
         assert.strictEqual(alive.length, 1)
+        // The follow is closed once the line came, though the server goes on (and prints nothing more).
+        yield* until(() => s.following() === 0)
         assert.strictEqual(rt.info.workspace, "/workspace")
         assert.strictEqual((yield* rt.runCommand("pwd")).content, "/workspace")
         yield* release

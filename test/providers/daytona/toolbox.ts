@@ -183,6 +183,11 @@ export class Toolbox {
     return undefined
   }
 
+  /** How many logs are being followed (open WebSockets). */
+  following() {
+    return this.sockets.clients.size
+  }
+
   /** Close every follower's socket (the stand-in closes). */
   close() {
     for (const ws of this.sockets.clients) ws.terminate()
