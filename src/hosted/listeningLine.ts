@@ -16,6 +16,10 @@ export interface ListeningLine {
   readonly listening: Effect.Effect<void>
   /** Completes at a line starting with `also`, or at the stream's end. */
   readonly found: Effect.Effect<void>
+  /** Whether the `listening` line itself came (not the end), for a driver that stops following then. */
+  readonly heard: () => boolean
+  /** Whether the line starting with `also` itself came (not the end). */
+  readonly marked: () => boolean
 }
 
 /** A listener for one server's output, completed at its `listening` line (or `also`'s) or the stream's end. */
@@ -26,13 +30,21 @@ export const listeningLine = (also = LISTENING_PREFIX) =>
     const longest = Math.max(LISTENING_PREFIX.length, also.length)
     // What follows the last newline: a line split over chunks is matched once whole.
     let partial = ""
+    let heard = false
+    let marked = false
     return {
       output: (chunk) => {
         const lines = (partial + chunk).split("\n")
         partial = lines.pop() ?? ""
         for (const line of lines) {
-          if (line.startsWith(LISTENING_PREFIX)) Deferred.doneUnsafe(listening, Effect.void)
-          if (line.startsWith(also)) Deferred.doneUnsafe(found, Effect.void)
+          if (line.startsWith(LISTENING_PREFIX)) {
+            heard = true
+            Deferred.doneUnsafe(listening, Effect.void)
+          }
+          if (line.startsWith(also)) {
+            marked = true
+            Deferred.doneUnsafe(found, Effect.void)
+          }
         }
         // A line that never ends is not kept whole: only enough of it to match a prefix.
         if (partial.length > longest) partial = partial.slice(0, longest)
@@ -42,6 +54,8 @@ export const listeningLine = (also = LISTENING_PREFIX) =>
         Deferred.doneUnsafe(found, Effect.void)
       },
       listening: Deferred.await(listening),
-      found: Deferred.await(found)
+      found: Deferred.await(found),
+      heard: () => heard,
+      marked: () => marked
     }
   })

@@ -39,9 +39,11 @@ describe("listeningLine", () => {
       line.output("effect-sandbox: the image")
       line.output("'s server\n")
       assert.isTrue(yield* heard(line.found))
+      assert.deepStrictEqual([line.marked(), line.heard()], [true, false])
       assert.isFalse(yield* heard(line.listening))
       line.output(LINE)
       assert.isTrue(yield* heard(line.listening))
+      assert.isTrue(line.heard())
     }))
 
   it.effect("a stream that ends without the lines completes both: the wait then polls", () =>
@@ -52,5 +54,7 @@ describe("listeningLine", () => {
       line.ended()
       assert.isTrue(yield* heard(line.listening))
       assert.isTrue(yield* heard(line.found))
+      // Ended, not heard: a driver tells the two apart (Daytona asks the daemon then).
+      assert.deepStrictEqual([line.marked(), line.heard()], [false, false])
     }))
 })

@@ -2,7 +2,8 @@
  * The Daytona driver (services/Driver.ts): a sandbox made from a snapshot with Daytona's auto-stop
  * (`idleTimeout`, refreshed as activity), auto-delete and TTL (`lifetime`), the owner tags as its
  * labels; the server a toolbox session's command, its key's digest in that command's environment
- * (hosted/serverLaunch.ts); the preview link with its token for every port, a signed one for VS Code
+ * (hosted/serverLaunch.ts), the snapshot's own server started without a probe before it, its
+ * `listening` line heard in the command's followed log; the preview link with its token for every port, a signed one for VS Code
  * (a browser cannot send the token); pause with memory where the sandbox's class allows it
  * (states.ts), and start after auto-stop. Each sandbox is named after its session (sessionName.ts),
  * so an attach finds it whatever the eventually consistent list says. Snapshots are Daytona's
@@ -11,13 +12,25 @@
 import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
+import { type ListeningLine, listeningLine } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
-import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
+import {
+  IMAGE_SERVER_FOUND,
+  IMAGE_WORKSPACE,
+  imageServerLine,
+  NO_IMAGE_SERVER,
+  runningWorkspace,
+  serverFiles,
+  shellLines
+} from "../../hosted/serverFiles.ts"
 import { serverShellLine } from "../../hosted/serverLaunch.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
+import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { ProviderError } from "../../schema/errors.ts"
+import { sessionKeyDigestEnv } from "../../server/sessionKey.ts"
+import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
 import { checkDaytonaEgress, daytonaEgress } from "./egress.ts"
@@ -26,6 +39,23 @@ import { type DaytonaRuntimeOptions, DEFAULT_SNAPSHOT } from "./options.ts"
 import { sandboxName } from "./sessionName.ts"
 import { daytonaSnapshots } from "./snapshot.ts"
 import { pauseRefusal, stateOf } from "./states.ts"
+
+/**
+ * Thrown from the follow's callback once the line was heard: the SDK (utils/Stream.js
+ * `stdDemuxStream`) catches what a callback throws while it handles a message, closes the socket
+ * and rejects, and gives no other way to close it.
+ */
+const DONE_FOLLOWING = new Error("effect-sandbox: the server's output is no longer followed")
+
+/**
+ * The most the SDK hands a callback at the socket's close: the bytes it held back as a possible
+ * stream marker's start (at most 2) and the decoder's unfinished UTF-8 sequence (at most 3).
+ */
+const FLUSHED_AT_CLOSE = 5
+
+/** The server's output without `imageServerLine`'s marker line. */
+const withoutMarker = (stdout: string) =>
+  stdout.split("\n").filter((line) => !line.startsWith(IMAGE_SERVER_FOUND)).join("\n")
 
 /** How long the first `/alive` wait may take, and each of Daytona's waits for a state (`aliveTimeout`). */
 const ALIVE_TIMEOUT: Duration.Input = "90 seconds"
@@ -106,18 +136,78 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     )
 
   /**
-   * The server as a toolbox session's command, the key's digest set for it alone; the session made
-   * beside the probe for the server's files (neither needs the other). The daemon sources a
-   * session's commands in the session's one shell and writes the exit code once the command
-   * returns: so the server runs as that shell's child, never `exec`ed in its place (which would
-   * leave no shell to write the exit code, and a server dying at start seen only at `/alive`'s
-   * time-out).
+   * One toolbox session's command started in the background, its standard output followed over the
+   * SDK's WebSocket (`getSessionCommandLogs` with callbacks) for the server's `listening` line and
+   * `imageServerLine`'s. The follow is the SDK's promise, settled or not: it never rejects unheard,
+   * and its end (or failure) ends both waits, after which the `/alive` poll takes over. The chunk
+   * that brings the `listening` line closes the follow (DONE_FOLLOWING): the socket and the
+   * daemon's reader do not stay open for the sandbox's life.
+   */
+  const startCommand = Effect.fn("DaytonaRuntime.startCommand")(
+    function*(sandbox: Sandbox, session: string, command: string) {
+      const heard = yield* listeningLine(IMAGE_SERVER_FOUND)
+      const { cmdId } = yield* call(
+        `start the action server in sandbox ${sandbox.id}`,
+        () => sandbox.process.executeSessionCommand(session, { command, runAsync: true })
+      )
+      const output = (chunk: string) => {
+        heard.output(chunk)
+        // Only from a message: the SDK calls back from the socket's close too (the few bytes it held
+        // back, never more than FLUSHED_AT_CLOSE), where a throw would be nobody's to catch.
+        if (heard.heard() && chunk.length > FLUSHED_AT_CLOSE) throw DONE_FOLLOWING
+      }
+      void sandbox.process.getSessionCommandLogs(session, cmdId, output, () => undefined).then(
+        heard.ended,
+        heard.ended
+      )
+      return { cmdId, heard }
+    }
+  )
+
+  /**
+   * Whether the image's server started, once the marker line or the stream's end came (or neither
+   * within the first 100 ms: a stream that never opens, or a daemon that never closes it after the
+   * exit): the command's log and exit code as the daemon has them, asked every 100 ms until one of
+   * them says. `true`: the image's server runs (or ran: its exit is the start's failure).
+   */
+  const imageServerStarted = (sandbox: Sandbox, session: string, cmdId: string, heard: ListeningLine) => {
+    const asked = Effect.all([
+      call("follow the action server", () => sandbox.process.getSessionCommand(session, cmdId)),
+      call("read the action server's output", () => sandbox.process.getSessionCommandLogs(session, cmdId))
+    ]).pipe(
+      Effect.map(([ran, logs]) =>
+        (logs.stdout ?? "").includes(IMAGE_SERVER_FOUND)
+          ? Option.some(true)
+          : typeof ran.exitCode === "number"
+          ? Option.some(ran.exitCode !== NO_IMAGE_SERVER)
+          : Option.none()
+      ),
+      Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: Option.isSome }),
+      Effect.map(Option.getOrThrow)
+    )
+    const streamed = Effect.flatMap(heard.found, () => heard.marked() ? Effect.succeed(true) : asked)
+    return Effect.raceFirst(streamed, Effect.delay(asked, "100 millis"))
+  }
+
+  /**
+   * The server as a toolbox session's command, the key's digest set for it alone: the image's own
+   * server at once where the snapshot has it (`imageServerLine`, in a subshell: the daemon sources
+   * a session's commands in the session's one shell and writes the exit code once the command
+   * returns, so an `exec` in that shell would leave none to write it). Where it exits
+   * NO_IMAGE_SERVER, `serverFiles` probes (the payload uploaded, or what the snapshot lacks) and
+   * that server starts in the same session, as that shell's child.
    */
   const launch = Effect.fn("DaytonaRuntime.launch")(function*(sandbox: Sandbox, spec: SandboxSpec) {
     // A session per launch: a started-again sandbox may still list an earlier one.
     const session = `effect-sandbox-server-${randomBytes(4).toString("hex")}`
-    const [files] = yield* Effect.all([
-      serverFiles({
+    yield* call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
+    const digest = Object.entries(sessionKeyDigestEnv(Redacted.value(spec.sessionKey)))
+      .map(([name, value]) => `export ${name}=${shellQuote(value)}`)
+    const image = spec.server.argv({ ...IMAGE_FILES, workingDir: IMAGE_WORKSPACE }).map(shellQuote).join(" ")
+    let started = yield* startCommand(sandbox, session, `(${[...digest, imageServerLine(image)].join("; ")})`)
+    let workspace = IMAGE_WORKSPACE
+    if (!(yield* imageServerStarted(sandbox, session, started.cmdId, started.heard))) {
+      const files = yield* serverFiles({
         provider: "Daytona",
         noun: "snapshot",
         name: spec.fromSnapshot ?? snapshot,
@@ -125,25 +215,26 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
         run: inSandbox(call, sandbox),
         put: (payload) =>
           call(`upload the action server into sandbox ${sandbox.id}`, () => sandbox.fs.uploadFiles([...payload]))
-      }),
-      call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
-    ], { concurrency: 2 })
-    const command = serverShellLine(spec, files)
-    const { cmdId } = yield* call(
-      `start the action server in sandbox ${sandbox.id}`,
-      () => sandbox.process.executeSessionCommand(session, { command, runAsync: true })
-    )
+      })
+      workspace = files.workspace
+      started = yield* startCommand(sandbox, session, serverShellLine(spec, files))
+    }
+    const { cmdId, heard } = started
     // The daemon records the command's exit code and output: a server that dies at start says why.
     const serverExit = call("follow the action server", () => sandbox.process.getSessionCommand(session, cmdId)).pipe(
       Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (ran) => typeof ran.exitCode === "number" }),
       Effect.flatMap((ended) =>
         call("read the action server's output", () => sandbox.process.getSessionCommandLogs(session, cmdId)).pipe(
-          // `output` is the daemon's raw log (each line marked with its stream): the two streams instead.
-          Effect.map((logs) => ({ exitCode: ended.exitCode ?? -1, output: `${logs.stdout}${logs.stderr}` }))
+          // `output` is the daemon's raw log (each line marked with its stream): the two streams
+          // instead, without the line that said the image's server starts (ours, not the server's).
+          Effect.map((logs) => ({
+            exitCode: ended.exitCode ?? -1,
+            output: `${withoutMarker(logs.stdout ?? "")}${logs.stderr ?? ""}`
+          }))
         )
       )
     )
-    return { workspace: files.workspace, serverExit }
+    return { workspace, serverExit, listening: heard.listening }
   })
 
   return {

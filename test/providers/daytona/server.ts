@@ -44,6 +44,10 @@ export interface DaytonaStandIn {
   readonly apiKey: string
   readonly instance: string
   readonly requests: Array<RecordedRequest>
+  /** How many commands' logs are followed now (the toolbox's open WebSockets). */
+  readonly following: () => number
+  /** The paths the preview proxy was asked for (`/preview/{port}-{id}/alive` ...), in order. */
+  readonly previews: Array<string>
   readonly sandboxes: Sandboxes
   /** The signed preview URLs' tokens Daytona gave out. */
   readonly signedPreviews: SignedPreviews
@@ -99,6 +103,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   const signedPreviews = new SignedPreviews()
   const toolbox = new Toolbox()
   const requests: Array<RecordedRequest> = []
+  const previews: Array<string> = []
   const faults = new Faults()
   let base = ""
 
@@ -194,6 +199,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
 
   /** The preview proxy: HTTP to the target (a client that hangs up hangs up on the server too). */
   const preview = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
+    previews.push(url.pathname)
     const target = await previewTarget(request, url)
     proxyTo(
       request,
@@ -237,16 +243,34 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   })
   // WebSockets through the preview proxy, as Daytona's carries them (VS Code's workbench needs them).
   const upgraded = upgradedSockets(server)
+  /** The toolbox's WebSocket (a command's logs, followed), behind the API key and the fault plan. */
+  const toolboxUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer, url: URL) => {
+    // The fault plan's answers as an upgrade meets them: a status refuses it, a cut hangs up.
+    const fault = faults.take("GET", url.pathname)
+    if (fault?.kind === "status") throw new ApiError(fault.status, fault.message)
+    if (fault?.kind === "cut") return void socket.destroy()
+    if (fault?.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.millis))
+    if (fault?.kind === "hold") await fault.until.then(() => undefined, () => undefined)
+    if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
+    const tool = /^\/toolbox\/([^/]+)(\/.*)$/.exec(url.pathname)
+    const sandbox = sandboxes.get(tool?.[1] ?? "")
+    const rest = tool?.[2] ?? ""
+    const follow = toolbox.followLogs(sandbox, rest, url)
+    if (follow === undefined) throw new ApiError(404, `Cannot upgrade ${url.pathname}`)
+    requests.push({ method: "GET", path: `/toolbox/{id}${rest}${url.search}`, body: undefined })
+    follow(request, socket, head)
+  }
+
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(request.url ?? "/", base)
     if (url.pathname === "/api/socket.io/") return events.upgrade(request, socket, head)
+    const refuse = (error: unknown) =>
+      refuseUpgrade(socket, error instanceof ApiError ? error : new ApiError(500, String(error)))
+    if (url.pathname.startsWith("/toolbox/")) return void toolboxUpgrade(request, socket, head, url).catch(refuse)
     const target = url.pathname.startsWith("/preview/")
       ? previewTarget(request, url)
       : Promise.reject(new ApiError(404, `Cannot upgrade ${url.pathname}`))
-    target.then(
-      (found) => proxyUpgradeTo(request, socket, head, found),
-      (error: unknown) => refuseUpgrade(socket, error instanceof ApiError ? error : new ApiError(500, String(error)))
-    )
+    target.then((found) => proxyUpgradeTo(request, socket, head, found), refuse)
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -255,11 +279,14 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
     apiKey,
     instance,
     requests,
+    previews,
+    following: () => toolbox.following(),
     sandboxes,
     signedPreviews,
     faults,
     close: async () => {
       events.close()
+      toolbox.close()
       for (const socket of upgraded) socket.destroy()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -11,6 +11,8 @@
  */
 import { randomUUID } from "node:crypto"
 import { type Duplex, PassThrough } from "node:stream"
+import { StringDecoder } from "node:string_decoder"
+import { shellQuote } from "../../../src/quoting/shellQuote.ts"
 import { docker, type StandInSandbox } from "./sandboxes.ts"
 
 /** Where the session's commands keep their script, log and exit code (the daemon's, under its config dir). */
@@ -19,6 +21,7 @@ const SESSIONS_DIR = "/tmp/.daytona-standin/sessions"
 const STDOUT_MARK = "\x01\x01\x01"
 const STDERR_MARK = "\x02\x02\x02"
 const EXIT_LINE = /^standin-exit (\S+) (-?\d+)$/
+const LOG_LINE = /^standin-log (\S+) (.*)$/s
 
 /** A command's output as the daemon's log endpoint gives it: the raw log, and each stream on its own. */
 export interface CommandLogs {
@@ -27,35 +30,23 @@ export interface CommandLogs {
   readonly stderr: string
 }
 
-/** Run `command` (sh) once as the sandbox user, to completion: its stdout (for the stand-in's own bookkeeping). */
-const runOnce = async (sandbox: StandInSandbox, command: string, env: Record<string, string>): Promise<string> => {
-  const exec = await sandbox.container!.exec({
-    Cmd: ["sh", "-c", command],
-    User: sandbox.user,
-    AttachStdout: true,
-    AttachStderr: true,
-    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`)
-  })
-  const stream = await exec.start({ hijack: true, stdin: false })
-  const out = new PassThrough()
-  const chunks: Array<Buffer> = []
-  out.on("data", (chunk: Buffer) => chunks.push(chunk))
-  docker.modem.demuxStream(stream, out, new PassThrough().resume())
-  await new Promise<void>((resolve) => {
-    stream.on("end", resolve)
-    stream.on("error", () => resolve())
-  })
-  return Buffer.concat(chunks).toString("utf8")
-}
-
-/** The wrapper the shell runs for one command (the daemon's, in substance). */
-const wrapper = (dir: string, id: string) =>
+/**
+ * The wrapper the shell runs for one command (the daemon's, in substance): the command saved to
+ * `cmd.sh` and sourced, each line of its output marked by its stream and appended to its log. Each
+ * marked line is also printed on the shell's own stdout (`standin-log <id> ...`), where the
+ * stand-in reads it as it comes: the log a follower is sent, without a `docker exec` per read.
+ */
+const wrapper = (dir: string, id: string, command: string) =>
   [
     "{",
     `d='${dir}'`,
+    `mkdir -p "$d" && printf '%s' ${shellQuote(command)} > "$d/cmd.sh" && : > "$d/log"`,
     `mkfifo "$d/o" "$d/e"`,
-    `( while IFS= read -r l || [ -n "$l" ]; do printf '\\001\\001\\001%s\\n' "$l"; done < "$d/o" ) >> "$d/log" & o=$!`,
-    `( while IFS= read -r l || [ -n "$l" ]; do printf '\\002\\002\\002%s\\n' "$l"; done < "$d/e" ) >> "$d/log" & e=$!`,
+    ...(["o", "e"] as const).map((stream) => {
+      const mark = stream === "o" ? "\\001\\001\\001" : "\\002\\002\\002"
+      return `( while IFS= read -r l || [ -n "$l" ]; do printf '${mark}%s\\n' "$l" >> "$d/log"; ` +
+        `printf 'standin-log ${id} ${mark}%s\\n' "$l"; done < "$d/${stream}" ) & ${stream}=$!`
+    }),
     `{ . "$d/cmd.sh"; } < /dev/null > "$d/o" 2> "$d/e"`,
     "c=$?",
     `wait "$o" "$e"`,
@@ -66,17 +57,28 @@ const wrapper = (dir: string, id: string) =>
     ""
   ].join("\n")
 
+/** One command's log as the shell printed it so far, and who follows it. */
+interface Log {
+  text: string
+  readonly followers: Set<Follower>
+}
+
+/** A follower of a command's log: each piece as it comes, then the command's end (or the shell's). */
+export interface Follower {
+  readonly data: (chunk: string) => void
+  readonly end: () => void
+}
+
 export class SessionShell {
   private readonly exits = new Map<string, number>()
   private readonly waiters = new Map<string, Array<(code: number | undefined) => void>>()
+  private readonly logs = new Map<string, Log>()
   private closed = false
 
-  private readonly sandbox: StandInSandbox
   private readonly dir: string
   private readonly stdin: Duplex
 
-  private constructor(sandbox: StandInSandbox, dir: string, stdin: Duplex) {
-    this.sandbox = sandbox
+  private constructor(dir: string, stdin: Duplex) {
     this.dir = dir
     this.stdin = stdin
   }
@@ -91,14 +93,17 @@ export class SessionShell {
       AttachStderr: true
     })
     const stream = await exec.start({ hijack: true, stdin: true })
-    const shell = new SessionShell(sandbox, `${SESSIONS_DIR}/${sessionId}`, stream)
+    const shell = new SessionShell(`${SESSIONS_DIR}/${sessionId}`, stream)
     const out = new PassThrough()
+    const decoder = new StringDecoder("utf8")
     let pending = ""
     out.on("data", (chunk: Buffer) => {
-      pending += chunk.toString("utf8")
+      pending += decoder.write(chunk)
       const lines = pending.split("\n")
       pending = lines.pop() ?? ""
       for (const line of lines) {
+        const logged = LOG_LINE.exec(line)
+        if (logged !== null) shell.logged(logged[1]!, `${logged[2]!}\n`)
         const exit = EXIT_LINE.exec(line)
         if (exit !== null) shell.ended(exit[1]!, Number(exit[2]))
       }
@@ -112,26 +117,35 @@ export class SessionShell {
     return shell
   }
 
+  private logged(id: string, line: string) {
+    const log = this.logs.get(id)
+    if (log === undefined) return
+    log.text += line
+    for (const follower of log.followers) follower.data(line)
+  }
+
   private ended(id: string, code: number | undefined) {
     if (code !== undefined) this.exits.set(id, code)
     for (const wake of this.waiters.get(id) ?? []) wake(code)
     this.waiters.delete(id)
+    for (const follower of this.logs.get(id)?.followers ?? []) follower.end()
   }
 
   private close() {
+    if (this.closed) return
     this.closed = true
     for (const id of this.waiters.keys()) this.ended(id, undefined)
+    for (const log of this.logs.values()) for (const follower of log.followers) follower.end()
   }
 
-  /** Write `command` into the shell, wrapped; its id. */
-  async execute(command: string): Promise<string> {
+  /**
+   * Write `command` into the shell, wrapped; its id at once, as the daemon answers (it writes the
+   * command's files itself and returns; here the wrapper writes them, so no `docker exec` waits).
+   */
+  execute(command: string): string {
     const id = randomUUID()
-    const dir = `${this.dir}/${id}`
-    await runOnce(this.sandbox, `mkdir -p "$D" && printf '%s' "$CMD" > "$D/cmd.sh" && : > "$D/log"`, {
-      D: dir,
-      CMD: command
-    })
-    if (!this.closed) this.stdin.write(wrapper(dir, id))
+    this.logs.set(id, { text: "", followers: new Set() })
+    if (!this.closed) this.stdin.write(wrapper(`${this.dir}/${id}`, id, command))
     return id
   }
 
@@ -148,12 +162,27 @@ export class SessionShell {
   }
 
   /** The command's log: raw (the daemon's `output`) and split by stream. */
-  async logs(id: string): Promise<CommandLogs> {
-    const output = await runOnce(this.sandbox, `cat "$D/log" 2>/dev/null`, { D: `${this.dir}/${id}` })
+  log(id: string): CommandLogs {
+    const output = this.logs.get(id)?.text ?? ""
     const lines = output.split("\n")
     const of = (mark: string) =>
       lines.filter((line) => line.startsWith(mark)).map((line) => `${line.slice(mark.length)}\n`).join("")
     return { output, stdout: of(STDOUT_MARK), stderr: of(STDERR_MARK) }
+  }
+
+  /**
+   * Follow the command's log: what it holds now, then each line as it comes, then `end` once the
+   * command ended (or the shell is gone). Returns the unfollow.
+   */
+  follow(id: string, follower: Follower): () => void {
+    const log = this.logs.get(id)!
+    if (log.text !== "") follower.data(log.text)
+    if (this.exits.has(id) || this.closed) {
+      follower.end()
+      return () => undefined
+    }
+    log.followers.add(follower)
+    return () => log.followers.delete(follower)
   }
 
   /** End the shell (the session deleted, or its sandbox stopped). */

@@ -1,27 +1,32 @@
 /**
  * DaytonaRuntime's start through the SDK against the stand-in: what it asks Daytona for (the
  * snapshot, the owner tags as labels, the auto-stop, auto-delete and TTL intervals, as the stand-in
- * recorded the requests), where the session key goes, the preview token, and the start failures
- * with their messages and reasons (a refused key, the quota, a rate limit retried then given up
- * on, a missing snapshot, a snapshot without our server, a server that dies at start, options
- * Daytona cannot honour, no credentials), none of which leaves a sandbox behind.
+ * recorded the requests), where the session key goes, the preview token; the snapshot's server
+ * started without a probe and heard listening in its followed log (a follow that fails still
+ * reaches READY by polling), the stand-in's follow as the daemon's; and the start failures with
+ * their messages and reasons (a refused key, the quota, a rate limit retried then given up on, a
+ * missing snapshot, a snapshot without our server, a server that dies at start, options Daytona
+ * cannot honour, no credentials), none of which leaves a sandbox behind.
  */
+import { Daytona } from "@daytonaio/sdk"
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
 import { hostname } from "node:os"
 import { DaytonaRuntime, type DaytonaRuntimeOptions } from "../../../src/daytona.ts"
+import { IMAGE_SERVER_FOUND } from "../../../src/hosted/serverFiles.ts"
 import {
   type InvalidOptionsError,
   type ProviderReason,
   type RuntimeStartError,
   SandboxConfig
 } from "../../../src/index.ts"
+import { PROBE } from "../../../src/serverStart/serverProbe.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
 import { keyCheck } from "../keyCheck.ts"
-import { assertAllDeleted, CREATE, daytonaLayer, useStandIn } from "./infra.ts"
-import type { DaytonaStandIn } from "./server.ts"
+import { assertAllDeleted, CREATE, daytonaLayer, until, useStandIn } from "./infra.ts"
+import type { DaytonaStandIn, RecordedRequest } from "./server.ts"
 import { dyingServerImage, stockNodeImage } from "./snapshot.ts"
 
 const creates = (standIn: DaytonaStandIn) =>
@@ -30,6 +35,12 @@ const creates = (standIn: DaytonaStandIn) =>
 /** The creates a fault answered (they never reach the API, so `creates` does not count them). */
 const refusedCreates = (standIn: DaytonaStandIn) =>
   standIn.faults.hits.filter((hit) => hit.method === "POST" && hit.path === "/api/sandbox").length
+
+/** Whether the snapshot was probed for our server (serverFiles.ts) among these requests. */
+const probed = (requests: ReadonlyArray<RecordedRequest>) =>
+  requests.some((r) =>
+    r.path === "/toolbox/{id}/process/execute" && (r.body as { command: string }).command.startsWith(PROBE)
+  )
 
 /** The start's error, as the typed error it must be. */
 const startFailure = (layer: Parameters<typeof startError>[0]) =>
@@ -233,11 +244,19 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
     () =>
       Effect.gen(function*() {
         const s = standIn()
+        const before = s.requests.length
         const keep = new SandboxConfig({ keepRuntimeAlive: true })
         const { rt, release } = yield* buildRuntime(
           daytonaLayer(s, { snapshot: "stock-node", sessionId: "dtn-upload", sandbox: keep })
         )
         assert.strictEqual(rt.info.workspace, "/home/openhands/workspace")
+        // The image's server tried first (it exited NO_IMAGE_SERVER), then the probe, then the uploaded server.
+        const started = s.requests.slice(before).filter((r) => r.path.endsWith("/exec"))
+        assert.deepStrictEqual(
+          started.map((r) => (r.body as { command: string }).command.includes(IMAGE_SERVER_FOUND)),
+          [true, false]
+        )
+        assert.isTrue(probed(s.requests.slice(before)))
         const ran = yield* rt.runCommand(
           "pwd; test -e /opt/effect-sandbox/payload; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
         )
@@ -248,12 +267,12 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         yield* release
         // Attached to while its server runs: the sandbox is asked where the workspace is, nothing is uploaded again.
         const uploads = () => s.requests.filter((r) => r.path.endsWith("/files/bulk-upload")).length
-        const before = uploads()
-        assert.isAbove(before, 0)
+        const uploaded = uploads()
+        assert.isAbove(uploaded, 0)
         const attached = yield* buildRuntime(daytonaLayer(s, { snapshot: "stock-node", sessionId: "dtn-upload" }))
         assert.strictEqual(attached.rt.info.workspace, "/home/openhands/workspace")
         assert.strictEqual((yield* attached.rt.runCommand("pwd")).content, "/home/openhands/workspace")
-        assert.strictEqual(uploads(), before)
+        assert.strictEqual(uploads(), uploaded)
         yield* attached.release
         assertAllDeleted(s)
       }),
@@ -263,7 +282,9 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
   it.live("a snapshot with neither our server nor Node says what it lacks", () =>
     Effect.gen(function*() {
       const s = standIn()
+      const before = s.requests.length
       const error = yield* startFailure(daytonaLayer(s, { snapshot: "stock-debian", user: "root", userId: 0 }))
+      assert.isTrue(probed(s.requests.slice(before)))
       assert.strictEqual(
         error.message,
         "The Daytona snapshot stock-debian has no action-server payload (/opt/effect-sandbox/payload/server.mjs) and no " +
@@ -272,6 +293,94 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
       )
       assertAllDeleted(s)
     }), 120_000)
+
+  it.live(
+    "the snapshot's server starts at once, no probe before it; its listening line is heard in the followed log, so the first /alive answers",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const [before, previews] = [s.requests.length, s.previews.length]
+        const { rt, release } = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-start-heard" }))
+        const sandbox = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-start-heard"
+        )!
+        const alive = s.previews.slice(previews).filter((path) => path === `/preview/8000-${sandbox.id}/alive`)
+        const asked = s.requests.slice(before)
+        assert.isFalse(asked.some((r) => r.path === "/toolbox/{id}/process/execute"))
+        assert.strictEqual(asked.filter((r) => r.path.endsWith("/exec")).length, 1)
+        assert.strictEqual(asked.filter((r) => r.path.endsWith("/logs?follow=true")).length, 1)
+        assert.strictEqual(alive.length, 1)
+        // The follow is closed once the line came, though the server goes on (and prints nothing more).
+        yield* until(() => s.following() === 0)
+        assert.strictEqual(rt.info.workspace, "/workspace")
+        assert.strictEqual((yield* rt.runCommand("pwd")).content, "/workspace")
+        yield* release
+        assertAllDeleted(s)
+      }),
+    60_000
+  )
+
+  it.live(
+    "a follow of the server's log that fails (cut, or refused) still reaches READY by polling /alive",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const follow = { method: "GET", path: /\/logs$/ }
+        for (
+          const fault of [{ kind: "cut" as const }, { kind: "status" as const, status: 502, message: "Bad Gateway" }]
+        ) {
+          const hits = s.faults.hits.length
+          s.faults.inject(follow, fault)
+          const { rt, release } = yield* buildRuntime(daytonaLayer(s))
+          assert.deepStrictEqual(s.faults.hits.slice(hits).map((hit) => hit.fault), [fault.kind])
+          assert.strictEqual((yield* rt.runCommand("echo polled")).content, "polled")
+          yield* release
+        }
+        assertAllDeleted(s)
+      }),
+    60_000
+  )
+
+  it.live(
+    "the stand-in's followed logs are the daemon's: 404s before the upgrade, each stream demultiplexed, the end after the exit",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { release } = yield* buildRuntime(daytonaLayer(s, { sessionId: "dtn-start-follow" }))
+        const made = [...s.sandboxes.byId.values()].find((x) =>
+          x.labels["effect-sandbox.session"] === "dtn-start-follow"
+        )!
+        const sandbox = yield* Effect.promise(() => new Daytona({ apiKey: s.apiKey, apiUrl: s.apiUrl }).get(made.id))
+        const refused = (session: string, command: string) =>
+          Effect.flip(Effect.tryPromise(() =>
+            sandbox.process.getSessionCommandLogs(session, command, () => undefined, () => undefined)
+          )).pipe(Effect.map((error) =>
+            (error.cause as { readonly message: string }).message
+          ))
+        // The SDK rejects with the socket's error event: the daemon's answer was not an upgrade.
+        assert.strictEqual(yield* refused("no-such-session", "x"), "Unexpected server response: 404")
+        yield* Effect.promise(() => sandbox.process.createSession("follow"))
+        assert.strictEqual(yield* refused("follow", "no-such-command"), "Unexpected server response: 404")
+        const { cmdId } = yield* Effect.promise(() =>
+          sandbox.process.executeSessionCommand("follow", {
+            command: "echo out; echo err >&2; (exit 4)",
+            runAsync: true
+          })
+        )
+        const [stdout, stderr] = [[] as Array<string>, [] as Array<string>]
+        yield* Effect.promise(() =>
+          sandbox.process.getSessionCommandLogs("follow", cmdId, (c) => stdout.push(c), (c) => stderr.push(c))
+        )
+        assert.deepStrictEqual([stdout.join(""), stderr.join("")], ["out\n", "err\n"])
+        assert.strictEqual(
+          (yield* Effect.promise(() => sandbox.process.getSessionCommand("follow", cmdId))).exitCode,
+          4
+        )
+        yield* release
+        assertAllDeleted(s)
+      }),
+    60_000
+  )
 
   it.live("a host workspace is refused before anything is created", () =>
     Effect.gen(function*() {

@@ -8,8 +8,9 @@
  */
 import type Docker from "dockerode"
 import type { IncomingMessage } from "node:http"
-import { PassThrough, Readable } from "node:stream"
+import { type Duplex, PassThrough, Readable } from "node:stream"
 import { pack } from "tar-stream"
+import { WebSocketServer } from "ws"
 import { ApiError, docker, type StandInSandbox } from "./sandboxes.ts"
 import { SessionShell } from "./sessionShell.ts"
 
@@ -67,8 +68,14 @@ const uidOf = async (sandbox: StandInSandbox): Promise<number> => {
   return Number(record.stdout.trim())
 }
 
+/** How much of the log the daemon reads, and so sends, at once. */
+const DAEMON_READ_BYTES = 1024
+/** The daemon checks for a followed command's exit code after 50 reads 20 ms apart found nothing new. */
+const EXIT_NOTICED_AFTER_MS = 1000
+
 export class Toolbox {
   private readonly sessions = new Map<string, Session>()
+  private readonly sockets = new WebSocketServer({ noServer: true })
 
   /** Sessions live in the daemon's memory: a sandbox started again (a new `generation`) has none. */
   private key(sandbox: StandInSandbox, id: string) {
@@ -79,6 +86,54 @@ export class Toolbox {
     const found = this.sessions.get(this.key(sandbox, id))
     if (found === undefined) throw new ApiError(404, "session not found")
     return found
+  }
+
+  /** A session's command, else the daemon's 404s (the session's first). */
+  private command(sandbox: StandInSandbox, sessionId: string, id: string) {
+    const session = this.session(sandbox, decodeURIComponent(sessionId))
+    const found = session.commands.get(id)
+    if (found === undefined) throw new ApiError(404, "command not found")
+    return { session, id, found }
+  }
+
+  /**
+   * A WebSocket to `/process/session/{id}/command/{cid}/logs` (`follow=true` to follow), as the
+   * daemon serves it (apps/daemon/pkg/session/log.go): its refusals as HTTP answers before the
+   * upgrade (409 for a sandbox not started, 404 `session not found` / `command not found`), then
+   * the raw log, each line marked by its stream (the SDK demultiplexes), in binary frames of at most
+   * 1,024 bytes (its read size); followed, each line as it comes. It ends with a normal close once
+   * all is sent and, followed, once the command has an exit code: the daemon looks for it after a
+   * second of reads finding nothing new, so the close comes up to a second after the exit. A command
+   * that never exits is followed until the client goes. Undefined when the path is not this one.
+   */
+  followLogs(sandbox: StandInSandbox, rest: string, url: URL) {
+    const match = /^\/process\/session\/([^/]+)\/command\/([^/]+)\/logs$/.exec(rest)
+    if (match === null) return undefined
+    if (sandbox.state !== "started") throw new ApiError(409, `Sandbox ${sandbox.id} is not started`)
+    const { id, session } = this.command(sandbox, match[1]!, match[2]!)
+    const follow = url.searchParams.get("follow") === "true"
+    return (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.sockets.handleUpgrade(request, socket, head, (ws) => {
+        const send = (text: string) => {
+          const bytes = Buffer.from(text, "utf8")
+          for (let at = 0; at < bytes.length; at += DAEMON_READ_BYTES) {
+            ws.send(bytes.subarray(at, at + DAEMON_READ_BYTES), { binary: true })
+          }
+        }
+        if (!follow) {
+          send(session.shell.log(id).output)
+          return ws.close(1000)
+        }
+        let last: NodeJS.Timeout | undefined
+        const unfollow = session.shell.follow(id, {
+          data: send,
+          end: () => (last = setTimeout(() => ws.close(1000), EXIT_NOTICED_AFTER_MS))
+        })
+        ws.on("close", () => {
+          unfollow()
+          clearTimeout(last)
+        })
+      })
   }
 
   /** Answer a toolbox request (`rest` is the path after `/{sandboxId}`); undefined when not one of ours. */
@@ -107,29 +162,36 @@ export class Toolbox {
     if (method === "POST" && exec !== null) {
       const session = this.session(sandbox, decodeURIComponent(exec[1]!))
       const { command, runAsync, async } = await body() as { command: string; runAsync?: boolean; async?: boolean }
-      const id = await session.shell.execute(command)
+      const id = session.shell.execute(command)
       session.commands.set(id, command)
       if (runAsync === true || async === true) return { status: 202, body: { cmdId: id } }
       const exitCode = await session.shell.wait(id)
       if (exitCode === undefined) throw new ApiError(400, "session cancelled")
-      const logs = await session.shell.logs(id)
-      return { status: 200, body: { cmdId: id, exitCode, ...logs } }
+      return { status: 200, body: { cmdId: id, exitCode, ...session.shell.log(id) } }
     }
     const command = /^\/process\/session\/([^/]+)\/command\/([^/]+)(\/logs)?$/.exec(rest)
     if (method === "GET" && command !== null) {
-      const session = this.session(sandbox, decodeURIComponent(command[1]!))
-      const id = command[2]!
-      const found = session.commands.get(id)
-      if (found === undefined) throw new ApiError(404, "command not found")
+      const { session, id, found } = this.command(sandbox, command[1]!, command[2]!)
       return command[3] === undefined
         ? { status: 200, body: { id, command: found, exitCode: session.shell.exitCode(id) } }
-        : { status: 200, body: await session.shell.logs(id) }
+        : { status: 200, body: session.shell.log(id) }
     }
     if (method === "POST" && rest === "/files/bulk-upload") {
       await this.upload(sandbox, request)
       return { status: 200, body: "" }
     }
     return undefined
+  }
+
+  /** How many logs are being followed (open WebSockets). */
+  following() {
+    return this.sockets.clients.size
+  }
+
+  /** Close every follower's socket (the stand-in closes). */
+  close() {
+    for (const ws of this.sockets.clients) ws.terminate()
+    this.sockets.close()
   }
 
   /** The multipart form the SDK sends (`files[i].path`, `files[i].file`), written as the sandbox user. */
