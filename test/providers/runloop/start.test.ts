@@ -28,7 +28,7 @@ import { describeDocker } from "../../docker/infra.ts"
 import { keyCheck } from "../keyCheck.ts"
 import { docker } from "../standin.ts"
 import type { Devbox } from "./devboxes.ts"
-import { runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
+import { devboxOf, runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
 import type { RunloopStandIn } from "./server.ts"
 
 /** Runloop's create route, for a fault (the path alone would match every devbox route under it). */
@@ -59,9 +59,6 @@ const assertRefusal = (error: RuntimeStartError | InvalidOptionsError, reason: P
 
 /** The tag and message of options refused before anything is sent. */
 const refusal = (message: string) => ["InvalidOptionsError", `RunloopRuntime options: ${message}`]
-
-const devboxOf = (standIn: RunloopStandIn, session: string) =>
-  [...standIn.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === session)!
 
 /** The API requests about `devbox` whose path ends with `action` (`/execute_async`, ...). */
 const requestsOf = (standIn: RunloopStandIn, devbox: Devbox, action: string) =>
