@@ -397,7 +397,8 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         }
         assertAllShutDown(s)
       }),
-    120_000
+    // Well inside the server's 90 s `/alive` budget: a stream that hangs must not hold the start that long.
+    30_000
   )
 
   it.live(
