@@ -2,21 +2,33 @@
  * The Runloop driver (services/Driver.ts): a devbox (a microVM) made from a blueprint with our
  * metadata, the server's environment, its size and idle policy (launchParameters.ts); the server
  * an execution of the command API once the devbox runs, its key's digest set for it alone
- * (hosted/serverLaunch.ts), whose exit code and output Runloop keeps; every port
- * reached through the authenticated tunnel, whose token is a second secret. Pause is Runloop's
+ * (hosted/serverLaunch.ts), whose exit code and output Runloop keeps, its `listening` line heard in
+ * the execution's output stream; every port reached through the authenticated tunnel, whose token
+ * is a second secret. Pause is Runloop's
  * suspend, which keeps the disk but "will not snapshot memory state such as running processes" (the
  * SDK's words): the server is started again. Snapshots are Runloop's disk snapshots (snapshot.ts).
  */
 import type { Runloop } from "@runloop/api-client"
-import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
+import { Config, Duration, Effect, Fiber, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { createReadStream } from "node:fs"
+import { listeningLine } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
-import { runningWorkspace, serverFiles, shellLines } from "../../hosted/serverFiles.ts"
+import {
+  IMAGE_SERVER_FOUND,
+  IMAGE_WORKSPACE,
+  imageServerLine,
+  NO_IMAGE_SERVER,
+  runningWorkspace,
+  serverFiles,
+  shellLines
+} from "../../hosted/serverFiles.ts"
 import { serverShellLine } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
+import { LISTENING_PREFIX } from "../../server/announce.ts"
+import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyRunloop } from "./classify.ts"
 import { withDeadline } from "./deadline.ts"
@@ -38,6 +50,8 @@ const LONG_POLL = { longPoll: { timeoutMs: 5 * 60_000 } }
 const DEFAULT_REQUEST_MS = 30_000
 /** How long one of our commands (looking for the server, making its directories) may take. */
 const COMMAND_POLL = { longPoll: { timeoutMs: 60_000 } }
+/** How long the server may take to answer (`aliveTimeout`'s default). */
+const ALIVE_TIMEOUT: Duration.Input = "90 seconds"
 
 /** The SDK's tunnel URL: the API host without `api.`, under `tunnel.`. */
 const sdkTunnelUrl = (baseUrl: string) => (port: number, key: string) =>
@@ -165,42 +179,112 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       () => devboxes.uploadFile(box.id, { path: file.fromHome, file: createReadStream(file.source) })
     )
 
-  /** Start the server, the key's digest set for it alone (its end is the execution's, which `serverExit` follows). */
-  const launch = Effect.fn("RunloopRuntime.launch")(function*(box: Devbox, spec: SandboxSpec) {
-    yield* awaitRunning(box)
-    const files = yield* serverFiles({
-      provider: "Runloop",
-      noun: "blueprint",
-      name: blueprint,
-      upload: options.uploadPayload ?? true,
-      run: inDevbox(box),
-      put: (payload) => Effect.forEach(payload, (file) => upload(box, file), { concurrency: 4 })
-    })
-    const argv = serverShellLine(spec, files)
+  /**
+   * A server line started in a named shell of its own: a resumed devbox may still know an earlier
+   * one. Not `exec`ed in that shell: should Runloop run a named shell's commands inside that one
+   * shell (stateful, sequential, as its SDK describes them), `exec` (or `exit`) would end the shell
+   * that reports the exit code, and a server dying at start would be seen only as the `/alive`
+   * time-out; a child of the shell works either way (in a fresh `sh -c` too), and its stdin is not
+   * the shell's, which reads the commands. Its standard output is heard from the execution's output
+   * stream (SSE; the SDK reconnects from the last offset on Runloop's idle time-out) for the
+   * `listening` line and `imageServerLine`'s, until the `listening` line or the stream's end.
+   */
+  const startServer = Effect.fn("RunloopRuntime.startServer")(function*(box: Devbox, command: string) {
     const started = yield* call(
       `start the action server in devbox ${box.id}`,
-      // A shell of its own per launch: a resumed devbox may still know an earlier one. Not `exec`ed:
-      // should Runloop run a named shell's commands inside that one shell (stateful, sequential, as
-      // its SDK describes them), `exec` would replace the shell that reports the exit code, and a
-      // server dying at start would be seen only as the `/alive` time-out. A child of the shell
-      // works either way (in a fresh `sh -c` too); its stdin is not the shell's, which reads the
-      // commands.
       () =>
         devboxes.executeAsync(box.id, {
-          command: `cd ${shellQuote(files.workspace)} && ${argv} < /dev/null`,
+          command: `${command} < /dev/null`,
           shell_name: `effect-sandbox-server-${randomBytes(4).toString("hex")}`
         })
     )
-    const execution = () => devboxes.executions.retrieve(box.id, started.execution_id)
-    const serverExit = call("follow the action server", execution).pipe(
+    const executionId = started.execution_id
+    const heard = yield* listeningLine(IMAGE_SERVER_FOUND)
+    const stream = { open: true }
+    const hear = Effect.tryPromise(async (signal) => {
+      const chunks = await devboxes.executions.streamStdoutUpdates(box.id, executionId, {}, { signal })
+      for await (const chunk of chunks) heard.output(chunk.output)
+    })
+    // Let go at the `listening` line (interrupted: the request is aborted), so the stream does not
+    // run on for the server's life; a stream that fails or ends first leaves the wait to the poll.
+    const hearing = yield* Effect.raceFirst(Effect.ignore(hear), heard.listening).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        stream.open = false
+        heard.ended()
+      })),
+      Effect.forkScoped
+    )
+    const retrieve = () => devboxes.executions.retrieve(box.id, executionId)
+    // The start's failure (its end, every 500 ms); its output, where the stream stalled, ends the
+    // wait for the `listening` line at the next step instead of after the whole `/alive` budget.
+    const serverExit = call("follow the action server", retrieve).pipe(
+      Effect.tap((now) => Effect.sync(() => (now.stdout ?? "").includes(LISTENING_PREFIX) && heard.ended())),
       Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (done) => done.status === "completed" }),
       Effect.map(ended)
     )
-    return { workspace: files.workspace, serverExit }
+    return { heard, hearing, retrieve, serverExit, streamOpen: () => stream.open }
+  })
+
+  /**
+   * Whether the image's server runs: its marker came on the open stream; else the execution says
+   * it, its output holding the marker, or its end exit 78 (the blueprint lacks the server, and
+   * nothing was started). The execution is asked once the stream ended without the marker, and
+   * every 250 ms from the first 250 whatever the stream does: a stream can stall (the SDK's HTTP/2
+   * transport waits for ever on a connection closed under it without an error).
+   */
+  const imageServerStarted = Effect.fn("RunloopRuntime.imageServerStarted")(function*(
+    started: Effect.Success<ReturnType<typeof startServer>>
+  ) {
+    const asked = call("look at the action server's start", started.retrieve).pipe(
+      Effect.repeat({
+        schedule: Schedule.spaced("250 millis"),
+        until: (now) => now.status === "completed" || (now.stdout ?? "").includes(IMAGE_SERVER_FOUND)
+      }),
+      Effect.map((now) => !(now.status === "completed" && now.exit_status === NO_IMAGE_SERVER))
+    )
+    const heard = Effect.flatMap(started.heard.found, () => started.streamOpen() ? Effect.succeed(true) : asked)
+    return yield* Effect.raceFirst(heard, Effect.delay(asked, "250 millis")).pipe(
+      Effect.timeoutOption(options.aliveTimeout ?? ALIVE_TIMEOUT),
+      // Told nothing within the server's time: the `/alive` wait says what is wrong.
+      Effect.map(Option.getOrElse(() => true))
+    )
+  })
+
+  /**
+   * The blueprint's own server started at once (`imageServerLine`, in a `sh -c` of its own: it
+   * `exec`s the server, or exits 78 having started nothing); only then is the blueprint probed
+   * (`serverFiles`: the payload uploaded, or what it lacks), and that server started.
+   */
+  const launch = Effect.fn("RunloopRuntime.launch")(function*(box: Devbox, spec: SandboxSpec) {
+    yield* awaitRunning(box)
+    const image = { ...IMAGE_FILES, workspace: IMAGE_WORKSPACE }
+    // `env`: `exec` takes no variable assignments before the command.
+    const imageLine = imageServerLine(`env ${serverShellLine(spec, image)}`)
+    let started = yield* startServer(box, `sh -c ${shellQuote(imageLine)}`)
+    let workspace = image.workspace
+    if (!(yield* imageServerStarted(started))) {
+      yield* Fiber.interrupt(started.hearing)
+      const files = yield* serverFiles({
+        provider: "Runloop",
+        noun: "blueprint",
+        name: blueprint,
+        upload: options.uploadPayload ?? true,
+        run: inDevbox(box),
+        put: (payload) => Effect.forEach(payload, (file) => upload(box, file), { concurrency: 4 })
+      })
+      workspace = files.workspace
+      started = yield* startServer(box, `cd ${shellQuote(files.workspace)} && ${serverShellLine(spec, files)}`)
+    }
+    return {
+      workspace,
+      serverExit: started.serverExit,
+      listening: started.heard.listening,
+      started: Fiber.interrupt(started.hearing)
+    }
   })
 
   return {
-    aliveTimeout: "90 seconds",
+    aliveTimeout: ALIVE_TIMEOUT,
     user: { name: "user", id: 1000 },
     create: (spec) => {
       // One idempotency key for every retry of this create: a create whose answer was lost (a cut

@@ -11,7 +11,7 @@
  * Two of Runloop's rules the SDK documents, enforced as the less favourable reading:
  * - a named shell (`shell_name`) is one persistent shell per devbox running its commands in turn
  *   (stateful, sequential), which reports each command's exit status after it: a command that
- *   `exec`s replaces that shell, and its execution never completes;
+ *   `exec`s replaces that shell, and its execution never completes (nor does one that `exit`s it);
  * - `keep_alive_time_seconds` (default 1 hour) shuts a devbox down that long after its creation,
  *   ignored only when the deprecated top-level `launch_parameters.after_idle` is set.
  */
@@ -19,8 +19,10 @@ import type Docker from "dockerode"
 import { randomBytes } from "node:crypto"
 import { posix } from "node:path"
 import { PassThrough } from "node:stream"
+import { StringDecoder } from "node:string_decoder"
 import { pack } from "tar-stream"
 import { ApiError, docker, labelledContainers, removeLabelled } from "../standin.ts"
+import { markedOutput } from "./markedOutput.ts"
 
 export { ApiError }
 
@@ -65,7 +67,10 @@ export interface Tunnel {
   readonly create_time_ms: number
 }
 
-/** An execution: a `docker exec` of `sh -c <command>` as the devbox user. */
+/**
+ * An execution: a `docker exec` of `sh -c <command>` as the devbox user, or a command of a named
+ * shell. Its output grows while it runs (every change wakes the long polls and the output streams).
+ */
 export interface Execution {
   readonly id: string
   readonly devboxId: string
@@ -75,6 +80,9 @@ export interface Execution {
   stderr: string
   readonly done: Promise<void>
 }
+
+/** An execution's two output streams. */
+export type Channel = "stdout" | "stderr"
 
 export interface Devbox {
   readonly id: string
@@ -102,12 +110,25 @@ export interface Devbox {
 /** How an execution ended: its exit status and output. */
 type Ended = Pick<Execution, "stdout" | "stderr"> & { readonly exitStatus: number }
 
+/** A command sent to a named shell, until the shell's marks after it came on both its streams. */
+interface Pending {
+  readonly execution: Execution
+  /** Its exit status, from the mark on standard output. */
+  exitStatus: number | undefined
+  /** Whether the mark on standard error came (the two streams reach the stand-in each in its own order). */
+  stderrEnded: boolean
+  readonly end: (exitStatus: number) => void
+}
+
 /** A persistent shell: its commands written to its stdin in turn. */
 interface NamedShell {
   readonly write: (line: string) => void
-  /** The executions not yet ended, by id: each completed with the status the shell reports after it. */
-  readonly pending: Map<string, (exitStatus: number) => void>
+  /** The commands not yet ended, by execution id, in the order sent. */
+  readonly pending: Map<string, Pending>
 }
+
+/** What a named shell prints after each command (devboxes of every stand-in: a command cannot forge it). */
+const MARK = `runloop-standin-${randomBytes(6).toString("hex")}`
 
 /** Runloop's sizes as container limits (CPU, GiB). */
 const SIZES: Record<string, readonly [number, number]> = {
@@ -156,21 +177,24 @@ export class Devboxes {
     for (const wake of this.waiters) wake()
   }
 
-  /** Resolves with `check()`'s value once it has one, or with undefined after `holdMs`. */
-  waitFor<A>(check: () => A | undefined, holdMs: number): Promise<A | undefined> {
+  /** Resolves with `check()`'s value once it has one, or with undefined after `holdMs` or once `signal` aborts. */
+  waitFor<A>(check: () => A | undefined, holdMs: number, signal?: AbortSignal): Promise<A | undefined> {
     const now = check()
-    if (now !== undefined) return Promise.resolve(now)
+    if (now !== undefined || signal?.aborted === true) return Promise.resolve(now)
     return new Promise((resolve) => {
       const done = (value: A | undefined) => {
         this.waiters.delete(wake)
         clearTimeout(timer)
+        signal?.removeEventListener("abort", gone)
         resolve(value)
       }
       const wake = () => {
         const value = check()
         if (value !== undefined) done(value)
       }
-      const timer = setTimeout(() => done(undefined), holdMs)
+      const gone = () => done(undefined)
+      const timer = setTimeout(gone, holdMs)
+      signal?.addEventListener("abort", gone)
       this.waiters.add(wake)
     })
   }
@@ -338,15 +362,16 @@ export class Devboxes {
       return execution
     }
     const shell = devbox.shells.get(shellName) ?? await this.namedShell(devbox, container, shellName)
-    shell.pending.set(id, (exitStatus) => {
-      // Its output, which the shell wrote to files of its own, read back.
-      const files = `/tmp/.runloop-standin-${id}`
-      void this.run(devbox, container, ["sh", "-c", `cat ${files}.out; cat ${files}.err >&2; rm -f ${files}.*`])
-        .then(({ stdout, stderr }) => resolveEnded({ exitStatus, stdout, stderr }))
+    shell.pending.set(id, {
+      execution,
+      exitStatus: undefined,
+      stderrEnded: false,
+      end: (exitStatus) => resolveEnded({ exitStatus, stdout: execution.stdout, stderr: execution.stderr })
     })
-    // In the shell itself (its state persists): the command's output to files, then its status.
+    // In the shell itself (its state persists), then its status marked on both streams.
     shell.write(
-      `{\n${command}\n} > /tmp/.runloop-standin-${id}.out 2> /tmp/.runloop-standin-${id}.err; echo "${id} $?"\n`
+      `{\n${command}\n}\n__rl_status=$?; printf '\\000${MARK} %s %s\\n' ${id} "$__rl_status"; ` +
+        `printf '\\000${MARK} %s\\n' ${id} >&2; unset __rl_status\n`
     )
     return execution
   }
@@ -358,9 +383,9 @@ export class Devboxes {
     const stdout = new PassThrough()
     const stderr = new PassThrough()
     docker.modem.demuxStream(stream, stdout, stderr)
-    const output = { stdout: "", stderr: "" }
-    stdout.on("data", (chunk: Buffer) => live === undefined ? output.stdout += chunk : live.stdout += chunk)
-    stderr.on("data", (chunk: Buffer) => live === undefined ? output.stderr += chunk : live.stderr += chunk)
+    const output = live ?? { stdout: "", stderr: "" }
+    this.follow(stdout, (text) => output.stdout += text)
+    this.follow(stderr, (text) => output.stderr += text)
     await new Promise((resolve) => {
       stream.on("close", resolve)
       stream.on("end", resolve)
@@ -368,18 +393,26 @@ export class Devboxes {
       stream.on("error", resolve)
     })
     const info = await exec.inspect().catch(() => undefined)
-    return {
-      exitStatus: info?.ExitCode ?? 137,
-      stdout: live?.stdout ?? output.stdout,
-      stderr: live?.stderr ?? output.stderr
-    }
+    return { exitStatus: info?.ExitCode ?? 137, stdout: output.stdout, stderr: output.stderr }
+  }
+
+  /** A stream's text as it comes (characters split over chunks decoded whole), each piece waking the waits. */
+  private follow(stream: PassThrough, onText: (text: string) => void): void {
+    const decoder = new StringDecoder("utf8")
+    stream.on("data", (chunk: Buffer) => {
+      const text = decoder.write(chunk)
+      if (text === "") return
+      onText(text)
+      this.changed()
+    })
   }
 
   /**
-   * A persistent `sh` as the devbox user, reading commands from its stdin; it prints `<id> <status>`
-   * after each. A shell that ends (a command `exec`ed something that exited, the devbox stopped)
-   * completes nothing: its pending executions stay running, as the shell that would report them is
-   * gone.
+   * A persistent `sh` as the devbox user, reading commands from its stdin; after each it marks its
+   * standard output with `<id> <status>` and its standard error with `<id>`, and what comes before a
+   * mark is that command's output, passed on as it comes. A shell that ends (a command `exec`ed
+   * something that exited, the devbox stopped) completes nothing: its pending executions stay
+   * running, as the shell that would report them is gone.
    */
   private async namedShell(devbox: Devbox, container: Docker.Container, name: string): Promise<NamedShell> {
     const exec = await container.exec({
@@ -391,22 +424,36 @@ export class Devboxes {
     })
     const stream = await exec.start({ hijack: true, stdin: true })
     const stdout = new PassThrough()
-    docker.modem.demuxStream(stream, stdout, new PassThrough())
+    const stderr = new PassThrough()
+    docker.modem.demuxStream(stream, stdout, stderr)
     const shell: NamedShell = { write: (line) => void stream.write(line), pending: new Map() }
     devbox.shells.set(name, shell)
     stream.on("error", () => {})
     stream.on("close", () => devbox.shells.get(name) === shell && devbox.shells.delete(name))
-    let lines = ""
-    stdout.on("data", (chunk: Buffer) => {
-      lines += chunk.toString("utf8")
-      const done = lines.split("\n")
-      lines = done.pop()!
-      for (const line of done) {
+    // Each stream's output goes to the first command whose mark has not come on it yet.
+    const running = (channel: Channel) =>
+      [...shell.pending.values()].find((p) => channel === "stdout" ? p.exitStatus === undefined : !p.stderrEnded)
+    const marked = (id: string, mark: (pending: Pending) => void) => {
+      const pending = shell.pending.get(id)
+      if (pending === undefined) return
+      mark(pending)
+      if (pending.exitStatus === undefined || !pending.stderrEnded) return
+      shell.pending.delete(id)
+      pending.end(pending.exitStatus)
+    }
+    const output = (channel: Channel, onMark: (line: string) => void) =>
+      markedOutput(MARK, (text) => {
+        const pending = running(channel)
+        if (pending !== undefined) pending.execution[channel] += text
+      }, onMark)
+    this.follow(
+      stdout,
+      output("stdout", (line) => {
         const [id = "", status] = line.split(" ")
-        shell.pending.get(id)?.(Number(status))
-        shell.pending.delete(id)
-      }
-    })
+        marked(id, (pending) => pending.exitStatus = Number(status))
+      })
+    )
+    this.follow(stderr, output("stderr", (id) => marked(id, (pending) => pending.stderrEnded = true)))
     return shell
   }
 

@@ -18,7 +18,7 @@ import {
 import { baseImage } from "../../docker/infra.ts"
 import { nodeOnlyImage, runtimeImage } from "../e2b/fixture.ts"
 import { toolsRuntimeImage } from "../runtimeImages.ts"
-import { leftovers } from "./devboxes.ts"
+import { type Devbox, leftovers } from "./devboxes.ts"
 import { type RunloopStandIn, type StandInOptions, startStandIn } from "./server.ts"
 
 /** An image built from `dockerfile`, tagged by its hash (built once, then kept as runtime images are). */
@@ -93,3 +93,7 @@ export const standInOptions = (
 /** A RunloopRuntime on the stand-in (fresh: each build is its own devbox). */
 export const runloopLayer = (standIn: RunloopStandIn, options: RunloopRuntimeOptions = {}) =>
   Layer.fresh(RunloopRuntime.layer(standInOptions(standIn, options)))
+
+/** The devbox the stand-in made for `session` (by our session metadata). */
+export const devboxOf = (standIn: RunloopStandIn, session: string): Devbox =>
+  [...standIn.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === session)!

@@ -16,11 +16,8 @@ import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import type { Devbox } from "./devboxes.ts"
-import { runloopLayer, useStandIn } from "./fixture.ts"
+import { devboxOf, runloopLayer, useStandIn } from "./fixture.ts"
 import type { RunloopStandIn } from "./server.ts"
-
-const devboxOf = (s: RunloopStandIn, session: string): Devbox =>
-  [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === session)!
 
 const createCount = (s: RunloopStandIn) =>
   s.requests.filter((r) => r.method === "POST" && r.path === "/v1/devboxes").length

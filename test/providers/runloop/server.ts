@@ -21,11 +21,14 @@ import { applyHttpFault, Faults } from "../faults.ts"
 import { json, proxyTo, proxyUpgradeTo, readJson, refuseUpgrade, upgradedSockets } from "../standin.ts"
 import { ApiError, type CreateBody, type Devbox, Devboxes, type Execution, newTunnel, removeAll } from "./devboxes.ts"
 import { DiskSnapshots } from "./diskSnapshots.ts"
+import { parseOffset, streamOutput } from "./executionStream.ts"
 
 /** A request as the stand-in recorded it (for assertions on what the SDK sent). */
 export interface RecordedRequest {
   readonly method: string
   readonly path: string
+  /** Its query string (`?offset=0`), or "". */
+  readonly query: string
   readonly body: unknown
   /** The HTTP version it came over ("2.0": the SDK's HTTP/2 transport). */
   readonly httpVersion: string
@@ -36,8 +39,19 @@ export interface RecordedRequest {
 export interface StandInOptions {
   /** Blueprint name -> local Docker image. */
   readonly blueprints: Readonly<Record<string, string>>
-  /** How long `wait_for_status` holds before its 408 (Runloop: about 30 s; tests shorten it). */
+  /**
+   * How long `wait_for_status` holds before its 408, and an execution's output stream waits for new
+   * output before its 408 (Runloop: about 30 s; tests shorten it).
+   */
   readonly holdMs?: number
+}
+
+/** A request that came through a tunnel (to the action server, or another port). */
+export interface TunnelRequest {
+  readonly method: string
+  /** As sent to the tunnel server: `/{port}-{tunnelKey}/alive`, ... */
+  readonly url: string
+  readonly at: number
 }
 
 export interface RunloopStandIn {
@@ -47,6 +61,8 @@ export interface RunloopStandIn {
   readonly apiKey: string
   readonly instance: string
   readonly requests: Array<RecordedRequest>
+  /** The requests that came through the tunnels, with their arrival time. */
+  readonly tunnelRequests: Array<TunnelRequest>
   readonly devboxes: Devboxes
   /** RunloopRuntime's `tunnelUrl`: a tunnel port's URL on the stand-in's tunnel server. */
   readonly tunnelUrl: (port: number, tunnelKey: string) => string
@@ -63,7 +79,10 @@ export interface RunloopStandIn {
 /** The header an authenticated tunnel's token comes in (`Bearer <auth_token>`). */
 const TUNNEL_AUTH_HEADER = "x-runloop-tunnel-authorization"
 
-type Answer = { readonly status: number; readonly body: unknown }
+/** A JSON answer, or an event stream the handler writes itself. */
+type Answer =
+  | { readonly status: number; readonly body: unknown }
+  | { readonly events: (response: Http2ServerResponse) => Promise<void> }
 
 const ok = (value: unknown): Answer => ({ status: 200, body: value })
 
@@ -124,6 +143,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
   const devboxes = new Devboxes(instance, options.blueprints)
   const snapshots = new DiskSnapshots(instance)
   const requests: Array<RecordedRequest> = []
+  const tunnelRequests: Array<TunnelRequest> = []
   const faults = new Faults()
   /** Creates by the SDK's idempotency key (`x-request-id`): one sent again gets the devbox made the first time. */
   const created = new Map<string, Devbox>()
@@ -148,7 +168,8 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     method: string,
     devbox: Devbox,
     action: string,
-    body: Record<string, unknown>
+    body: Record<string, unknown>,
+    query: URLSearchParams
   ): Promise<Answer | undefined> => {
     switch (`${method} ${action}`) {
       case "GET ":
@@ -201,6 +222,13 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         return ok(executionView(execution))
       }
     }
+    const stream = /^executions\/([^/]+)\/stream_(stdout|stderr)_updates$/.exec(action)
+    if (method === "GET" && stream !== null) {
+      const found = executionOf(devbox, stream[1]!)
+      const from = parseOffset(query.get("offset"))
+      const channel = stream[2] as "stdout" | "stderr"
+      return { events: (response) => streamOutput(devboxes, found, channel, from, holdMs, response) }
+    }
     const execution = /^executions\/([^/]+)(\/wait_for_status)?$/.exec(action)
     if (execution !== null) {
       const found = executionOf(devbox, execution[1]!)
@@ -249,7 +277,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     }
     const match = /^\/v1\/devboxes\/([^/]+)(?:\/(.*))?$/.exec(path)
     if (match === null) return undefined
-    return devboxAction(method, devboxes.get(match[1]!), match[2] ?? "", body)
+    return devboxAction(method, devboxes.get(match[1]!), match[2] ?? "", body, url.searchParams)
   }
 
   const sessions = new Set<Http2Session>()
@@ -268,7 +296,14 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         : multipart
         ? await readUpload(request)
         : (await readJson(request)) as Record<string, unknown>
-      requests.push({ method, path: url.pathname, body, httpVersion: request.httpVersion, at: Date.now() })
+      requests.push({
+        method,
+        path: url.pathname,
+        query: url.search,
+        body,
+        httpVersion: request.httpVersion,
+        at: Date.now()
+      })
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
       const fault = faults.take(method, url.pathname)
       if (fault !== undefined && fault.kind !== "cut" && await applyHttpFault(fault, request, response)) return
@@ -276,6 +311,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
       const answer = await api(method, url, body, typeof requestId === "string" ? requestId : undefined)
       if (answer === undefined) throw new ApiError(404, `${method} ${url.pathname} is not served by the stand-in`)
       if (fault?.kind === "cut") return void await applyHttpFault(fault, request, response)
+      if ("events" in answer) return answer.events(response)
       json(response, answer.status, answer.body)
     }
     handle().catch((error: unknown) => {
@@ -301,6 +337,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
 
   /** The tunnels: requests and WebSockets (Runloop's tunnels carry both). */
   const tunnels = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+    tunnelRequests.push({ method: request.method ?? "GET", url: request.url ?? "/", at: Date.now() })
     tunnelTarget(request).then(
       (target) =>
         proxyTo(
@@ -328,6 +365,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
     apiKey,
     instance,
     requests,
+    tunnelRequests,
     devboxes,
     tunnelUrl: (port, key) => `${tunnelBase}/${port}-${key}`,
     faults,

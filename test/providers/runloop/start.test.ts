@@ -5,11 +5,16 @@
  * the tunnel's token, and the start failures with their messages (a refused key, the quota, a
  * rate limit retried by us alone, a blueprint without our server or Node, bad options), none of
  * which leaves a devbox behind; and the payload uploaded into a blueprint that has only a Node.
+ * The blueprint's server is started at once, without a probe, its `listening` line heard in the
+ * execution's output stream (which the stand-in serves as Runloop does, checked through the SDK);
+ * a stream that fails, or idles past Runloop's hold, still gets the start to READY.
  */
 import { assert, it } from "@effect/vitest"
+import { Runloop } from "@runloop/api-client"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { IMAGE_SERVER_FOUND, NO_IMAGE_SERVER } from "../../../src/hosted/serverFiles.ts"
 import {
   type InvalidOptionsError,
   type ProviderReason,
@@ -22,7 +27,8 @@ import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { keyCheck } from "../keyCheck.ts"
 import { docker } from "../standin.ts"
-import { runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
+import type { Devbox } from "./devboxes.ts"
+import { devboxOf, runloopLayer, standInOptions, useStandIn } from "./fixture.ts"
 import type { RunloopStandIn } from "./server.ts"
 
 /** Runloop's create route, for a fault (the path alone would match every devbox route under it). */
@@ -53,6 +59,26 @@ const assertRefusal = (error: RuntimeStartError | InvalidOptionsError, reason: P
 
 /** The tag and message of options refused before anything is sent. */
 const refusal = (message: string) => ["InvalidOptionsError", `RunloopRuntime options: ${message}`]
+
+/** The API requests about `devbox` whose path ends with `action` (`/execute_async`, ...). */
+const requestsOf = (standIn: RunloopStandIn, devbox: Devbox, action: string) =>
+  standIn.requests.filter((r) => r.path.startsWith(`/v1/devboxes/${devbox.id}/`) && r.path.endsWith(action))
+
+/** How many times the runtime asked the devbox's server for `/alive` (through the tunnel). */
+const aliveAttempts = (standIn: RunloopStandIn, devbox: Devbox) =>
+  standIn.tunnelRequests.filter((r) => r.url === `/8000-${devbox.tunnel!.tunnel_key}/alive`).length
+
+/**
+ * A start on the blueprint's own server: started at once, no command before it (no probe); READY
+ * at the first `/alive` when the `listening` line was heard in time.
+ */
+const assertImageServerStarted = (standIn: RunloopStandIn, devbox: Devbox) => {
+  assert.strictEqual(requestsOf(standIn, devbox, "/execute").length, 0)
+  assert.strictEqual(requestsOf(standIn, devbox, "/execute_async").length, 1)
+}
+
+/** A stream request's refusal, as the SDK words it. */
+const streamRefusal = (stream: Promise<unknown>) => stream.then(() => "streamed", (error: Error) => error.message)
 
 /** Every devbox the stand-in made is shut down. */
 const assertAllShutDown = (standIn: RunloopStandIn) =>
@@ -111,7 +137,12 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         // The server got the key's digest, never the key: no process environment, no file holds it.
         const check = yield* rt.runCommand(`whoami; echo "$RL_FROM_OPTIONS"; ${keyCheck(key)}`)
         assert.strictEqual(check.content, "user\nset on create\ndigest=yes\nkey=0")
-        const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-start")!
+        const devbox = devboxOf(s, "rl-start")
+        // The blueprint's server started at once, no probe before it, and its `listening` line heard in the
+        // execution's output stream: READY at the first `/alive`, no poll.
+        assertImageServerStarted(s, devbox)
+        assert.strictEqual(requestsOf(s, devbox, "/stream_stdout_updates").length, 1)
+        assert.strictEqual(aliveAttempts(s, devbox), 1)
         // `keep_alive_time_seconds` counts from creation unless the top-level `after_idle` is set: it is, so the
         // devbox lives while its owner keeps it busy, not 15 minutes (or Runloop's default hour) after creation.
         assert.isUndefined(devbox.lifeEndsAt)
@@ -254,7 +285,7 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
         const error = yield* startFailure(
           runloopLayer(s, { sessionId: "rl-exit", env: { NODE_OPTIONS: "--require /no/such/preload.cjs" } })
         )
-        const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-exit")!
+        const devbox = devboxOf(s, "rl-exit")
         assert.strictEqual(error._tag, "RuntimeStartError")
         const start = error as RuntimeStartError
         assert.deepStrictEqual([start.reason, start.exitCode], ["server-exited", 1])
@@ -304,12 +335,17 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
           "pwd; test -e /opt/effect-sandbox; echo $?; ls ~/.effect-sandbox/payload/server.mjs"
         )
         assert.strictEqual(ran.content, "/home/user/workspace\n1\n/home/user/.effect-sandbox/payload/server.mjs")
-        const devbox = [...s.devboxes.byId.values()].find((d) => d.metadata["effect-sandbox.session"] === "rl-upload")!
+        const devbox = devboxOf(s, "rl-upload")
         const uploads = s.requests.filter((r) => r.path === `/v1/devboxes/${devbox.id}/upload_file`)
         const manifest = JSON.parse(readFileSync(join(yield* payloadDirectory, "manifest.json"), "utf8")) as {
           files: Array<string>
         }
         assert.strictEqual(uploads.length, manifest.files.length)
+        // The blueprint's server was tried first: that line exited 78 having started nothing, then the probe
+        // and the upload, then the uploaded server.
+        assert.strictEqual(requestsOf(s, devbox, "/execute_async").length, 2)
+        const [imageLine] = [...s.devboxes.executions.values()].filter((e) => e.devboxId === devbox.id)
+        assert.deepStrictEqual([imageLine!.status, imageLine!.exitStatus], ["completed", NO_IMAGE_SERVER])
         yield* release
         // Attached to while its server runs: the devbox is asked where the workspace is, nothing is uploaded again.
         const attached = yield* buildRuntime(
@@ -338,6 +374,86 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
       )
       assertAllShutDown(s)
     }), 120_000)
+
+  it.live(
+    "an output stream that fails (an error answer, a cut connection): the wait polls /alive and the start reaches READY",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const faults = [{ kind: "status", status: 500, message: "stream broke" }, { kind: "cut" }] as const
+        for (const [i, fault] of faults.entries()) {
+          s.faults.inject({ method: "GET", path: /\/stream_stdout_updates$/ }, fault)
+          const { rt, release } = yield* buildRuntime(runloopLayer(s, { sessionId: `rl-stream-${i}` }))
+          const devbox = devboxOf(s, `rl-stream-${i}`)
+          assert.deepStrictEqual(s.faults.hits.at(-1), {
+            method: "GET",
+            path: requestsOf(s, devbox, "/stream_stdout_updates")[0]!.path,
+            fault: fault.kind
+          })
+          assertImageServerStarted(s, devbox)
+          assert.isAtLeast(aliveAttempts(s, devbox), 1)
+          assert.strictEqual((yield* rt.runCommand("echo polled")).content, "polled")
+          yield* release
+        }
+        assertAllShutDown(s)
+      }),
+    // Well inside the server's 90 s `/alive` budget: a stream that hangs must not hold the start that long.
+    30_000
+  )
+
+  it.live(
+    "execution output streams as Runloop serves them, read through the SDK: the output from an offset, chunks with their end offsets, the end with the execution; unknown ids and a bad offset refused",
+    () =>
+      Effect.promise(async () => {
+        const s = standIn()
+        const { devboxes } = new Runloop({ bearerToken: s.apiKey, baseURL: s.baseUrl, maxRetries: 0 })
+        const { id } = await devboxes.create({ blueprint_name: "base" })
+        try {
+          await devboxes.awaitRunning(id)
+          const { execution_id } = await devboxes.executions.executeAsync(id, {
+            command: "printf 'one\\n'; printf 'tw\\303\\270\\n' >&2; sleep 0.2; printf 'three\\n'; sh -c 'exit 3'",
+            shell_name: "streamed"
+          })
+          const read = async (stream: ReturnType<typeof devboxes.executions.streamStdoutUpdates>) => {
+            const chunks = []
+            for await (const chunk of await stream) chunks.push(chunk)
+            return { output: chunks.map((c) => c.output).join(""), offset: chunks.at(-1)?.offset }
+          }
+          // Read while it runs; each ends once the execution completed, its whole output sent.
+          const [stdout, stderr] = await Promise.all([
+            read(devboxes.executions.streamStdoutUpdates(id, execution_id)),
+            read(devboxes.executions.streamStderrUpdates(id, execution_id))
+          ])
+          assert.deepStrictEqual(stdout, { output: "one\nthree\n", offset: 10 })
+          // Offsets count bytes.
+          assert.deepStrictEqual(stderr, { output: "twø\n", offset: 5 })
+          const done = await devboxes.executions.retrieve(id, execution_id)
+          assert.deepStrictEqual([done.status, done.exit_status], ["completed", 3])
+          assert.deepStrictEqual(
+            await read(devboxes.executions.streamStdoutUpdates(id, execution_id, { offset: "4" })),
+            {
+              output: "three\n",
+              offset: 10
+            }
+          )
+          assert.strictEqual(
+            await streamRefusal(devboxes.executions.streamStdoutUpdates(id, "exe_none")),
+            "404 Execution exe_none not found"
+          )
+          assert.strictEqual(
+            await streamRefusal(devboxes.executions.streamStdoutUpdates("dbx_none", execution_id)),
+            "404 Devbox dbx_none not found"
+          )
+          assert.strictEqual(
+            await streamRefusal(devboxes.executions.streamStdoutUpdates(id, execution_id, { offset: "-1" })),
+            "400 Invalid offset -1: a byte offset, a whole number"
+          )
+        } finally {
+          await devboxes.shutdown(id)
+        }
+      }),
+    60_000
+  )
 
   it.live("bad options are refused before anything is sent", () =>
     Effect.gen(function*() {
@@ -383,4 +499,29 @@ describeDocker("RunloopRuntime start (stand-in)", () => {
       assert.strictEqual(workspace._tag, "InvalidOptionsError")
       assert.strictEqual(s.requests.length, before)
     }), 60_000)
+})
+
+describeDocker("RunloopRuntime start, output streams idle past Runloop's hold (stand-in)", () => {
+  const standIn = useStandIn({ holdMs: 25 })
+
+  it.live(
+    "the SDK streams again from the last chunk's offset, and the listening line is still heard: READY at the first /alive",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const { release } = yield* buildRuntime(runloopLayer(s, { sessionId: "rl-idle-stream" }))
+        const devbox = devboxOf(s, "rl-idle-stream")
+        assertImageServerStarted(s, devbox)
+        const offsets = requestsOf(s, devbox, "/stream_stdout_updates").map((r) =>
+          Number(new URLSearchParams(r.query).get("offset"))
+        )
+        // The server's boot outlasts the hold: asked again past the marker line, from its end.
+        assert.include(offsets, Buffer.byteLength(`${IMAGE_SERVER_FOUND}\n`))
+        assert.deepStrictEqual(offsets, [...offsets].sort((a, b) => a - b))
+        assert.strictEqual(aliveAttempts(s, devbox), 1)
+        yield* release
+        assertAllShutDown(s)
+      }),
+    60_000
+  )
 })
