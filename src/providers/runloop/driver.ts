@@ -200,7 +200,6 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
     )
     const executionId = started.execution_id
     const heard = yield* listeningLine(IMAGE_SERVER_FOUND)
-    const stream = { open: true }
     const hear = Effect.tryPromise(async (signal) => {
       const chunks = await devboxes.executions.streamStdoutUpdates(box.id, executionId, {}, { signal })
       for await (const chunk of chunks) heard.output(chunk.output)
@@ -208,10 +207,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
     // Let go at the `listening` line (interrupted: the request is aborted), so the stream does not
     // run on for the server's life; a stream that fails or ends first leaves the wait to the poll.
     const hearing = yield* Effect.raceFirst(Effect.ignore(hear), heard.listening).pipe(
-      Effect.ensuring(Effect.sync(() => {
-        stream.open = false
-        heard.ended()
-      })),
+      Effect.ensuring(Effect.sync(() => heard.ended())),
       Effect.forkScoped
     )
     const retrieve = () => devboxes.executions.retrieve(box.id, executionId)
@@ -222,11 +218,11 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (done) => done.status === "completed" }),
       Effect.map(ended)
     )
-    return { heard, hearing, retrieve, serverExit, streamOpen: () => stream.open }
+    return { heard, hearing, retrieve, serverExit }
   })
 
   /**
-   * Whether the image's server runs: its marker came on the open stream; else the execution says
+   * Whether the image's server runs: its marker came on the stream; else the execution says
    * it, its output holding the marker, or its end exit 78 (the blueprint lacks the server, and
    * nothing was started). The execution is asked once the stream ended without the marker, and
    * every 250 ms from the first 250 whatever the stream does: a stream can stall (the SDK's HTTP/2
@@ -242,7 +238,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       }),
       Effect.map((now) => !(now.status === "completed" && now.exit_status === NO_IMAGE_SERVER))
     )
-    const heard = Effect.flatMap(started.heard.found, () => started.streamOpen() ? Effect.succeed(true) : asked)
+    const heard = Effect.flatMap(started.heard.found, () => started.heard.marked() ? Effect.succeed(true) : asked)
     return yield* Effect.raceFirst(heard, Effect.delay(asked, "250 millis")).pipe(
       Effect.timeoutOption(options.aliveTimeout ?? ALIVE_TIMEOUT),
       // Told nothing within the server's time: the `/alive` wait says what is wrong.
