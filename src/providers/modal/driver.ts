@@ -13,9 +13,10 @@
  * and the reaper reads this host's record of what it made (ledger.ts); what `list()` returns is
  * taken too.
  */
-import { Duration, Effect, Redacted, Schedule } from "effect"
+import { Duration, Effect, Fiber, Redacted, Schedule } from "effect"
 import type { Sandbox } from "modal"
 import { createHash } from "node:crypto"
+import { listeningLine } from "../../hosted/listeningLine.ts"
 import { unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { withReason } from "../../hosted/providerCall.ts"
@@ -58,6 +59,42 @@ const TUNNELS_WAIT_MS = 50_000
 
 /** How long a start failure waits for the sandbox's logs, which Modal may persist a moment after its end. */
 const LATE_LOGS = Schedule.spaced("250 millis").pipe(Schedule.upTo({ times: 20 }))
+
+/**
+ * How long the command's output stream is heard for the server's `listening` line: a stream that
+ * stalls (neither data nor an end nor an error) must not hold the `/alive` wait back for the whole
+ * start's budget, so past this the wait polls as it did without the stream. Well above a boot on the
+ * stand-in (~0.2 s); a boot on Modal longer than this costs the poll's step (<= 50 ms), no more.
+ */
+const HEARING_MS = 3000
+
+/**
+ * The server's `listening` line heard in the sandbox command's standard output as it is printed
+ * (the SDK's `sandbox.stdout`, for a V2 sandbox a `SandboxStdioReadV2` stream from the task's
+ * command router, which the SDK resumes at its offset when the connection drops and ends at the
+ * command's EOF). The read is cancelled (the SDK aborts its call) once the line came, so it does
+ * not run on for the sandbox's life; a stream that fails, ends or stalls first ends the wait for
+ * the line, and `/alive` is polled as before. Lets go when its scope closes.
+ */
+const hearListening = Effect.fn("ModalRuntime.hearListening")(function*(sandbox: Sandbox) {
+  const heard = yield* listeningLine()
+  const hear = Effect.tryPromise(async (signal) => {
+    const reader = sandbox.stdout.getReader()
+    const cancel = () => void reader.cancel().catch(() => undefined)
+    signal.addEventListener("abort", cancel, { once: true })
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) heard.output(read.value)
+    } finally {
+      signal.removeEventListener("abort", cancel)
+    }
+  })
+  const hearing = yield* Effect.raceFirst(Effect.ignore(hear), heard.listening).pipe(
+    Effect.timeoutOption(Duration.millis(HEARING_MS)),
+    Effect.ensuring(Effect.sync(() => heard.ended())),
+    Effect.forkScoped
+  )
+  return { listening: heard.listening, started: Fiber.interrupt(hearing) }
+})
 
 /** The name of a session's sandbox (unique among an app's running sandboxes): found by it, made once. */
 export const sessionSandboxName = (sessionId: string) =>
@@ -191,10 +228,12 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
           Effect.map((sandbox) => ({ sandbox, id: sandbox.sandboxId }))
         )
     }),
-    // The sandbox's command is the server: follow it, its exit code and persisted logs its last words;
-    // an end it did not choose (an eviction, a time-out) said as such after them.
+    // The sandbox's command is the server: its `listening` line heard as it prints it; followed, its
+    // exit code and persisted logs its last words, an end it did not choose (an eviction, a
+    // time-out) said as such after them.
     launch: (sandbox) =>
-      Effect.succeed({
+      Effect.map(hearListening(sandbox), (hearing) => ({
+        ...hearing,
         workspace: WORKSPACE,
         serverExit: resultOf(sandbox, 10).pipe(
           Effect.repeat({ until: (result) => result !== undefined }),
@@ -205,7 +244,7 @@ const connect = Effect.fn("ModalRuntime.connect")(function*(options: ModalRuntim
             }))
           )
         )
-      }),
+      })),
     destroy: (sandbox) =>
       call(`terminate sandbox ${sandbox.sandboxId}`, () => sandbox.terminate()).pipe(
         Effect.catchIf((error) => error.reason === "not-found", () => Effect.void),

@@ -44,6 +44,12 @@ export interface RecordedCall {
 /** A handler: the decoded request (and the SDK's idempotency key) to the answer. */
 export type Handler = (request: any, idempotencyKey?: string) => Promise<unknown>
 
+/**
+ * A server-streaming handler: the decoded request to its messages, read while the call is open
+ * (`signal` aborts when the client cancels it).
+ */
+export type StreamHandler = (request: any, signal: AbortSignal) => AsyncIterable<unknown>
+
 /** A handler's failure as the call's status: a Refusal's code and text, anything else INTERNAL. */
 const failure = (error: unknown): Partial<grpc.StatusObject> =>
   error instanceof Refusal
@@ -90,14 +96,16 @@ const servedAfter = async (fault: Fault | undefined) => {
 
 /**
  * Serve `service` (`package.Service` of the trimmed .proto file `proto`) on 127.0.0.1 without TLS,
- * `handlers` its methods: each call recorded in `calls`, `authorize`d (throwing a Refusal), met by
- * its fault (none for the methods in `unfaulted`), served; a cut destroys the HTTP/2 session after
- * serving (the worse case: the work done, its answer lost). The port, and how to stop.
+ * `handlers` its methods (`streams` its server-streaming ones): each call recorded in `calls`,
+ * `authorize`d (throwing a Refusal), met by its fault (none for the methods in `unfaulted`), served;
+ * a cut destroys the HTTP/2 session after serving (the worse case: the work done, its answer lost),
+ * a stream's once its first message was sent and a second is ready (the rest lost with the connection). The port, and how to stop.
  */
 export const serve = async (input: {
   readonly proto: string
   readonly service: string
   readonly handlers: Readonly<Record<string, Handler>>
+  readonly streams?: Readonly<Record<string, StreamHandler>>
   readonly calls: Array<RecordedCall>
   readonly authorize: (metadata: grpc.Metadata, request: Record<string, unknown>) => void
   readonly faults: Faults
@@ -119,6 +127,30 @@ export const serve = async (input: {
           if (session === undefined) callback(null, response)
           else session.destroy()
         }, (error) => callback(failure(error)))
+    }
+  }
+  for (const [method, stream] of Object.entries(input.streams ?? {})) {
+    implementation[method] = (call: grpc.ServerWritableStream<any, any>) => {
+      const fault = input.faults.take("POST", method)
+      const cancelled = new AbortController()
+      call.on("cancelled", () => cancelled.abort())
+      Promise.resolve()
+        .then(() => {
+          input.calls.push({ method, request: call.request })
+          input.authorize(call.metadata, call.request)
+        })
+        .then(() => servedAfter(fault))
+        .then(async () => {
+          let sent = 0
+          for await (const message of stream(call.request, cancelled.signal)) {
+            const session = fault?.kind === "cut" && sent > 0 ? sessionOf(call) : undefined
+            if (session !== undefined) return session.destroy()
+            call.write(message)
+            sent++
+          }
+          call.end()
+        })
+        .catch((error) => call.emit("error", failure(error)))
     }
   }
   const server = new grpc.Server()

@@ -5,8 +5,9 @@
  * URL only as `https://`, yet dials it without TLS when its profile's server is on localhost (as the
  * stand-in's is): so one plaintext server on 127.0.0.1 serves every sandbox, and each call must carry
  * `authorization: Bearer <a JWT of that task, not expired>` (else UNAUTHENTICATED, on which the SDK
- * asks for another). Only `TaskSnapshotFilesystem` is served, with Modal's rules: a running sandbox's
- * main container only, `ttl_seconds` positive or -1.
+ * asks for another). Served: `TaskSnapshotFilesystem`, with Modal's rules (a running sandbox's
+ * main container only, `ttl_seconds` positive or -1), and `SandboxStdioReadV2`, the sandbox command's
+ * output as it is printed (stdio.ts), also once the sandbox ended (its output whole, then the end).
  */
 import * as grpc from "@grpc/grpc-js"
 import type { Faults } from "../faults.ts"
@@ -25,6 +26,9 @@ const authorize = (metadata: grpc.Metadata, request: Record<string, unknown>) =>
     throw new Refusal(grpc.status.UNAUTHENTICATED, "Invalid or expired task command router token")
   }
 }
+
+/** SandboxStdioFileDescriptor (task_command_router.proto). */
+const STDIO: Readonly<Record<number, "stdout" | "stderr">> = { 0: "stdout", 1: "stderr" }
 
 export interface Router {
   /** What `SandboxGetCommandRouterAccess` answers for a sandbox: the router's URL and a JWT of its task. */
@@ -61,10 +65,25 @@ export const startRouter = async (input: {
       return { imageId: await input.images.snapshot(sandbox.container, request.snapshotId, ttl) }
     }
   }
+  const streams = {
+    SandboxStdioReadV2: (
+      request: { readonly taskId: string; readonly offset: number; readonly fileDescriptor: number },
+      signal: AbortSignal
+    ) => {
+      const sandbox = input.sandboxOfTask(request.taskId)
+      if (sandbox === undefined) throw new Refusal(grpc.status.NOT_FOUND, `Task ${request.taskId} not found`)
+      const output = STDIO[request.fileDescriptor]
+      if (output === undefined) {
+        throw new Refusal(grpc.status.INVALID_ARGUMENT, `Invalid file descriptor ${request.fileDescriptor}`)
+      }
+      return sandbox.stdio[output].from(request.offset, signal)
+    }
+  }
   const served = await serve({
     proto: "task_command_router.proto",
     service: "modal.task_command_router.TaskCommandRouter",
     handlers,
+    streams,
     calls: input.calls,
     authorize,
     faults: input.faults

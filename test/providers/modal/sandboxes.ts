@@ -7,7 +7,8 @@
  * its output kept for `SandboxGetLogs` and its result for `SandboxWait`.
  */
 import { randomBytes } from "node:crypto"
-import { containerOutput, docker, removeContainer, STANDIN_LABEL } from "./docker.ts"
+import { containerOutput, docker, followOutput, removeContainer, STANDIN_LABEL } from "./docker.ts"
+import { LiveOutput } from "./stdio.ts"
 import { type Certificate, openTunnel, type Tunnel } from "./tunnels.ts"
 
 /** GenericResult's statuses (modal.proto). */
@@ -56,6 +57,8 @@ export interface StandinSandbox {
   readonly tunnels: ReadonlyArray<Tunnel>
   result: GenericResult | undefined
   output: { readonly stdout: string; readonly stderr: string }
+  /** The command's output as it is printed, for the task command router's `SandboxStdioReadV2`. */
+  readonly stdio: { readonly stdout: LiveOutput; readonly stderr: LiveOutput }
   /** Resolves with the result once the sandbox ended, whatever ended it. */
   readonly ended: Promise<GenericResult>
   /** When it ended (ms since the epoch). */
@@ -106,6 +109,12 @@ export class Sandboxes {
       }
     })
     await container.start()
+    const stdio = { stdout: new LiveOutput(), stderr: new LiveOutput() }
+    // Followed from the start (the engine's log holds what came before the follow began).
+    followOutput(container.id, stdio).catch(() => {
+      stdio.stdout.end()
+      stdio.stderr.end()
+    })
     const ip = Object.values((await container.inspect()).NetworkSettings.Networks)[0]?.IPAddress ?? ""
     let lastActive = Date.now()
     const touched = () => void (lastActive = Date.now())
@@ -123,6 +132,7 @@ export class Sandboxes {
       tunnels,
       result: undefined,
       output: { stdout: "", stderr: "" },
+      stdio,
       ended: new Promise((resolve) => this.ending.set(id, resolve)),
       endedAt: undefined
     }
@@ -175,6 +185,8 @@ export class Sandboxes {
       sandbox.output = await containerOutput(sandbox.container).catch(() => sandbox.output)
     }
     sandbox.endedAt = Date.now()
+    sandbox.stdio.stdout.end()
+    sandbox.stdio.stderr.end()
     await Promise.all(sandbox.tunnels.map((t) => t.close()))
     await removeContainer(sandbox.container)
     this.ending.get(sandbox.id)?.(result)

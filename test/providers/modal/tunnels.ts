@@ -38,8 +38,13 @@ export interface Tunnel {
   readonly port: number
   /** Connections open now. */
   readonly open: () => number
+  /** The paths of the HTTP/1.1 requests sent through it so far (read off the request lines). */
+  readonly requested: ReadonlyArray<string>
   readonly close: () => Promise<void>
 }
+
+/** An HTTP/1.1 request line (its path), at the start of a line of what a client sends. */
+const REQUEST_LINE = /^[A-Z]+ (\S+) HTTP\/1\.1\r$/gm
 
 /** A tunnel to `ip:containerPort`, calling `touched` on every connection and byte (activity). */
 export const openTunnel = async (
@@ -49,6 +54,7 @@ export const openTunnel = async (
   touched: () => void
 ): Promise<Tunnel> => {
   const sockets = new Set<Socket>()
+  const requested: Array<string> = []
   const server: Server = createServer({ cert: certificate.cert, key: certificate.key }, (client) => {
     touched()
     const upstream = connect(containerPort, ip)
@@ -60,7 +66,11 @@ export const openTunnel = async (
       sockets.delete(upstream)
       touched()
     }
-    client.on("data", touched).on("error", done).on("close", done)
+    const read = (chunk: Buffer) => {
+      touched()
+      for (const line of chunk.toString("latin1").matchAll(REQUEST_LINE)) requested.push(line[1]!)
+    }
+    client.on("data", read).on("error", done).on("close", done)
     upstream.on("error", done).on("close", done)
     client.pipe(upstream).pipe(client)
   })
@@ -70,6 +80,7 @@ export const openTunnel = async (
     containerPort,
     port,
     open: () => sockets.size / 2,
+    requested,
     close: async () => {
       for (const socket of sockets) socket.destroy()
       await new Promise((resolve) => server.close(resolve))
