@@ -11,10 +11,9 @@ import type { Action } from "../schema/Action.ts"
 /**
  * Poll `/alive` quickly at first (a local server answers in ~100 ms), backing off to 50 ms.
  * It never ends by itself: the runtime's time budget ends the wait (120 s; Docker 60 s).
- * Where a driver hands over the server's `listening` line (Local, Docker, E2B, Daytona, Runloop)
- * the first attempt answers; elsewhere (Modal), and where a stream fails, this poll finds a server
- * that boots in 250-500 ms,
- * and a 250 ms step overshot it by up to that much. A refused attempt costs the booting sandbox
+ * Where a driver hands over the server's `listening` line (Local, Docker, E2B, Daytona, Runloop,
+ * Modal) the first attempt answers; where a stream fails, stalls or ends unheard (and elsewhere),
+ * this poll finds a server that boots in 250-500 ms, and a 250 ms step overshot it by up to that much. A refused attempt costs the booting sandbox
  * next to nothing (no server listens yet), so the step stays short for the whole wait.
  */
 export const aliveSchedule: Schedule.Schedule<Duration.Duration> = Schedule.min([

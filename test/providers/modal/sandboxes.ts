@@ -4,7 +4,8 @@
  * the container's limits, and a tunnel per open port (tunnels.ts). Modal's clocks are real here:
  * `timeout_secs` ends the sandbox (TIMEOUT), `idle_timeout_secs` ends it once no tunnel connection
  * was open or used for that long (IDLE_TIMEOUT). An ended sandbox's container is removed at once,
- * its output kept for `SandboxGetLogs` and its result for `SandboxWait`.
+ * its output kept for `AppFetchLogs` and its result for `SandboxWait`. While it runs, its command's
+ * output is followed live for the task command router's `SandboxStdioReadV2` (stdio.ts).
  */
 import { randomBytes } from "node:crypto"
 import { containerOutput, docker, followOutput, removeContainer, STANDIN_LABEL } from "./docker.ts"
