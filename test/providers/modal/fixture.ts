@@ -23,8 +23,11 @@ export const TOOLS_IMAGE = "effect-sandbox-runtime-tools"
  * with `tools`, also `TOOLS_IMAGE`: the runtime image Docker's tools tests build (a Modal sandbox
  * runs as root, so that image's user does not matter).
  */
-export const startModalStandin = async (options: { readonly tools?: boolean } = {}): Promise<Standin> =>
-  startStandin({
+export const startModalStandin = async (options: { readonly tools?: boolean } = {}): Promise<Standin> => {
+  // The stand-in serves on localhost, where the SDK warns at every sandbox's first task-router call
+  // that it skips certificate verification (Modal's own routers never make it say so): errors only.
+  process.env["MODAL_LOGLEVEL"] ??= "error"
+  return startStandin({
     tokenId: TOKEN_ID,
     tokenSecret: TOKEN_SECRET,
     images: {
@@ -33,6 +36,7 @@ export const startModalStandin = async (options: { readonly tools?: boolean } = 
       ...(options.tools === true ? { [TOOLS_IMAGE]: await toolsRuntimeImage() } : {})
     } satisfies StandinOptions["images"]
   })
+}
 
 /** ModalRuntime options for the SDK against `standin`. */
 export const standinOptions = (standin: Standin, options: ModalRuntimeOptions = {}): ModalRuntimeOptions => ({
