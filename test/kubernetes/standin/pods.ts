@@ -128,6 +128,21 @@ interface Run {
   deadline?: NodeJS.Timeout
 }
 
+/**
+ * A container's state once it exited. Docker marks an OOM kill from containerd's OOM event, which
+ * can reach it a moment after the exit: a 137 under a memory limit is asked again until the mark
+ * comes (at most ~1 s), as the kubelet has the runtime's own OOM count when it reports the exit.
+ */
+const exitState = async (container: Dockerode.Container) => {
+  let info = await container.inspect()
+  for (let asked = 0; asked < 40 && info.State.ExitCode === 137 && !info.State.OOMKilled; asked++) {
+    if (!(info.HostConfig.Memory ?? 0)) break
+    await sleep(25)
+    info = await container.inspect()
+  }
+  return info.State
+}
+
 export class Kubelet {
   private readonly store: Store
   private readonly volumes: Volumes
@@ -506,7 +521,7 @@ export class Kubelet {
       exited.abort()
       await probing
       if (signal.aborted) return
-      const { State } = await run.container!.inspect()
+      const State = await exitState(run.container!)
       const terminated = {
         exitCode: State.OOMKilled ? 137 : State.ExitCode,
         reason: State.OOMKilled ? "OOMKilled" : State.ExitCode === 0 ? "Completed" : "Error",
