@@ -128,16 +128,39 @@ interface Run {
   deadline?: NodeJS.Timeout
 }
 
+/** How many OOM kills Docker told of in one container, heard from before it starts. */
+interface OomWatch {
+  readonly count: () => number
+  readonly close: () => void
+}
+
 /**
- * A container's state once it exited. Docker marks an OOM kill from containerd's OOM event, which
- * can reach it a moment after the exit: a 137 under a memory limit is asked again until the mark
- * comes (at most ~1 s), as the kubelet has the runtime's own OOM count when it reports the exit.
+ * Docker's `oom` events of container `id`. Docker marks `State.OOMKilled` only when containerd's
+ * OOM event comes before the exit's, which a busy host does not keep to (the mark then never
+ * comes); the event itself is published either way. So the stand-in listens for it, as the kubelet
+ * has the runtime's own OOM count when it reports an exit.
  */
-const exitState = async (container: Dockerode.Container) => {
+const watchOom = async (id: string): Promise<OomWatch> => {
+  let count = 0
+  const stream = (await docker.getEvents({
+    filters: JSON.stringify({ type: ["container"], container: [id], event: ["oom"] })
+  })) as NodeJS.ReadableStream & { readonly destroy: () => void }
+  stream.on("data", () => count++)
+  stream.on("error", () => {})
+  return { count: () => count, close: () => stream.destroy() }
+}
+
+/**
+ * A container's state once it exited. A 137 under a memory limit is an OOM kill when Docker marked
+ * it, or told of one since the start (`oom` at `before`): both can come a moment after the exit, so
+ * such an exit is asked again for up to 10 s before it is called an `Error`.
+ */
+const exitState = async (container: Dockerode.Container, oom: OomWatch | undefined, before: number) => {
   let info = await container.inspect()
-  for (let asked = 0; asked < 40 && info.State.ExitCode === 137 && !info.State.OOMKilled; asked++) {
-    if (!(info.HostConfig.Memory ?? 0)) break
-    await sleep(25)
+  const limited = (info.HostConfig.Memory ?? 0) > 0
+  for (let asked = 0; limited && info.State.ExitCode === 137 && asked < 200; asked++) {
+    if (info.State.OOMKilled || (oom !== undefined && oom.count() > before)) return { ...info.State, OOMKilled: true }
+    await sleep(50)
     info = await container.inspect()
   }
   return info.State
@@ -491,7 +514,6 @@ export class Kubelet {
   private async run(pod: KObject, run: Run) {
     const { signal } = run.abort
     const container = pod.spec.containers[0] as V1Container
-    const restartPolicy = (pod.spec as V1PodSpec).restartPolicy
     await this.schedule(pod, signal)
     const deadline = (pod.spec as V1PodSpec).activeDeadlineSeconds
     if (deadline !== undefined && !signal.aborted) {
@@ -501,7 +523,27 @@ export class Kubelet {
     if (imageId === undefined) return
     if (!(await this.created(pod, run, imageId, signal))) return
     const containerID = `docker://${run.container!.id}`
+    const oom = container.resources?.limits?.["memory"] === undefined ? undefined : await watchOom(run.container!.id)
+    try {
+      await this.runContainer(pod, run, container, imageId, containerID, oom)
+    } finally {
+      oom?.close()
+    }
+  }
+
+  /** Start the pod's container, and again after each exit as its restart policy says, until aborted. */
+  private async runContainer(
+    pod: KObject,
+    run: Run,
+    container: V1Container,
+    imageId: string,
+    containerID: string,
+    oom: OomWatch | undefined
+  ) {
+    const { signal } = run.abort
+    const restartPolicy = (pod.spec as V1PodSpec).restartPolicy
     for (let restarts = 0; !signal.aborted; restarts++) {
+      const oomsBefore = oom?.count() ?? 0
       await run.container!.start()
       if (signal.aborted) return
       const started = await run.container!.inspect()
@@ -521,7 +563,7 @@ export class Kubelet {
       exited.abort()
       await probing
       if (signal.aborted) return
-      const State = await exitState(run.container!)
+      const State = await exitState(run.container!, oom, oomsBefore)
       const terminated = {
         exitCode: State.OOMKilled ? 137 : State.ExitCode,
         reason: State.OOMKilled ? "OOMKilled" : State.ExitCode === 0 ? "Completed" : "Error",
