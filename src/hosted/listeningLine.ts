@@ -5,7 +5,7 @@
  * boot, or once the stream ends without it (the driver can no longer tell: the wait polls as before).
  * Another line can be listened for the same way (`found`: the image-server line's, serverFiles.ts).
  */
-import { Deferred, Effect } from "effect"
+import { Deferred, type Duration, Effect } from "effect"
 import { LISTENING_PREFIX } from "../server/announce.ts"
 
 export interface ListeningLine {
@@ -59,3 +59,37 @@ export const listeningLine = (also = LISTENING_PREFIX) =>
       marked: () => marked
     }
   })
+
+/**
+ * `read` (a stream's whole read, its request cancelled when interrupted) feeding `heard` in the
+ * background, in the current scope: let go at the `listening` line, so the stream does not run on
+ * for the sandbox's life, or at `within` where given (a stream that stalls: neither data, nor an
+ * end, nor an error). Its end, failure or time-out ends `heard`'s waits, and `/alive` is polled as
+ * without a stream. The fiber, to let go sooner.
+ */
+export const hearUntilListening = (
+  heard: ListeningLine,
+  read: Effect.Effect<unknown, unknown>,
+  within?: Duration.Input
+) => {
+  const hearing = Effect.raceFirst(Effect.ignore(read), heard.listening)
+  return (within === undefined ? hearing : Effect.asVoid(Effect.timeoutOption(hearing, within))).pipe(
+    Effect.ensuring(Effect.sync(() => heard.ended())),
+    Effect.forkScoped
+  )
+}
+
+/**
+ * Whether the image's server started (`imageServerLine`, serverFiles.ts): yes when `heard`'s marker
+ * line itself came; else as `asked` of the provider says, asked once the stream ended without the
+ * marker, and from `after` on whatever the stream does (a stream can stall, or never close).
+ */
+export const markedOrAsked = <E, R>(
+  heard: ListeningLine,
+  asked: Effect.Effect<boolean, E, R>,
+  after: Duration.Input
+): Effect.Effect<boolean, E, R> =>
+  Effect.raceFirst(
+    Effect.flatMap(heard.found, () => heard.marked() ? Effect.succeed(true) : asked),
+    Effect.delay(asked, after)
+  )

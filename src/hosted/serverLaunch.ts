@@ -10,10 +10,11 @@ import { restrictsToWorkspace } from "../runtime/options.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { sandboxServerEnv, serverCommand } from "../server/commandLine.ts"
 import { sessionKeyDigestEnv } from "../server/sessionKey.ts"
-import type { ServerFiles } from "../serverStart/serverProbe.ts"
+import { IMAGE_FILES, type ServerFiles } from "../serverStart/serverProbe.ts"
 import { vscodeEnv } from "../serverStart/serverTools.ts"
 import type { SandboxSpec, ServerLaunch } from "../services/Driver.ts"
 import type { HostedOptions } from "./options.ts"
+import { IMAGE_WORKSPACE, imageServerLine } from "./serverFiles.ts"
 
 /** The action server's port inside a sandbox of its own. */
 export const SERVER_PORT = 8000
@@ -55,3 +56,11 @@ export const serverShellLine = (spec: SandboxSpec, files: ServerFiles & { readon
     ...Object.entries(sessionKeyDigestEnv(Redacted.value(spec.sessionKey))).map(([name, value]) => `${name}=${value}`),
     ...spec.server.argv({ ...files, workingDir: files.workspace }).map(shellQuote)
   ].join(" ")
+
+/**
+ * `imageServerLine` for the image's own server, the key's digest set for it alone (`env`: `exec`
+ * takes no variable assignments before the command). Run by a shell of its own (`sh -c`, a
+ * subshell), since it `exec`s the server or exits.
+ */
+export const imageServerShellLine = (spec: SandboxSpec) =>
+  imageServerLine(`env ${serverShellLine(spec, { ...IMAGE_FILES, workspace: IMAGE_WORKSPACE })}`)

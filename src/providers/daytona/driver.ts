@@ -12,25 +12,21 @@
 import type { Sandbox } from "@daytonaio/sdk"
 import { Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
-import { type ListeningLine, listeningLine } from "../../hosted/listeningLine.ts"
+import { type ListeningLine, listeningLine, markedOrAsked } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import {
   IMAGE_SERVER_FOUND,
   IMAGE_WORKSPACE,
-  imageServerLine,
   NO_IMAGE_SERVER,
   runningWorkspace,
   serverFiles,
   shellLines
 } from "../../hosted/serverFiles.ts"
-import { serverShellLine } from "../../hosted/serverLaunch.ts"
+import { imageServerShellLine, serverShellLine } from "../../hosted/serverLaunch.ts"
 import { parseNetworkPolicy } from "../../network/policy.ts"
-import { shellQuote } from "../../quoting/shellQuote.ts"
 import type { ProviderError } from "../../schema/errors.ts"
-import { sessionKeyDigestEnv } from "../../server/sessionKey.ts"
-import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyDaytona } from "./classify.ts"
 import { checkDaytonaEgress, daytonaEgress } from "./egress.ts"
@@ -185,8 +181,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
       Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: Option.isSome }),
       Effect.map(Option.getOrThrow)
     )
-    const streamed = Effect.flatMap(heard.found, () => heard.marked() ? Effect.succeed(true) : asked)
-    return Effect.raceFirst(streamed, Effect.delay(asked, "100 millis"))
+    return markedOrAsked(heard, asked, "100 millis")
   }
 
   /**
@@ -201,10 +196,7 @@ const connect = Effect.fn("DaytonaRuntime.connect")(function*(options: DaytonaRu
     // A session per launch: a started-again sandbox may still list an earlier one.
     const session = `effect-sandbox-server-${randomBytes(4).toString("hex")}`
     yield* call(`create a toolbox session in sandbox ${sandbox.id}`, () => sandbox.process.createSession(session))
-    const digest = Object.entries(sessionKeyDigestEnv(Redacted.value(spec.sessionKey)))
-      .map(([name, value]) => `export ${name}=${shellQuote(value)}`)
-    const image = spec.server.argv({ ...IMAGE_FILES, workingDir: IMAGE_WORKSPACE }).map(shellQuote).join(" ")
-    let started = yield* startCommand(sandbox, session, `(${[...digest, imageServerLine(image)].join("; ")})`)
+    let started = yield* startCommand(sandbox, session, `(${imageServerShellLine(spec)})`)
     let workspace = IMAGE_WORKSPACE
     if (!(yield* imageServerStarted(sandbox, session, started.cmdId, started.heard))) {
       const files = yield* serverFiles({

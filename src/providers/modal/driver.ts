@@ -16,7 +16,7 @@
 import { Duration, Effect, Fiber, Redacted, Schedule } from "effect"
 import type { Sandbox } from "modal"
 import { createHash } from "node:crypto"
-import { listeningLine } from "../../hosted/listeningLine.ts"
+import { hearUntilListening, listeningLine } from "../../hosted/listeningLine.ts"
 import { unsupported, wholeDuration } from "../../hosted/options.ts"
 import { TAGS } from "../../hosted/ownerTags.ts"
 import { withReason } from "../../hosted/providerCall.ts"
@@ -88,11 +88,7 @@ const hearListening = Effect.fn("ModalRuntime.hearListening")(function*(sandbox:
       signal.removeEventListener("abort", cancel)
     }
   })
-  const hearing = yield* Effect.raceFirst(Effect.ignore(hear), heard.listening).pipe(
-    Effect.timeoutOption(Duration.millis(HEARING_MS)),
-    Effect.ensuring(Effect.sync(() => heard.ended())),
-    Effect.forkScoped
-  )
+  const hearing = yield* hearUntilListening(heard, hear, Duration.millis(HEARING_MS))
   return { listening: heard.listening, started: Fiber.interrupt(hearing) }
 })
 

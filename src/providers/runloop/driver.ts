@@ -12,23 +12,21 @@ import type { Runloop } from "@runloop/api-client"
 import { Config, Duration, Effect, Fiber, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { createReadStream } from "node:fs"
-import { listeningLine } from "../../hosted/listeningLine.ts"
+import { hearUntilListening, listeningLine, markedOrAsked } from "../../hosted/listeningLine.ts"
 import { loadOptionalPeer } from "../../hosted/optionalPeer.ts"
 import { credential, unsupported } from "../../hosted/options.ts"
 import {
   IMAGE_SERVER_FOUND,
   IMAGE_WORKSPACE,
-  imageServerLine,
   NO_IMAGE_SERVER,
   runningWorkspace,
   serverFiles,
   shellLines
 } from "../../hosted/serverFiles.ts"
-import { serverShellLine } from "../../hosted/serverLaunch.ts"
+import { imageServerShellLine, serverShellLine } from "../../hosted/serverLaunch.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
-import { IMAGE_FILES } from "../../serverStart/serverProbe.ts"
 import type { Driver, DriverDefinition, Found, ProviderCall, SandboxSpec, SandboxState } from "../../services/Driver.ts"
 import { classifyRunloop } from "./classify.ts"
 import { withDeadline } from "./deadline.ts"
@@ -204,12 +202,8 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       const chunks = await devboxes.executions.streamStdoutUpdates(box.id, executionId, {}, { signal })
       for await (const chunk of chunks) heard.output(chunk.output)
     })
-    // Let go at the `listening` line (interrupted: the request is aborted), so the stream does not
-    // run on for the server's life; a stream that fails or ends first leaves the wait to the poll.
-    const hearing = yield* Effect.raceFirst(Effect.ignore(hear), heard.listening).pipe(
-      Effect.ensuring(Effect.sync(() => heard.ended())),
-      Effect.forkScoped
-    )
+    // Interrupted at the `listening` line, the stream's request is aborted.
+    const hearing = yield* hearUntilListening(heard, hear)
     const retrieve = () => devboxes.executions.retrieve(box.id, executionId)
     // The start's failure (its end, every 500 ms); its output, where the stream stalled, ends the
     // wait for the `listening` line at the next step instead of after the whole `/alive` budget.
@@ -238,8 +232,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
       }),
       Effect.map((now) => !(now.status === "completed" && now.exit_status === NO_IMAGE_SERVER))
     )
-    const heard = Effect.flatMap(started.heard.found, () => started.heard.marked() ? Effect.succeed(true) : asked)
-    return yield* Effect.raceFirst(heard, Effect.delay(asked, "250 millis")).pipe(
+    return yield* markedOrAsked(started.heard, asked, "250 millis").pipe(
       Effect.timeoutOption(options.aliveTimeout ?? ALIVE_TIMEOUT),
       // Told nothing within the server's time: the `/alive` wait says what is wrong.
       Effect.map(Option.getOrElse(() => true))
@@ -253,11 +246,8 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
    */
   const launch = Effect.fn("RunloopRuntime.launch")(function*(box: Devbox, spec: SandboxSpec) {
     yield* awaitRunning(box)
-    const image = { ...IMAGE_FILES, workspace: IMAGE_WORKSPACE }
-    // `env`: `exec` takes no variable assignments before the command.
-    const imageLine = imageServerLine(`env ${serverShellLine(spec, image)}`)
-    let started = yield* startServer(box, `sh -c ${shellQuote(imageLine)}`)
-    let workspace = image.workspace
+    let started = yield* startServer(box, `sh -c ${shellQuote(imageServerShellLine(spec))}`)
+    let workspace = IMAGE_WORKSPACE
     if (!(yield* imageServerStarted(started))) {
       yield* Fiber.interrupt(started.hearing)
       const files = yield* serverFiles({
