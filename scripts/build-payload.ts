@@ -20,6 +20,7 @@ import { createHash } from "node:crypto"
 import { cpSync, globSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { type Plugin, rolldown } from "rolldown"
+import { lazyWs } from "./lazyWs.ts"
 import { requireBuiltins } from "./requireBuiltins.ts"
 
 const root = join(import.meta.dirname, "..")
@@ -85,7 +86,7 @@ for (const [file, input] of Object.entries(ENTRIES)) {
     platform: "node",
     // Built-ins are required, not imported (requireBuiltins.ts); node:module, which requires them, stays external.
     external: [...Object.keys(NATIVE), "module", "node:module"],
-    plugins: [requireBuiltins(), serverMainApart],
+    plugins: [lazyWs(), requireBuiltins(), serverMainApart],
     logLevel: "warn",
     // A dynamic import of a module the entry also imports statically stays in the entry: nothing lost.
     checks: { ineffectiveDynamicImport: false }

@@ -15,20 +15,44 @@ const PREFIX = "\0require-builtin:"
 const require = createRequire(import.meta.url)
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
 
+/**
+ * Built-ins the server's boot reaches only through libraries that use them later, if ever
+ * (`node:tls` for Effect's TLS sockets, `node:readline`
+ * for its terminal): ~10 ms of a boot to require. Their stand-ins require them on first use.
+ */
+const LAZY = new Set(["node:tls", "node:readline"])
+
+/**
+ * What a lazy stand-in exports for a function (or class) of the built-in: a proxy that requires
+ * the built-in when first called, constructed (as a base class too) or read from.
+ */
+const LAZY_FUNCTION = `const lazy = (key) => new Proxy(function() {}, {
+  apply: (_, self, args) => Reflect.apply(m()[key], self, args),
+  construct: (proxy, args, target) => Reflect.construct(m()[key], args, target === proxy ? m()[key] : target),
+  get: (_, name) => Reflect.get(m()[key], name),
+  has: (_, name) => Reflect.has(m()[key], name)
+})`
+
 /** The module that stands for the built-in `name` (`node:` prefixed), its exports as of this Node. */
 const standIn = (name: string): string => {
   const exports: object = require(name)
+  const lazily = LAZY.has(name)
+  const load = `createRequire(import.meta.url)(${JSON.stringify(name)})`
   const lines = [
     `import { createRequire } from "node:module"`,
-    `const m = createRequire(import.meta.url)(${JSON.stringify(name)})`,
-    `export default m`
+    ...(lazily
+      ? [`let loaded`, `const m = () => (loaded ??= ${load})`, LAZY_FUNCTION, `export default /* @__PURE__ */ m()`]
+      : [`const m = ${load}`, `export default m`])
   ]
+  const value = lazily ? "m()" : "m"
   for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(exports))) {
     if (!IDENTIFIER.test(key) || key === "default") continue
     lines.push(
-      descriptor.get === undefined
+      lazily && typeof descriptor.value === "function"
+        ? `export const ${key} = /* @__PURE__ */ lazy(${JSON.stringify(key)})`
+        : descriptor.get === undefined && !lazily
         ? `export const ${key} = m.${key}`
-        : `export const ${key} = /* @__PURE__ */ (() => m.${key})()`
+        : `export const ${key} = /* @__PURE__ */ (() => ${value}.${key})()`
     )
   }
   return lines.join("\n")

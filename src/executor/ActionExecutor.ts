@@ -71,6 +71,11 @@ export interface ExecutorOptions {
   readonly mcp?: { readonly stdio?: ReadonlyArray<McpStdioServer>; readonly remote?: ReadonlyArray<McpRemoteServer> }
   /** Browse with Chromium (launched on the first browser action); absent: no browser. */
   readonly browser?: { readonly executablePath?: string }
+  /**
+   * Made once bash is spawned, not at its first prompt (default false): the action server builds
+   * its HTTP side while bash starts, and awaits `started` before it lets requests in.
+   */
+  readonly shellStartsLater?: boolean
 }
 
 /** Debian's Python, which has ipykernel once `python3-ipykernel` is installed. */
@@ -113,7 +118,10 @@ export const makeActionExecutor = (
       ...(options.loadUserRc === undefined ? {} : { loadUserRc: options.loadUserRc }),
       ...(options.pidsLimit === undefined ? {} : { pidsLimit: options.pidsLimit })
     })
-    const shell: BashSession = yield* makeBashSession(sessionOptions(options.workspace, stateDir))
+    const shell: BashSession = yield* makeBashSession({
+      ...sessionOptions(options.workspace, stateDir),
+      awaitPrompt: options.shellStartsLater !== true
+    })
     const editor = makeEditor(ws)
     const skills = options.ipython?.agentSkills === true ? yield* agentSkillsKernel(stateDir, baseEnv) : null
     const startIPython = options.ipython === undefined ? Effect.succeed(null) : makeIPython({
@@ -254,6 +262,7 @@ export const makeActionExecutor = (
       setMcpServers: mcp.setStdioServers,
       listMcpTools: mcp.listTools,
       ipythonUnavailable: ipython === null ? Effect.succeed(undefined) : ipython.unavailable,
+      started: shell.started,
       processes,
       setEnv: (vars, secrets) =>
         Effect.suspend(() => {

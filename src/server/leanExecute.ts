@@ -14,7 +14,7 @@
  *   header redaction, which this path does not rebuild. With the native tracer Effect's server
  *   makes no span either (its spans have no backend), so nothing observable differs.
  * Stopping the server interrupts the actions in flight here as there (the layer's scope), and a
- * client that goes away interrupts its own.
+ * client that goes away interrupts its own. The same door takes a plain `GET /alive` (leanAlive.ts).
  */
 import { Cause, Effect, Exit, Fiber, Layer, type Redacted, Scope, Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -22,19 +22,14 @@ import { Limits } from "../executor/limits.ts"
 import { ActionExecutor } from "../services/ActionExecutor.ts"
 import { keyCheck } from "./auth.ts"
 import type { FrontDoor } from "./frontDoor.ts"
+import { takesAlive } from "./leanAlive.ts"
+import { writeJson } from "./rawJson.ts"
 import { failure, jsonOfBytes } from "./responses.ts"
 import { answerAction } from "./routes/actions.ts"
 import { ENDPOINTS } from "./routes/paths.ts"
 import type { ServerClock } from "./serverInfo.ts"
 
 const [METHOD, PATH] = ENDPOINTS.executeAction
-
-/** A JSON answer with the headers Effect's `HttpServerResponse.jsonUnsafe` sends. */
-const writeJson = (response: ServerResponse, status: number, value: unknown) => {
-  const text = JSON.stringify(value)
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-  response.end(text)
-}
 
 /**
  * Answer as Effect's server answers the route's exit: the observation; a failure as the route's
@@ -76,6 +71,7 @@ export const leanExecute = (
     }
 
     door.handler = (request: IncomingMessage, response: ServerResponse) => {
+      if (takesAlive(request, response)) return true
       const declared = Number(request.headers["content-length"])
       if (
         request.method !== METHOD || request.url !== PATH || request.httpVersionMajor !== 1 ||

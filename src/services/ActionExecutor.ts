@@ -56,6 +56,11 @@ export interface ActionExecutorShape {
   ) => Effect.Effect<void, InvalidEnvVarError>
   /** The session's background processes (`Runtime.spawn`), killed with the executor. */
   readonly processes: ProcessControl
+  /**
+   * Ends once the session's shell has printed its first prompt (at once unless the executor was
+   * made with `shellStartsLater`); fails as the shell's start failed.
+   */
+  readonly started: Effect.Effect<void, RuntimeStartError>
 }
 
 export class ActionExecutor extends Context.Service<ActionExecutor, ActionExecutorShape>()(

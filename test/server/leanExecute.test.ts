@@ -118,6 +118,12 @@ describe("the lean /execute_action answers as the routed one", () => {
         "a wrong key: 403",
         "a bearer key: 400"
       ])
+      // `GET /alive` too (leanAlive.ts), with and without a key.
+      for (const head of ["GET /alive HTTP/1.1", `GET /alive HTTP/1.1\r\nx-session-api-key: ${KEY}`]) {
+        const fromLean = withoutDate(yield* raw(lean, head))
+        assert.strictEqual(fromLean, withoutDate(yield* raw(routed, head)), head)
+        assert.match(fromLean, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n\{"status":"ok"\}$/)
+      }
     }).pipe(Effect.scoped), 30_000)
 })
 
@@ -140,7 +146,7 @@ const frontedServer = (options: { readonly exported?: boolean; readonly hold?: b
   Effect.gen(function*() {
     const started = yield* Deferred.make<void>()
     const interrupted = yield* Deferred.make<void>()
-    const door: FrontDoor = { handler: undefined }
+    const door: FrontDoor = { handler: undefined, held: undefined }
     const server: Server = withFrontDoor(
       createServer((request, response) => {
         request.resume()
@@ -197,6 +203,12 @@ describe("which requests the lean handler takes", () => {
       cut.write(`${post(action)}\r\nhost: x\r\n\r\n${action.slice(0, 10)}`, () => cut.destroy())
       yield* Effect.callback<void>((resume) => void cut.on("close", () => resume(Effect.void)))
       assert.strictEqual(yield* taken(post(action)), "lean")
+      // A plain `GET /alive`, and nothing else of /alive.
+      const alive = (head: string, body = "") => Effect.map(raw(port, head, body), (answer) => answer.split("\r\n")[0])
+      assert.strictEqual(yield* alive("GET /alive HTTP/1.1"), "HTTP/1.1 200 OK")
+      assert.strictEqual(yield* alive("GET /alive?x=1 HTTP/1.1"), "HTTP/1.1 299 unknown")
+      assert.strictEqual(yield* alive("HEAD /alive HTTP/1.1"), "HTTP/1.1 299 unknown")
+      assert.strictEqual(yield* alive("GET /alive HTTP/1.1\r\ncontent-length: 2", "{}"), "HTTP/1.1 299 unknown")
     }).pipe(Effect.scoped))
 
   it.live("nothing while spans are exported: Effect's server records them", () =>

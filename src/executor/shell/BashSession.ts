@@ -30,7 +30,7 @@ import { controlKey, echoOfKey } from "./keys.ts"
 import * as Text from "./messages.ts"
 import type { OutputListener, RunningCommand } from "./runningCommand.ts"
 import { SessionState } from "./sessionState.ts"
-import { type ShellConfig, startShell } from "./startShell.ts"
+import { type ShellConfig, spawnShell, startShell } from "./startShell.ts"
 import { typedScript } from "./typedLine.ts"
 
 export type { OutputListener } from "./runningCommand.ts"
@@ -51,6 +51,8 @@ export interface BashSessionOptions {
   readonly baseEnv?: Readonly<Record<string, string>>
   /** Most processes the runtime's shells may have at once where a pids cgroup is available (default 1024). */
   readonly pidsLimit?: number
+  /** Return once bash is spawned, not at its first prompt (default true): `started` waits for that. */
+  readonly awaitPrompt?: boolean
 }
 
 export interface BashSession {
@@ -61,6 +63,8 @@ export interface BashSession {
   ) => Effect.Effect<CmdOutputObservation, RuntimeStartError>
   /** The shell's working directory as of its last prompt. */
   readonly cwd: () => string
+  /** Ends once the first shell has printed its prompt; fails as its start failed. */
+  readonly started: Effect.Effect<void, RuntimeStartError>
 }
 
 /**
@@ -101,8 +105,13 @@ export const makeBashSession = (
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds
     }
 
-    yield* startShell(state, config)
+    const spawned = yield* spawnShell(state, config)
     yield* Effect.addFinalizer(() => state.end)
+    let prompted = false
+    const started = Effect.map(spawned, () => {
+      prompted = true
+    })
+    if (options.awaitPrompt !== false) yield* started
 
     /**
      * The line that has bash `eval` `script` at the prompt, not `. file`: bash prints job notices
@@ -121,6 +130,8 @@ export const makeBashSession = (
 
     /** Send `command` to the shell (started first if there is none) as a new running command. */
     const start = Effect.fnUntraced(function*(command: string) {
+      // A command never goes to a shell before its first prompt.
+      if (!prompted) yield* started
       if (state.shell === null) yield* startShell(state, config)
       const typed = yield* waitsForMoreInput(command, config.shellPath)
       const sourceEnv = state.sourceEnv(options.env)
@@ -179,5 +190,5 @@ export const makeBashSession = (
       return yield* sendInput(current, command, action, onOutput)
     })
 
-    return { execute, cwd: () => state.cwd } satisfies BashSession
+    return { execute, cwd: () => state.cwd, started } satisfies BashSession
   })

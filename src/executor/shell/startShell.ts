@@ -23,8 +23,12 @@ export interface ShellConfig {
   readonly pidsLimit: number | undefined
 }
 
-/** Start a shell in the session's working directory; it becomes the session's shell. */
-export const startShell = Effect.fn("BashSession.startShell")(function*(state: SessionState, config: ShellConfig) {
+/**
+ * Spawn a shell in the session's working directory; it becomes the session's shell. What it returns
+ * waits for the shell's first prompt (once, however often it is run), so a caller can do other
+ * work while bash starts.
+ */
+export const spawnShell = Effect.fn("BashSession.spawnShell")(function*(state: SessionState, config: ShellConfig) {
   const ready = Deferred.makeUnsafe<PromptMetadata, RuntimeStartError>()
   let proc: ShellProcess
   try {
@@ -65,16 +69,21 @@ export const startShell = Effect.fn("BashSession.startShell")(function*(state: S
     })
   }
   state.shellStarted(proc)
-  yield* Deferred.await(ready).pipe(
-    Effect.timeoutOrElse({
-      duration: STARTUP_TIMEOUT,
-      orElse: () => {
-        proc.kill()
-        return Effect.fail(
-          new RuntimeStartError({ message: `bash did not print its prompt within ${STARTUP_TIMEOUT}.` })
-        )
-      }
-    })
+  return yield* Effect.cached(
+    Deferred.await(ready).pipe(
+      Effect.timeoutOrElse({
+        duration: STARTUP_TIMEOUT,
+        orElse: () => {
+          proc.kill()
+          return Effect.fail(
+            new RuntimeStartError({ message: `bash did not print its prompt within ${STARTUP_TIMEOUT}.` })
+          )
+        }
+      }),
+      Effect.map(() => state.dropIdle())
+    )
   )
-  state.dropIdle()
 })
+
+/** Start a shell in the session's working directory, up to its first prompt; it becomes the session's shell. */
+export const startShell = (state: SessionState, config: ShellConfig) => Effect.flatten(spawnShell(state, config))
