@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
+import { earlyRequestRows } from "./earlyRequests.ts"
 import { atLeast, atMost, type GroupContext, type Row } from "./rows.ts"
 import { alive, aliveProbe, type ChaosServer, httpBytes, keyedRun, rawRequest, startChaosServer } from "./server.ts"
 
@@ -256,7 +257,13 @@ const keyedAction = (key: string, declared: (length: number) => number) => {
   )
 }
 
-export const fuzzRows = async ({ budget, quick }: GroupContext): Promise<ReadonlyArray<Row>> => {
+/** The fuzz group: hostile requests to a running server, then requests raced against a server's start. */
+export const fuzzRows = async (context: GroupContext): Promise<ReadonlyArray<Row>> => [
+  ...await hostileRows(context),
+  ...await earlyRequestRows(context.quick ? 2 : 10)
+]
+
+const hostileRows = async ({ budget, quick }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const target = quick ? 800 : 10_000
   const server = await startChaosServer()
   const markerDir = mkdtempSync(join(tmpdir(), "chaos-marker-"))
