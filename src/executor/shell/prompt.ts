@@ -60,11 +60,7 @@ export const shellRcScript = (
     "    __es_pwd=$PWD; __es_wd=${PWD//\\\\/\\\\\\\\}; __es_wd=${__es_wd//\\\"/\\\\\\\"}",
     "  fi",
     "  if [[ \"$PATH\" != \"$__es_path\" ]]; then __es_path=$PATH; __es_py=$(type -P python 2>/dev/null); fi",
-    // The FIFO is made with the first job, not at start: `mkfifo` is a fork and an exec, ~2 ms of
-    // the shell's ~11 ms start, and most sessions never start a job.
-    "  if [[ \"$!\" != \"$__es_bg\" ]]; then",
-    "    __es_bg=$!; [[ -p $__es_idle ]] || mkfifo -m 600 \"$__es_idle\" 2>/dev/null; __es_grace \"$!\" 9<> \"$__es_idle\"",
-    "  fi",
+    "  if [[ \"$!\" != \"$__es_bg\" ]]; then __es_bg=$!; __es_grace \"$!\" 9<> \"$__es_idle\"; fi",
     // More typed lines are waiting (a multi-line command typed in, input left for bash): no marker yet.
     // `-t 0` only polls and prints nothing, even on a closed stdin: no `2>/dev/null`, whose
     // redirection (open, save, restore: 8 syscalls) cost ~11 µs of bash's ~75 a prompt.
@@ -77,6 +73,7 @@ export const shellRcScript = (
     // Waits up to 0.5 s (OpenHands' poll interval) while job `$1` runs: `read -t` on fd 9, a FIFO
     // opened read-write (so it never reads EOF), sleeps without forking (a `<(:)` pipe would set `$!`).
     `__es_idle='${options.idleFifo}'`,
+    "[[ -p $__es_idle ]] || mkfifo -m 600 \"$__es_idle\" 2>/dev/null",
     "__es_grace() { local i; for i in {1..50}; do kill -0 \"$1\" 2>/dev/null || return 0; read -t 0.01 -u 9; done; }",
     "PROMPT_COMMAND=__es_prompt",
     `__es_ps1='${ps1}'`,
