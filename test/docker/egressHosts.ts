@@ -11,9 +11,23 @@ import { connectEngine, DockerEngine } from "../../src/engines/docker/engine.ts"
 import { ensureIsolatedNetwork, SANDBOX_NETWORK } from "../../src/engines/docker/network.ts"
 import { containerName, dockerCli, removeLeftovers, TEST_PREFIX } from "./helpers.ts"
 
-/** The host's address on a Docker network (its bridge's gateway). */
-export const gatewayOf = (network: string) =>
-  dockerCli("network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}}{{end}}").stdout.trim()
+/**
+ * The host's address on a Docker network: its IPAM gateway, else the first address of its IPv4
+ * subnet, which is where the engine puts the gateway (an engine may list the default bridge's
+ * subnet without its gateway, whose interface is then down and unlisted by `networkInterfaces`).
+ */
+export const gatewayOf = (network: string): string => {
+  const configs = JSON.parse(
+    dockerCli("network", "inspect", network, "--format", "{{json .IPAM.Config}}").stdout
+  ) as ReadonlyArray<{ readonly Subnet?: string; readonly Gateway?: string }>
+  const v4 = configs.find((config) => config.Subnet?.includes(".") === true)
+  if (v4?.Gateway) return v4.Gateway
+  const [base = "", bits = "32"] = (v4?.Subnet ?? "").split("/")
+  const number = base.split(".").reduce((sum, octet) => sum * 256 + Number(octet), 0)
+  const network32 = number - (number % 2 ** (32 - Number(bits)))
+  const first = network32 + 1
+  return v4 === undefined ? "" : [24, 16, 8, 0].map((shift) => Math.floor(first / 2 ** shift) % 256).join(".")
+}
 
 /** The host's address on the sandboxes' bridge, the network made first if missing. */
 export const bridgeAddress = Effect.gen(function*() {
