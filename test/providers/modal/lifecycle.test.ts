@@ -18,6 +18,7 @@ import { remember } from "../../../src/providers/modal/ledger.ts"
 import { expectDisconnected } from "../../disconnected.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
+import { eventually } from "../../eventually.ts"
 import { runtimeImage } from "../e2b/fixture.ts"
 import { docker } from "./docker.ts"
 import { standinOptions, TOKEN_ID, TOKEN_SECRET, useModalStandin } from "./fixture.ts"
@@ -238,10 +239,16 @@ describeDocker("ModalRuntime lifecycle (stand-in)", () => {
         yield* Effect.promise(() => Promise.all(made.map((sb) => remember(orphan!.appId, sb.sandboxId))))
         assert.isFalse(standinOf().listsV2)
         const { release } = yield* buildRuntime(layer())
-        assert.strictEqual(orphan!.result?.status, STATUS.terminated)
+        // The reaper's first pass comes once the layer's first start has ended (hosted/reaper.ts).
+        yield* eventually("the dead owner's sandbox terminated", () =>
+          orphan!.result?.status === STATUS.terminated, 30_000)
         assert.deepStrictEqual([live!.result, keptAlive!.result], [undefined, undefined])
         yield* release
-        yield* Effect.promise(() => Promise.all(made.map((sb) => sb.terminate())))
+        yield* Effect.promise(() =>
+          Promise.all(made.map((sb) =>
+            sb.terminate()
+          ))
+        )
         yield* noContainers
       }),
     120_000
