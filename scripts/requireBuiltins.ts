@@ -17,8 +17,8 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
 
 /**
  * Built-ins the server's boot reaches only through libraries that use them later, if ever
- * (`node:tls` for Effect's TLS sockets, `node:readline`
- * for its terminal): ~10 ms of a boot to require. Their stand-ins require them on first use.
+ * (`node:tls` for Effect's TLS sockets, `node:readline` for its terminal): ~10 ms of a boot to
+ * require. Their stand-ins require them on first use.
  */
 const LAZY = new Set(["node:tls", "node:readline"])
 

@@ -6,60 +6,29 @@
  * connects the moment the port accepts and sends, at once, a keyless action, a wrongly keyed one, a
  * keyed command, `/alive` and a keyless `/server_info`; every answer is then checked.
  */
+import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
-import { request as httpRequest } from "node:http"
-import { connect, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freeLoopbackPort } from "../../src/layers/local/loopbackPort.ts"
 import { atMost, type Row, sleep } from "./rows.ts"
-import { payloadEntry } from "./server.ts"
-
-/** A port free a moment ago (the server must be given one to be reached before it says it listens). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    }).on("error", reject)
-  })
+import { accepts, httpExchange, payloadEntry } from "./server.ts"
 
 /** Resolves once `port` accepts a connection (tried every millisecond), false after `withinMs`. */
 const acceptsSoon = async (port: number, withinMs: number) => {
-  for (const end = performance.now() + withinMs; performance.now() < end;) {
-    const accepted = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: "127.0.0.1", port })
-      socket.on("connect", () => {
-        socket.destroy()
-        resolve(true)
-      }).on("error", () => resolve(false))
-    })
-    if (accepted) return true
-    await sleep(1)
+  for (const end = performance.now() + withinMs; performance.now() < end; await sleep(1)) {
+    if (await accepts("127.0.0.1", port, 1_000)) return true
   }
   return false
 }
 
 const action = (command: string) => JSON.stringify({ action: { action: "run", args: { command, blocking: true } } })
 
-/**
- * One exchange through node:http, which keeps its side of the connection open until the answer
- * (a half-closed request, as `rawRequest` sends, is dropped by the server before a slow answer).
- */
+/** One exchange; its status and body (status 0: no answer within 15 s). */
 const exchange = (port: number, method: string, path: string, headers: Record<string, string>, body = "") =>
-  new Promise<{ readonly status: number; readonly body: string }>((resolve) => {
-    const request = httpRequest(
-      { host: "127.0.0.1", port, method, path, headers, agent: false, timeout: 15_000 },
-      (response) => {
-        let text = ""
-        response.setEncoding("utf8").on("data", (chunk: string) => text += chunk)
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }))
-      }
-    )
-    request.on("timeout", () => request.destroy()).on("error", () => resolve({ status: 0, body: "" }))
-    request.end(body)
-  })
+  httpExchange(port, { method, path, headers, body, timeoutMs: 15_000 })
 
 const JSON_TYPE = { "content-type": "application/json" }
 
@@ -129,7 +98,8 @@ export const earlyRequestRows = async (starts: number): Promise<ReadonlyArray<Ro
   let reached = 0
   for (let i = 0; i < starts; i++) {
     const key = randomBytes(18).toString("base64url")
-    const port = await freePort()
+    // The server must be given its port, to be reached before it says it listens.
+    const port = await Effect.runPromise(freeLoopbackPort)
     const server = startOn(port, key)
     try {
       if (!(await acceptsSoon(port, 15_000))) continue

@@ -7,22 +7,10 @@
 import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { readFileSync, rmSync } from "node:fs"
-import { connect } from "node:net"
 import { networkInterfaces, tmpdir } from "node:os"
 import { join } from "node:path"
 import { atMost, type Row } from "./rows.ts"
-import { httpBytes, rawRequest, startChaosServer } from "./server.ts"
-
-/** Whether a TCP connection to `host:port` is accepted within 2 s. */
-const accepts = (host: string, port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect({ host, port, timeout: 2_000 })
-    const done = (accepted: boolean) => {
-      socket.destroy()
-      resolve(accepted)
-    }
-    socket.on("connect", () => done(true)).on("error", () => done(false)).on("timeout", () => done(false))
-  })
+import { accepts, httpBytes, rawRequest, startChaosServer } from "./server.ts"
 
 /**
  * The status of `/view?path=<path>` (0: no answer within 5 s). With fetch: a request that half-closes
@@ -45,7 +33,9 @@ export const fileViewerRows = async (): Promise<ReadonlyArray<Row>> => {
   try {
     const port = Number(new URL(readFileSync(urlFile, "utf8")).port)
     const addresses = outsideAddresses()
-    const reached = (await Promise.all(addresses.map((address) => accepts(address, port)))).filter(Boolean).length
+    const reached = (await Promise.all(addresses.map((address) =>
+      accepts(address, port, 2_000)
+    ))).filter(Boolean).length
     console.log(`  viewer on port ${port}: ${reached} of ${addresses.length} non-loopback addresses accepted`)
 
     // Named like files it shows; each must be refused (403) at once, not read.

@@ -21,7 +21,6 @@ import {
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { connect } from "node:net"
 import { networkInterfaces } from "node:os"
 import { join } from "node:path"
 import { Runtime, type RuntimeShape } from "../../src/index.ts"
@@ -30,6 +29,7 @@ import { reapOrphans } from "../../src/providers/kubernetes/reaper.ts"
 import { startStandIn } from "../../test/kubernetes/standin/server.ts"
 import { benchBaseImage } from "../docker.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
+import { accepts } from "./server.ts"
 
 const NAMESPACE = "default"
 /** The app port the bare pod's agent serves on, reached through the owner's listener. */
@@ -160,17 +160,6 @@ const endpointKeys = async (session: Session, random: number) => {
   }
   return { tried: keys.length, accepted, rightKey: (await send(session.key)) === 200 }
 }
-
-/** Whether anything accepts a TCP connection at `host:port` (within a second). */
-const accepts = (host: string, port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect({ host, port, timeout: 1000 })
-    const done = (open: boolean) => {
-      socket.destroy()
-      resolve(open)
-    }
-    socket.once("connect", () => done(true)).once("error", () => done(false)).once("timeout", () => done(false))
-  })
 
 /** This host's addresses other than loopback: where someone on the network would knock. */
 const outerAddresses = () =>
@@ -357,7 +346,7 @@ export const kubernetesRows = async ({ quick }: GroupContext): Promise<ReadonlyA
     )
     const outer = outerAddresses()
     let beyond = 0
-    for (const address of outer) if (await accepts(address, Number(app.port))) beyond++
+    for (const address of outer) if (await accepts(address, Number(app.port), 1_000)) beyond++
     rows.push(
       atMost(
         `kubernetes: app-port listener reached on this host's other addresses (of ${outer.length})`,
@@ -370,7 +359,7 @@ export const kubernetesRows = async ({ quick }: GroupContext): Promise<ReadonlyA
     rows.push(
       atMost(
         "kubernetes: app-port listeners still open after release",
-        (await accepts("127.0.0.1", Number(app.port))) ? 1 : 0,
+        (await accepts("127.0.0.1", Number(app.port), 1_000)) ? 1 : 0,
         "listeners",
         0
       )

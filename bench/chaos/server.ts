@@ -134,9 +134,13 @@ export const httpBytes = (
   return Buffer.concat([Buffer.from(lines.join("\r\n") + "\r\n\r\n", "latin1"), payload])
 }
 
-/** A request with the session key through node:http; `body` may be pieces to stream (large attack bodies). */
-export const keyedRequest = (
-  server: ChaosServer,
+/**
+ * One exchange through node:http, which keeps its side of the connection open until the answer (a
+ * half-closed request, as `rawRequest` sends, is dropped by the server before a slow answer); `body`
+ * may be pieces to stream (large attack bodies). A connection that fails or times out is status 0.
+ */
+export const httpExchange = (
+  port: number,
   request: {
     readonly method: string
     readonly path: string
@@ -149,10 +153,10 @@ export const keyedRequest = (
     const start = performance.now()
     const req = httpRequest({
       host: "127.0.0.1",
-      port: server.port,
+      port,
       method: request.method,
       path: request.path,
-      headers: { "X-Session-API-Key": server.key, ...request.headers },
+      ...(request.headers === undefined ? {} : { headers: request.headers }),
       timeout: request.timeoutMs ?? 30_000
     }, (res) => {
       let text = ""
@@ -168,6 +172,24 @@ export const keyedRequest = (
     req.on("error", failed)
     if (request.body === undefined || typeof request.body === "string") req.end(request.body)
     else Readable.from(request.body).on("error", failed).pipe(req)
+  })
+
+/** A request with the session key through node:http (`httpExchange`). */
+export const keyedRequest = (
+  server: ChaosServer,
+  request: Parameters<typeof httpExchange>[1]
+): Promise<RawReply> =>
+  httpExchange(server.port, { ...request, headers: { "X-Session-API-Key": server.key, ...request.headers } })
+
+/** Whether anything accepts a TCP connection at `host:port` within `timeoutMs`. */
+export const accepts = (host: string, port: number, timeoutMs: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host, port, timeout: timeoutMs })
+    const done = (open: boolean) => {
+      socket.destroy()
+      resolve(open)
+    }
+    socket.once("connect", () => done(true)).once("error", () => done(false)).once("timeout", () => done(false))
   })
 
 /** A keyed JSON request (a string body goes as is). */
