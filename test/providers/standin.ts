@@ -179,3 +179,28 @@ export const upgradedSockets = (server: Server): Set<Duplex> => {
   })
   return open
 }
+
+/** Tries of a `docker pause` the engine refused while the container still ran. */
+const PAUSE_TRIES = 5
+
+/**
+ * `docker pause` where it stands for a provider's pause (E2B's and Daytona's snapshot of a running
+ * VM). On a loaded CI machine the engine now and then refused one, and the sandbox was left in
+ * `error` (Daytona) or `pausing` (E2B): a refusal of our engine's, not of the service's (runc's
+ * cgroup v1 freezer gives up on tasks that are slow to freeze, "unable to freeze"). It is tried
+ * again while the container still runs, and what the engine said goes to the test's log.
+ */
+export const pauseContainer = async (id: string): Promise<void> => {
+  const container = docker.getContainer(id)
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await container.pause()
+    } catch (error) {
+      const state = await container.inspect().then((info) => info.State, () => undefined)
+      if (state?.Paused === true) return
+      if (state?.Running !== true || attempt === PAUSE_TRIES) throw error
+      console.error(`stand-in: the engine refused to pause ${id} (try ${attempt} of ${PAUSE_TRIES}): ${String(error)}`)
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt))
+    }
+  }
+}

@@ -146,7 +146,9 @@ export const expectWorkbench = (
         Effect.promise(async () => {
           const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
           const page = await context.newPage()
-          await page.goto(url!)
+          // As long as the waits below: the workbench's first load on a CI machine running the
+          // parallel group beside it has taken past Playwright's 30 s default (E2B's stand-in, once).
+          await page.goto(url!, { timeout: 120_000 })
           // The explorer lists the workspace; opening the file shows its text in an editor.
           const entry = page.locator(".explorer-folders-view").getByText(WORKBENCH_FILE)
           await entry.waitFor({ timeout: 120_000 })

@@ -26,7 +26,8 @@ import type { EnvStore } from "../env.ts"
 import { awaitCommand, type WaitContext } from "./awaitCommand.ts"
 import { noPrevious, partial } from "./commandObservation.ts"
 import { waitsForMoreInput } from "./incomplete.ts"
-import { controlKey, echoOfKey } from "./keys.ts"
+import { controlKey, echoOfKey, INTERRUPT_KEY } from "./keys.ts"
+import { pressAgainIfLost } from "./lostKey.ts"
 import * as Text from "./messages.ts"
 import type { OutputListener, RunningCommand } from "./runningCommand.ts"
 import { SessionState } from "./sessionState.ts"
@@ -105,6 +106,7 @@ export const makeBashSession = (
       noChangeTimeoutSeconds: options.noChangeTimeoutSeconds
     }
 
+    const sessionScope = yield* Effect.scope
     const spawned = yield* spawnShell(state, config)
     yield* Effect.addFinalizer(() => state.end)
     let prompted = false
@@ -158,7 +160,11 @@ export const makeBashSession = (
           state.shell?.write(`${command}\n`)
         }
       }
-      return awaitCommand(waits, current, action, key === null ? null : command, onOutput)
+      const waited = awaitCommand(waits, current, action, key === null ? null : command, onOutput)
+      // Watched beyond this action's own wait, which may end first (lostKey.ts).
+      return key === INTERRUPT_KEY
+        ? Effect.andThen(Effect.forkIn(pressAgainIfLost(state, current, key), sessionScope), waited)
+        : waited
     }
 
     /**

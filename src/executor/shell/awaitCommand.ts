@@ -8,6 +8,7 @@ import type { CmdRunAction } from "../../schema/Action.ts"
 import { CmdOutputMetadata, type CmdOutputObservation } from "../../schema/Observation.ts"
 import type { SecretMask } from "../../schema/secrets.ts"
 import { completed, observation, partial } from "./commandObservation.ts"
+import { INTERRUPT_KEY } from "./keys.ts"
 import * as Text from "./messages.ts"
 import { foregroundProcessGroup, killProcessGroup } from "./processTree.ts"
 import type { Completion, OutputListener, RunningCommand } from "./runningCommand.ts"
@@ -44,7 +45,7 @@ const interrupt = Effect.fn("BashSession.interrupt")(function*(state: SessionSta
   const settled = () => Deferred.await(r.done).pipe(Effect.timeoutOption(INTERRUPT_GRACE), Effect.map(Option.isSome))
   const shell = state.shell
   if (!r.ended && shell !== null) {
-    shell.write("\x03")
+    shell.write(INTERRUPT_KEY)
     if (!(yield* settled())) {
       const group = foregroundProcessGroup(shell.pid)
       if (group !== null && group !== shell.pid) killProcessGroup(group)

@@ -9,6 +9,9 @@ export const controlKey = (input: string): string | null => {
   return String.fromCharCode(input.toUpperCase().charCodeAt(2) & 0x1f)
 }
 
+/** C-c's character, which signals SIGINT to the foreground job. */
+export const INTERRUPT_KEY = "\x03"
+
 /**
  * What a terminal with `echoctl` prints for the keys that signal the foreground job
  * (`^C`, `^Z`, `^\`). Our PTY runs with echo off so commands are never echoed; we
@@ -16,7 +19,7 @@ export const controlKey = (input: string): string | null => {
  */
 export const echoOfKey = (key: string): string => {
   switch (key) {
-    case "\x03":
+    case INTERRUPT_KEY:
       return "^C"
     case "\x1a":
       return "^Z"

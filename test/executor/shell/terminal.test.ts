@@ -170,6 +170,40 @@ describe("commands that wait for more lines", () => {
     ))
 })
 
+describe("C-c stops the line (lostKey.ts)", () => {
+  it.live(
+    "pressed between two jobs of a line, at any moment, it is not lost",
+    () =>
+      withSession((session) =>
+        Effect.gen(function*() {
+          const line = `${"sleep 0.01; ".repeat(25)}sleep 30`
+          for (let i = 0; i < 20; i++) {
+            // The key at 50 to 240 ms: while one of the short jobs or bash between two of them has the terminal.
+            const first = yield* session.execute(new CmdRunAction({ command: line, timeout: 0.05 + i * 0.01 }))
+            assert.strictEqual(first.exitCode, -1)
+            const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
+            assert.strictEqual(stopped.exitCode, 130, `the key pressed at ${50 + i * 10} ms stops the line`)
+          }
+        })
+      ),
+    60_000
+  )
+
+  it.live("a job that takes the terminal after the key is sent it again, so the rest of the line does not run", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        // The first job ends with 0 on C-c, so bash goes on with the line: its next job hears the key too.
+        const line =
+          "bash -c 'trap \"exit 0\" INT; echo ready; while :; do sleep 0.05; done'; sleep 30; echo ran > after"
+        const first = yield* session.execute(new CmdRunAction({ command: line, timeout: 1 }))
+        assert.strictEqual(first.content, "ready")
+        const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
+        assert.strictEqual(stopped.exitCode, 130)
+        assert.strictEqual((yield* run(session, "ls after 2>&1; echo $?")).content.split("\n").at(-1), "2")
+      })
+    ))
+})
+
 describe("the command file", () => {
   it.live("a short command after a long one runs alone (the file is written over, not truncated)", () =>
     withSession((session) =>

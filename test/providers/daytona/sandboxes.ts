@@ -12,7 +12,7 @@
  */
 import type Docker from "dockerode"
 import { randomBytes, randomUUID } from "node:crypto"
-import { ApiError, docker, labelledContainers, removeLabelled } from "../standin.ts"
+import { ApiError, docker, labelledContainers, pauseContainer, removeLabelled } from "../standin.ts"
 import { type SandboxClass, type Snapshot, SnapshotStore } from "./snapshotStore.ts"
 
 export { ApiError, docker }
@@ -61,6 +61,8 @@ export interface StandInSandbox {
   desiredState: DesiredState
   /** A state change is under way (the runner has not reported it done). */
   pending: boolean
+  /** Why it is in `error` (Daytona's `errorReason`, which the SDK's wait puts in its message). */
+  errorReason: string | undefined
   /** Counts the starts from stopped: the daemon (and the toolbox sessions in its memory) is new each time. */
   generation: number
   readonly cpu: number
@@ -173,6 +175,7 @@ export class Sandboxes {
       enter(after, false)
     })()
     return done.catch((error: unknown) => {
+      sandbox.errorReason = error instanceof Error ? error.message : String(error)
       enter("error", false)
       throw error
     })
@@ -212,6 +215,7 @@ export class Sandboxes {
       state: "creating",
       desiredState: "started",
       pending: true,
+      errorReason: undefined,
       generation: 0,
       cpu,
       memory,
@@ -301,7 +305,7 @@ export class Sandboxes {
       this.refuse("pause", sandbox, new ApiError(422, "Pausing is not supported for this sandbox"))
     }
     const container = sandbox.container!
-    return this.transition(sandbox, "pausing", "paused", () => container.pause(), "paused")
+    return this.transition(sandbox, "pausing", "paused", () => pauseContainer(container.id), "paused")
   }
 
   /**

@@ -84,6 +84,7 @@ const dto = (sandbox: StandInSandbox) => ({
   disk: sandbox.disk,
   state: sandbox.state,
   desiredState: sandbox.desiredState,
+  ...(sandbox.errorReason === undefined ? {} : { errorReason: sandbox.errorReason }),
   sandboxClass: sandbox.sandboxClass,
   autoStopInterval: sandbox.autoStopInterval,
   autoArchiveInterval: 10080,

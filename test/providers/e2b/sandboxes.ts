@@ -20,6 +20,7 @@
  */
 import { randomBytes } from "node:crypto"
 import type { ServerResponse } from "node:http"
+import { pauseContainer } from "../standin.ts"
 import { docker, removeContainer, STANDIN_LABEL } from "./docker.ts"
 import type { StartRequest } from "./process.ts"
 import { type Remembered, type SnapshotTemplate, SnapshotTemplates } from "./snapshotTemplates.ts"
@@ -184,8 +185,15 @@ export class Sandboxes {
     sandbox.state = "pausing"
     clearTimeout(sandbox.timer)
     this.cutConnections(sandbox.sandboxID)
-    if (keepMemory) await docker.getContainer(sandbox.container).pause()
-    else await docker.getContainer(sandbox.container).stop({ t: 1 })
+    try {
+      if (keepMemory) await pauseContainer(sandbox.container)
+      else await docker.getContainer(sandbox.container).stop({ t: 1 })
+    } catch (error) {
+      // Not left `pausing` for ever: running again, on its clock, and the pause answered 500.
+      sandbox.state = "running"
+      this.clock(sandbox, Math.max(0, (sandbox.endAt.getTime() - Date.now()) / 1000))
+      throw error
+    }
     sandbox.diskOnly = !keepMemory
     sandbox.state = "paused"
   }
