@@ -25,7 +25,7 @@ fi
 # Without: two steps, each a pattern of cases (live.test.ts runs its cases concurrently, blocks
 # included, at most EFFECT_SANDBOX_TEST_CONCURRENCY at once (vitest.config.ts); the namespace's
 # quota admits 32 pods, and the node's two cores the CPU requests of 40). K8S_STEPS picks some
-# (comma-separated, in that order): .ci/run runs `shared` beside the chaos suite, then `alone`.
+# (comma-separated, in that order); .ci/run runs both, `alone` first.
 steps=${K8S_STEPS:-alone,shared}
 status=0
 for step in ${steps//,/ }; do
