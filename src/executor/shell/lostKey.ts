@@ -22,15 +22,15 @@ const LOOK_EVERY = Duration.millis(25)
 const LOOKS = 40
 
 /**
- * After `key` went to `r`'s terminal: press it again whenever a job that was not in the
- * foreground when it was pressed has the terminal while `r` still runs, for a second.
+ * After `key` went to `r`'s terminal, whose foreground group was `meant` as it was written (read
+ * then, not once this fiber runs, by when the next job may hold the terminal): press it again
+ * whenever another job has the terminal while `r` still runs, for a second.
  */
 export const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
-  function*(state: SessionState, r: RunningCommand, key: string) {
+  function*(state: SessionState, r: RunningCommand, key: string, meant: number | null) {
     const shell = state.shell
-    if (shell === null) return
-    let keyed = foregroundProcessGroup(shell.pid)
-    if (keyed === null) return
+    if (shell === null || meant === null) return
+    let keyed = meant
     for (let look = 0; look < LOOKS; look++) {
       yield* Effect.sleep(LOOK_EVERY)
       if (r.ended || state.running !== r || state.shell !== shell) return
