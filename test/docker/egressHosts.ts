@@ -21,12 +21,12 @@ export const gatewayOf = (network: string): string => {
     dockerCli("network", "inspect", network, "--format", "{{json .IPAM.Config}}").stdout
   ) as ReadonlyArray<{ readonly Subnet?: string; readonly Gateway?: string }>
   const v4 = configs.find((config) => config.Subnet?.includes(".") === true)
-  if (v4?.Gateway) return v4.Gateway
-  const [base = "", bits = "32"] = (v4?.Subnet ?? "").split("/")
-  const number = base.split(".").reduce((sum, octet) => sum * 256 + Number(octet), 0)
-  const network32 = number - (number % 2 ** (32 - Number(bits)))
-  const first = network32 + 1
-  return v4 === undefined ? "" : [24, 16, 8, 0].map((shift) => Math.floor(first / 2 ** shift) % 256).join(".")
+  if (v4 === undefined) return ""
+  if (v4.Gateway) return v4.Gateway
+  const [base = "", bits = "32"] = v4.Subnet!.split("/")
+  const address = base.split(".").reduce((sum, octet) => sum * 256 + Number(octet), 0)
+  const first = address - (address % 2 ** (32 - Number(bits))) + 1
+  return [24, 16, 8, 0].map((shift) => Math.floor(first / 2 ** shift) % 256).join(".")
 }
 
 /** The host's address on the sandboxes' bridge, the network made first if missing. */

@@ -27,9 +27,8 @@ import { awaitCommand, type WaitContext } from "./awaitCommand.ts"
 import { noPrevious, partial } from "./commandObservation.ts"
 import { waitsForMoreInput } from "./incomplete.ts"
 import { controlKey, echoOfKey, INTERRUPT_KEY } from "./keys.ts"
-import { pressAgainIfLost } from "./lostKey.ts"
+import { pressInterrupt } from "./lostKey.ts"
 import * as Text from "./messages.ts"
-import { foregroundProcessGroup } from "./processTree.ts"
 import type { OutputListener, RunningCommand } from "./runningCommand.ts"
 import { SessionState } from "./sessionState.ts"
 import { type ShellConfig, spawnShell, startShell } from "./startShell.ts"
@@ -152,22 +151,19 @@ export const makeBashSession = (
     /** Input or a control key for `current`, which still runs; an empty command only waits for more output. */
     const sendInput = (current: RunningCommand, command: string, action: CmdRunAction, onOutput?: OutputListener) => {
       let key: string | null = null
-      let meant: number | null = null
+      let lostKeyWatch: Effect.Effect<void> | null = null
       if (command !== "") {
         key = controlKey(command)
         if (key !== null) {
           current.output.append(echoOfKey(key))
-          if (key === INTERRUPT_KEY && state.shell !== null) meant = foregroundProcessGroup(state.shell.pid)
-          state.shell?.write(key)
+          if (key === INTERRUPT_KEY) lostKeyWatch = pressInterrupt(state, current)
+          else state.shell?.write(key)
         } else {
           state.shell?.write(`${command}\n`)
         }
       }
       const waited = awaitCommand(waits, current, action, key === null ? null : command, onOutput)
-      // Watched beyond this action's own wait, which may end first (lostKey.ts).
-      return key === INTERRUPT_KEY
-        ? Effect.andThen(Effect.forkIn(pressAgainIfLost(state, current, key, meant), sessionScope), waited)
-        : waited
+      return lostKeyWatch === null ? waited : Effect.andThen(Effect.forkIn(lostKeyWatch, sessionScope), waited)
     }
 
     /**

@@ -13,23 +13,19 @@
  * user had pressed it again because the line was still running.
  */
 import { Duration, Effect } from "effect"
+import { INTERRUPT_KEY } from "./keys.ts"
 import { foregroundProcessGroup } from "./processTree.ts"
 import type { RunningCommand } from "./runningCommand.ts"
 import type { SessionState } from "./sessionState.ts"
+import type { ShellProcess } from "./ShellProcess.ts"
 
 /** How often the terminal's foreground is looked at, and for how long after the key. */
 const LOOK_EVERY = Duration.millis(25)
 const LOOKS = 40
 
-/**
- * After `key` went to `r`'s terminal, whose foreground group was `meant` as it was written (read
- * then, not once this fiber runs, by when the next job may hold the terminal): press it again
- * whenever another job has the terminal while `r` still runs, for a second.
- */
-export const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
-  function*(state: SessionState, r: RunningCommand, key: string, meant: number | null) {
-    const shell = state.shell
-    if (shell === null || meant === null) return
+/** Press C-c again whenever a job other than the one last keyed (first `meant`) has the terminal while `r` still runs, for a second. */
+const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
+  function*(state: SessionState, r: RunningCommand, shell: ShellProcess, meant: number) {
     let keyed = meant
     for (let look = 0; look < LOOKS; look++) {
       yield* Effect.sleep(LOOK_EVERY)
@@ -37,8 +33,21 @@ export const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
       const now = foregroundProcessGroup(shell.pid)
       if (now !== null && now !== shell.pid && now !== keyed) {
         keyed = now
-        shell.write(key)
+        shell.write(INTERRUPT_KEY)
       }
     }
   }
 )
+
+/**
+ * Press C-c for `r` now. What comes back watches for the key being lost, from the foreground group
+ * it was meant for, read as it is written (by the time a fiber runs, the next job may hold the
+ * terminal); it outlives the action's own wait, so it is forked into the session's scope.
+ */
+export const pressInterrupt = (state: SessionState, r: RunningCommand): Effect.Effect<void> => {
+  const shell = state.shell
+  if (shell === null) return Effect.void
+  const meant = foregroundProcessGroup(shell.pid)
+  shell.write(INTERRUPT_KEY)
+  return meant === null ? Effect.void : pressAgainIfLost(state, r, shell, meant)
+}
