@@ -51,6 +51,28 @@ export const bareContainer = async (image: string): Promise<number> => {
   return ms
 }
 
+/** The clock ticks a second of /proc/stat's counts (USER_HZ). */
+const TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100)
+
+/** The machine's busy CPU so far (ms, all cores): /proc/stat's first line but idle and iowait. */
+const busyCpuMs = (): number => {
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
+  return (user + nice + system + irq + softirq + steal) * 1_000 / TICKS
+}
+
+/**
+ * The machine's CPU (ms, every process: this one, the engine, the container's, the watchdog) per
+ * run of `once`, over `runs` one after another: what a start and release costs a host that starts
+ * many, where a time to READY shows only the path one start waits on.
+ */
+const cpuPerRun = async (runs: number, once: () => Promise<unknown>): Promise<Sample> => {
+  const before = busyCpuMs()
+  for (let run = 0; run < runs; run++) await once()
+  const ms = (busyCpuMs() - before) / runs
+  return { p50: ms, p95: ms }
+}
+
 const IDLE_SANDBOXES = QUICK ? 3 : 50
 /** How many start at once in the concurrent-start row (a quick run only checks the path). */
 const CONCURRENT = QUICK ? 3 : 20
@@ -147,6 +169,17 @@ export const dockerRows = async (record: Record, echoInProcess: Sample) => {
     "bare container to first HTTP 200",
     floor,
     "target <= 600 ms"
+  )
+
+  const cpuRuns = QUICK ? 2 : 10
+  const bareCpu = await cpuPerRun(cpuRuns, () => bareContainer(image))
+  const cpu = await cpuPerRun(cpuRuns, () => Effect.runPromise(Effect.scoped(Layer.build(layer()))))
+  record(
+    "DockerRuntime: machine CPU per start and release (ms)",
+    cpu,
+    "bare container: create, start, 200, remove",
+    bareCpu,
+    "busy CPU of the whole machine over sequential runs, divided by their number"
   )
 
   const pool = ManagedRuntime.make(DockerRuntime.layerPool({ baseImage: base, poolSize: 2 }))

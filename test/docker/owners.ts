@@ -19,6 +19,8 @@ export interface OwnerOptions {
   readonly workspace?: string
   /** Take a snapshot (labelled with the session) before READY. */
   readonly snapshot?: boolean
+  /** The session of a second runtime the owner starts (a layer of its own) before its first. */
+  readonly second?: string
 }
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null

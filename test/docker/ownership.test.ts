@@ -8,6 +8,7 @@
  */
 import { afterAll, assert, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -106,24 +107,46 @@ describeDocker("Docker ownership by lease", () => {
   )
 
   it.live(
-    "a SIGKILLed owner's lease watchdog sees the owner's end and removes its container, workspace and lease long before the lease goes stale, with no reaper run here",
+    "a SIGKILLed owner's one lease watchdog sees the owner's end and removes both its runtimes' containers, workspaces and leases long before the leases go stale, with no reaper run here",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const session = sessionId("own")
-        // In our PID namespace, so its watchdog (a session of its own) outlives it. The lease goes
-        // stale only after 60 s: what removes the orphan sooner is the watchdog seeing its pipe
+        const [first, second] = [sessionId("own"), sessionId("own")]
+        // In our PID namespace, so its watchdog (a session of its own) outlives it. The leases go
+        // stale only after 60 s: what removes the orphans sooner is the watchdog seeing its pipe
         // from the owner close (leaseWatchdog.ts), then a reaper pass confirming over two renewals.
-        const child = yield* owner(image, session, { ownerLease: { renewEvery: 500, staleAfter: 60_000 } }, false)
-        const [id] = sessionContainers(session)
-        const workspace = yield* hostWorkspace(id!)
-        const lease = (yield* inspect(id!))!.Config.Labels[LABEL.ownerLease]!
+        const child = yield* owner(image, first, { ownerLease: { renewEvery: 500, staleAfter: 60_000 }, second }, false)
+        // Two layers, one watchdog: the owner's only child running leaseWatchdogMain.
+        const watchdogs = spawnSync("pgrep", ["-P", String(child.pid), "-f", "leaseWatchdogMain"], { encoding: "utf8" })
+        assert.strictEqual(watchdogs.stdout.trim().split("\n").filter((pid) => pid !== "").length, 1, "watchdogs")
+        const orphans = yield* Effect.forEach([first, second], (session) =>
+          Effect.gen(function*() {
+            const [id] = sessionContainers(session)
+            const workspace = yield* hostWorkspace(id!)
+            return { session, workspace, lease: (yield* inspect(id!))!.Config.Labels[LABEL.ownerLease]! }
+          }))
+        assert.notStrictEqual(orphans[0]!.lease, orphans[1]!.lease, "each layer holds a lease of its own")
         const killedAt = Date.now()
         yield* kill(child)
-        yield* eventually("the orphan was removed", () => sessionContainers(session).length === 0, 30_000, 250)
-        console.log(`owner SIGKILLed: its watchdog removed the container in ${Date.now() - killedAt} ms`)
-        // It removes the workspace just after the container: a moment later.
-        yield* eventually("the temporary workspace was removed", () => !existsSync(workspace), 5_000, 50)
-        yield* eventually("the stale lease was removed", () => !existsSync(lease), 5_000, 250)
+        yield* eventually(
+          "the orphans were removed",
+          () => orphans.every(({ session }) => sessionContainers(session).length === 0),
+          30_000,
+          250
+        )
+        console.log(`owner SIGKILLed: its watchdog removed both containers in ${Date.now() - killedAt} ms`)
+        // It removes the workspaces just after the containers: a moment later.
+        yield* eventually(
+          "the temporary workspaces were removed",
+          () => orphans.every(({ workspace }) => !existsSync(workspace)),
+          5_000,
+          50
+        )
+        yield* eventually(
+          "the stale leases were removed",
+          () => orphans.every(({ lease }) => !existsSync(lease)),
+          5_000,
+          250
+        )
       })),
     120_000
   )

@@ -102,9 +102,14 @@ const expectIsolated = (workbench: Page, token: string, sharedHost: boolean) =>
           [`absproxy/${app.port}/`, 403, null],
           ["_static/out/browser/serviceWorker.js", 200, null]
         ])
+        // Chromium asks for `/favicon.ico` on its own time, so it may come after the checks or
+        // never: the app must have had both visits, and nothing but them and their icons.
         assert.deepStrictEqual(
-          [...new Set(app.paths)].sort(),
-          ["/", "/favicon.ico"],
+          [
+            app.paths.filter((path) => path === "/").length,
+            app.paths.filter((path) => path !== "/favicon.ico" && path !== "/")
+          ],
+          [2, []],
           "the app was reached by the two visits only"
         )
       }),

@@ -41,7 +41,7 @@ import { restrictEgress } from "./egressBox.ts"
 import { recordContainer } from "./leaseRecords.ts"
 import { checkDockerOptions, type DockerRuntimeOptions } from "./options.ts"
 import { acquireOwnerLease } from "./ownerLease.ts"
-import { reapUnlessCovered } from "./reaper.ts"
+import { reapOrphans, reapUnlessCovered } from "./reaper.ts"
 import { containerSpec, explainStorageRefusal } from "./sandboxContainer.ts"
 import { dockerSnapshots, restoreWorkspace } from "./snapshot.ts"
 import { removeTemporaryWorkspace, removeWithWorkspace, temporaryWorkspaceOf } from "./workspaceRemoval.ts"
@@ -102,7 +102,7 @@ const connect = Effect.fn("DockerRuntime.connect")(function*(options: DockerRunt
   const engine = yield* connectEngine
   const withEngine = Effect.provideService(DockerEngine, engine)
   const docker = engine.docker as Docker
-  const reapPass = yield* reapUnlessCovered(engine.address)
+  const reapPass = yield* reapUnlessCovered(engine.address, reapOrphans)
   const uid = yield* dockerSandboxUid(options.userId, engine.local)
   // Acquired before any container and released after the last: it outlives what it covers.
   const lease = yield* acquireOwnerLease(options.ownerLease)

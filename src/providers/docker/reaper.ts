@@ -16,10 +16,14 @@
  * when a DockerRuntime starts and then every `reapEvery` (30 s) while it lives.
  *
  * Snapshot images (snapshot.ts) are judged the same way: the owner's lease their label names must
- * record them and be stale. A kept snapshot names no lease and is left.
+ * record them and be stale. A kept snapshot names no lease and is left. Listing images is the
+ * costly part of a pass (the engine reads and checks every image's config, ~100 ms of its CPU on an
+ * engine holding ~90 images, where listing containers takes ~1 ms), so a runtime's own passes look
+ * at images only now and then (`IMAGE_PASS_EVERY`), and the stale lease directories, which a
+ * snapshot may still name, are swept only on those passes.
  */
 import type Docker from "dockerode"
-import { Clock, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -87,10 +91,12 @@ const removeUnusedSnapshots = (docker: Docker) =>
     ))
 
 /**
- * Remove every container (and snapshot image) on the engine whose owner's lease is stale; returns
- * how many containers were removed.
+ * Remove every container (and, with `images`, snapshot image) on the engine whose owner's lease is
+ * stale; returns how many containers were removed. Without `images` the pass neither lists images
+ * nor sweeps lease directories: a stale lease a snapshot still names must stay for the pass that
+ * judges that snapshot.
  */
-export const reapOrphans = Effect.fn("reapOrphans")(function*() {
+export const reapOrphans = Effect.fn("reapOrphans")(function*(scope: { readonly images: boolean } = { images: true }) {
   const docker = yield* dockerClient
   const list = Effect.promise(() =>
     docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=true`] } }).catch(() => [])
@@ -100,14 +106,15 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     const lease = leaseOf(claim)
     return claim !== null && lease !== null && isStale(lease) ? [{ container: c, claim, lease }] : []
   })
-  const snapshots = (yield* listSnapshots(docker, false)).flatMap((image) =>
+  const images = scope.images ? yield* listSnapshots(docker, false) : []
+  const snapshots = images.flatMap((image) =>
     (image.RepoTags ?? []).flatMap((name) => {
       const claim = claimOf(name, image.Labels ?? {})
       const lease = leaseOf(claim)
       return claim !== null && lease !== null && isStale(lease) ? [{ name, claim, lease }] : []
     })
   )
-  const staleDirs = staleLeaseDirs()
+  const staleDirs = scope.images ? staleLeaseDirs() : []
   const all: ReadonlyArray<Suspect> = [...suspects, ...snapshots, ...staleDirs]
   if (all.length > 0) {
     // Confirm over two renewals: just after a suspend and resume, live owners need a moment to renew.
@@ -125,8 +132,10 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     { concurrency: 4, discard: true }
   )
   yield* reapStrayGateways()
+  if (!scope.images) return orphans.length
+  const reaped = snapshots.filter((suspect) => confirmed(suspect, leaseOf(suspect.claim)))
   yield* Effect.forEach(
-    snapshots.filter((suspect) => confirmed(suspect, leaseOf(suspect.claim))),
+    reaped,
     ({ name }) =>
       Effect.promise(() => docker.getImage(name).remove({ force: true }).catch(() => undefined)).pipe(
         Effect.tap(() => Effect.logInfo(`reaped snapshot ${name}: its owner's lease is stale`))
@@ -134,9 +143,14 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
     { discard: true }
   )
   yield* removeUnusedSnapshots(docker)
+  // The images listed above, less those just reaped: one that appeared since belongs to a live
+  // owner, whose lease is not stale and so not among those to sweep.
+  const gone = new Set(reaped.map(({ name }) => name))
   const named = new Set([
     ...(yield* list).flatMap((c) => labelOf(c.Labels, LABEL.ownerLease) ?? []),
-    ...(yield* listSnapshots(docker, false)).flatMap((image) => labelOf(image.Labels, LABEL.ownerLease) ?? [])
+    ...images.filter((image) => !(image.RepoTags ?? []).every((name) => gone.has(name))).flatMap((image) =>
+      labelOf(image.Labels, LABEL.ownerLease) ?? []
+    )
   ])
   yield* sweepLeases(staleDirs, named)
   return orphans.length
@@ -144,32 +158,52 @@ export const reapOrphans = Effect.fn("reapOrphans")(function*() {
 
 /** The engines (by address) a pass of this process runs on now. */
 const passing = new Set<string>()
-/** When the last pass of this process on each engine began, by Effect's clock. */
-const lastBegun = new Map<string, number>()
+/** How many passes of this process have begun on each engine. */
+const begun = new Map<string, number>()
+/** When the last pass of this process on each engine that looked at images began, by Effect's clock. */
+const lastImagesBegun = new Map<string, number>()
+
+/**
+ * How far apart a process's passes over one engine look at images. A dead owner's snapshot holds
+ * disk, not CPU or memory, and the lease watchdog of a crashed owner (leaseWatchdogMain.ts) runs a
+ * whole pass at once; while a start's pass looked at images every time, their listing was about a
+ * sixth of the engine's CPU for a start and stop (`docs/design-notes.md`, "The reaper's image lists").
+ */
+export const IMAGE_PASS_EVERY = Duration.minutes(5)
 
 /**
  * The reaper pass of one layer (made once per layer): skipped while a pass of this process runs on
- * the same engine, and when one began since this layer's previous turn (or since the layer was
- * made), since that pass saw everything this one would. The runtimes of a process on one engine (a
+ * the same engine, and when another layer's began since this layer's previous turn (or since the
+ * layer was made), since that pass saw everything this one would. The runtimes of a process on one engine (a
  * pool, 20 layers started at once) then make about one pass a spacing between them, not one each:
- * a pass lists every container and image of the engine (~130 ms an image list on an engine holding
- * ~1,300 images), and the first passes of 20 layers, each made once its own sandbox started (the
- * hosted reaper), would otherwise run one after another while the others' containers start.
+ * a pass lists every container of the engine, and the first passes of 20 layers, each made once its
+ * own sandbox started (the hosted reaper), would otherwise run one after another while the others'
+ * containers start. A pass looks at images too when none of this process's passes on the engine
+ * has for `IMAGE_PASS_EVERY` (the first always does). `pass` is `reapOrphans` (a test gives its own).
  */
-export const reapUnlessCovered = Effect.fnUntraced(function*(address: string) {
-  let since = yield* Clock.currentTimeMillis
-  return Effect.clockWith((clock) =>
-    Effect.suspend(() => {
-      const now = clock.currentTimeMillisUnsafe()
-      const covered = passing.has(address) || (lastBegun.get(address) ?? Number.NEGATIVE_INFINITY) >= since
-      since = now
-      if (covered) return Effect.void
-      lastBegun.set(address, now)
-      return Effect.acquireUseRelease(
-        Effect.sync(() => passing.add(address)),
-        () => reapOrphans(),
-        () => Effect.sync(() => passing.delete(address))
-      ).pipe(Effect.asVoid)
-    })
-  )
-})
+export const reapUnlessCovered = <R>(
+  address: string,
+  pass: (scope: { readonly images: boolean }) => Effect.Effect<unknown, never, R>
+) =>
+  Effect.sync(() => {
+    // The count of passes begun that this layer has seen: at its making, then at each of its turns.
+    let seen = begun.get(address) ?? 0
+    return Effect.clockWith((clock) =>
+      Effect.suspend(() => {
+        const count = begun.get(address) ?? 0
+        const covered = passing.has(address) || count > seen
+        seen = covered ? count : count + 1
+        if (covered) return Effect.void
+        begun.set(address, count + 1)
+        const now = clock.currentTimeMillisUnsafe()
+        const images = now - (lastImagesBegun.get(address) ?? Number.NEGATIVE_INFINITY) >=
+          Duration.toMillis(IMAGE_PASS_EVERY)
+        if (images) lastImagesBegun.set(address, now)
+        return Effect.acquireUseRelease(
+          Effect.sync(() => passing.add(address)),
+          () => pass({ images }),
+          () => Effect.sync(() => passing.delete(address))
+        ).pipe(Effect.asVoid)
+      })
+    )
+  })
