@@ -167,15 +167,15 @@ const lastImagesBegun = new Map<string, number>()
  * How far apart a process's passes over one engine look at images. A dead owner's snapshot holds
  * disk, not CPU or memory, and the lease watchdog of a crashed owner (leaseWatchdogMain.ts) runs a
  * whole pass at once; while a start's pass looked at images every time, their listing was about a
- * sixth of the engine's CPU for a start and stop (`docs/design-notes.md`, "The reaper's image lists").
+ * sixth of the engine's CPU for a start and stop (`docs/design-notes.md`, "Fifth round").
  */
 export const IMAGE_PASS_EVERY = Duration.minutes(5)
 
 /**
  * The reaper pass of one layer (made once per layer): skipped while a pass of this process runs on
  * the same engine, and when another layer's began since this layer's previous turn (or since the
- * layer was made), since that pass saw everything this one would. The runtimes of a process on one engine (a
- * pool, 20 layers started at once) then make about one pass a spacing between them, not one each:
+ * layer was made), since that pass saw everything this one would. The runtimes of a process on one
+ * engine (a pool, 20 layers started at once) then make about one pass a spacing between them:
  * a pass lists every container of the engine, and the first passes of 20 layers, each made once its
  * own sandbox started (the hosted reaper), would otherwise run one after another while the others'
  * containers start. A pass looks at images too when none of this process's passes on the engine

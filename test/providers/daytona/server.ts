@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
+import type { SeenRequest } from "../aliveAttempts.ts"
 import { applyHttpFault, Faults } from "../faults.ts"
 import {
   json,
@@ -47,7 +48,7 @@ export interface DaytonaStandIn {
   /** How many commands' logs are followed now (the toolbox's open WebSockets). */
   readonly following: () => number
   /** The paths the preview proxy was asked for (`/preview/{port}-{id}/alive` ...), in order. */
-  readonly previews: Array<string>
+  readonly previews: Array<SeenRequest>
   readonly sandboxes: Sandboxes
   /** The signed preview URLs' tokens Daytona gave out. */
   readonly signedPreviews: SignedPreviews
@@ -104,7 +105,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
   const signedPreviews = new SignedPreviews()
   const toolbox = new Toolbox()
   const requests: Array<RecordedRequest> = []
-  const previews: Array<string> = []
+  const previews: Array<SeenRequest> = []
   const faults = new Faults()
   let base = ""
 
@@ -200,7 +201,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
 
   /** The preview proxy: HTTP to the target (a client that hangs up hangs up on the server too). */
   const preview = async (request: IncomingMessage, response: ServerResponse, url: URL) => {
-    previews.push(url.pathname)
+    previews.push({ path: url.pathname, at: Date.now() })
     const target = await previewTarget(request, url)
     proxyTo(
       request,

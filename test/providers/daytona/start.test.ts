@@ -24,6 +24,7 @@ import { PROBE } from "../../../src/serverStart/serverProbe.ts"
 import { buildRuntime, startError } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
 import { baseImage } from "../../docker/infra.ts"
+import { assertReadyAtFirstAlive } from "../aliveAttempts.ts"
 import { keyCheck } from "../keyCheck.ts"
 import { assertAllDeleted, CREATE, daytonaLayer, until, useStandIn } from "./infra.ts"
 import type { DaytonaStandIn, RecordedRequest } from "./server.ts"
@@ -304,12 +305,12 @@ describeDocker("DaytonaRuntime start (stand-in)", () => {
         const sandbox = [...s.sandboxes.byId.values()].find((x) =>
           x.labels["effect-sandbox.session"] === "dtn-start-heard"
         )!
-        const alive = s.previews.slice(previews).filter((path) => path === `/preview/8000-${sandbox.id}/alive`)
+        const alive = s.previews.slice(previews).filter(({ path }) => path === `/preview/8000-${sandbox.id}/alive`)
         const asked = s.requests.slice(before)
         assert.isFalse(asked.some((r) => r.path === "/toolbox/{id}/process/execute"))
         assert.strictEqual(asked.filter((r) => r.path.endsWith("/exec")).length, 1)
         assert.strictEqual(asked.filter((r) => r.path.endsWith("/logs?follow=true")).length, 1)
-        assert.strictEqual(alive.length, 1)
+        assertReadyAtFirstAlive(alive.map(({ at }) => at))
         // The follow is closed once the line came, though the server goes on (and prints nothing more).
         yield* until(() => s.following() === 0)
         assert.strictEqual(rt.info.workspace, "/workspace")

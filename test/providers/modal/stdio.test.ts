@@ -14,12 +14,16 @@ import { ModalRuntime } from "../../../src/modal.ts"
 import { sessionSandboxName } from "../../../src/providers/modal/driver.ts"
 import { buildRuntime } from "../../docker/helpers.ts"
 import { describeDocker } from "../../docker/infra.ts"
+import { assertReadyAtFirstAlive } from "../aliveAttempts.ts"
 import { standinOptions, TOKEN_ID, TOKEN_SECRET, useModalStandin } from "./fixture.ts"
 import type { StandinSandbox } from "./sandboxes.ts"
 
 /** How many times the runtime asked the server for `/alive` (through its tunnel). */
-const aliveAttempts = (sandbox: StandinSandbox) =>
-  sandbox.tunnels.find((t) => t.containerPort === SERVER_PORT)!.requested.filter((path) => path === "/alive").length
+const aliveTimes = (sandbox: StandinSandbox) =>
+  sandbox.tunnels.find((t) => t.containerPort === SERVER_PORT)!.requested.filter(({ path }) => path === "/alive")
+    .map(({ at }) => at)
+
+const aliveAttempts = (sandbox: StandinSandbox) => aliveTimes(sandbox).length
 
 /** Until the stand-in serves no read of the sandbox's stdout (the runtime cancelled it). */
 const letGo = (sandbox: StandinSandbox) =>
@@ -58,7 +62,7 @@ describeDocker("ModalRuntime output stream (stand-in)", () => {
           ModalRuntime.layer(standinOptions(standinOf(), { sessionId: "md-heard" }))
         )
         const sandbox = sandboxOf("md-heard")
-        assert.strictEqual(aliveAttempts(sandbox), 1)
+        assertReadyAtFirstAlive(aliveTimes(sandbox))
         assert.deepStrictEqual(reads(sandbox).map((c) => [c.request["fileDescriptor"], c.request["offset"]]), [[0, 0]])
         yield* letGo(sandbox)
         yield* release

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createServer, getCACertificates, type Server, setDefaultCACertificates } from "node:tls"
 import { selfSignedCertificate } from "../../kubernetes/standin/tls.ts"
+import type { SeenRequest } from "../aliveAttempts.ts"
 
 /** A self-signed certificate for 127.0.0.1 (a day long), and its key: the Kubernetes stand-in's kind. */
 export interface Certificate {
@@ -38,8 +39,8 @@ export interface Tunnel {
   readonly port: number
   /** Connections open now. */
   readonly open: () => number
-  /** The paths of the HTTP/1.1 requests sent through it so far (read off the request lines). */
-  readonly requested: ReadonlyArray<string>
+  /** The HTTP/1.1 requests sent through it so far (read off the request lines), with when. */
+  readonly requested: ReadonlyArray<SeenRequest>
   readonly close: () => Promise<void>
 }
 
@@ -54,7 +55,7 @@ export const openTunnel = async (
   touched: () => void
 ): Promise<Tunnel> => {
   const sockets = new Set<Socket>()
-  const requested: Array<string> = []
+  const requested: Array<SeenRequest> = []
   const server: Server = createServer({ cert: certificate.cert, key: certificate.key }, (client) => {
     touched()
     // Without TCP_NODELAY a response's second small TLS write waits for the client's delayed ACK
@@ -72,7 +73,8 @@ export const openTunnel = async (
     }
     const read = (chunk: Buffer) => {
       touched()
-      for (const line of chunk.toString("latin1").matchAll(REQUEST_LINE)) requested.push(line[1]!)
+      const at = Date.now()
+      for (const line of chunk.toString("latin1").matchAll(REQUEST_LINE)) requested.push({ path: line[1]!, at })
     }
     client.on("data", read).on("error", done).on("close", done)
     upstream.on("error", done).on("close", done)
