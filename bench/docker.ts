@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { DockerRuntime, type DockerSandboxPool } from "../src/docker.ts"
 import { CmdRunAction, Runtime } from "../src/index.ts"
 import { timeStarts } from "./startup.ts"
-import { QUICK, type Sample, skipped, timeRuns } from "./stats.ts"
+import { QUICK, type Sample, single, skipped, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -69,8 +69,7 @@ const busyCpuMs = (): number => {
 const cpuPerRun = async (runs: number, once: () => Promise<unknown>): Promise<Sample> => {
   const before = busyCpuMs()
   for (let run = 0; run < runs; run++) await once()
-  const ms = (busyCpuMs() - before) / runs
-  return { p50: ms, p95: ms }
+  return single((busyCpuMs() - before) / runs)
 }
 
 const IDLE_SANDBOXES = QUICK ? 3 : 50

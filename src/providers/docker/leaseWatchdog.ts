@@ -34,10 +34,8 @@ let watchdog: ChildProcess | undefined
 const watched = new Set<string>()
 let idle: ReturnType<typeof setTimeout> | undefined
 
-/** End the watchdog: its stdin's end of file, with nothing watched, lets it exit. */
+/** End the idle watchdog (a lease taken meanwhile clears the timer): its stdin's end of file, with nothing watched, lets it exit. */
 const endWatchdog = () => {
-  idle = undefined
-  if (watched.size > 0) return
   watchdog?.stdin?.end()
   watchdog = undefined
 }

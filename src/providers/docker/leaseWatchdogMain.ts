@@ -56,7 +56,6 @@ const take = (line: string) => {
   if (dir === "") return
   if (line.startsWith("+")) {
     leases.set(dir, { graceMs: POLL_MS, missingSince: undefined })
-    if (ownerGone) expire(dir)
   } else if (line.startsWith("-")) {
     leases.delete(dir)
   }
