@@ -118,7 +118,7 @@ export const envAndTransferConformance = (target: ConformanceTarget) => {
           for (const shown of [JSON.stringify(first), JSON.stringify(rest)]) {
             for (let i = 0; i + 4 <= secret.length; i++) assert.notInclude(shown, secret.slice(i, i + 4))
           }
-        })))
+        }), 1))
 
     it.live("rejects invalid variable names without changing anything", () =>
       withRuntime(target, (rt) =>

@@ -7,11 +7,16 @@ import type { ConformanceTarget } from "./target.ts"
 export const TIMEOUT_TEMPLATE =
   "You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys (\"C-c\", \"C-z\", \"C-d\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in execute_bash for future commands."
 
-/** Run `f` against a fresh runtime of `target`, released afterwards. */
+/**
+ * Run `f` against a fresh runtime of `target`, released afterwards.
+ *
+ * The no-change timeout is generous unless a case asks for a short one: on a loaded machine a prompt
+ * can take over a second to come back, and a soft time-out there refuses the case's next command.
+ */
 export const withRuntime = <A, E>(
   target: ConformanceTarget,
   f: (rt: RuntimeShape) => Effect.Effect<A, E>,
-  noChangeTimeoutSeconds = 1
+  noChangeTimeoutSeconds = 30
 ) =>
   Effect.gen(function*() {
     return yield* f(yield* Runtime)

@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { cgroupsAvailable } from "../../src/executor/shell/cgroup.ts"
-import { ErrorObservation, Runtime, UnsupportedCapabilityError } from "../../src/index.ts"
+import { type CmdOutputObservation, ErrorObservation, Runtime, UnsupportedCapabilityError } from "../../src/index.ts"
 import { awaitProcessCount, hostProcesses, uniqueSeconds, withRuntime } from "./helpers.ts"
 import { required } from "./requirement.ts"
 import type { ConformanceTarget } from "./target.ts"
@@ -13,6 +13,10 @@ const holdsEscapedProcesses = (target: ConformanceTarget) =>
     ci: "CI must be able to create cgroups (root, writable /sys/fs/cgroup) for the release conformance case.",
     skipped: `Skipping ${target.name}'s case for processes that drop the session marker: no cgroups here (needs root).`
   })
+
+/** A command's exit code, or the error's text when it was refused. */
+const exitCodeOf = (obs: CmdOutputObservation | ErrorObservation) =>
+  obs._tag === "CmdOutputObservation" ? obs.exitCode : obs.content
 
 export const lifecycleConformance = (target: ConformanceTarget) =>
   describe("lifecycle", () => {
@@ -105,8 +109,12 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
         const seconds = uniqueSeconds()
         yield* withRuntime(target, (rt) =>
           Effect.gen(function*() {
-            yield* rt.runCommand(`sleep ${seconds} & disown; nohup sleep ${seconds} >/dev/null 2>&1 &`)
-            yield* rt.runCommand(`setsid sleep ${seconds} >/dev/null 2>&1 < /dev/null &`)
+            // Each command must have completed: a refused second command would start nothing.
+            const started = [
+              yield* rt.runCommand(`sleep ${seconds} & disown; nohup sleep ${seconds} >/dev/null 2>&1 &`),
+              yield* rt.runCommand(`setsid sleep ${seconds} >/dev/null 2>&1 < /dev/null &`)
+            ]
+            assert.deepStrictEqual(started.map(exitCodeOf), [0, 0])
             yield* awaitProcessCount(`sleep ${seconds}`, 3)
           }))
         assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])
@@ -120,10 +128,13 @@ export const lifecycleConformance = (target: ConformanceTarget) =>
           const sleep = `sleep ${seconds} >/dev/null 2>&1 < /dev/null`
           yield* withRuntime(target, (rt) =>
             Effect.gen(function*() {
-              yield* rt.runCommand(`env -i setsid ${sleep} &`)
-              yield* rt.runCommand(`env -u EFFECT_SANDBOX_SESSION setsid ${sleep} &`)
-              // Double fork: the sleep's parent exits at once, so it is reparented away from the shell.
-              yield* rt.runCommand(`(env -i setsid sh -c '${sleep} &' &)`)
+              const started = [
+                yield* rt.runCommand(`env -i setsid ${sleep} &`),
+                yield* rt.runCommand(`env -u EFFECT_SANDBOX_SESSION setsid ${sleep} &`),
+                // Double fork: the sleep's parent exits at once, so it is reparented away from the shell.
+                yield* rt.runCommand(`(env -i setsid sh -c '${sleep} &' &)`)
+              ]
+              assert.deepStrictEqual(started.map(exitCodeOf), [0, 0, 0])
               yield* awaitProcessCount(`sleep ${seconds}`, 3)
             }))
           assert.deepStrictEqual(hostProcesses(`sleep ${seconds}`), [])

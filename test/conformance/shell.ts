@@ -186,7 +186,7 @@ export const shellConformance = (target: ConformanceTarget) =>
           assert.strictEqual(done.content, "line 1")
           assert.strictEqual(done.exitCode, 0)
           assert.strictEqual(done.metadata.suffix, "\n[The command completed with exit code 0.]")
-        })))
+        }), 1))
 
     it.live("C-z stops a job (exit 148)", () =>
       withRuntime(target, (rt) =>
