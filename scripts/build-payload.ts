@@ -15,26 +15,33 @@
  *   payload/manifest.json                    file list and a content hash (image builders tag by it)
  *
  * Start it with `node payload/server.mjs <port> --working-dir /workspace ...`.
+ *
+ * A payload whose inputs have not changed since it was built is left as it is (`--force` builds it
+ * anyway; `--check` only says whether it is up to date, by its exit code): every test process that
+ * starts a runtime from source asks for the payload (src/serverStart/payload.ts), and a build costs
+ * seconds of CPU where the check costs milliseconds.
  */
 import { createHash } from "node:crypto"
-import { cpSync, globSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  cpSync,
+  existsSync,
+  globSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { join, relative } from "node:path"
-import { type Plugin, rolldown } from "rolldown"
+import type { Plugin } from "rolldown"
 import { lazyWs } from "./lazyWs.ts"
 import { requireBuiltins } from "./requireBuiltins.ts"
 
 const root = join(import.meta.dirname, "..")
 const payload = join(root, "payload")
-/**
- * Built beside the payload, then swapped in by two renames: whoever reads the payload
- * meanwhile (an image build in a running test while `npm pack` runs `prepare`) never
- * finds it missing or half-written.
- */
-const out = join(root, `payload.next-${process.pid}`)
 const started = performance.now()
-
-rmSync(out, { recursive: true, force: true })
-mkdirSync(out, { recursive: true })
 
 /**
  * Packages that load files by paths relative to themselves (native addons; Playwright's
@@ -58,6 +65,77 @@ const NATIVE: Readonly<Record<string, ReadonlyArray<string>>> = {
   // Not imported: the file viewer serves these two scripts to the browser (src/server/fileViewer).
   "pdfjs-dist": ["package.json", "build/pdf.min.mjs", "build/pdf.worker.min.mjs"]
 }
+
+/** A native package's runtime files, relative to its directory in node_modules. */
+const nativeFiles = (name: string): Array<string> => {
+  const from = join(root, "node_modules", name)
+  return globSync([...NATIVE[name]!], { cwd: from, exclude: ["**/*.test.js"], withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(from, join(entry.parentPath, entry.name)))
+    .sort()
+}
+
+/** The build's own code, beside the sources it bundles. */
+const BUILD_FILES = ["scripts/build-payload.ts", "scripts/lazyWs.ts", "scripts/requireBuiltins.ts"]
+
+/**
+ * A digest of everything the payload is made from: the sources (src/, the Python helpers among
+ * them), the build's own code, the locked versions of the bundled packages (package-lock.json), and
+ * the native packages' files that the copy names literally, by size and time (node-pty is compiled
+ * at install, so a rebuild changes its binary but not the lock). Read with `readdirSync`, not
+ * `globSync`, which took ten times as long.
+ */
+const inputsDigest = (): string => {
+  const hash = createHash("sha256").update(`${process.platform}-${process.arch}\0`)
+  const sources = readdirSync(join(root, "src"), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && !entry.parentPath.includes("__pycache__"))
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+  for (const file of [...sources.sort(), ...BUILD_FILES, "package.json", "package-lock.json"]) {
+    hash.update(file).update("\0").update(readFileSync(join(root, file))).update("\0")
+  }
+  for (const [name, patterns] of Object.entries(NATIVE)) {
+    for (const file of patterns.filter((pattern) => !pattern.includes("*"))) {
+      const { size, mtimeMs } = statSync(join(root, "node_modules", name, file))
+      hash.update(`${name}/${file}\0${size}\0${mtimeMs}\0`)
+    }
+  }
+  return hash.digest("hex")
+}
+
+/** Whether payload/ was built from `inputs` and still holds every file its manifest lists. */
+const upToDate = (inputs: string): boolean => {
+  try {
+    const manifest = JSON.parse(readFileSync(join(payload, "manifest.json"), "utf8")) as {
+      readonly inputs?: string
+      readonly files: ReadonlyArray<string>
+    }
+    return manifest.inputs === inputs && manifest.files.every((file) => existsSync(join(payload, file)))
+  } catch {
+    return false
+  }
+}
+
+const inputs = inputsDigest()
+const current = upToDate(inputs)
+if (process.argv.includes("--check")) {
+  console.log(current ? "payload/: up to date" : "payload/: stale")
+  process.exit(current ? 0 : 1)
+}
+if (current && !process.argv.includes("--force")) {
+  console.log(`payload/: up to date (checked in ${(performance.now() - started).toFixed(0)} ms)`)
+  process.exit(0)
+}
+// Loaded only for a build: the bundler's import alone costs more than the check.
+const { rolldown } = await import("rolldown")
+
+/**
+ * Built beside the payload, then swapped in by two renames: whoever reads the payload
+ * meanwhile (an image build in a running test while `npm pack` runs `prepare`) never
+ * finds it missing or half-written.
+ */
+const out = join(root, `payload.next-${process.pid}`)
+rmSync(out, { recursive: true, force: true })
+mkdirSync(out, { recursive: true })
 
 const ENTRIES = {
   // The entry point: it turns V8's compile cache on, then imports the server (src/server/main.ts).
@@ -115,12 +193,9 @@ cpSync(join(root, "src/executor/skills/python"), join(out, "python"), {
 })
 
 // Runtime files only: no sources, tests or build intermediates.
-for (const [name, patterns] of Object.entries(NATIVE)) {
-  const from = join(root, "node_modules", name)
-  for (const entry of globSync([...patterns], { cwd: from, exclude: ["**/*.test.js"], withFileTypes: true })) {
-    if (!entry.isFile()) continue
-    const file = relative(from, join(entry.parentPath, entry.name))
-    cpSync(join(from, file), join(out, "node_modules", name, file))
+for (const name of Object.keys(NATIVE)) {
+  for (const file of nativeFiles(name)) {
+    cpSync(join(root, "node_modules", name, file), join(out, "node_modules", name, file))
   }
 }
 
@@ -133,7 +208,7 @@ for (const file of files) hash.update(file).update("\0").update(readFileSync(joi
 const bytes = files.reduce((sum, file) => sum + statSync(join(out, file)).size, 0)
 writeFileSync(
   join(out, "manifest.json"),
-  JSON.stringify({ hash: hash.digest("hex"), node: ">=22.19", entry: "server.mjs", files }, null, 2) + "\n"
+  JSON.stringify({ hash: hash.digest("hex"), node: ">=22.19", entry: "server.mjs", files, inputs }, null, 2) + "\n"
 )
 const old = join(root, `payload.old-${process.pid}`)
 try {

@@ -16,8 +16,9 @@ const fromSource = import.meta.url.endsWith(".ts")
 
 let payloadBuilt = false
 /**
- * The payload directory. Running from source, it is rebuilt once per process, so
- * images always carry the current code; an installed package ships it built.
+ * The payload directory. Running from source, the build script is run once per process, so
+ * images always carry the current code; it rebuilds only when the sources changed since the last
+ * build (a check of milliseconds where a build takes seconds). An installed package ships it built.
  */
 export const payloadDirectory = Effect.suspend(() => {
   const packageRoot = fromSource ? root : join(root, "..")
