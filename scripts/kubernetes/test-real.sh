@@ -14,8 +14,7 @@ eval "$cluster_env"
 set +a
 image=$(node scripts/kubernetes/runtime-image.ts)
 scripts/kubernetes/cluster.sh import "$image"
-# EFFECT_SANDBOX_K8S_TEST_CLUSTER: what this cluster is known not to do (live.test.ts, known gaps).
-export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image" EFFECT_SANDBOX_K8S_TEST_CLUSTER=1.20
+export EFFECT_SANDBOX_K8S_LIVE=1 EFFECT_SANDBOX_K8S_IMAGE="$image"
 export EFFECT_SANDBOX_K8S_CONNECT=${EFFECT_SANDBOX_K8S_CONNECT:-portForward,direct}
 # Arguments given (a file, a -t pattern): those cases, six at a time.
 if [ $# -gt 0 ]; then

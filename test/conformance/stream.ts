@@ -89,10 +89,9 @@ export const streamConformance = (target: ConformanceTarget) =>
           assert.strictEqual(asContent(output), last.observation.content)
         })))
 
-    const interruptGap = target.knownGaps?.interruptStopsCommand
-    const interruptCase = interruptGap === undefined ? it.live : it.live.fails
-    const interruptTitle = "interrupting the consumer stops the command, and the session still answers"
-    interruptCase(interruptGap === undefined ? interruptTitle : `${interruptTitle} (known gap: ${interruptGap})`, () =>
+    // Through a port-forward the server may hear its client go a second or more after the drop: the
+    // stream must still be open then (no soft time-out meanwhile), and the command is gone within 5 s.
+    it.live("interrupting the consumer stops the command, and the session still answers", () =>
       withRuntime(target, (rt) =>
         Effect.gen(function*() {
           const seconds = uniqueSeconds()

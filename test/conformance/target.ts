@@ -29,14 +29,6 @@ export interface ConformanceTarget {
    * is held to the suite too.
    */
   readonly toolless?: Pick<ConformanceTarget, "layer" | "givenSandboxConfig">
-  /**
-   * A case this target is known to fail today, with why: it runs as `it.fails` (so it fails the
-   * suite the day it passes, and the gap is then removed), its title saying so.
-   */
-  readonly knownGaps?: {
-    /** Interrupting a streamed command's consumer does not stop the command in the sandbox. */
-    readonly interruptStopsCommand?: string
-  }
 }
 
 /** `describe` title of a tool's cases, saying why they skip when the target lacks the tool. */

@@ -126,12 +126,7 @@ suite(title, () => {
             deleteWorkspace: true
           }),
         containsProcesses: true,
-        capabilities: { pause: true, ipython: true, browser: true, mcp: false, snapshot: false },
-        // The project's 1.20 test cluster (scripts/kubernetes) keeps the pod's end of a port-forwarded
-        // connection open after our side dropped it, so the server never sees the client go.
-        ...(connect === "portForward" && process.env["EFFECT_SANDBOX_K8S_TEST_CLUSTER"] === "1.20"
-          ? { knownGaps: { interruptStopsCommand: "the 1.20 test cluster's port-forward keeps the pod's end open" } }
-          : {})
+        capabilities: { pause: true, ipython: true, browser: true, mcp: false, snapshot: false }
       })
       // Pause, attach, the reaper, a dying server and release, on the cluster.
       // A reaped pod is gone once its kubelet confirms it: within the minute's GC pass on 1.20 and 1.21.
