@@ -41,7 +41,12 @@ const containersRunning = (marker: string) =>
 const rssMiB = (server: ApiServer) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.process.pid}/status`, "utf8"))![1]) / 1024
 
-const contextDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("effect-sandbox-build-context-"))
+/**
+ * The build contexts `server` holds in the temp dir (named after its pid): other files' servers
+ * build beside this one, so their contexts come and go meanwhile.
+ */
+const contextDirs = (server: ApiServer) =>
+  readdirSync(tmpdir()).filter((name) => name.startsWith(`effect-sandbox-build-context-${server.process.pid}-`))
 
 /** A one-shot TCP listener on every address of this host, counting the connections it gets. */
 const hostService = async () => {
@@ -250,7 +255,7 @@ describeDocker("runtime API /build confinement (Docker)", () => {
       assert.strictEqual(imageId(tag), "")
 
       // 187 MB of base64, under the cap, to a tag outside the prefix: read to its end, then refused.
-      const dirs = contextDirs().length
+      const dirs = contextDirs(server).length
       const before = rssMiB(server)
       const large = await rawBuild(server.base, KEY, buildForm(gzipLike(140 * 1024 * 1024), "debian:large", []), true)
       assert.strictEqual(large.status, 403)
@@ -262,7 +267,7 @@ describeDocker("runtime API /build confinement (Docker)", () => {
       // The upload held 6 times its size in memory before (1.2 GB for 200 MB).
       assert.isBelow(after - fresh, 300, rss)
       assert.isBelow(after - before, 64, rss)
-      assert.strictEqual(contextDirs().length, dirs, "the refused upload's file is removed")
+      assert.strictEqual(contextDirs(server).length, dirs, "the refused upload's file is removed")
       assert.strictEqual((await call(server.base, "GET", "/registry_prefix", { key: KEY })).status, 200)
 
       // Only the context may be a file: any other file part is refused, and nothing is kept.
@@ -273,7 +278,7 @@ describeDocker("runtime API /build confinement (Docker)", () => {
         status: 400,
         body: { detail: "A build request's one file is its context, not tags" }
       })
-      assert.strictEqual(contextDirs().length, dirs)
+      assert.strictEqual(contextDirs(server).length, dirs)
 
       // 16 MiB of zeros gzip to 16 KiB: within a 1 MiB upload cap, and stopped unpacking at 4 MiB.
       const small = await apiServer(["--build-max-upload-mb", "1"])
