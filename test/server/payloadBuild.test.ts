@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
-import { appendFileSync, cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs"
+import { appendFileSync, cpSync, rmSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { payloadDirectory } from "../../src/serverStart/payload.ts"
 import { tempDir } from "./helpers.ts"
@@ -34,11 +34,8 @@ describe("the payload's build", () => {
 
         // A copy of what the build reads, beside a copy of the payload it made.
         const dir = yield* tempDir("payload-build-")
-        cpSync(join(root, "src"), join(dir, "src"), { recursive: true })
-        mkdirSync(join(dir, "scripts"))
-        for (const file of ["build-payload.ts", "lazyWs.ts", "requireBuiltins.ts"]) {
-          cpSync(join(root, "scripts", file), join(dir, "scripts", file))
-        }
+        // scripts/ whole: which of its files the build reads is the script's own list (BUILD_FILES).
+        for (const tree of ["src", "scripts"]) cpSync(join(root, tree), join(dir, tree), { recursive: true })
         for (const file of ["package.json", "package-lock.json"]) cpSync(join(root, file), join(dir, file))
         symlinkSync(join(root, "node_modules"), join(dir, "node_modules"))
         cpSync(payload, join(dir, "payload"), { recursive: true })
