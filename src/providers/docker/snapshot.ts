@@ -15,7 +15,7 @@
 import type Docker from "dockerode"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { removeContainer } from "../../engines/docker/container.ts"
+import { pauseContainer, removeContainer } from "../../engines/docker/container.ts"
 import { IMAGE_WORKSPACE } from "../../engines/docker/containerSpec.ts"
 import { engineCall } from "../../engines/docker/engine.ts"
 import { LABEL, ourLabels } from "../../engines/docker/labels.ts"
@@ -63,7 +63,7 @@ const frozen = <A, E, R>(box: Snapshotted, use: Effect.Effect<A, E, R>) =>
     const info = yield* engineCall(`inspect ${box.name}`, () => box.container.inspect())
     if (info.State.Paused || !info.State.Running) return yield* use
     return yield* Effect.acquireUseRelease(
-      engineCall(`pause ${box.name}`, () => box.container.pause()),
+      pauseContainer(box.container, box.name),
       () => use,
       () => Effect.ignore(engineCall(`unpause ${box.name}`, () => box.container.unpause()))
     )
