@@ -7,10 +7,10 @@
  * broken row and saves nothing: the short version CI runs.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CliRuntime, CmdRunAction, type Observation, Runtime } from "../src/index.ts"
+import { defaultServerEntry } from "../src/layers/local/serverProcess.ts"
 import { LocalRuntime, type LocalServerPool } from "../src/local.ts"
 import { bashC, bashCDiscard, loopbackHttp, nodeStart, PipeShell, ptyDiscard } from "./baselines.ts"
 import { browserRows } from "./browser.ts"
@@ -84,15 +84,14 @@ const record = (name: string, sample: Sample, baseline: string, base: Sample, no
   )
 }
 
-/** The shipped server: the bundled payload (built here if missing). */
-const payloadEntry = () => {
-  const entry = join(import.meta.dirname, "..", "payload", "server.mjs")
-  if (!existsSync(entry)) spawnSync(process.execPath, [join(import.meta.dirname, "..", "scripts", "build-payload.ts")])
-  return entry
-}
+/**
+ * The server LocalRuntime runs (the bundled payload, rebuilt first if src/ changed), resolved once
+ * before any timing, so that no timed start pays for the payload's check.
+ */
+const shippedServer = () => Effect.runPromise(defaultServerEntry)
 
 const localRows = async (echoInProcess: Sample) => {
-  const serverEntry = payloadEntry()
+  const serverEntry = await shippedServer()
   // echo over HTTP, beside the in-process figure
   const local = ManagedRuntime.make(LocalRuntime.layer({ serverEntry }))
   const rt = await local.runPromise(Runtime)
@@ -177,7 +176,7 @@ const main = async () => {
       ["providers", () => providerRows(record)],
       ["ipython", () => ipythonRows(record)],
       ["browser", () => browserRows(record)],
-      ["mcp", () => mcpRows(record, payloadEntry())],
+      ["mcp", async () => mcpRows(record, await shippedServer())],
       ["output", () => outputRow(run)],
       ["throughput", () => throughputRows(record)]
     ]

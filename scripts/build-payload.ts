@@ -216,7 +216,14 @@ try {
 } catch {
   // No payload yet.
 }
-renameSync(out, payload)
+try {
+  renameSync(out, payload)
+} catch (error) {
+  // Another process's build of the same sources swapped its payload in between our two renames
+  // (test files side by side after a source change, each starting a server): theirs stands.
+  rmSync(out, { recursive: true, force: true })
+  if (!upToDate(inputs)) throw error
+}
 rmSync(old, { recursive: true, force: true })
 console.log(
   `payload/: ${files.length} files, ${(bytes / 1024).toFixed(0)} KiB, built in ${

@@ -17,7 +17,6 @@ import { LocalRuntime } from "../../src/local.ts"
 import { workspaceParentPath } from "../../src/runtime/hostWorkspace.ts"
 import { baseImage } from "./ownerProcess.ts"
 import { atMost, type Budget, type GroupContext, report, type Row } from "./rows.ts"
-import { payloadEntry } from "./server.ts"
 
 /** Starts in flight at once, per runtime kind (a start mostly waits on a child process or the engine). */
 const CONCURRENCY = 6
@@ -113,11 +112,10 @@ export const cyclesRows = async ({ budget, quick }: GroupContext): Promise<Reado
   const savedTmp = process.env["TMPDIR"]
   process.env["TMPDIR"] = privateTmp
   try {
-    const serverEntry = payloadEntry()
     const image = baseImage()
     const engineBefore = engineState()
     const [local, dock] = await Promise.all([
-      cycle(localCount, budget, () => LocalRuntime.layer({ serverEntry })),
+      cycle(localCount, budget, () => LocalRuntime.layer()),
       cycle(
         dockerCount,
         budget,

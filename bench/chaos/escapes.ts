@@ -28,7 +28,6 @@ import { LocalRuntime } from "../../src/local.ts"
 import { fileViewerRows } from "./fileViewer.ts"
 import { microagentLinkRows } from "./microagentLinks.ts"
 import { atMost, type GroupContext, type Row, sleep } from "./rows.ts"
-import { payloadEntry } from "./server.ts"
 import { vscodeRows } from "./vscode.ts"
 
 /**
@@ -67,7 +66,7 @@ const serverDefaults = async (
   ws: string,
   outside: { readonly file: string; readonly secret: string; readonly dir: string }
 ): Promise<Row> => {
-  const runtime = ManagedRuntime.make(LocalRuntime.layer({ workspace: ws, serverEntry: payloadEntry() }))
+  const runtime = ManagedRuntime.make(LocalRuntime.layer({ workspace: ws }))
   try {
     const rt = await runtime.runPromise(Runtime)
     const read = contentOf(await runtime.runPromise(rt.read(outside.file))).includes(outside.secret)

@@ -24,7 +24,6 @@ import {
 } from "../../test/hostUsers.ts"
 import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, type Row } from "./rows.ts"
-import { payloadEntry } from "./server.ts"
 
 /** Host uid (and gid) 1000: the first login account of most hosts, and the old sandbox uid. */
 const UID_1000 = 1000
@@ -98,7 +97,7 @@ const dockerAttempts = Effect.gen(function*() {
 
 /** An opened-up LocalRuntime workspace: whether root and uid 1000 read its file. */
 const localAttempts = Effect.gen(function*() {
-  const rt = yield* started(LocalRuntime.layer({ serverEntry: payloadEntry() }))
+  const rt = yield* started(LocalRuntime.layer())
   yield* run(rt, "echo notes > notes.txt && chmod 0755 .")
   const read = [["cat", join(rt.info.workspace, "notes.txt")]]
   return { reached: ranAs(root, read), reads: ranAs(uid1000, read) }

@@ -13,7 +13,6 @@ import { join } from "node:path"
 import { CmdRunAction, Runtime, type RuntimeShape } from "../../src/index.ts"
 import { LocalRuntime, type LocalRuntimeOptions } from "../../src/local.ts"
 import { type GroupContext, type Row, sleep, waitFor, within } from "./rows.ts"
-import { payloadEntry } from "./server.ts"
 
 /** The MCP tool's sleep (a number no other process on the machine uses). */
 const HANGING_SLEEP = "987002"
@@ -76,7 +75,7 @@ const echoed = (o: unknown) => content(o).includes("next-42")
 const fifo = (rt: RuntimeShape) => `${rt.info.workspace}/chaos.fifo`
 
 /** The server a case needs: only its own tool, so one stuck tool cannot spoil the next case. */
-const layerFor = (tools: LocalRuntimeOptions) => LocalRuntime.layer({ serverEntry: payloadEntry(), ...tools })
+const layerFor = (tools: LocalRuntimeOptions) => LocalRuntime.layer(tools)
 
 export const interruptRows = async ({ budget }: GroupContext): Promise<ReadonlyArray<Row>> => {
   const hanging = await hangingServer()

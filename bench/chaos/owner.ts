@@ -9,7 +9,6 @@ import { ManagedRuntime } from "effect"
 import { DockerRuntime, type DockerRuntimeOptions } from "../../src/docker.ts"
 import { Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
-import { payloadEntry } from "./server.ts"
 
 const [kind, image, options] = process.argv.slice(2)
 const layer = kind === "docker"
@@ -18,7 +17,7 @@ const layer = kind === "docker"
     baseImage: image!,
     sessionId: `chaos-owner-${process.pid}`
   })
-  : LocalRuntime.layer({ serverEntry: payloadEntry() })
+  : LocalRuntime.layer()
 const runtime = ManagedRuntime.make(layer)
 const rt = await runtime.runPromise(Runtime)
 await runtime.runPromise(rt.runCommand("nohup sleep 900 >/dev/null 2>&1 &"))

@@ -10,7 +10,6 @@ import { execFileSync } from "node:child_process"
 import { Runtime } from "../../src/index.ts"
 import { LocalRuntime } from "../../src/local.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
-import { payloadEntry } from "./server.ts"
 
 /** The session's limit, `EFFECT_SANDBOX_MAX_PROCESSES`' default. */
 const LIMIT = 16
@@ -35,7 +34,7 @@ export const processRows = async ({ budget, quick }: GroupContext): Promise<Read
     // Each process forks three that try to leave: their own session, nohup, a disowned job.
     const command = `setsid sleep ${seconds} >/dev/null 2>&1 < /dev/null & ` +
       `nohup sleep ${seconds} >/dev/null 2>&1 & sleep ${seconds} & disown; exec sleep ${seconds}`
-    const runtime = ManagedRuntime.make(LocalRuntime.layer({ serverEntry: payloadEntry() }))
+    const runtime = ManagedRuntime.make(LocalRuntime.layer())
     const handles = await runtime.runPromise(Scope.make())
     try {
       const rt = await runtime.runPromise(Runtime)

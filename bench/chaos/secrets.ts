@@ -16,7 +16,6 @@ import { cloneArgvRows } from "./cloneArgv.ts"
 import { cloneTokenRows } from "./cloneToken.ts"
 import { atMost, type GroupContext, type Row } from "./rows.ts"
 import { secretsOnDiskRows } from "./secretsOnDisk.ts"
-import { payloadEntry } from "./server.ts"
 import { telemetryRows } from "./telemetry.ts"
 
 const PIECE = 8
@@ -65,7 +64,7 @@ const shows = (secret: string, text: string) =>
 
 /** The secret split at each point into two writes 50 ms apart: no chunk may show a piece of it. */
 const streamedRow = async (secret: string, budget: GroupContext["budget"]): Promise<Row> => {
-  const runtime = ManagedRuntime.make(LocalRuntime.layer({ serverEntry: payloadEntry() }))
+  const runtime = ManagedRuntime.make(LocalRuntime.layer())
   let leaks = 0
   let tried = 0
   try {

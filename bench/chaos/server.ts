@@ -3,27 +3,21 @@
  * starts it (own temp workspace and state dir, a random session key), plus what the
  * groups observe of it from outside: raw HTTP, `/alive` latency, its memory.
  */
-import { Redacted } from "effect"
-import { spawnSync } from "node:child_process"
+import { Effect, Redacted } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
-import { startServerProcess } from "../../src/layers/local/serverProcess.ts"
+import { defaultServerEntry, startServerProcess } from "../../src/layers/local/serverProcess.ts"
 import type { RuntimeTools } from "../../src/services/RuntimeOptions.ts"
 import { sleep } from "./rows.ts"
 import { acquire } from "./scoped.ts"
 
-/** The shipped server (the bundled payload), built here if missing. */
-export const payloadEntry = (): string => {
-  const root = join(import.meta.dirname, "..", "..")
-  const entry = join(root, "payload", "server.mjs")
-  if (!existsSync(entry)) spawnSync(process.execPath, [join(root, "scripts", "build-payload.ts")], { stdio: "inherit" })
-  return entry
-}
+/** The shipped server (the bundled payload, rebuilt first if src/ changed), as LocalRuntime runs it. */
+export const payloadEntry = (): string => Effect.runSync(defaultServerEntry)
 
 export interface ChaosServer {
   readonly pid: number
@@ -57,7 +51,6 @@ export const startChaosServer = async (
     sessionId: `chaos-${randomUUID()}`,
     sessionApiKey: Redacted.make(key),
     noChangeTimeoutSeconds: 5,
-    serverEntry: payloadEntry(),
     env: { ...extra.env, TMPDIR: tmp },
     ...(extra.tools === undefined ? {} : { tools: extra.tools })
   }))

@@ -38,7 +38,7 @@ import { startServerProcess } from "./local/serverProcess.ts"
 
 /** The shared options (services/RuntimeOptions.ts) and the server script to run. */
 export interface LocalRuntimeOptions extends RuntimeOptions {
-  /** The server script to run (default: the bundled payload when installed, the source in this repo). */
+  /** The server script to run (default: the bundled payload; in a checkout, built from its sources first when they changed). */
   readonly serverEntry?: string
   /** Replacements for the HTTP transport's retry and `/alive` wait schedules (`retrySchedule`, `aliveSchedule`). */
   readonly schedules?: RuntimeSchedules

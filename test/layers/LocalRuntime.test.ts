@@ -18,14 +18,15 @@ const cgroups = required(cgroupsAvailable(), {
   skipped: "Skipping LocalRuntime's cgroup case: this process cannot create cgroups (needs root)."
 })
 
+/** The server LocalRuntime runs from this checkout: its payload, built from the sources. */
+const SERVER = join(import.meta.dirname, "..", "..", "payload", "server.mjs")
+
 /** Host processes whose command line mentions `text` (server processes carry their workspace in argv). */
 const processesWith = (text: string) =>
-  spawnSync("pgrep", ["-af", text], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes("server/main"))
+  spawnSync("pgrep", ["-af", text], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(SERVER))
 
 /** A warm-pool server of this checkout (other checkouts on the machine run their own). */
-const isOurPoolServer = (line: string) =>
-  line.includes("effect-sandbox-local") &&
-  line.includes(join(import.meta.dirname, "..", "..", "src", "server", "main.ts"))
+const isOurPoolServer = (line: string) => line.includes("effect-sandbox-local") && line.includes(SERVER)
 
 /** Build `layer` in its own scope, so a test can release it at a chosen moment. */
 const buildRuntime = (layer: Layer.Layer<Runtime, unknown, never>) =>
@@ -190,10 +191,10 @@ describe("LocalRuntime", () => {
       yield* second.release
       // The pool refills in the background: two servers again, however slow the machine is to start them.
       const poolServers = () =>
-        spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout.split("\n").filter(isOurPoolServer)
+        spawnSync("pgrep", ["-af", SERVER], { encoding: "utf8" }).stdout.split("\n").filter(isOurPoolServer)
       yield* eventually(() => `pool servers: ${poolServers().length}, not 2`, () => poolServers().length >= 2, 20_000)
       yield* Scope.close(poolScope, Exit.void)
-      const left = spawnSync("pgrep", ["-af", "server/main"], { encoding: "utf8" }).stdout
+      const left = spawnSync("pgrep", ["-af", SERVER], { encoding: "utf8" }).stdout
       assert.deepStrictEqual(left.split("\n").filter(isOurPoolServer), [])
     }), 45_000)
 })

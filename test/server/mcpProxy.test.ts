@@ -72,8 +72,9 @@ describe("MCP proxy at shutdown", () => {
     (client) =>
       Effect.gen(function*() {
         const workspace = yield* tempDir("proxy-stop-")
+        const entry = yield* defaultServerEntry
         const child = spawn(process.execPath, [
-          defaultServerEntry(),
+          entry,
           "0",
           "--working-dir",
           workspace,

@@ -21,6 +21,7 @@ import { RuntimeStartError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
 import { serverCommand, serverEnv } from "../../server/commandLine.ts"
 import { COMPILE_CACHE_VARIABLE } from "../../server/compileCache.ts"
+import { payloadDirectory } from "../../serverStart/payload.ts"
 import type { RuntimeTools } from "../../services/RuntimeOptions.ts"
 import { localCompileCacheDir } from "./compileCache.ts"
 /** How to start one server. */
@@ -43,7 +44,7 @@ export interface ServerProcessOptions {
   readonly tools?: RuntimeTools
   /** Extra environment for the server (and so its shells), before the tools' (`serverEnv`). */
   readonly env?: Readonly<Record<string, string>>
-  /** The server script to run with this Node (default: `defaultServerEntry()`). */
+  /** The server script to run with this Node (default: `defaultServerEntry`). */
   readonly serverEntry?: string
 }
 
@@ -58,18 +59,18 @@ const STOP_GRACE_MS = 3_000
 const START_TIMEOUT_MS = 30_000
 
 /**
- * Which server to run. From source: `src/server/main.ts`, so tests always run the
- * current code. From the built package: the bundled payload (`payload/server.mjs`,
- * built with `dist/`; starts in ~140 ms against ~600 ms for the unbundled tree),
- * else `dist/src/server/main.js`.
+ * Which server to run: the bundled payload (`payload/server.mjs`), which starts in ~140 ms against
+ * ~600 ms (and as much CPU) for the unbundled tree. From source it is the checkout's payload, built
+ * first when src/ changed since its last build (serverStart/payload.ts), so tests run the current
+ * code, and run it as a user's server does. From the built package: the payload it ships, else
+ * `dist/src/server/main.js`.
  */
-export const defaultServerEntry = (): string => {
+export const defaultServerEntry: Effect.Effect<string, RuntimeStartError> = Effect.suspend(() => {
   const here = fileURLToPath(import.meta.url)
-  const server = join(dirname(here), "..", "..", "server")
-  if (here.endsWith(".ts")) return join(server, "main.ts")
+  if (here.endsWith(".ts")) return Effect.map(payloadDirectory, (directory) => join(directory, "server.mjs"))
   const payload = join(dirname(here), "..", "..", "..", "..", "payload", "server.mjs")
-  return existsSync(payload) ? payload : join(server, "main.js")
-}
+  return Effect.succeed(existsSync(payload) ? payload : join(dirname(here), "..", "..", "server", "main.js"))
+})
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
 
@@ -95,12 +96,12 @@ const stop = (child: ChildProcess, sessionId: string) =>
     killRuntimeProcesses(sessionId)
   })
 
-const launch = (options: ServerProcessOptions) =>
+const launch = (options: ServerProcessOptions, entry: string) =>
   Effect.callback<{ readonly child: ChildProcess; readonly port: number }, RuntimeStartError>((resume) => {
     const user = userInfo()
     const [node, ...args] = serverCommand({
       node: process.execPath,
-      entry: options.serverEntry ?? defaultServerEntry(),
+      entry,
       port: 0,
       workingDir: options.workspace,
       host: "127.0.0.1",
@@ -167,6 +168,12 @@ const launch = (options: ServerProcessOptions) =>
 
 /** Start an action server on 127.0.0.1 (OS-assigned port); stopped when the scope closes. */
 export const startServerProcess = (options: ServerProcessOptions) =>
-  Effect.acquireRelease(launch(options), ({ child }) => stop(child, options.sessionId)).pipe(
+  Effect.acquireRelease(
+    Effect.flatMap(
+      options.serverEntry === undefined ? defaultServerEntry : Effect.succeed(options.serverEntry),
+      (entry) => launch(options, entry)
+    ),
+    ({ child }) => stop(child, options.sessionId)
+  ).pipe(
     Effect.map(({ child, port }): ServerProcess => ({ pid: child.pid!, baseUrl: `http://127.0.0.1:${port}` }))
   )
