@@ -21,16 +21,24 @@ import { chromiumAvailable } from "../conformance/chromium.ts"
 const PAGES: Record<string, string> = {
   "/": "<title>One</title><h1>First tab</h1><a href='/two' target='_blank'>Open two</a>",
   "/two": "<title>Two</title><h1>Second tab</h1>",
+  "/late-link": "<title>Late</title><button disabled>Never</button><a href='/late'>Go late</a>",
+  "/late": "<title>Arrived</title><h1>Arrived late</h1>",
   "/upload": "<title>Upload</title><input type='file' aria-label='Pick' " +
     "onchange=\"document.querySelector('h2').textContent = 'chose ' + this.files[0].name\"><h2>none</h2>"
 }
+
+/** How long `/late` takes to answer: longer than a click's element timeout (3 s, runActions.ts). */
+const LATE_MS = 4_000
 
 /** Serves PAGES on 127.0.0.1 for the scope. */
 const site = Effect.acquireRelease(
   Effect.promise(() =>
     new Promise<ReturnType<typeof createServer>>((resolve) => {
       const server = createServer((req, res) =>
-        res.writeHead(200, { "content-type": "text/html" }).end(PAGES[req.url ?? "/"] ?? "")
+        setTimeout(
+          () => res.writeHead(200, { "content-type": "text/html" }).end(PAGES[req.url ?? "/"] ?? ""),
+          req.url === "/late" ? LATE_MS : 0
+        )
       )
       server.listen(0, "127.0.0.1", () => resolve(server))
     })
@@ -102,6 +110,29 @@ describeBrowser("browser", () => {
         assert.deepStrictEqual(fresh.openPagesUrls, [`${base}/`, "about:blank"])
       })
     ))
+
+  it.live(
+    "a click whose page answers after the element timeout has clicked: it waits for the page, no error",
+    () =>
+      withBrowser((rt, base) =>
+        Effect.gen(function*() {
+          yield* rt.browse(`${base}/late-link`)
+          const tree = output(yield* rt.browseInteractive("noop(0)")).content
+          // An element that never becomes clickable still fails after the element timeout.
+          const never = /\[(\d+)\] button 'Never'/.exec(tree)?.[1] ?? assert.fail(tree)
+          const refused = output(yield* rt.browseInteractive(`click("${never}")`))
+          assert.match(refused.lastBrowserActionError, /^click\("\d+"\): locator\.click: Timeout 3000ms exceeded\.$/)
+          const link = /\[(\d+)\] link 'Go late'/.exec(tree)?.[1] ?? assert.fail(tree)
+          const started = Date.now()
+          const arrived = output(yield* rt.browseInteractive(`click("${link}")`))
+          assert.isAtLeast(Date.now() - started, LATE_MS)
+          assert.strictEqual(arrived.error, false, arrived.content)
+          assert.strictEqual(arrived.url, `${base}/late`)
+          assert.include(arrived.content, "heading 'Arrived late'")
+        })
+      ),
+    30_000
+  )
 
   it.live("uploads a workspace file through a file input", () =>
     withBrowser((rt, base) =>

@@ -75,9 +75,15 @@ const runOne = async (action: BoundAction, context: ActionContext): Promise<void
       return
     case "click":
     case "dblclick": {
-      const options = { button: button(p["button"]), modifiers: modifiers(p["modifiers"]), timeout }
+      const options = { button: button(p["button"]), modifiers: modifiers(p["modifiers"]) }
       const target = await bidTarget()
-      await (action.name === "click" ? target.click(options) : target.dblclick(options))
+      // The element has the element timeout to become clickable (a trial click only checks); the
+      // navigation the click starts, which Playwright's click waits for, has the action's (as
+      // `goto`). Under the one 3 s timeout, a form slow to answer failed a click that had happened
+      // (CI, the real cluster's pod, under load).
+      await target.click({ ...options, trial: true, timeout })
+      const act = { ...options, timeout: context.navigationTimeoutMs }
+      await (action.name === "click" ? target.click(act) : target.dblclick(act))
       return
     }
     case "hover":
