@@ -25,9 +25,6 @@ const SERVER = join(import.meta.dirname, "..", "..", "payload", "server.mjs")
 const processesWith = (text: string) =>
   spawnSync("pgrep", ["-af", text], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(SERVER))
 
-/** A warm-pool server of this checkout (other checkouts on the machine run their own). */
-const isOurPoolServer = (line: string) => line.includes("effect-sandbox-local") && line.includes(SERVER)
-
 /** Build `layer` in its own scope, so a test can release it at a chosen moment. */
 const buildRuntime = (layer: Layer.Layer<Runtime, unknown, never>) =>
   Effect.gen(function*() {
@@ -190,11 +187,10 @@ describe("LocalRuntime", () => {
       assert.deepStrictEqual(processesWith(first.rt.info.workspace), [])
       yield* second.release
       // The pool refills in the background: two servers again, however slow the machine is to start them.
-      const poolServers = () =>
-        spawnSync("pgrep", ["-af", SERVER], { encoding: "utf8" }).stdout.split("\n").filter(isOurPoolServer)
+      // A warm-pool server of this checkout (other checkouts on the machine run their own).
+      const poolServers = () => processesWith("effect-sandbox-local")
       yield* eventually(() => `pool servers: ${poolServers().length}, not 2`, () => poolServers().length >= 2, 20_000)
       yield* Scope.close(poolScope, Exit.void)
-      const left = spawnSync("pgrep", ["-af", SERVER], { encoding: "utf8" }).stdout
-      assert.deepStrictEqual(left.split("\n").filter(isOurPoolServer), [])
+      assert.deepStrictEqual(poolServers(), [])
     }), 45_000)
 })

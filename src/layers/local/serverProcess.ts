@@ -10,7 +10,6 @@
  */
 import { Effect, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
 import { userInfo } from "node:os"
 import { dirname, join } from "node:path"
 import type { Writable } from "node:stream"
@@ -67,9 +66,10 @@ const START_TIMEOUT_MS = 30_000
  */
 export const defaultServerEntry: Effect.Effect<string, RuntimeStartError> = Effect.suspend(() => {
   const here = fileURLToPath(import.meta.url)
-  if (here.endsWith(".ts")) return Effect.map(payloadDirectory, (directory) => join(directory, "server.mjs"))
-  const payload = join(dirname(here), "..", "..", "..", "..", "payload", "server.mjs")
-  return Effect.succeed(existsSync(payload) ? payload : join(dirname(here), "..", "..", "server", "main.js"))
+  const payload = Effect.map(payloadDirectory, (directory) => join(directory, "server.mjs"))
+  return here.endsWith(".ts")
+    ? payload
+    : Effect.orElseSucceed(payload, () => join(dirname(here), "..", "..", "server", "main.js"))
 })
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
