@@ -7,10 +7,10 @@
 import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { readFileSync, rmSync } from "node:fs"
-import { networkInterfaces, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { atMost, type Row } from "./rows.ts"
-import { accepts, httpBytes, rawRequest, startChaosServer } from "./server.ts"
+import { accepts, httpBytes, outerAddresses, rawRequest, startChaosServer } from "./server.ts"
 
 /**
  * The status of `/view?path=<path>` (0: no answer within 5 s). With fetch: a request that half-closes
@@ -23,16 +23,12 @@ const viewStatus = (port: number, path: string) =>
       return response.status
     }, () => 0)
 
-/** This machine's addresses other than loopback (the Docker bridge's among them). */
-const outsideAddresses = () =>
-  Object.values(networkInterfaces()).flat().filter((a) => a !== undefined && !a.internal).map((a) => a!.address)
-
 export const fileViewerRows = async (): Promise<ReadonlyArray<Row>> => {
   const urlFile = join(tmpdir(), `chaos-viewer-url-${randomUUID()}`)
   const server = await startChaosServer({ env: { EFFECT_SANDBOX_FILE_VIEWER_URL_FILE: urlFile } })
   try {
     const port = Number(new URL(readFileSync(urlFile, "utf8")).port)
-    const addresses = outsideAddresses()
+    const addresses = outerAddresses()
     const reached = (await Promise.all(addresses.map((address) =>
       accepts(address, port, 2_000)
     ))).filter(Boolean).length

@@ -21,7 +21,6 @@ import {
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { networkInterfaces } from "node:os"
 import { join } from "node:path"
 import { Runtime, type RuntimeShape } from "../../src/index.ts"
 import { KubernetesRuntime, type KubernetesRuntimeOptions } from "../../src/kubernetes.ts"
@@ -29,7 +28,7 @@ import { reapOrphans } from "../../src/providers/kubernetes/reaper.ts"
 import { startStandIn } from "../../test/kubernetes/standin/server.ts"
 import { benchBaseImage } from "../docker.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
-import { accepts } from "./server.ts"
+import { accepts, outerAddresses } from "./server.ts"
 
 const NAMESPACE = "default"
 /** The app port the bare pod's agent serves on, reached through the owner's listener. */
@@ -160,12 +159,6 @@ const endpointKeys = async (session: Session, random: number) => {
   }
   return { tried: keys.length, accepted, rightKey: (await send(session.key)) === 200 }
 }
-
-/** This host's addresses other than loopback: where someone on the network would knock. */
-const outerAddresses = () =>
-  Object.values(networkInterfaces()).flatMap((list) =>
-    (list ?? []).filter((a) => !a.internal && a.family === "IPv4").map((a) => a.address)
-  )
 
 /** `Kind/name` of each object. */
 const names = (items: ReadonlyArray<KubernetesObject>, kind: string) => items.map((i) => `${kind}/${i.metadata!.name}`)

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { connect } from "node:net"
-import { tmpdir } from "node:os"
+import { networkInterfaces, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { defaultServerEntry, startServerProcess } from "../../src/layers/local/serverProcess.ts"
@@ -184,6 +184,17 @@ export const accepts = (host: string, port: number, timeoutMs: number) =>
     }
     socket.once("connect", () => done(true)).once("error", () => done(false)).once("timeout", () => done(false))
   })
+
+/**
+ * This host's addresses other than loopback, where someone on the network would knock (the Docker
+ * bridge's among them). IPv6 link-local ones are left out: they answer only with an interface named.
+ */
+export const outerAddresses = (): Array<string> =>
+  Object.values(networkInterfaces()).flatMap((list) =>
+    (list ?? []).filter((a) => !a.internal && !(a.family === "IPv6" && a.address.startsWith("fe80:"))).map((a) =>
+      a.address
+    )
+  )
 
 /** A keyed JSON request (a string body goes as is). */
 export const keyedJson = (

@@ -14,7 +14,8 @@ import { RuntimeStartError } from "../schema/errors.ts"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const fromSource = import.meta.url.endsWith(".ts")
 
-let payloadBuilt = false
+/** Whether this process has run the build script (which builds only when the sources changed). */
+let payloadChecked = false
 /**
  * The payload directory. Running from source, the build script is run once per process, so
  * images always carry the current code; it rebuilds only when the sources changed since the last
@@ -23,12 +24,12 @@ let payloadBuilt = false
 export const payloadDirectory = Effect.suspend(() => {
   const packageRoot = fromSource ? root : join(root, "..")
   const dir = join(packageRoot, "payload")
-  if (fromSource && !payloadBuilt) {
+  if (fromSource && !payloadChecked) {
     const result = spawnSync(process.execPath, [join(packageRoot, "scripts", "build-payload.ts")], { encoding: "utf8" })
     if (result.status !== 0) {
       return Effect.fail(new RuntimeStartError({ message: `Cannot build the server payload: ${result.stderr}` }))
     }
-    payloadBuilt = true
+    payloadChecked = true
   }
   return existsSync(join(dir, "manifest.json"))
     ? Effect.succeed(dir)
