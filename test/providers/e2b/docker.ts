@@ -4,7 +4,6 @@
  * them and nothing else.
  */
 import Docker from "dockerode"
-import { PassThrough } from "node:stream"
 
 export const docker = new Docker()
 
@@ -18,25 +17,3 @@ export const leftovers = async (instance?: string): Promise<Array<string>> => {
 
 /** Remove a container whatever its state (a paused one is unpaused by the engine's forced removal). */
 export const removeContainer = (id: string) => docker.getContainer(id).remove({ force: true, v: true }).catch(() => {})
-
-/** Run `cmd` in a container as `user`, to its end: its exit code and output (stdout and stderr together). */
-export const execIn = async (
-  container: string,
-  cmd: Array<string>,
-  user: string
-): Promise<{ readonly exitCode: number; readonly output: string }> => {
-  const exec = await docker.getContainer(container).exec({
-    Cmd: cmd,
-    User: user,
-    AttachStdout: true,
-    AttachStderr: true
-  })
-  const stream = await exec.start({ hijack: true, stdin: false })
-  const chunks: Array<Buffer> = []
-  const sink = new PassThrough()
-  sink.on("data", (chunk: Buffer) => chunks.push(chunk))
-  docker.modem.demuxStream(stream, sink, sink)
-  await new Promise((resolve) => stream.on("end", resolve))
-  const info = await exec.inspect()
-  return { exitCode: info.ExitCode ?? -1, output: Buffer.concat(chunks).toString("utf8") }
-}

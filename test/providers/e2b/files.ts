@@ -1,5 +1,6 @@
 /**
- * envd's `/files` REST endpoints over the Docker engine: `POST /files` (multipart, one `file` part
+ * envd's `/files` REST endpoints over the Docker engine (the user's ids and directories through the
+ * sandbox's spawner): `POST /files` (multipart, one `file` part
  * per file named by its path, or `application/octet-stream` with `?path=`) creates the parent
  * directories as the user and writes each file owned by that user; `GET /files?path=` sends a
  * file's bytes. Answers `[{name, type, path}]` as envd does, and `{code, message}` errors.
@@ -7,8 +8,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { posix } from "node:path"
 import { extract, pack } from "tar-stream"
+import type { Spawner } from "../spawner.ts"
 import { readBody } from "./connect.ts"
-import { docker, execIn } from "./docker.ts"
+import { docker } from "./docker.ts"
 
 const fail = (response: ServerResponse, code: number, message: string) => {
   response.writeHead(code, { "content-type": "application/json" })
@@ -16,8 +18,8 @@ const fail = (response: ServerResponse, code: number, message: string) => {
 }
 
 /** The user's uid and gid in the container (`id`), to own what is written. */
-const idsOf = async (container: string, user: string) => {
-  const { exitCode, output } = await execIn(container, ["/bin/sh", "-c", "id -u; id -g"], user)
+const idsOf = async (spawner: Spawner, user: string) => {
+  const { exitCode, output } = await spawner.run(["/bin/sh", "-c", "id -u; id -g"], user)
   if (exitCode !== 0) return undefined
   const [uid, gid] = output.trim().split("\n").map(Number)
   return { uid: uid!, gid: gid! }
@@ -39,7 +41,7 @@ const uploaded = async (request: IncomingMessage, url: URL): Promise<Array<reado
 }
 
 export const writeFiles = async (
-  container: string,
+  { container, spawner }: { readonly container: string; readonly spawner: Spawner },
   user: string,
   request: IncomingMessage,
   url: URL,
@@ -47,10 +49,10 @@ export const writeFiles = async (
 ) => {
   const files = await uploaded(request, url)
   if (files.some(([path]) => !path.startsWith("/"))) return fail(response, 400, "path must be absolute")
-  const ids = await idsOf(container, user)
+  const ids = await idsOf(spawner, user)
   if (ids === undefined) return fail(response, 400, `user '${user}' does not exist`)
   const dirs = [...new Set(files.map(([path]) => posix.dirname(path)))]
-  const made = await execIn(container, ["mkdir", "-p", ...dirs], user)
+  const made = await spawner.run(["mkdir", "-p", ...dirs], user)
   if (made.exitCode !== 0) return fail(response, 400, made.output.trim())
   const tar = pack()
   for (const [path, bytes] of files) tar.entry({ name: path.slice(1), mode: 0o644, uid: ids.uid, gid: ids.gid }, bytes)

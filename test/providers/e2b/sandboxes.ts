@@ -20,6 +20,7 @@
  */
 import { randomBytes } from "node:crypto"
 import type { ServerResponse } from "node:http"
+import { Spawner } from "../spawner.ts"
 import { pauseContainer } from "../standin.ts"
 import { docker, removeContainer, STANDIN_LABEL } from "./docker.ts"
 import type { StartRequest } from "./process.ts"
@@ -39,6 +40,8 @@ export interface Sandbox {
   readonly templateID: string
   readonly template: StandinTemplate
   readonly container: string
+  /** What starts its processes (envd's part): spawner.ts. */
+  readonly spawner: Spawner
   ip: string
   readonly metadata: Readonly<Record<string, string>>
   readonly envdAccessToken: string
@@ -242,17 +245,19 @@ export class Sandboxes {
     if (badEntry !== undefined) return apiError(response, 400, `invalid network rule "${badEntry}"`)
     const sandboxID = `i${randomBytes(10).toString("hex")}`
     const memoryMB = template.memoryMB ?? 512
+    const spawner = new Spawner()
     const container = await docker.createContainer({
       name: `e2b-standin-${this.instance}-${sandboxID}`,
       Image: template.image,
-      // envd is the VM's long-running process; here nothing runs until the SDK starts it.
-      Entrypoint: ["/bin/sh", "-c", "exec sleep infinity"],
+      // envd is the VM's long-running process; here the spawner's loop stands for its process service.
+      Entrypoint: spawner.entrypoint,
       Cmd: [],
       User: "root",
       Env: Object.entries(body.envVars ?? {}).map(([k, v]) => `${k}=${v}`),
       Labels: { [STANDIN_LABEL]: this.instance, [`${STANDIN_LABEL}.sandbox`]: sandboxID },
       HostConfig: {
         Init: true,
+        Binds: [spawner.bind],
         Memory: memoryMB * 1024 * 1024,
         NanoCpus: (template.cpuCount ?? 2) * 1e9
       }
@@ -262,14 +267,16 @@ export class Sandboxes {
     // A snapshot's memory: what ran in its source runs again.
     const restored: ReadonlyArray<Remembered> = snapshot?.memory ?? []
     for (const { user, args } of restored) {
-      const exec = await container.exec({ Cmd: ["/bin/sh", "-c", args], User: user })
-      await exec.start({ Detach: true })
+      // Detached, as envd leaves a process whose client went away: its output is read and dropped.
+      const spawned = spawner.start({ argv: ["/bin/sh", "-c", args], user })
+      for (const output of [spawned.stdout, spawned.stderr]) output.resume()
     }
     const sandbox: Sandbox = {
       sandboxID,
       templateID,
       template,
       container: container.id,
+      spawner,
       ip: Object.values(inspected.NetworkSettings.Networks)[0]?.IPAddress ?? "",
       metadata: body.metadata ?? {},
       envdAccessToken: randomBytes(16).toString("hex"),
@@ -317,6 +324,7 @@ export class Sandboxes {
     this.byId.delete(id)
     clearTimeout(sandbox.timer)
     await removeContainer(sandbox.container)
+    sandbox.spawner.close()
     return true
   }
 

@@ -123,10 +123,10 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
     }
     const user = userOf(request, sandbox, url)
     if (url.pathname === "/files" && request.method === "POST") {
-      return writeFiles(sandbox.container, user, request, url, response)
+      return writeFiles(sandbox, user, request, url, response)
     }
     if (url.pathname === "/files" && request.method === "GET") return readFile(sandbox.container, url, response)
-    const host = { container: sandbox.container, processes: sandbox.processes }
+    const host = { spawner: sandbox.spawner, processes: sandbox.processes }
     const message = requestMessage(request, await readBody(request)) as never
     switch (url.pathname) {
       case "/process.Process/Start":
@@ -263,6 +263,7 @@ export const startStandin = async (options: StandinOptions): Promise<Standin> =>
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
       await Promise.all((await leftovers(instance)).map(removeContainer))
+      for (const sandbox of sandboxes.byId.values()) sandbox.spawner.close()
       await sandboxes.snapshots.removeImages()
     }
   }

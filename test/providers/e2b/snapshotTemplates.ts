@@ -13,6 +13,7 @@
  * ends them, as it ends a VM's memory.
  */
 import { randomBytes } from "node:crypto"
+import { SPAWNER_PROCESS } from "../spawner.ts"
 import { docker } from "./docker.ts"
 import type { StandinTemplate } from "./sandboxes.ts"
 
@@ -33,13 +34,11 @@ export interface SnapshotTemplate extends StandinTemplate {
 /** The repository of committed images: `removeImages()` removes the instance's tags. */
 const REPOSITORY = "effect-sandbox-e2b-standin-snapshot"
 
-/** The container's own processes (not the stand-in's keep-alive entrypoint or Docker's init), by user and command line. */
+/** The container's own processes (not the stand-in's spawner or Docker's init), by user and command line. */
 const processesOf = async (container: string): Promise<Array<Remembered>> => {
   const top = await docker.getContainer(container).top({ ps_args: "-eo pid,uid,args" })
   return (top.Processes as Array<Array<string>>).map(([, user = "", args = ""]): Remembered => ({ user, args })).filter(
-    (
-      { args }
-    ) => !/^(\/sbin\/docker-init|sleep infinity$|\/bin\/sh -c exec sleep infinity$)/.test(args)
+    ({ args }) => !args.startsWith("/sbin/docker-init") && !SPAWNER_PROCESS.test(args)
   )
 }
 

@@ -1,0 +1,199 @@
+/**
+ * How a stand-in starts a process in one of its sandboxes at the speed the provider's daemon inside
+ * the sandbox does (E2B's envd forks it in the VM, in milliseconds), rather than through `docker
+ * exec` (the engine's exec, runc and a shim: ~50-100 ms a process on a loaded two-core machine,
+ * which made the stand-ins' starts slower than the services').
+ *
+ * The container's own process is a small `sh` loop (`ENTRYPOINT`) reading request numbers from a
+ * FIFO in a host directory bind-mounted at `/.standin`. For each, it runs the request's script,
+ * written by the host: as root, it opens the FIFOs the host made for the process's output and
+ * status, starts the command as the user (`setpriv`, the user's groups and `HOME`, the request's
+ * environment and directory), reports its pid, waits for it and reports its exit code. The process
+ * is the container's, in its namespaces and cgroups, so a pause freezes it and a removal ends it;
+ * then the status FIFO ends without an exit code, which reads as -1.
+ */
+import { spawnSync } from "node:child_process"
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs"
+import { Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Readable } from "node:stream"
+import { shellQuote } from "../../src/quoting/shellQuote.ts"
+
+/** Where the host directory is mounted in the container. */
+const MOUNT = "/.standin"
+
+/**
+ * The container's process: each request in a subshell that exits at once, so the request's shell
+ * is orphaned to the container's init (which reaps it) rather than left a zombie of this loop.
+ */
+const LOOP =
+  `exec 3<>${MOUNT}/control; while read -r n <&3; do (/bin/sh ${MOUNT}/$n.sh </dev/null >/dev/null 2>&1 &); done`
+
+/** Command lines of the stand-in's own processes in a container (to leave out of a listing of its processes). */
+export const SPAWNER_PROCESS = /\/\.standin\//
+
+export interface SpawnRequest {
+  readonly argv: ReadonlyArray<string>
+  /** A user name or uid in the container. */
+  readonly user: string
+  readonly env?: Readonly<Record<string, string>>
+  /** The container's working directory when not given. */
+  readonly cwd?: string | undefined
+}
+
+export interface Spawned {
+  readonly stdout: Readable
+  readonly stderr: Readable
+  /** The process's pid in the container, once started; rejects with why it could not start. */
+  readonly pid: Promise<number>
+  /** Its exit code (128 + the signal for a killed one); -1 when the container went away first. */
+  readonly exit: Promise<number>
+  /** Once its stdout and stderr have ended (a background child of the process may hold them longer). */
+  readonly outputEnded: Promise<void>
+}
+
+/** A promise with its settling functions. */
+const deferred = <A>() => {
+  let resolve!: (value: A) => void
+  let reject!: (error: Error) => void
+  const promise = new Promise<A>((ok, fail) => {
+    resolve = ok
+    reject = fail
+  })
+  return { promise, resolve, reject }
+}
+
+/** A FIFO's read end without blocking the event loop; a write end of our own keeps it from reading as ended before the process opens it. */
+const readEnd = (path: string) => {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  const held = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+  return { socket: new Socket({ fd, readable: true, writable: false }), release: () => closeSync(held) }
+}
+
+export class Spawner {
+  /** The host directory, bind-mounted in the container. */
+  readonly dir: string
+  private readonly control: number
+  private next = 0
+  /** Our write ends of the FIFOs of requests not started yet: a removed container never opens them. */
+  private readonly unopened = new Set<() => void>()
+
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), "standin-spawner-"))
+    spawnSync("mkfifo", ["-m", "600", join(this.dir, "control")])
+    // Read and write: never blocks, and the loop's reads wait for lines rather than end.
+    this.control = openSync(join(this.dir, "control"), constants.O_RDWR | constants.O_NONBLOCK)
+  }
+
+  /** The container's `Entrypoint` and the bind its `HostConfig.Binds` needs. */
+  get entrypoint(): Array<string> {
+    return ["/bin/sh", "-c", LOOP]
+  }
+  get bind(): string {
+    return `${this.dir}:${MOUNT}`
+  }
+
+  /** Start a process; its output is read as it is written. */
+  start(request: SpawnRequest): Spawned {
+    const n = this.next++
+    const fifos = ["out", "err", "status"].map((name) => join(this.dir, `${n}.${name}`))
+    spawnSync("mkfifo", ["-m", "600", ...fifos])
+    const [out, err, status] = fifos.map(readEnd) as [
+      ReturnType<typeof readEnd>,
+      ReturnType<typeof readEnd>,
+      ReturnType<typeof readEnd>
+    ]
+    const inside = (name: string) => `${MOUNT}/${n}.${name}`
+    const user = shellQuote(request.user)
+    writeFileSync(
+      join(this.dir, `${n}.sh`),
+      [
+        `exec 4>${inside("status")} 5>${inside("out")} 6>${inside("err")}`,
+        `gid=$(id -g ${user} 2>&1) || { echo "error $gid" >&4; exit; }`,
+        `export HOME="$(getent passwd ${user} | cut -d: -f6)"`,
+        ...Object.entries(request.env ?? {}).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+        ...(request.cwd === undefined || request.cwd === ""
+          ? []
+          : [
+            `cd ${shellQuote(request.cwd)} 2>/dev/null || { echo "error no such directory: ${request.cwd}" >&4; exit; }`
+          ]),
+        `setpriv --reuid=${user} --regid="$gid" --init-groups -- ${
+          request.argv.map(shellQuote).join(" ")
+        } >&5 2>&6 4>&- &`,
+        `exec 5>&- 6>&-`,
+        `echo "pid $!" >&4`,
+        `wait $!`,
+        `echo "exit $?" >&4`
+      ].join("\n") + "\n"
+    )
+    const releaseAll = () => {
+      if (!this.unopened.delete(releaseAll)) return
+      for (const fifo of [out, err, status]) fifo.release()
+    }
+    this.unopened.add(releaseAll)
+    let lines = ""
+    let pid: number | undefined
+    let exitCode = -1
+    const started = deferred<number>()
+    const exit = deferred<number>()
+    status.socket.on("data", (chunk: Buffer) => {
+      lines += chunk.toString("utf8")
+      for (let end = lines.indexOf("\n"); end >= 0; end = lines.indexOf("\n")) {
+        const [word, ...rest] = lines.slice(0, end).split(" ")
+        lines = lines.slice(end + 1)
+        if (word === "pid") {
+          pid = Number(rest[0])
+          // The request's shell holds every FIFO now (its process the output's): ours can go.
+          releaseAll()
+          started.resolve(pid)
+        } else if (word === "exit") exitCode = Number(rest[0])
+        else if (word === "error") {
+          releaseAll()
+          started.reject(new Error(rest.join(" ")))
+        }
+      }
+    })
+    status.socket.on("close", () => {
+      started.reject(new Error("the sandbox went away before the process started"))
+      exit.resolve(pid === undefined ? -1 : exitCode)
+      for (const path of [...fifos, join(this.dir, `${n}.sh`)]) rmSync(path, { force: true })
+    })
+    started.promise.catch(() => undefined)
+    const outputEnded = Promise.all(
+      [out, err].map(({ socket }) => new Promise((resolve) => socket.once("close", resolve)))
+    )
+    writeSync(this.control, `${n}\n`)
+    return {
+      stdout: out.socket,
+      stderr: err.socket,
+      pid: started.promise,
+      exit: exit.promise,
+      outputEnded: outputEnded.then(() => undefined)
+    }
+  }
+
+  /** Run a command to its end: its exit code and output (stdout and stderr together). */
+  async run(
+    argv: ReadonlyArray<string>,
+    user: string
+  ): Promise<{ readonly exitCode: number; readonly output: string }> {
+    const spawned = this.start({ argv, user })
+    const chunks: Array<Buffer> = []
+    spawned.stdout.on("data", (chunk: Buffer) => chunks.push(chunk))
+    spawned.stderr.on("data", (chunk: Buffer) => chunks.push(chunk))
+    const exitCode = await spawned.pid.then(() => spawned.exit, (error: Error) => {
+      chunks.push(Buffer.from(error.message))
+      return -1
+    })
+    await spawned.outputEnded
+    return { exitCode, output: Buffer.concat(chunks).toString("utf8") }
+  }
+
+  /** Once its container is removed: what it never started ends (-1), the control FIFO is closed, the directory gone. */
+  close(): void {
+    for (const release of this.unopened) release()
+    closeSync(this.control)
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
