@@ -17,7 +17,7 @@ import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, wri
 import { Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Readable } from "node:stream"
+import { PassThrough, type Readable, type Writable } from "node:stream"
 import { shellQuote } from "../../src/quoting/shellQuote.ts"
 
 /** Where the host directory is mounted in the container. */
@@ -40,9 +40,13 @@ export interface SpawnRequest {
   readonly env?: Readonly<Record<string, string>>
   /** The container's working directory when not given. */
   readonly cwd?: string | undefined
+  /** Whether the process reads a stdin the caller writes (`Spawned.stdin`); else it reads nothing. */
+  readonly stdin?: boolean
 }
 
 export interface Spawned {
+  /** Its stdin, when asked for: ending it is the process's end of input. */
+  readonly stdin: Writable | undefined
   readonly stdout: Readable
   readonly stderr: Readable
   /** The process's pid in the container, once started; rejects with why it could not start. */
@@ -78,6 +82,7 @@ export class Spawner {
   private next = 0
   /** Our write ends of the FIFOs of requests not started yet: a removed container never opens them. */
   private readonly unopened = new Set<() => void>()
+  private closed = false
 
   constructor() {
     this.dir = mkdtempSync(join(tmpdir(), "standin-spawner-"))
@@ -105,23 +110,39 @@ export class Spawner {
       ReturnType<typeof readEnd>
     ]
     const inside = (name: string) => `${MOUNT}/${n}.${name}`
+    let input: Socket | undefined
+    if (request.stdin === true) {
+      const path = join(this.dir, `${n}.in`)
+      fifos.push(path)
+      spawnSync("mkfifo", ["-m", "600", path])
+      // Read and write: its open never waits, and the process's reads of it wait for our writes.
+      input = new Socket({
+        fd: openSync(path, constants.O_RDWR | constants.O_NONBLOCK),
+        readable: false,
+        writable: true
+      })
+    }
+    // A process that ended reads no more: what is written after is dropped.
+    input?.on("error", () => undefined)
+    // Written into the FIFO once the process has it open: our end closed before that would leave its open waiting.
+    const stdin = input === undefined ? undefined : new PassThrough()
     const user = shellQuote(request.user)
+    const command = request.argv.map(shellQuote).join(" ")
+    const cwd = request.cwd === undefined || request.cwd === "" ? undefined : request.cwd
     writeFileSync(
       join(this.dir, `${n}.sh`),
       [
-        `exec 4>${inside("status")} 5>${inside("out")} 6>${inside("err")}`,
+        `exec 4>${inside("status")} 5>${inside("out")} 6>${inside("err")} 7<${
+          input === undefined ? "/dev/null" : inside("in")
+        }`,
         `gid=$(id -g ${user} 2>&1) || { echo "error $gid" >&4; exit; }`,
         `export HOME="$(getent passwd ${user} | cut -d: -f6)"`,
         ...Object.entries(request.env ?? {}).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
-        ...(request.cwd === undefined || request.cwd === ""
+        ...(cwd === undefined
           ? []
-          : [
-            `cd ${shellQuote(request.cwd)} 2>/dev/null || { echo "error no such directory: ${request.cwd}" >&4; exit; }`
-          ]),
-        `setpriv --reuid=${user} --regid="$gid" --init-groups -- ${
-          request.argv.map(shellQuote).join(" ")
-        } >&5 2>&6 4>&- &`,
-        `exec 5>&- 6>&-`,
+          : [`cd ${shellQuote(cwd)} 2>/dev/null || { echo "error no such directory: ${cwd}" >&4; exit; }`]),
+        `setpriv --reuid=${user} --regid="$gid" --init-groups -- ${command} <&7 >&5 2>&6 4>&- 7<&- &`,
+        `exec 5>&- 6>&- 7<&-`,
         `echo "pid $!" >&4`,
         `wait $!`,
         `echo "exit $?" >&4`
@@ -146,15 +167,18 @@ export class Spawner {
           pid = Number(rest[0])
           // The request's shell holds every FIFO now (its process the output's): ours can go.
           releaseAll()
+          if (input !== undefined) stdin?.pipe(input)
           started.resolve(pid)
         } else if (word === "exit") exitCode = Number(rest[0])
         else if (word === "error") {
           releaseAll()
+          input?.destroy()
           started.reject(new Error(rest.join(" ")))
         }
       }
     })
     status.socket.on("close", () => {
+      input?.destroy()
       started.reject(new Error("the sandbox went away before the process started"))
       exit.resolve(pid === undefined ? -1 : exitCode)
       for (const path of [...fifos, join(this.dir, `${n}.sh`)]) rmSync(path, { force: true })
@@ -165,6 +189,7 @@ export class Spawner {
     )
     writeSync(this.control, `${n}\n`)
     return {
+      stdin,
       stdout: out.socket,
       stderr: err.socket,
       pid: started.promise,
@@ -192,6 +217,8 @@ export class Spawner {
 
   /** Once its container is removed: what it never started ends (-1), the control FIFO is closed, the directory gone. */
   close(): void {
+    if (this.closed) return
+    this.closed = true
     for (const release of this.unopened) release()
     closeSync(this.control)
     rmSync(this.dir, { recursive: true, force: true })

@@ -12,6 +12,7 @@
  */
 import type Docker from "dockerode"
 import { randomBytes, randomUUID } from "node:crypto"
+import { Spawner } from "../spawner.ts"
 import { ApiError, docker, labelledContainers, pauseContainer, removeLabelled } from "../standin.ts"
 import { type SandboxClass, type Snapshot, SnapshotStore } from "./snapshotStore.ts"
 
@@ -76,6 +77,8 @@ export interface StandInSandbox {
   readonly domainAllowList: string | undefined
   readonly createdAt: string
   container: Docker.Container | undefined
+  /** What starts its processes (the daemon's part): ../spawner.ts. */
+  readonly spawner: Spawner
   /** The preview links' token (`x-daytona-preview-token`). */
   readonly previewToken: string
 }
@@ -227,6 +230,7 @@ export class Sandboxes {
       domainAllowList: body.domainAllowList,
       createdAt: new Date().toISOString(),
       container: undefined,
+      spawner: new Spawner(),
       previewToken: randomBytes(16).toString("hex")
     }
     this.byId.set(id, sandbox)
@@ -237,12 +241,15 @@ export class Sandboxes {
       const container = await docker.createContainer({
         name: `daytona-standin-${this.instance}-${id.slice(0, 8)}`,
         Image: image,
-        // The daemon is the sandbox's first process in Daytona: here a sleep keeps the container up.
-        Entrypoint: ["sleep", "infinity"],
+        // The daemon is the sandbox's first process in Daytona: here the spawner's loop stands for
+        // its process part, and keeps the container up as Daytona's default `sleep infinity` would.
+        Entrypoint: sandbox.spawner.entrypoint,
         Cmd: [],
+        // The spawner starts each process as its user: it runs as root whatever the image's USER.
+        User: "root",
         Env: Object.entries(body.env ?? {}).map(([k, v]) => `${k}=${v}`),
         Labels: { [STANDIN_LABEL]: this.instance },
-        HostConfig: { Init: true, Memory: memory * GIB, NanoCpus: cpu * 1e9 }
+        HostConfig: { Init: true, Binds: [sandbox.spawner.bind], Memory: memory * GIB, NanoCpus: cpu * 1e9 }
       })
       sandbox.container = container
       await container.start()
@@ -344,6 +351,7 @@ export class Sandboxes {
     const container = sandbox.container
     return this.transition(sandbox, "destroying", "destroyed", async () => {
       await container?.remove({ force: true, v: true })
+      sandbox.spawner.close()
     }, "destroyed")
   }
 

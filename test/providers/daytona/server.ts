@@ -293,6 +293,7 @@ export const startStandIn = async (options: StandInOptions): Promise<DaytonaStan
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await removeAll(instance)
+      for (const sandbox of sandboxes.byId.values()) sandbox.spawner.close()
       await sandboxes.snapshots.removeImages()
     }
   }

@@ -10,10 +10,10 @@
  * stdout, after the exit code file was written.
  */
 import { randomUUID } from "node:crypto"
-import { type Duplex, PassThrough } from "node:stream"
+import type { Writable } from "node:stream"
 import { StringDecoder } from "node:string_decoder"
 import { shellQuote } from "../../../src/quoting/shellQuote.ts"
-import { docker, type StandInSandbox } from "./sandboxes.ts"
+import type { StandInSandbox } from "./sandboxes.ts"
 
 /** Where the session's commands keep their script, log and exit code (the daemon's, under its config dir). */
 const SESSIONS_DIR = "/tmp/.daytona-standin/sessions"
@@ -34,7 +34,7 @@ export interface CommandLogs {
  * The wrapper the shell runs for one command (the daemon's, in substance): the command saved to
  * `cmd.sh` and sourced, each line of its output marked by its stream and appended to its log. Each
  * marked line is also printed on the shell's own stdout (`standin-log <id> ...`), where the
- * stand-in reads it as it comes: the log a follower is sent, without a `docker exec` per read.
+ * stand-in reads it as it comes: the log a follower is sent, without a process per read.
  */
 const wrapper = (dir: string, id: string, command: string) =>
   [
@@ -76,25 +76,23 @@ export class SessionShell {
   private closed = false
 
   private readonly dir: string
-  private readonly stdin: Duplex
+  private readonly stdin: Writable
 
-  private constructor(dir: string, stdin: Duplex) {
+  private constructor(dir: string, stdin: Writable) {
     this.dir = dir
     this.stdin = stdin
   }
 
   /** The session's shell, started as the sandbox user. */
   static async open(sandbox: StandInSandbox, sessionId: string): Promise<SessionShell> {
-    const exec = await sandbox.container!.exec({
-      Cmd: ["sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"],
-      User: sandbox.user,
-      AttachStdin: true,
-      AttachStdout: true,
-      AttachStderr: true
+    const spawned = sandbox.spawner.start({
+      argv: ["sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"],
+      user: sandbox.user,
+      stdin: true
     })
-    const stream = await exec.start({ hijack: true, stdin: true })
-    const shell = new SessionShell(`${SESSIONS_DIR}/${sessionId}`, stream)
-    const out = new PassThrough()
+    await spawned.pid
+    const shell = new SessionShell(`${SESSIONS_DIR}/${sessionId}`, spawned.stdin!)
+    const out = spawned.stdout
     const decoder = new StringDecoder("utf8")
     let pending = ""
     out.on("data", (chunk: Buffer) => {
@@ -108,12 +106,9 @@ export class SessionShell {
         if (exit !== null) shell.ended(exit[1]!, Number(exit[2]))
       }
     })
-    docker.modem.demuxStream(stream, out, new PassThrough().resume())
+    spawned.stderr.resume()
     // The shell gone (replaced by an `exec` that ended, or the sandbox stopped): no exit comes any more.
-    const gone = () => shell.close()
-    stream.on("end", gone)
-    stream.on("error", gone)
-    stream.on("close", gone)
+    void Promise.all([spawned.exit, spawned.outputEnded]).then(() => shell.close())
     return shell
   }
 
@@ -140,7 +135,7 @@ export class SessionShell {
 
   /**
    * Write `command` into the shell, wrapped; its id at once, as the daemon answers (it writes the
-   * command's files itself and returns; here the wrapper writes them, so no `docker exec` waits).
+   * command's files itself and returns; here the wrapper writes them, so no process is waited for).
    */
   execute(command: string): string {
     const id = randomUUID()

@@ -2,16 +2,16 @@
  * The stand-in's toolbox: the endpoints of Daytona's in-sandbox daemon that the SDK calls in our
  * flows (`/process/execute`, `/process/session[...]`, `/files/bulk-upload`), reached as the SDK
  * reaches them, at `{toolboxProxyUrl}/{sandboxId}/...`. Where the daemon runs inside the sandbox,
- * the stand-in runs `docker exec` as the sandbox's user, with the same request and response bodies:
+ * the stand-in starts processes through the sandbox's spawner (../spawner.ts) as the sandbox's
+ * user, in milliseconds as the daemon does, with the same request and response bodies:
  * `/process/execute` a fresh `sh -c` each, a session's commands inside that session's one shell
  * (sessionShell.ts), as the daemon runs them.
  */
-import type Docker from "dockerode"
 import type { IncomingMessage } from "node:http"
-import { type Duplex, PassThrough, Readable } from "node:stream"
+import { type Duplex, Readable } from "node:stream"
 import { pack } from "tar-stream"
 import { WebSocketServer } from "ws"
-import { ApiError, docker, type StandInSandbox } from "./sandboxes.ts"
+import { ApiError, type StandInSandbox } from "./sandboxes.ts"
 import { SessionShell } from "./sessionShell.ts"
 
 /** A session: its shell, and the commands written into it (id -> command). */
@@ -22,41 +22,20 @@ interface Session {
 
 /** `sh -c command` as the sandbox user, its output collected as it comes. */
 const run = async (sandbox: StandInSandbox, command: string, env: Record<string, string> = {}, cwd?: string) => {
-  const exec = await sandbox.container!.exec({
-    Cmd: ["sh", "-c", command],
-    User: sandbox.user,
-    AttachStdout: true,
-    AttachStderr: true,
-    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    ...(cwd === undefined ? {} : { WorkingDir: cwd })
-  })
-  const stream = await exec.start({ hijack: true, stdin: false })
+  const spawned = sandbox.spawner.start({ argv: ["sh", "-c", command], user: sandbox.user, env, cwd })
+  await spawned.pid
   const record = { stdout: "", stderr: "", output: "", exitCode: undefined as number | undefined }
-  const out = new PassThrough()
-  const err = new PassThrough()
-  out.on("data", (chunk: Buffer) => {
+  spawned.stdout.on("data", (chunk: Buffer) => {
     record.stdout += chunk.toString("utf8")
     record.output += chunk.toString("utf8")
   })
-  err.on("data", (chunk: Buffer) => {
+  spawned.stderr.on("data", (chunk: Buffer) => {
     record.stderr += chunk.toString("utf8")
     record.output += chunk.toString("utf8")
   })
-  docker.modem.demuxStream(stream, out, err)
-  const done = new Promise<void>((resolve) => {
-    // A container stopped or removed under the command resets its stream: the command ended with it.
-    stream.on("error", () => {
-      record.exitCode ??= -1
-      resolve()
-    })
-    stream.on("end", () =>
-      void exec.inspect().then((info: Docker.ExecInspectInfo) => {
-        record.exitCode = info.ExitCode ?? -1
-        resolve()
-      }, () => {
-        record.exitCode = -1
-        resolve()
-      }))
+  // A container stopped or removed under the command ends it at -1.
+  const done = Promise.all([spawned.exit, spawned.outputEnded]).then(([exitCode]) => {
+    record.exitCode = exitCode
   })
   return { record, done }
 }
