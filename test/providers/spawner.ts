@@ -135,13 +135,16 @@ export class Spawner {
         `exec 4>${inside("status")} 5>${inside("out")} 6>${inside("err")} 7<${
           input === undefined ? "/dev/null" : inside("in")
         }`,
-        `gid=$(id -g ${user} 2>&1) || { echo "error $gid" >&4; exit; }`,
-        `export HOME="$(getent passwd ${user} | cut -d: -f6)"`,
+        // As `docker exec -u`: a uid that no entry names runs with gid 0, no other groups and HOME /.
+        `groups=--init-groups`,
+        `gid=$(id -g ${user} 2>&1) || case ${user} in *[!0-9]*) echo "error $gid" >&4; exit ;; *) gid=0 groups=--clear-groups ;; esac`,
+        `home=$(getent passwd ${user} | cut -d: -f6)`,
+        `export HOME="\${home:-/}"`,
         ...Object.entries(request.env ?? {}).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
         ...(cwd === undefined
           ? []
           : [`cd ${shellQuote(cwd)} 2>/dev/null || { echo "error no such directory: ${cwd}" >&4; exit; }`]),
-        `setpriv --reuid=${user} --regid="$gid" --init-groups -- ${command} <&7 >&5 2>&6 4>&- 7<&- &`,
+        `setpriv --reuid=${user} --regid="$gid" "$groups" -- ${command} <&7 >&5 2>&6 4>&- 7<&- &`,
         `exec 5>&- 6>&- 7<&-`,
         `echo "pid $!" >&4`,
         `wait $!`,

@@ -18,9 +18,10 @@
 import type Docker from "dockerode"
 import { randomBytes } from "node:crypto"
 import { posix } from "node:path"
-import { PassThrough } from "node:stream"
+import type { Readable } from "node:stream"
 import { StringDecoder } from "node:string_decoder"
 import { pack } from "tar-stream"
+import { Spawner } from "../spawner.ts"
 import { ApiError, docker, labelledContainers, removeLabelled } from "../standin.ts"
 import { markedOutput } from "./markedOutput.ts"
 
@@ -68,7 +69,7 @@ export interface Tunnel {
 }
 
 /**
- * An execution: a `docker exec` of `sh -c <command>` as the devbox user, or a command of a named
+ * An execution: `sh -c <command>` as the devbox user, started by the devbox's spawner, or a command of a named
  * shell. Its output grows while it runs (every change wakes the long polls and the output streams).
  */
 export interface Execution {
@@ -97,6 +98,8 @@ export interface Devbox {
   status: Status
   tunnel: Tunnel | null
   container: Docker.Container | undefined
+  /** What starts its processes (Runloop's daemon's part): ../spawner.ts. */
+  readonly spawner: Spawner
   readonly transitions: Array<{ status: Status; transition_time_ms: number }>
   keepAlives: number
   /** Why it was shut down (Runloop's `shutdown_reason`). */
@@ -251,6 +254,7 @@ export class Devboxes {
         ? null
         : newTunnel(body.tunnel.auth_mode ?? "open", body.tunnel.http_keep_alive ?? true),
       container: undefined,
+      spawner: new Spawner(),
       transitions: [{ status: "provisioning", transition_time_ms: now }],
       keepAlives: 0,
       shutdownReason: undefined,
@@ -276,12 +280,13 @@ export class Devboxes {
       const container = await docker.createContainer({
         name: `runloop-standin-${this.instance}-${id.slice(4, 12)}`,
         Image: image,
-        // Runloop's own init keeps a devbox up; here a sleep does.
-        Entrypoint: ["sleep", "infinity"],
+        // Runloop's own init keeps a devbox up and runs its executions; here the spawner's loop does.
+        Entrypoint: devbox.spawner.entrypoint,
         Cmd: [],
+        User: "root",
         Env: Object.entries(body.environment_variables ?? {}).map(([k, v]) => `${k}=${v}`),
         Labels: { [STANDIN_LABEL]: this.instance },
-        HostConfig: { Init: true, Memory: memory * GIB, NanoCpus: cpu * 1e9 }
+        HostConfig: { Init: true, Binds: [devbox.spawner.bind], Memory: memory * GIB, NanoCpus: cpu * 1e9 }
       })
       devbox.container = container
       await this.transition()
@@ -328,6 +333,7 @@ export class Devboxes {
     devbox.shutdownReason = reason
     this.setStatus(devbox, "shutdown")
     await devbox.container?.remove({ force: true, v: true }).catch(() => {})
+    devbox.spawner.close()
   }
 
   /**
@@ -341,7 +347,7 @@ export class Devboxes {
     id = `exe_${randomBytes(10).toString("hex")}`,
     shellName?: string
   ): Promise<Execution> {
-    const container = this.running(devbox, "execute")
+    this.running(devbox, "execute")
     let resolveEnded!: (ended: Ended) => void
     const ending = new Promise<Ended>((resolve) => resolveEnded = resolve)
     const execution: Execution = {
@@ -358,10 +364,10 @@ export class Devboxes {
     }
     this.executions.set(id, execution)
     if (shellName === undefined) {
-      void this.run(devbox, container, ["sh", "-c", command], execution).then(resolveEnded)
+      void this.run(devbox, ["sh", "-c", command], execution).then(resolveEnded)
       return execution
     }
-    const shell = devbox.shells.get(shellName) ?? await this.namedShell(devbox, container, shellName)
+    const shell = devbox.shells.get(shellName) ?? this.namedShell(devbox, shellName)
     shell.pending.set(id, {
       execution,
       exitStatus: undefined,
@@ -377,27 +383,17 @@ export class Devboxes {
   }
 
   /** Run `cmd` as the devbox user to its end: its exit status (137: the container went) and output. */
-  private async run(devbox: Devbox, container: Docker.Container, cmd: Array<string>, live?: Execution) {
-    const exec = await container.exec({ Cmd: cmd, User: String(devbox.uid), AttachStdout: true, AttachStderr: true })
-    const stream = await exec.start({ hijack: true, stdin: false })
-    const stdout = new PassThrough()
-    const stderr = new PassThrough()
-    docker.modem.demuxStream(stream, stdout, stderr)
+  private async run(devbox: Devbox, cmd: Array<string>, live?: Execution) {
+    const spawned = devbox.spawner.start({ argv: cmd, user: String(devbox.uid) })
     const output = live ?? { stdout: "", stderr: "" }
-    this.follow(stdout, (text) => output.stdout += text)
-    this.follow(stderr, (text) => output.stderr += text)
-    await new Promise((resolve) => {
-      stream.on("close", resolve)
-      stream.on("end", resolve)
-      // A container removed under a running command (a devbox shut down, or reaped) may reset the stream.
-      stream.on("error", resolve)
-    })
-    const info = await exec.inspect().catch(() => undefined)
-    return { exitStatus: info?.ExitCode ?? 137, stdout: output.stdout, stderr: output.stderr }
+    this.follow(spawned.stdout, (text) => output.stdout += text)
+    this.follow(spawned.stderr, (text) => output.stderr += text)
+    const [exitCode] = await Promise.all([spawned.exit, spawned.outputEnded])
+    return { exitStatus: exitCode === -1 ? 137 : exitCode, stdout: output.stdout, stderr: output.stderr }
   }
 
   /** A stream's text as it comes (characters split over chunks decoded whole), each piece waking the waits. */
-  private follow(stream: PassThrough, onText: (text: string) => void): void {
+  private follow(stream: Readable, onText: (text: string) => void): void {
     const decoder = new StringDecoder("utf8")
     stream.on("data", (chunk: Buffer) => {
       const text = decoder.write(chunk)
@@ -414,22 +410,12 @@ export class Devboxes {
    * something that exited, the devbox stopped) completes nothing: its pending executions stay
    * running, as the shell that would report them is gone.
    */
-  private async namedShell(devbox: Devbox, container: Docker.Container, name: string): Promise<NamedShell> {
-    const exec = await container.exec({
-      Cmd: ["sh"],
-      User: String(devbox.uid),
-      AttachStdin: true,
-      AttachStdout: true,
-      AttachStderr: true
-    })
-    const stream = await exec.start({ hijack: true, stdin: true })
-    const stdout = new PassThrough()
-    const stderr = new PassThrough()
-    docker.modem.demuxStream(stream, stdout, stderr)
-    const shell: NamedShell = { write: (line) => void stream.write(line), pending: new Map() }
+  private namedShell(devbox: Devbox, name: string): NamedShell {
+    const spawned = devbox.spawner.start({ argv: ["sh"], user: String(devbox.uid), stdin: true })
+    const { stdout, stderr } = spawned
+    const shell: NamedShell = { write: (line) => void spawned.stdin!.write(line), pending: new Map() }
     devbox.shells.set(name, shell)
-    stream.on("error", () => {})
-    stream.on("close", () => devbox.shells.get(name) === shell && devbox.shells.delete(name))
+    void spawned.exit.then(() => devbox.shells.get(name) === shell && devbox.shells.delete(name))
     // Each stream's output goes to the first command whose mark has not come on it yet.
     const running = (channel: Channel) =>
       [...shell.pending.values()].find((p) => channel === "stdout" ? p.exitStatus === undefined : !p.stderrEnded)

@@ -379,6 +379,7 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
         new Promise<void>((resolve) => tunnels.close(() => resolve()))
       ])
       await removeAll(instance)
+      for (const devbox of devboxes.byId.values()) devbox.spawner.close()
       await snapshots.removeAll()
     }
   }
