@@ -102,26 +102,19 @@ export class Spawner {
   /** Start a process; its output is read as it is written. */
   start(request: SpawnRequest): Spawned {
     const n = this.next++
-    const fifos = ["out", "err", "status"].map((name) => join(this.dir, `${n}.${name}`))
+    const names = request.stdin === true ? ["out", "err", "status", "in"] : ["out", "err", "status"]
+    const fifos = names.map((name) => join(this.dir, `${n}.${name}`))
     spawnSync("mkfifo", ["-m", "600", ...fifos])
-    const [out, err, status] = fifos.map(readEnd) as [
+    const [out, err, status] = fifos.slice(0, 3).map(readEnd) as [
       ReturnType<typeof readEnd>,
       ReturnType<typeof readEnd>,
       ReturnType<typeof readEnd>
     ]
     const inside = (name: string) => `${MOUNT}/${n}.${name}`
-    let input: Socket | undefined
-    if (request.stdin === true) {
-      const path = join(this.dir, `${n}.in`)
-      fifos.push(path)
-      spawnSync("mkfifo", ["-m", "600", path])
-      // Read and write: its open never waits, and the process's reads of it wait for our writes.
-      input = new Socket({
-        fd: openSync(path, constants.O_RDWR | constants.O_NONBLOCK),
-        readable: false,
-        writable: true
-      })
-    }
+    // Read and write: its open never waits, and the process's reads of it wait for our writes.
+    const input = fifos[3] === undefined
+      ? undefined
+      : new Socket({ fd: openSync(fifos[3], constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true })
     // A process that ended reads no more: what is written after is dropped.
     input?.on("error", () => undefined)
     // Written into the FIFO once the process has it open: our end closed before that would leave its open waiting.
