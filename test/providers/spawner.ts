@@ -5,7 +5,8 @@
  * which made the stand-ins' starts slower than the services').
  *
  * The container's own process is a small `sh` loop (`ENTRYPOINT`) reading request numbers from a
- * FIFO in a host directory bind-mounted at `/.standin`. For each, it runs the request's script,
+ * FIFO in a host directory bind-mounted read-only at `/.standin` (FIFOs open for writing there;
+ * nothing in the sandbox can make or replace a file the host then writes or reads). For each, it runs the request's script,
  * written by the host: as root, it opens the FIFOs the host made for the process's output and
  * status, starts the command as the user (`setpriv`, the user's groups and `HOME`, the request's
  * environment and directory), reports its pid, waits for it and reports its exit code. The process
@@ -96,11 +97,14 @@ export class Spawner {
     return ["/bin/sh", "-c", LOOP]
   }
   get bind(): string {
-    return `${this.dir}:${MOUNT}`
+    return `${this.dir}:${MOUNT}:ro`
   }
 
   /** Start a process; its output is read as it is written. */
   start(request: SpawnRequest): Spawned {
+    // Names become `export` lines of a script run as root: only a shell name may be one.
+    const badName = Object.keys(request.env ?? {}).find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    if (badName !== undefined) throw new Error(`not an environment variable name: ${JSON.stringify(badName)}`)
     const n = this.next++
     const names = request.stdin === true ? ["out", "err", "status", "in"] : ["out", "err", "status"]
     const fifos = names.map((name) => join(this.dir, `${n}.${name}`))
@@ -136,7 +140,7 @@ export class Spawner {
         ...Object.entries(request.env ?? {}).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
         ...(cwd === undefined
           ? []
-          : [`cd ${shellQuote(cwd)} 2>/dev/null || { echo "error no such directory: ${cwd}" >&4; exit; }`]),
+          : [`cd ${shellQuote(cwd)} 2>/dev/null || { echo error no such directory: ${shellQuote(cwd)} >&4; exit; }`]),
         `setpriv --reuid=${user} --regid="$gid" "$groups" -- ${command} <&7 >&5 2>&6 4>&- 7<&- &`,
         `exec 5>&- 6>&- 7<&-`,
         `echo "pid $!" >&4`,

@@ -7,7 +7,7 @@
  * running.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import type { Spawner } from "../spawner.ts"
+import type { Spawned, Spawner } from "../spawner.ts"
 import { openStream, unaryError, unaryReply } from "./connect.ts"
 
 interface ProcessConfig {
@@ -44,12 +44,18 @@ export const startProcess = async (
   response: ServerResponse
 ) => {
   const { cmd, args = [], envs = {}, cwd } = message.process
-  const spawned = host.spawner.start({ argv: [cmd, ...args], user, env: envs, cwd })
   const stream = openStream(response)
-  const pid = await spawned.pid.catch((error: Error) => {
+  const refuse = (error: Error) => {
     stream.end({ code: "invalid_argument", message: error.message })
     return undefined
-  })
+  }
+  let spawned: Spawned
+  try {
+    spawned = host.spawner.start({ argv: [cmd, ...args], user, env: envs, cwd })
+  } catch (error) {
+    return refuse(error as Error)
+  }
+  const pid = await spawned.pid.catch(refuse)
   if (pid === undefined) return
   host.processes.set(pid, message)
   stream.send({ event: { start: { pid } } })
