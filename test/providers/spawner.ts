@@ -54,8 +54,11 @@ export interface Spawned {
   readonly pid: Promise<number>
   /** Its exit code (128 + the signal for a killed one); -1 when the container went away first. */
   readonly exit: Promise<number>
-  /** Once its stdout and stderr have ended (a background child of the process may hold them longer). */
-  readonly outputEnded: Promise<void>
+  /**
+   * Its exit code once its stdout and stderr have ended too (a background child of the process may
+   * hold them longer): its end as envd and the daemons report it.
+   */
+  readonly ended: Promise<number>
 }
 
 /** A promise with its settling functions. */
@@ -194,7 +197,7 @@ export class Spawner {
       stderr: err.socket,
       pid: started.promise,
       exit: exit.promise,
-      outputEnded: outputEnded.then(() => undefined)
+      ended: Promise.all([exit.promise, outputEnded]).then(([code]) => code)
     }
   }
 
@@ -207,11 +210,11 @@ export class Spawner {
     const chunks: Array<Buffer> = []
     spawned.stdout.on("data", (chunk: Buffer) => chunks.push(chunk))
     spawned.stderr.on("data", (chunk: Buffer) => chunks.push(chunk))
-    const exitCode = await spawned.pid.then(() => spawned.exit, (error: Error) => {
+    const exitCode = await spawned.pid.then(() => spawned.ended, async (error: Error) => {
+      await spawned.ended
       chunks.push(Buffer.from(error.message))
       return -1
     })
-    await spawned.outputEnded
     return { exitCode, output: Buffer.concat(chunks).toString("utf8") }
   }
 

@@ -108,7 +108,7 @@ export class SessionShell {
     })
     spawned.stderr.resume()
     // The shell gone (replaced by an `exec` that ended, or the sandbox stopped): no exit comes any more.
-    void Promise.all([spawned.exit, spawned.outputEnded]).then(() => shell.close())
+    void spawned.ended.then(() => shell.close())
     return shell
   }
 

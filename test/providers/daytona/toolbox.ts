@@ -34,7 +34,7 @@ const run = async (sandbox: StandInSandbox, command: string, env: Record<string,
     record.output += chunk.toString("utf8")
   })
   // A container stopped or removed under the command ends it at -1.
-  const done = Promise.all([spawned.exit, spawned.outputEnded]).then(([exitCode]) => {
+  const done = spawned.ended.then((exitCode) => {
     record.exitCode = exitCode
   })
   return { record, done }

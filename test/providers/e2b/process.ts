@@ -70,7 +70,7 @@ export const startProcess = async (
     ? setTimeout(() => void host.spawner.run(["kill", "-KILL", String(pid)], "root"), deadlineMs)
     : undefined
   // Its end once it exited and its output ended (a container removed under it ends both, at -1).
-  const [exitCode] = await Promise.all([spawned.exit, spawned.outputEnded])
+  const exitCode = await spawned.ended
   clearInterval(keepalive)
   clearTimeout(deadline)
   host.processes.delete(pid)

@@ -388,7 +388,7 @@ export class Devboxes {
     const output = live ?? { stdout: "", stderr: "" }
     this.follow(spawned.stdout, (text) => output.stdout += text)
     this.follow(spawned.stderr, (text) => output.stderr += text)
-    const [exitCode] = await Promise.all([spawned.exit, spawned.outputEnded])
+    const exitCode = await spawned.ended
     return { exitStatus: exitCode === -1 ? 137 : exitCode, stdout: output.stdout, stderr: output.stderr }
   }
 
