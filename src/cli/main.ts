@@ -4,7 +4,8 @@
  * on a runtime (`--runtime cli`, in this process; `local`; `docker`; `kubernetes`; `e2b`; `daytona`;
  * `remote`).
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Layer, Logger, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { CmdRunAction } from "../schema/Action.ts"

@@ -17,7 +17,7 @@
  * Without an exporting tracer the client span is made as Effect's client makes it (a native span,
  * for the propagation headers), and nothing else of it is observable.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Pool } from "@effect/platform-node/Undici"
 import { Effect, Layer, Tracer } from "effect"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse, HttpTraceContext } from "effect/http"

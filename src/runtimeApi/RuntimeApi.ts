@@ -4,7 +4,7 @@
  * dockerImages.ts), listening until the layer is
  * released. Releasing it stops the server only: the sandboxes live on, in the engine.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type Duration, Effect, Layer, type Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { DEFAULT_LIMITS, Limits } from "../executor/limits.ts"

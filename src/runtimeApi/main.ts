@@ -6,7 +6,7 @@
  * other host without a key. Once listening it prints one line on stdout:
  *   effect-sandbox-runtime-api listening {"host":"127.0.0.1","port":8000}
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { HttpServer } from "effect/http"
 import { DockerEngine } from "../engines/docker/engine.ts"

@@ -2,7 +2,8 @@
  * The action server: the executor behind HTTP, wire-compatible with OpenHands'
  * action execution server. Every runtime but the in-process one runs this.
  */
-import { NodeHttpServer, NodeServices } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Executor from "../executor/ActionExecutor.ts"

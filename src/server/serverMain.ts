@@ -4,7 +4,7 @@
  * one machine-readable line on stdout (announce.ts); with port 0 the OS picks the
  * port, never probe-then-bind.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
 import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
 import { parseServerArgs } from "./argv.ts"

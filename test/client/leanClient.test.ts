@@ -5,7 +5,7 @@
  * request, actions included. A plain Node server stands in for the action server and records what
  * reaches it.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"

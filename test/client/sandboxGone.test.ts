@@ -3,7 +3,7 @@
  * a dead container or pod is given to the next sandbox that starts, which must not receive this
  * session's key. A plain HTTP server stands where the sandbox was and counts what reaches it.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createServer } from "node:http"

@@ -4,7 +4,7 @@
  * its own typed error, a server failure or a cut stream a disconnect), against a
  * scripted server so each failure happens exactly.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"

@@ -4,7 +4,7 @@
  * on the client's spans and on the action server's, and the other headers as they are (so the
  * recording was on and the test can tell).
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Tracer } from "effect"
 import { HttpClient, HttpMiddleware, HttpServer } from "effect/http"

@@ -9,7 +9,7 @@
  * (`viewFile`: its workspace rules, no special files, a size bound); pdf.js comes from this server,
  * not from a CDN; the URL file is removed when the server stops, if it still names this server.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readFileSync, writeFileSync } from "node:fs"

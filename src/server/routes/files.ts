@@ -6,7 +6,7 @@
  * a zip holding that file (OpenHands sends an empty zip), and uploads, zips and
  * downloads are bounded (`Limits`): over a limit is 413 with a detail naming it.
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { randomUUID } from "node:crypto"

@@ -11,7 +11,7 @@
  * The MCP SDK's transport writes to Node's response itself; the router leaves a
  * response it finds ended (or gone) alone.
  */
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { Data, Effect, FiberSet } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
