@@ -264,13 +264,16 @@ export class Sandboxes {
     })
     await container.start()
     const inspected = await container.inspect()
-    // A snapshot's memory: what ran in its source runs again.
+    // A snapshot's memory: what ran in its source runs again, already running when the create
+    // answers (a restored VM's processes are), so a pause right after it finds them to end: a
+    // request still queued for the spawner's loop would be read by the loop of a cold boot.
     const restored: ReadonlyArray<Remembered> = snapshot?.memory ?? []
-    for (const { user, args } of restored) {
+    await Promise.all(restored.map(({ user, args }) => {
       // Detached, as envd leaves a process whose client went away: its output is read and dropped.
       const spawned = spawner.start({ argv: ["/bin/sh", "-c", args], user })
       for (const output of [spawned.stdout, spawned.stderr]) output.resume()
-    }
+      return spawned.pid.catch(() => undefined)
+    }))
     const sandbox: Sandbox = {
       sandboxID,
       templateID,
