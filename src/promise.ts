@@ -6,6 +6,6 @@
  */
 export type { CommandResult, RunOptions } from "./promise/commands.ts"
 export { FileError, SandboxError, type TaggedFailure } from "./promise/errors.ts"
-export type { RuntimeLayer, RuntimeName, RuntimeOptionsByName } from "./promise/runtimes.ts"
 export { Sandbox } from "./promise/Sandbox.ts"
+export type { RuntimeLayer, RuntimeName, RuntimeOptionsByName } from "./runtime/byName.ts"
 export type { Snapshot, SnapshotOptions } from "./schema/snapshot.ts"

@@ -11,7 +11,6 @@ import { Argument, Command, Flag } from "effect/cli"
 import { CmdRunAction } from "../schema/Action.ts"
 import { invalidOptions } from "../schema/issues.ts"
 import { KNOWN_PLUGINS } from "../server/argv.ts"
-import { serve } from "../server/serve.ts"
 import { Runtime, type RuntimeShape } from "../services/Runtime.ts"
 import { otlpLayerFromEnv } from "../telemetry/otlp.ts"
 import { CLI_RUNTIME_HELP, CLI_RUNTIMES, cliRuntimeLayer, type CliRuntimeOptions } from "./runtimeLayer.ts"
@@ -134,13 +133,16 @@ const serveCommand = Command.make(
     restrictToWorkspace: Flag.Boolean("restrict-to-workspace").pipe(Flag.withDefault(false))
   },
   (options) =>
-    serve({
-      ...options,
-      workingDir: Option.getOrNull(options.workingDir),
-      browsergymEvalEnv: null,
-      ownerLease: null,
-      temporaryDirs: []
-    })
+    // The server's modules are loaded by `serve` alone: `run` and `shell` start without them.
+    Effect.promise(() => import("../server/serve.ts")).pipe(Effect.flatMap(({ serve }) =>
+      serve({
+        ...options,
+        workingDir: Option.getOrNull(options.workingDir),
+        browsergymEvalEnv: null,
+        ownerLease: null,
+        temporaryDirs: []
+      })
+    ))
 ).pipe(Command.withDescription("Run the action server (OpenHands' wire protocol) on this machine"))
 
 Command.make("effect-sandbox").pipe(

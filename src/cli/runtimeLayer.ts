@@ -9,15 +9,7 @@
  * or snapshot, `--api-url` off `remote`).
  */
 import { Effect, Layer, Option } from "effect"
-import { CliRuntime } from "../layers/CliRuntime.ts"
-import { LocalRuntime } from "../layers/LocalRuntime.ts"
-import { DaytonaRuntime } from "../providers/daytona/DaytonaRuntime.ts"
-import { DockerRuntime } from "../providers/docker/DockerRuntime.ts"
-import { E2BRuntime } from "../providers/e2b/E2BRuntime.ts"
-import { KubernetesRuntime } from "../providers/kubernetes/KubernetesRuntime.ts"
-import { ModalRuntime } from "../providers/modal/ModalRuntime.ts"
-import { RemoteRuntime } from "../providers/remote/RemoteRuntime.ts"
-import { RunloopRuntime } from "../providers/runloop/RunloopRuntime.ts"
+import { layerByName, type RuntimeName, type RuntimeOptionsByName } from "../runtime/byName.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
 import { Runtime } from "../services/Runtime.ts"
 
@@ -54,6 +46,12 @@ export interface CliRuntimeOptions {
   readonly noChangeTimeout: number
 }
 
+/** The layer of the runtime called `name`: its module is loaded when the layer is built, not at the CLI's start. */
+const loaded = <N extends RuntimeName>(
+  name: N,
+  options: RuntimeOptionsByName[N]
+): Layer.Layer<Runtime, { readonly message: string }> => Layer.unwrap(Effect.promise(() => layerByName(name, options)))
+
 /** The layer of `--runtime`, or one failing with the one-line reason it cannot be built so. */
 export const cliRuntimeLayer = (options: CliRuntimeOptions): Layer.Layer<Runtime, { readonly message: string }> => {
   const refused = Option.isSome(options.image) && !TAKES_IMAGE.includes(options.runtime)
@@ -70,24 +68,24 @@ export const cliRuntimeLayer = (options: CliRuntimeOptions): Layer.Layer<Runtime
   const image = Option.match(options.image, { onNone: () => ({}), onSome: (baseImage) => ({ baseImage }) })
   switch (options.runtime) {
     case "cli":
-      return CliRuntime.layer(common)
+      return loaded("cli", common)
     case "local":
-      return LocalRuntime.layer(common)
+      return loaded("local", common)
     case "docker":
-      return DockerRuntime.layer({ ...common, ...image })
+      return loaded("docker", { ...common, ...image })
     case "kubernetes":
       // The session's PVC goes with it, as the other runtimes' temporary workspace does.
-      return KubernetesRuntime.layer({ ...common, ...image, deleteWorkspace: true })
+      return loaded("kubernetes", { ...common, ...image, deleteWorkspace: true })
     case "e2b":
-      return E2BRuntime.layer(common)
+      return loaded("e2b", common)
     case "daytona":
-      return DaytonaRuntime.layer(common)
+      return loaded("daytona", common)
     case "modal":
-      return ModalRuntime.layer(common)
+      return loaded("modal", common)
     case "runloop":
-      return RunloopRuntime.layer(common)
+      return loaded("runloop", common)
     case "remote":
-      return RemoteRuntime.layer({
+      return loaded("remote", {
         ...common,
         ...image,
         ...Option.match(options.apiUrl, { onNone: () => ({}), onSome: (apiUrl) => ({ apiUrl }) })

@@ -7,6 +7,14 @@
  * (errors.ts).
  */
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import {
+  isRuntimeName,
+  layerByName,
+  RUNTIME_NAMES,
+  type RuntimeLayer,
+  type RuntimeName,
+  type RuntimeOptionsByName
+} from "../runtime/byName.ts"
 import { InvalidOptionsError } from "../schema/errors.ts"
 import { RuntimeSnapshotError, type Snapshot, type SnapshotOptions } from "../schema/snapshot.ts"
 import { Runtime, type RuntimeInfo, type RuntimeShape } from "../services/Runtime.ts"
@@ -14,16 +22,7 @@ import { type CommandResult, runCommand, type RunOptions } from "./commands.ts"
 import { SandboxError, settle } from "./errors.ts"
 import { listFiles, readFile, writeFileIn } from "./files.ts"
 import { closed, opened } from "./openSandboxes.ts"
-import {
-  atExit,
-  isRuntimeName,
-  layerByName,
-  RUNTIME_NAMES,
-  type RuntimeLayer,
-  type RuntimeName,
-  type RuntimeOptionsByName,
-  snapshotModule
-} from "./runtimes.ts"
+import { atExit, snapshotModule } from "./runtimes.ts"
 
 export class Sandbox implements AsyncDisposable {
   /**
