@@ -23,8 +23,12 @@ export type Fault =
   | { readonly kind: "delay"; readonly millis: number }
   /** The request is served normally once `until` settles: a slow create a test waits on by condition. */
   | { readonly kind: "hold"; readonly until: Promise<unknown> }
-  /** The connection is destroyed after the request arrived and before any answer. */
-  | { readonly kind: "cut" }
+  /**
+   * The connection is destroyed after the request arrived and before any answer. Where a stand-in
+   * can tell the two apart, the request is served first (what it does is done, only the answer is
+   * lost) unless `unserved`: then it never reached the service.
+   */
+  | { readonly kind: "cut"; readonly unserved?: true }
 
 /** Which requests a fault applies to: a method (any when omitted) and a path test. */
 export interface FaultMatch {

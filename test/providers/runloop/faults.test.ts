@@ -107,8 +107,9 @@ describeDocker("RunloopRuntime under injected faults (stand-in)", () => {
         const before = creates(s).length
         const devboxes = s.devboxes.byId.size
         s.faults.inject(CREATE, { kind: "cut" })
-        // And a cut mid-start, on a plain call (the server's start: cut before it is served, so sent again).
-        s.faults.inject({ method: "POST", path: /\/execute_async$/ }, { kind: "cut" })
+        // And a cut mid-start, on a plain call (the server's start: cut before Runloop served it, so
+        // sent again; one it served would start a second server, which fails to listen).
+        s.faults.inject({ method: "POST", path: /\/execute_async$/ }, { kind: "cut", unserved: true })
         yield* startAndRelease(s, { requestTimeoutMs: 2_000 })
         const sent = creates(s).slice(before)
         assert.strictEqual(sent.length, 2)

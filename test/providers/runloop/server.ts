@@ -306,11 +306,12 @@ export const startStandIn = async (options: StandInOptions): Promise<RunloopStan
       })
       if (request.headers.authorization !== `Bearer ${apiKey}`) throw new ApiError(401, "Invalid API key")
       const fault = faults.take(method, url.pathname)
-      if (fault !== undefined && fault.kind !== "cut" && await applyHttpFault(fault, request, response)) return
+      const servedFirst = fault?.kind === "cut" && fault.unserved !== true
+      if (fault !== undefined && !servedFirst && await applyHttpFault(fault, request, response)) return
       const requestId = request.headers["x-request-id"]
       const answer = await api(method, url, body, typeof requestId === "string" ? requestId : undefined)
       if (answer === undefined) throw new ApiError(404, `${method} ${url.pathname} is not served by the stand-in`)
-      if (fault?.kind === "cut") return void await applyHttpFault(fault, request, response)
+      if (fault !== undefined && servedFirst) return void await applyHttpFault(fault, request, response)
       if ("events" in answer) return answer.events(response)
       json(response, answer.status, answer.body)
     }
