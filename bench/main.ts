@@ -7,6 +7,7 @@
  * broken row and saves nothing: the short version CI runs.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CliRuntime, CmdRunAction, type Observation, Runtime } from "../src/index.ts"
@@ -131,7 +132,26 @@ const localRows = async (echoInProcess: Sample) => {
   )
   await pool.dispose()
   record("LocalRuntime: acquire from warm pool", warm, "`node -e \"\"` process start", floor, "target <= 20 ms")
+
+  const cli = await timeRuns(QUICK ? 3 : 10, 1, cliEcho)
+  record("CLI: run 'echo hi', start to exit", cli, "`node -e \"\"` process start", floor)
 }
+
+/** The CLI as the package's `effect-sandbox` bin runs it: the build's output, not the sources. */
+const CLI_BIN = join(import.meta.dirname, "..", "dist", "src", "cli", "main.js")
+
+/** `effect-sandbox run "echo hi"` on CliRuntime; fails unless it printed `hi` and exited 0. */
+const cliEcho = (): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (!existsSync(CLI_BIN)) return reject(new Error(`no ${CLI_BIN}: run \`npm run build\` first`))
+    const child = spawn(process.execPath, [CLI_BIN, "run", "echo hi"], { stdio: ["ignore", "pipe", "ignore"] })
+    let out = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk))
+    child.on("error", reject).on("close", (code) =>
+      code === 0 && out === "hi\n"
+        ? resolve()
+        : reject(new Error(`the CLI exited ${code} printing ${JSON.stringify(out)}`)))
+  })
 
 /** 100 MB of output through the runtime (10 MB in a quick run), beside `bash -c` discarding it. */
 const outputRow = async (run: (command: string) => Promise<Observation>) => {
