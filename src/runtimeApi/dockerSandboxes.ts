@@ -24,6 +24,7 @@ import {
 import { DockerEngine, engineCall } from "../engines/docker/engine.ts"
 import { ImageBuilder } from "../engines/docker/imageBuilder.ts"
 import { LABEL, labelOf, ownerLabels } from "../engines/docker/labels.ts"
+import { logTail } from "../engines/docker/logs.ts"
 import { sandboxNetworkFor } from "../engines/docker/network.ts"
 import { containerUser, DEFAULT_SANDBOX_USERNAME, sandboxUid } from "../runtimeImage/sandboxUser.ts"
 import type { InvalidOptionsError } from "../schema/errors.ts"
@@ -34,6 +35,7 @@ import { checkContainerLimits } from "./dockerLimits.ts"
 import { ApiError, internalError } from "./errors.ts"
 import {
   type PodState,
+  type PodStatus,
   type Sandbox,
   SANDBOX_APP_PORTS,
   SANDBOX_SERVER_PORT,
@@ -112,19 +114,30 @@ const answersAlive = (serverUrl: string) =>
     )
   )
 
-/** `pod_status` of a container, Kubernetes' words for Docker's states. */
-const podStateOf = (info: Docker.ContainerInspectInfo, sandbox: Sandbox): Effect.Effect<PodState> =>
+/** `pod_status` of a container, Kubernetes' words for Docker's states; an exited one's last log lines. */
+const podStateOf = (
+  container: Docker.Container,
+  info: Docker.ContainerInspectInfo,
+  sandbox: Sandbox
+): Effect.Effect<PodState> =>
   Effect.gen(function*() {
     const restart = { restartCount: info.RestartCount ?? 0 }
     const state = info.State
-    if (state.Restarting) return { ...restart, podStatus: "crashloopbackoff", restartReasons: [reasonOf(state)] }
+    const ended = (podStatus: PodStatus) =>
+      Effect.map(logTail(container), (output): PodState => ({
+        ...restart,
+        podStatus,
+        restartReasons: [reasonOf(state)],
+        ...(output === "" ? {} : { lastOutput: output })
+      }))
+    if (state.Restarting) return yield* ended("crashloopbackoff")
     if (state.Paused) return { ...restart, podStatus: "paused", restartReasons: [] }
     if (state.Running) {
       const ready = sandbox.serverUrl !== undefined && (yield* answersAlive(sandbox.serverUrl))
       return { ...restart, podStatus: ready ? "ready" : "running", restartReasons: [] }
     }
     if (state.Status === "created") return { ...restart, podStatus: "pending", restartReasons: [] }
-    return { ...restart, podStatus: "failed", restartReasons: [reasonOf(state)] }
+    return yield* ended("failed")
   })
 
 const reasonOf = (state: Docker.ContainerInspectInfo["State"]): string =>
@@ -325,7 +338,7 @@ export const dockerSandboxes = (
         Effect.flatMap(containerOf(sandbox), ({ container }) => removeContainer(container))
 
       const podState = (sandbox: Sandbox) =>
-        Effect.flatMap(containerOf(sandbox), ({ info }) => podStateOf(info, sandboxOf(info)))
+        Effect.flatMap(containerOf(sandbox), ({ container, info }) => podStateOf(container, info, sandboxOf(info)))
 
       return yield* withSessionStart(
         { kind: "docker", bySession, byRuntime, list, podState, pause, resume, stop },

@@ -361,11 +361,33 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
 
       const stop = (sandbox: Sandbox) => removeObjects(resourceNames(sandbox.runtimeId), deleteWorkspace)
 
+      /**
+       * The container's last log lines (its current run's, else the run before: a crash loop's
+       * container waits to start again and has none yet); "" when the cluster has none to give.
+       */
+      const lastLog = (pod: string) =>
+        Effect.gen(function*() {
+          for (const previous of [false, true]) {
+            const log = yield* kubeCallOrMissing(
+              `read the log of pod ${pod}`,
+              () => core.readNamespacedPodLog({ name: pod, namespace, tailLines: 20, previous })
+            ).pipe(Effect.orElseSucceed(() => undefined))
+            const output = log?.trimEnd() ?? ""
+            if (output !== "") return output
+          }
+          return ""
+        })
+
       const podState = (sandbox: Sandbox) =>
         Effect.gen(function*() {
           const { names, secret } = yield* secretOf(sandbox)
           const pod = yield* podOf(names)
-          return podStateOf(pod, secret.metadata?.annotations?.[ANNOTATION.paused] === "true")
+          const state = podStateOf(pod, secret.metadata?.annotations?.[ANNOTATION.paused] === "true")
+          if (pod === undefined || (state.podStatus !== "failed" && state.podStatus !== "crashloopbackoff")) {
+            return state
+          }
+          const output = yield* lastLog(names.pod)
+          return output === "" ? state : { ...state, lastOutput: output }
         })
 
       return yield* withSessionStart(

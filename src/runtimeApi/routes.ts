@@ -102,7 +102,8 @@ export const lifecycleRoutes = (options: RouteOptions) =>
           status: sandbox.status,
           pod_status: state.podStatus,
           restart_count: state.restartCount,
-          restart_reasons: state.restartReasons
+          restart_reasons: state.restartReasons,
+          ...(state.lastOutput === undefined ? {} : { last_output: state.lastOutput })
         })
       }).pipe(Effect.catch(answerError))
     )

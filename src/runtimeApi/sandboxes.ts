@@ -45,6 +45,12 @@ export interface PodState {
   readonly podStatus: PodStatus
   readonly restartCount: number
   readonly restartReasons: ReadonlyArray<string>
+  /**
+   * The server's last output lines once it exited (a failed or crash-looping pod), answered as
+   * `last_output` beside §14's fields: RemoteRuntime puts it in its start error, as every other
+   * runtime gives a dying server's last words. Absent while it runs, or when the engine kept none.
+   */
+  readonly lastOutput?: string
 }
 
 export class Sandboxes extends Context.Service<Sandboxes, {

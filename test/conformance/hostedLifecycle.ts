@@ -147,12 +147,8 @@ export const hostedLifecycleConformance = (target: HostedLifecycleTarget) =>
     }
 
     if (dyingServer !== undefined) {
-      // Issue 21: the driver port makes every runtime report the exit; until then, a runtime that does not is `fails`.
-      const title = "a server that dies at start fails the start within 10 s with its exit code and output"
-      const failsToday = dyingServer.failsToday
-      const test = failsToday === undefined ? it.live : it.live.fails
-      test(
-        failsToday === undefined ? title : `${title} (fails today, issue 21: ${failsToday})`,
+      it.live(
+        "a server that dies at start fails the start within 10 s with its exit code and output",
         () =>
           Effect.scoped(Effect.gen(function*() {
             const sessionId = newSession()

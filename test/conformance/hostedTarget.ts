@@ -31,12 +31,6 @@ export interface DyingServer {
   readonly exitCode: number
   /** A line of the server's output the start error must carry. */
   readonly output: string
-  /**
-   * Issue 21: what the runtime reports today instead of the exit (an `/alive` time-out, a status
-   * without the exit code or output); the case is marked `it.fails`, saying so, until the driver
-   * port reports the exit.
-   */
-  readonly failsToday?: string
 }
 
 export interface HostedLifecycleTarget {

@@ -7,7 +7,8 @@
  * while running), and a stop that leaves no pod, service, Secret or (`--delete-workspace`) PVC.
  * Then, with a client written from §14 alone: our runtime image and server when `/start` names
  * none, an app port inside the sandbox reached through its `work_hosts` URL (the proxy's
- * `/<runtime_id>/work-1`) with its key only, and a missing image as `pod_status` failed. And
+ * `/<runtime_id>/work-1`) with its key only, a missing image as `pod_status` failed, and a command
+ * that exits at once as failed with its exit code and last output (`last_output`). And
  * RemoteRuntime with `vscode: true`: port 8001 on the pod and its service, and the IDE through the
  * proxy and the stand-in's port-forward (vscodeProxy.ts's checks: no Chromium here).
  */
@@ -19,7 +20,14 @@ import { Runtime } from "../../src/index.ts"
 import { describeDocker } from "../docker/infra.ts"
 import { assertEngineClean, noObjects, sessionObjects, useStandIn } from "../kubernetes/helpers.ts"
 import { type ApiServer, apiServerLayer, call, newSessionId, run, startApiServer, waitReady } from "./apiServer.ts"
-import { expectImageMissing, keepsSessionAcrossRestarts, startSandbox, stopSandboxes } from "./kubernetesApiCases.ts"
+import {
+  dyingCommand,
+  expectExited,
+  expectImageMissing,
+  keepsSessionAcrossRestarts,
+  startSandbox,
+  stopSandboxes
+} from "./kubernetesApiCases.ts"
 import { expectProxiedVsCode, toolsRuntimeImage } from "./vscodeProxy.ts"
 
 const KEY = randomBytes(16).toString("hex")
@@ -99,7 +107,7 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
       Effect.gen(function*() {
         const server = yield* startServer()
         const start = (body: Record<string, unknown>) => startSandbox(server.base, KEY, body)
-        const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()]
+        const [a, b, c, d] = [newSessionId(), newSessionId(), newSessionId(), newSessionId()]
         const sandboxA = yield* start({ session_id: a })
         const listed = yield* Effect.promise(() => call(server.base, "GET", "/list", { key: KEY }))
         const image = (listed.body["runtimes"] as Array<{ image: string }>)[0]!.image
@@ -110,6 +118,8 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
           command: [NODE, "-e", "require('http').createServer((q, r) => r.end('{}')).listen(60000)"]
         })
         const sandboxC = yield* start({ session_id: c, image: "effect-sandbox/no-such-image:1", command: ["true"] })
+        // D: a command that exits at once, having said why.
+        const sandboxD = yield* start({ session_id: d, image, command: dyingCommand(NODE) })
         assert.notStrictEqual(sandboxA.session_api_key, sandboxB.session_api_key)
         const workHost = `${server.base}/${sandboxA.runtime_id}/work-1`
         assert.deepStrictEqual(sandboxA.work_hosts, {
@@ -141,9 +151,12 @@ describeDocker("effect-sandbox-runtime-api --provisioner kubernetes (stand-in)",
         }
 
         yield* expectImageMissing(server.base, KEY, sandboxC.runtime_id)
+        yield* expectExited(server.base, KEY, sandboxD.runtime_id)
 
-        yield* stopSandboxes(server.base, KEY, [sandboxA, sandboxB, sandboxC])
-        for (const sid of [a, b, c]) assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sid), noObjects)
+        yield* stopSandboxes(server.base, KEY, [sandboxA, sandboxB, sandboxC, sandboxD])
+        for (const sid of [a, b, c, d]) {
+          assert.deepStrictEqual(yield* sessionObjects(cluster.kubeConfig, sid), noObjects)
+        }
         yield* assertEngineClean(cluster.standIn)
       }),
     300_000

@@ -1,8 +1,9 @@
 /**
  * The runtime API's Kubernetes backend cases that run on the stand-in (kubernetesApi.test.ts) and
  * on the real cluster (test/kubernetes/real/runtimeApi.test.ts) alike: RemoteRuntime keeps a
- * session across pause, resume and API server restarts, and a missing image shows as `pod_status`
- * failed with the kubelet's reason. Each test file says how its API servers start and where the
+ * session across pause, resume and API server restarts, a missing image shows as `pod_status`
+ * failed with the kubelet's reason, and a command that exits at once as failed with its exit code
+ * and last output. Each test file says how its API servers start and where the
  * session's objects are listed.
  */
 import { assert } from "@effect/vitest"
@@ -85,6 +86,36 @@ export const expectImageMissing = (base: string, key: string, runtimeId: string)
       String((missing.body["restart_reasons"] as Array<string>)[0]),
       /^(ErrImagePull|ImagePullBackOff): /
     )
+  })
+
+/** What `dyingCommand` prints before it exits. */
+const DYING_WORDS = "dying words: no such config"
+
+/** A command for our runtime image's `node` that prints `DYING_WORDS` and exits 3 at once. */
+export const dyingCommand = (
+  node: string
+) => [node, "-e", `console.log(${JSON.stringify(DYING_WORDS)}); process.exit(3)`]
+
+/**
+ * `/runtime/{id}` of a sandbox whose command exits at once (`dyingCommand`): failed (or in a crash
+ * loop) once the kubelet says so, its restart reason naming the exit code, and its last output in
+ * `last_output`, which RemoteRuntime puts in its start error.
+ */
+export const expectExited = (base: string, key: string, runtimeId: string) =>
+  Effect.gen(function*() {
+    const status = Effect.promise(() => call(base, "GET", `/runtime/${runtimeId}`, { key }))
+    let exited = yield* status
+    for (
+      let attempt = 0;
+      attempt < 240 && ["pending", "running"].includes(String(exited.body["pod_status"]));
+      attempt++
+    ) {
+      yield* Effect.sleep("250 millis")
+      exited = yield* status
+    }
+    assert.include(["failed", "crashloopbackoff"], exited.body["pod_status"], JSON.stringify(exited.body))
+    assert.match(String((exited.body["restart_reasons"] as Array<string>)[0]), /\bexit code 3\b/)
+    assert.include(String(exited.body["last_output"]), DYING_WORDS)
   })
 
 /**

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { Runtime } from "../../src/index.ts"
+import { Runtime, RuntimeStartError } from "../../src/index.ts"
 import { apiRetrySchedule, podStatusSchedule, RemoteRuntime, type RemoteRuntimeOptions } from "../../src/remote.ts"
 import {
   API_KEY,
@@ -120,6 +120,57 @@ describe("RemoteRuntime", () => {
       })
       const message = yield* startError(RemoteRuntime.layer(options(api, { sessionId: "s-failed" })))
       assert.strictEqual(message, "Runtime is unavailable (status: failed). Please try again.")
+    }))
+
+  it.live("a failed pod's restart reasons and last output: the server's exit as data, in OpenHands' text", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({
+        "GET /sessions/s-exited": [{ status: 404 }],
+        "POST /start": [{ status: 200, body: { runtime_id: "rt-1", url: "http://127.0.0.1:9/rt" } }],
+        "GET /runtime/rt-1": [pod("pending"), {
+          status: 200,
+          body: {
+            runtime_id: "rt-1",
+            pod_status: "failed",
+            restart_reasons: ["exited with code 2"],
+            last_output: "booting\nno config at /etc/app.toml\n"
+          }
+        }],
+        "POST /stop": [{ status: 200 }]
+      })
+      const error = yield* startFailure(RemoteRuntime.layer(options(api, { sessionId: "s-exited" })))
+      assert.instanceOf(error, RuntimeStartError)
+      assert.strictEqual(
+        error.message,
+        "Runtime is unavailable (status: failed). Please try again. Restart reasons: exited with code 2. " +
+          "Its last output:\nbooting\nno config at /etc/app.toml"
+      )
+      const { reason, exitCode, output } = error as RuntimeStartError
+      assert.deepStrictEqual({ reason, exitCode, output }, {
+        reason: "server-exited",
+        exitCode: 2,
+        output: "booting\nno config at /etc/app.toml"
+      })
+      assert.deepStrictEqual(api.calls().slice(-1), ["POST /stop"])
+    }))
+
+  it.live("a failed pod's reason without an exit code is told, and is not the server's exit", () =>
+    Effect.gen(function*() {
+      const api = yield* scriptedApi({
+        "GET /sessions/s-evicted": [{ status: 404 }],
+        "POST /start": [{ status: 200, body: { runtime_id: "rt-1", url: "http://127.0.0.1:9/rt" } }],
+        "GET /runtime/rt-1": [{
+          status: 200,
+          body: { runtime_id: "rt-1", pod_status: "Failed", restart_reasons: ["Evicted: the node ran out of disk"] }
+        }],
+        "POST /stop": [{ status: 200 }]
+      })
+      const error = yield* startFailure(RemoteRuntime.layer(options(api, { sessionId: "s-evicted" })))
+      assert.strictEqual(
+        error.message,
+        "Runtime is unavailable (status: failed). Please try again. Restart reasons: Evicted: the node ran out of disk."
+      )
+      assert.strictEqual(error._tag === "RuntimeStartError" ? error.reason : error._tag, "other")
     }))
 
   it.live("attach without a runtime: the hosted not-found text, nothing started", () =>

@@ -153,6 +153,8 @@ describeDocker("effect-sandbox-runtime-api (Docker)", () => {
     const runtime = await call(base, "GET", `/runtime/${started.runtime_id}`, { key: KEY })
     assert.strictEqual(runtime.body["pod_status"], "failed")
     assert.deepStrictEqual(runtime.body["restart_reasons"], ["exited with code 137"])
+    // What the server printed before the kill: its `listening` line.
+    assert.include(String(runtime.body["last_output"]), "effect-sandbox-server listening")
     await call(base, "POST", "/stop", { key: KEY, body: { runtime_id: started.runtime_id } })
     await containerGone(sid)
   }, 120_000)

@@ -27,8 +27,17 @@ const StartAnswer = Schema.Struct({
   session_api_key: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
 
-/** `GET /runtime/{id}`: the runtime's pod. */
-const RuntimeAnswer = Schema.Struct({ runtime_id: Schema.String, pod_status: Schema.String })
+/**
+ * `GET /runtime/{id}`: the runtime's pod, why it restarted or failed (free text, the API's own
+ * words), and, from our runtime API, the server's last output once it exited (`last_output`, an
+ * extension beside §14's fields: OpenHands' client ignores it).
+ */
+const RuntimeAnswer = Schema.Struct({
+  runtime_id: Schema.String,
+  pod_status: Schema.String,
+  restart_reasons: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+  last_output: Schema.optionalKey(Schema.NullOr(Schema.String))
+})
 
 const RegistryPrefixAnswer = Schema.Struct({ registry_prefix: Schema.String })
 const ImageExistsAnswer = Schema.Struct({ exists: Schema.Boolean })

@@ -27,9 +27,37 @@ export const podFailure = (podStatus: string): string | undefined => {
   return undefined
 }
 
-/** A pod that will not become ready, as a start error: a crash loop is the server exiting. */
-const failedPod = (status: string, message: string) =>
-  new RuntimeStartError({ message, reason: status === "crashloopbackoff" ? "server-exited" : "other" })
+/** What the API says of a pod that will not become ready, beside its status. */
+interface PodEnd {
+  /** `restart_reasons`: the API's own words (`exited with code 1`, `OOMKilled`, Kubernetes' `exit code 1 (Error)`). */
+  readonly restartReasons?: ReadonlyArray<string> | null | undefined
+  /** `last_output`: the server's last lines, where the API tells them (ours does). */
+  readonly lastOutput?: string | null | undefined
+}
+
+/** An exit code in a restart reason, in Docker's words (`exited with code 1`) or Kubernetes' (`exit code 1`). */
+const EXIT_CODE = /\bexit(?:ed with)? code (-?\d+)\b/
+
+/**
+ * A pod that will not become ready, as a start error: OpenHands' text, then what the API said of
+ * it. A reason that names an exit code, or a crash loop, is the server exiting (`server-exited`,
+ * with the code and its last output when told): the same data every other runtime gives.
+ */
+const failedPod = (status: string, openHandsText: string, end: PodEnd) => {
+  const reasons = (end.restartReasons ?? []).filter((reason) => reason.trim() !== "")
+  const output = (end.lastOutput ?? "").trim()
+  const message = openHandsText +
+    (reasons.length === 0 ? "" : ` Restart reasons: ${reasons.join("; ")}.`) +
+    (output === "" ? "" : ` Its last output:\n${output}`)
+  const code = reasons.map((reason) => EXIT_CODE.exec(reason)?.[1]).find((found) => found !== undefined)
+  if (code === undefined && status !== "crashloopbackoff") return new RuntimeStartError({ message, reason: "other" })
+  return new RuntimeStartError({
+    message,
+    reason: "server-exited",
+    ...(code === undefined ? {} : { exitCode: Number(code) }),
+    ...(output === "" ? {} : { output })
+  })
+}
 
 /** One look at the pod: ready, not yet (`NotReady`), or never (`RuntimeStartError`). */
 const checkPod = (api: RuntimeApi, runtimeId: string) =>
@@ -45,7 +73,12 @@ const checkPod = (api: RuntimeApi, runtimeId: string) =>
       const status = answer.pod_status.toLowerCase()
       if (status === "ready") return Effect.void
       const failure = podFailure(status)
-      if (failure !== undefined) return Effect.fail(failedPod(status, failure))
+      if (failure !== undefined) {
+        return Effect.fail(failedPod(status, failure, {
+          restartReasons: answer.restart_reasons,
+          lastOutput: answer.last_output
+        }))
+      }
       if (STARTING.has(status)) return Effect.fail(new NotReady())
       return Effect.logWarning(`Unknown pod status "${answer.pod_status}" of runtime ${runtimeId}; still waiting`).pipe(
         Effect.andThen(Effect.fail(new NotReady()))

@@ -3,7 +3,8 @@
  * (test/remote/apiServer.ts): the API's containers found by their session label; a kept runtime is
  * paused on release and a second layer with the session id resumes it; pause is `docker pause`
  * (memory kept). No reaper case: RemoteRuntime has none, the runtime API ends the runtimes it holds.
- * A dying server's start fails at once but without its exit code and output: `it.fails` (issue 21).
+ * A dying server's exit code and last output reach RemoteRuntime as the API's `restart_reasons` and
+ * `last_output`.
  */
 import { apiServerLayer, sessionContainers } from "../../remote/apiServer.ts"
 import { cloudRuntime, type SharedOptions } from "./shared.ts"
@@ -22,7 +23,5 @@ export const { lifecycle: remoteLifecycle } = cloudRuntime<RemoteArgs>({
   name: "RemoteRuntime",
   layer,
   sandboxes: async (_args, sessionId) => sessionContainers(sessionId),
-  pause: { memorySurvives: true },
-  // Issue 21 (the driver port): the API's runtime shows the exit in `restart_reasons`, RemoteRuntime does not say it.
-  dyingServerFailsToday: "RemoteRuntime says only \"Runtime is unavailable (status: failed)\""
+  pause: { memorySurvives: true }
 })

@@ -44,8 +44,6 @@ export interface CloudRuntime<Args> {
   readonly attach?: (args: Args, sessionId: string) => Layer.Layer<Runtime, unknown>
   readonly sandboxes: (args: Args, sessionId: string) => Promise<ReadonlyArray<string>>
   readonly pause?: HostedLifecycleTarget["pause"]
-  /** Issue 21: what the runtime reports today instead of a dying server's exit (DyingServer.failsToday). */
-  readonly dyingServerFailsToday?: string
 }
 
 /**
@@ -69,8 +67,7 @@ export const cloudRuntime = <Args>(cloud: CloudRuntime<Args>) => {
     dyingServer: {
       layer: (sessionId) => cloud.layer(args(), { sessionId, env: DYING_SERVER_ENV }),
       exitCode: 1,
-      output: DYING_SERVER_OUTPUT,
-      ...(cloud.dyingServerFailsToday === undefined ? {} : { failsToday: cloud.dyingServerFailsToday })
+      output: DYING_SERVER_OUTPUT
     }
   })
   return { lifecycleLayer, lifecycle }

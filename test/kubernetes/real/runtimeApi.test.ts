@@ -7,7 +7,8 @@
  * server killed and started again (the session read back from the cluster and resumed, files kept;
  * then attached while running), and a stop that leaves nothing. Then a client written from §14
  * alone: `/start` with an image and command of its own, an action through the proxy, a missing
- * image reported as `pod_status` failed with the kubelet's reason, and `/stop` of each. The two
+ * image reported as `pod_status` failed with the kubelet's reason, a command that exits at once
+ * as failed with its exit code and last output, and `/stop` of each. The two
  * cases run side by side: each is mostly waiting on the cluster (pods made and deleted).
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -16,6 +17,8 @@ import { Effect, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { type ApiServer, newSessionId, run, startApiServer, waitReady } from "../../remote/apiServer.ts"
 import {
+  dyingCommand,
+  expectExited,
   expectImageMissing,
   keepsSessionAcrossRestarts,
   startSandbox,
@@ -98,7 +101,7 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
           Effect.gen(function*() {
             const server = yield* startServer
             const start = (body: Record<string, unknown>) => startSandbox(server.base, KEY, body)
-            const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()]
+            const [a, b, c, d] = [newSessionId(), newSessionId(), newSessionId(), newSessionId()]
             // A: our image and server (the API's default image is the one the cluster has).
             const sandboxA = yield* start({ session_id: a })
             // B: OpenHands' way, an image and command given (a server that answers on 60000).
@@ -108,6 +111,8 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
               command: [NODE, "-e", "require('http').createServer((q, r) => r.end('{}')).listen(60000)"]
             })
             const sandboxC = yield* start({ session_id: c, image: "effect-sandbox/no-such-image:1", command: ["true"] })
+            // D: a command that exits at once, having said why.
+            const sandboxD = yield* start({ session_id: d, image: image!, command: dyingCommand(NODE) })
             assert.notStrictEqual(sandboxA.session_api_key, sandboxB.session_api_key)
 
             yield* Effect.promise(() => waitReady(server.base, KEY, sandboxA.runtime_id))
@@ -118,9 +123,10 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
             assert.strictEqual(echoed.body["content"], "pod-42\n74289")
 
             yield* expectImageMissing(server.base, KEY, sandboxC.runtime_id)
+            yield* expectExited(server.base, KEY, sandboxD.runtime_id)
 
-            yield* stopSandboxes(server.base, KEY, [sandboxA, sandboxB, sandboxC])
-            for (const sid of [a, b, c]) assert.deepStrictEqual(yield* objectsOf(sid), noObjects)
+            yield* stopSandboxes(server.base, KEY, [sandboxA, sandboxB, sandboxC, sandboxD])
+            for (const sid of [a, b, c, d]) assert.deepStrictEqual(yield* objectsOf(sid), noObjects)
           })
         ),
       300_000
