@@ -95,7 +95,7 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
     )
 
     it.live(
-      "a §14 client starts its own image and command, runs an action, sees a missing image fail; stop leaves nothing",
+      "a §14 client starts its own image and command, runs an action, sees a missing image and a dying command fail; stop leaves nothing",
       () =>
         withServers((startServer) =>
           Effect.gen(function*() {
