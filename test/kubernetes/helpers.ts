@@ -67,6 +67,22 @@ export const noObjects: Readonly<Record<"pods" | "services" | "secrets" | "ingre
   claims: []
 }
 
+/**
+ * Assert that `objects` (a `sessionObjects`) comes to show nothing left, waiting for it: a deleted
+ * PVC stays listed, terminating, until the controller manager's pvc-protection controller sees no
+ * pod using it and drops its finalizer, which on a busy real cluster lags the delete. What is still
+ * there after 60 s is a leak.
+ */
+export const assertObjectsGone = (objects: ReturnType<typeof sessionObjects>) =>
+  Effect.gen(function*() {
+    let left = yield* objects
+    for (let waited = 0; waited < 60_000 && Object.values(left).some((names) => names.length > 0); waited += 250) {
+      yield* Effect.sleep("250 millis")
+      left = yield* objects
+    }
+    assert.deepStrictEqual(left, noObjects)
+  })
+
 /** Assert the stand-in has no container (and, with `volumes`, no volume) left. */
 export const assertEngineClean = (standIn: StandIn, volumes = true) =>
   Effect.promise(async () => {

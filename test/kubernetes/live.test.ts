@@ -24,7 +24,7 @@ import { kubernetesLifecycle } from "../conformance/hosted/kubernetes.ts"
 import { hostedLifecycleConformance } from "../conformance/hostedLifecycle.ts"
 import { runConformance } from "../conformance/suite.ts"
 import { startError } from "../docker/helpers.ts"
-import { noObjects, sessionIdOf, sessionObjects } from "./helpers.ts"
+import { assertObjectsGone, sessionIdOf, sessionObjects } from "./helpers.ts"
 
 // A case starts its own pod and waits on release until it is gone, which a 1.20 kubelet confirms
 // only after its container GC (a pass a minute) has removed the pod's sandbox: up to 70 s.
@@ -176,7 +176,7 @@ suite(title, () => {
         assert.include(error.message, `Warning Failed: Failed to pull image "effect-sandbox/no-such-image:1"`)
         assert.strictEqual(error.reason, "provider")
         assert.strictEqual(error.provider?.reason, "image-missing")
-        assert.deepStrictEqual(yield* sessionObjects(kubeConfigOf(), sessionId, namespaceOf()), noObjects)
+        yield* assertObjectsGone(sessionObjects(kubeConfigOf(), sessionId, namespaceOf()))
       }),
     180_000
   )

@@ -24,7 +24,7 @@ import {
   startSandbox,
   stopSandboxes
 } from "../../remote/kubernetesApiCases.ts"
-import { noObjects, sessionObjects } from "../helpers.ts"
+import { assertObjectsGone, sessionObjects } from "../helpers.ts"
 
 const KEY = randomBytes(16).toString("hex")
 /** Node in our runtime image. */
@@ -88,7 +88,7 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
         withServers((startServer) =>
           Effect.gen(function*() {
             const sid = yield* keepsSessionAcrossRestarts({ key: KEY, startServer, objectsOf, more: { image: image! } })
-            assert.deepStrictEqual(yield* objectsOf(sid), noObjects)
+            yield* assertObjectsGone(objectsOf(sid))
           })
         ),
       300_000
@@ -126,7 +126,7 @@ if (optedIn && (kubeconfig === undefined || image === undefined)) {
             yield* expectExited(server.base, KEY, sandboxD.runtime_id)
 
             yield* stopSandboxes(server.base, KEY, [sandboxA, sandboxB, sandboxC, sandboxD])
-            for (const sid of [a, b, c, d]) assert.deepStrictEqual(yield* objectsOf(sid), noObjects)
+            for (const sid of [a, b, c, d]) yield* assertObjectsGone(objectsOf(sid))
           })
         ),
       300_000
