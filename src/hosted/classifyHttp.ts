@@ -3,8 +3,8 @@
  * the answer's headers: the status read through schema/httpReason.ts, and what the provider says
  * otherwise (a 403 that is a quota, a 404 that names a missing image) from its own `reasonOf`.
  */
-import { Duration } from "effect"
 import type { ProviderReason } from "../schema/errors.ts"
+import { retryAfterHeader } from "../schema/waitOut.ts"
 import type { Classified } from "../services/Driver.ts"
 
 /** What a provider's SDK errors say beyond the status table. */
@@ -42,11 +42,11 @@ export const classifyHttp = (errors: HttpErrors) => (cause: unknown): Classified
   const status = typeof field === "number" ? field : undefined
   const text = cause instanceof Error ? cause.message : String(cause)
   const reason = errors.reasonOf(status, text)
-  const retryAfter = Number(header(error.headers, "retry-after") ?? Number.NaN)
+  const retryAfter = retryAfterHeader(header(error.headers, "retry-after"))
   return {
     reason,
     status,
     text: `${text}${errors.advice[reason] ?? ""}`,
-    ...(retryAfter >= 0 ? { retryAfter: Duration.seconds(retryAfter) } : {})
+    ...(retryAfter === undefined ? {} : { retryAfter })
   }
 }

@@ -11,7 +11,7 @@ import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-n
 import { Context, Data, Duration, Effect, Schedule } from "effect"
 import type { ProviderReason } from "../../schema/errors.ts"
 import { reasonOfStatus } from "../../schema/httpReason.ts"
-import { waitOut } from "../../schema/waitOut.ts"
+import { retryAfterHeader, waitOut } from "../../schema/waitOut.ts"
 import type { Classified } from "../../services/Driver.ts"
 
 /** A request to the Kubernetes API failed; `status` is the HTTP code when the server answered. */
@@ -55,12 +55,9 @@ export const classifyKube = (cause: unknown): Classified => {
   return { reason: reasonOf(status, text), status, text, ...(retryAfter === undefined ? {} : { retryAfter }) }
 }
 
-/** A `Retry-After` of whole seconds (what the API server sends). */
-const retryAfterOf = (headers: unknown): Duration.Duration | undefined => {
-  const value = (headers as Record<string, string | undefined> | undefined)?.["retry-after"]
-  const seconds = value === undefined ? Number.NaN : Number(value)
-  return Number.isFinite(seconds) && seconds >= 0 ? Duration.seconds(seconds) : undefined
-}
+/** The answer's `Retry-After` (the API server sends whole seconds). */
+const retryAfterOf = (headers: unknown): Duration.Duration | undefined =>
+  retryAfterHeader((headers as Record<string, string | undefined> | undefined)?.["retry-after"])
 
 interface Detail {
   readonly status: number | undefined

@@ -8,6 +8,7 @@
 import { Duration, Effect, Redacted, Schema } from "effect"
 import type { ProviderError } from "../../schema/errors.ts"
 import { formatIssue } from "../../schema/issues.ts"
+import { retryAfterHeader } from "../../schema/waitOut.ts"
 import type { ProviderCall } from "../../services/Driver.ts"
 
 /** `GET /sessions/{sid}`: a session's runtime, when it has one. */
@@ -54,8 +55,8 @@ const BuildStatusAnswer = Schema.Struct({
 export interface ApiOutcome {
   readonly silent?: boolean
   readonly status?: number | undefined
-  /** The API's `Retry-After`, in seconds. */
-  readonly retryAfter?: number | undefined
+  /** The API's `Retry-After`. */
+  readonly retryAfter?: Duration.Duration | undefined
 }
 
 /** A runtime-API call that did not give the answer asked for. */
@@ -119,12 +120,12 @@ export const makeRuntimeApi = (options: RuntimeApiOptions) => {
       })
     }
     if (response.status < 300) return response
-    const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN)
+    const retryAfter = retryAfterHeader(response.headers.get("retry-after"))
     throw new ApiFailure(
       `The runtime API at ${apiUrl} refused ${what}: HTTP ${response.status} ${
         detailText(await response.text().catch(() => ""), response.statusText)
       }`,
-      { status: response.status, retryAfter: Number.isFinite(retryAfter) ? retryAfter : undefined }
+      { status: response.status, retryAfter }
     )
   }
 

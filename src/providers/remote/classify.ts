@@ -4,7 +4,6 @@
  * many runtimes or builds at once), and no answer at all (a lost connection, an attempt past
  * `apiTimeout`) as unavailable: waited out under `providerRetry`, as OpenHands re-sends them.
  */
-import { Duration } from "effect"
 import type { ProviderReason } from "../../schema/errors.ts"
 import { reasonOfStatus } from "../../schema/httpReason.ts"
 import type { Classified } from "../../services/Driver.ts"
@@ -25,6 +24,6 @@ export const classifyRemote = (cause: unknown): Classified => {
     reason: silent === true ? "unavailable" : reasonOfStatus(status, RUNTIME_API),
     status,
     text: cause.message,
-    retryAfter: retryAfter === undefined ? undefined : Duration.seconds(retryAfter)
+    retryAfter
   }
 }
