@@ -29,6 +29,7 @@ import { KEY_FIELD, keySecret, serverService, workspaceClaim } from "../engines/
 import { checkPodOptions, connectMode, type PodOptions } from "../engines/kubernetes/podOptions.ts"
 import { createPod, deletePod } from "../engines/kubernetes/pods.ts"
 import { runtimeImage } from "../engines/kubernetes/runtimeImage.ts"
+import { podLogTail } from "../engines/kubernetes/startErrors.ts"
 import { DEFAULT_SANDBOX_UID, DEFAULT_SANDBOX_USERNAME } from "../runtimeImage/sandboxUser.ts"
 import type { SandboxConfig } from "../schema/SandboxConfig.ts"
 import { ApiError, internalError } from "./errors.ts"
@@ -361,23 +362,6 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
 
       const stop = (sandbox: Sandbox) => removeObjects(resourceNames(sandbox.runtimeId), deleteWorkspace)
 
-      /**
-       * The container's last log lines (its current run's, else the run before: a crash loop's
-       * container waits to start again and has none yet); "" when the cluster has none to give.
-       */
-      const lastLog = (pod: string) =>
-        Effect.gen(function*() {
-          for (const previous of [false, true]) {
-            const log = yield* kubeCallOrMissing(
-              `read the log of pod ${pod}`,
-              () => core.readNamespacedPodLog({ name: pod, namespace, tailLines: 20, previous })
-            ).pipe(Effect.orElseSucceed(() => undefined))
-            const output = log?.trimEnd() ?? ""
-            if (output !== "") return output
-          }
-          return ""
-        })
-
       const podState = (sandbox: Sandbox) =>
         Effect.gen(function*() {
           const { names, secret } = yield* secretOf(sandbox)
@@ -386,7 +370,9 @@ export const kubernetesSandboxes = (options: KubernetesSandboxesOptions) =>
           if (pod === undefined || (state.podStatus !== "failed" && state.podStatus !== "crashloopbackoff")) {
             return state
           }
-          const output = yield* lastLog(names.pod)
+          // Its current run's log, else the run before (a crash loop's container waits to start again).
+          const current = yield* podLogTail(kube, names.pod)
+          const output = current !== "" ? current : yield* podLogTail(kube, names.pod, true)
           return output === "" ? state : { ...state, lastOutput: output }
         })
 

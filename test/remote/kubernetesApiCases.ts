@@ -72,20 +72,24 @@ export const keepsSessionAcrossRestarts = (input: {
     return sid
   })
 
+/** `/runtime/{id}`'s answer once its `pod_status` is none of `passing` (asked every 250 ms, for at most a minute). */
+const settledRuntime = (base: string, key: string, runtimeId: string, passing: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const status = Effect.promise(() => call(base, "GET", `/runtime/${runtimeId}`, { key }))
+    let answer = yield* status
+    for (let attempt = 0; attempt < 240 && passing.includes(String(answer.body["pod_status"])); attempt++) {
+      yield* Effect.sleep("250 millis")
+      answer = yield* status
+    }
+    return answer.body
+  })
+
 /** `/runtime/{id}` of a sandbox whose image no registry has: `failed` once the kubelet says so, with its reason. */
 export const expectImageMissing = (base: string, key: string, runtimeId: string) =>
   Effect.gen(function*() {
-    const status = Effect.promise(() => call(base, "GET", `/runtime/${runtimeId}`, { key }))
-    let missing = yield* status
-    for (let attempt = 0; attempt < 240 && missing.body["pod_status"] === "pending"; attempt++) {
-      yield* Effect.sleep("250 millis")
-      missing = yield* status
-    }
-    assert.strictEqual(missing.body["pod_status"], "failed")
-    assert.match(
-      String((missing.body["restart_reasons"] as Array<string>)[0]),
-      /^(ErrImagePull|ImagePullBackOff): /
-    )
+    const missing = yield* settledRuntime(base, key, runtimeId, ["pending"])
+    assert.strictEqual(missing["pod_status"], "failed")
+    assert.match(String((missing["restart_reasons"] as Array<string>)[0]), /^(ErrImagePull|ImagePullBackOff): /)
   })
 
 /** What `dyingCommand` prints before it exits. */
@@ -103,19 +107,10 @@ export const dyingCommand = (
  */
 export const expectExited = (base: string, key: string, runtimeId: string) =>
   Effect.gen(function*() {
-    const status = Effect.promise(() => call(base, "GET", `/runtime/${runtimeId}`, { key }))
-    let exited = yield* status
-    for (
-      let attempt = 0;
-      attempt < 240 && ["pending", "running"].includes(String(exited.body["pod_status"]));
-      attempt++
-    ) {
-      yield* Effect.sleep("250 millis")
-      exited = yield* status
-    }
-    assert.include(["failed", "crashloopbackoff"], exited.body["pod_status"], JSON.stringify(exited.body))
-    assert.match(String((exited.body["restart_reasons"] as Array<string>)[0]), /\bexit code 3\b/)
-    assert.include(String(exited.body["last_output"]), DYING_WORDS)
+    const exited = yield* settledRuntime(base, key, runtimeId, ["pending", "running"])
+    assert.include(["failed", "crashloopbackoff"], exited["pod_status"], JSON.stringify(exited))
+    assert.match(String((exited["restart_reasons"] as Array<string>)[0]), /\bexit code 3\b/)
+    assert.include(String(exited["last_output"]), DYING_WORDS)
   })
 
 /**

@@ -122,18 +122,25 @@ export const podTrouble = (pod: V1Pod): string | undefined => podTroubleOf(pod)?
 
 const eventLine = (e: CoreV1Event) => `  ${e.type ?? "Normal"} ${e.reason ?? ""}: ${e.message ?? ""}`
 
+/**
+ * The last 20 lines the pod's container printed (with `previous`, its run before this one: a
+ * crash loop's container waiting to start again has printed nothing yet); "" when the cluster has
+ * none to give.
+ */
+export const podLogTail = (kube: Kube, name: string, previous = false) =>
+  kubeCallOrMissing(
+    `read the log of pod ${name}`,
+    () => kube.core.readNamespacedPodLog({ name, namespace: kube.namespace, tailLines: 20, previous })
+  ).pipe(Effect.map((log) => log?.trimEnd() ?? ""), Effect.orElseSucceed(() => ""))
+
 /** The pod's events (`kubectl describe`'s list) and its last log lines, for a start error. */
 export const podReport = Effect.fn("podReport")(function*(kube: Kube, name: string) {
   const events = yield* kubeCallOrMissing(
     `list the events of pod ${name}`,
     () => kube.core.listNamespacedEvent({ namespace: kube.namespace, fieldSelector: `involvedObject.name=${name}` })
   ).pipe(Effect.orElseSucceed(() => undefined))
-  const log = yield* kubeCallOrMissing(
-    `read the log of pod ${name}`,
-    () => kube.core.readNamespacedPodLog({ name, namespace: kube.namespace, tailLines: 20 })
-  ).pipe(Effect.orElseSucceed(() => undefined))
+  const output = yield* podLogTail(kube, name)
   const lines = (events?.items ?? []).map(eventLine)
-  const output = log?.trimEnd() ?? ""
   return {
     output,
     text: [
