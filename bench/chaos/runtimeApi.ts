@@ -15,7 +15,7 @@ import { baseImage } from "./ownerProcess.ts"
 import { atLeast, atMost, type GroupContext, type Row, waitFor } from "./rows.ts"
 import { buildRows } from "./runtimeApiBuild.ts"
 import { resourceFactorRows } from "./runtimeApiFactor.ts"
-import { serverInfoRows, startEnvironmentRows } from "./runtimeApiLeaks.ts"
+import { lastOutputRows, serverInfoRows, startEnvironmentRows } from "./runtimeApiLeaks.ts"
 import { vscodeRows, vscodeStart } from "./runtimeApiVsCode.ts"
 
 /** This group's API server names its containers `<PREFIX>-<session>`: what a failed run leaves is removed by it. */
@@ -222,6 +222,7 @@ export const runtimeApiRows = async ({ budget, quick }: GroupContext): Promise<R
     const leaks = [
       ...(await startEnvironmentRows(server.base, key, PREFIX)),
       ...(await serverInfoRows(server.base, key, c, a)),
+      ...(await lastOutputRows(server.base, key, (body) => start("", body), a)),
       ...(await resourceFactorRows(server.base, key, PREFIX))
     ]
     const build = await buildRows({ quick, sandbox: `${PREFIX}-${sessionA}` })
