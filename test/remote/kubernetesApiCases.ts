@@ -95,15 +95,20 @@ export const expectImageMissing = (base: string, key: string, runtimeId: string)
 /** What `dyingCommand` prints before it exits. */
 const DYING_WORDS = "dying words: no such config"
 
-/** A command for our runtime image's `node` that prints `DYING_WORDS` and exits 3 at once. */
-export const dyingCommand = (
-  node: string
-) => [node, "-e", `console.log(${JSON.stringify(DYING_WORDS)}); process.exit(3)`]
+/**
+ * A command for our runtime image's `node` that prints `DYING_WORDS`, then a line of 1,000
+ * characters, and exits 3 at once.
+ */
+export const dyingCommand = (node: string) => [
+  node,
+  "-e",
+  `console.log(${JSON.stringify(DYING_WORDS)}); console.log("x".repeat(1000)); process.exit(3)`
+]
 
 /**
  * `/runtime/{id}` of a sandbox whose command exits at once (`dyingCommand`): failed (or in a crash
  * loop) once the kubelet says so, its restart reason naming the exit code, and its last output in
- * `last_output`, which RemoteRuntime puts in its start error.
+ * `last_output`, which RemoteRuntime puts in its start error, its long line cut to 300 characters.
  */
 export const expectExited = (base: string, key: string, runtimeId: string) =>
   Effect.gen(function*() {
@@ -111,6 +116,8 @@ export const expectExited = (base: string, key: string, runtimeId: string) =>
     assert.include(["failed", "crashloopbackoff"], exited["pod_status"], JSON.stringify(exited))
     assert.match(String((exited["restart_reasons"] as Array<string>)[0]), /\bexit code 3\b/)
     assert.include(String(exited["last_output"]), DYING_WORDS)
+    assert.include(String(exited["last_output"]), `\n${"x".repeat(300)}...`)
+    assert.notInclude(String(exited["last_output"]), "x".repeat(301))
   })
 
 /**

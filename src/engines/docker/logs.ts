@@ -5,6 +5,7 @@
 import type Docker from "dockerode"
 import { Cause, Effect, Queue, Stream } from "effect"
 import { PassThrough } from "node:stream"
+import { quotedLines } from "../logLines.ts"
 
 const containerLines = (docker: Docker, container: Docker.Container) =>
   Stream.callback<string>((queue) =>
@@ -38,16 +39,11 @@ const demux = (buffer: Buffer): string => {
   return Buffer.concat(parts).toString("utf8")
 }
 
-/** Longest log line quoted in an error (a stack trace can hold a whole minified bundle). */
-const MAX_LINE = 300
-
 /** The last `lines` lines a container printed (stdout and stderr), each cut to a readable length. */
 export const logTail = (container: Docker.Container, lines = 20) =>
   Effect.promise(() =>
     container.logs({ stdout: true, stderr: true, tail: lines }).then(
-      (log) =>
-        demux(log).trimEnd().split("\n").map((line) => line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}...` : line)
-          .join("\n"),
+      (log) => quotedLines(demux(log)),
       () => ""
     )
   )

@@ -10,6 +10,7 @@
 import type { CoreV1Event, V1ContainerStateTerminated, V1Pod } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import type { Disconnect } from "../../services/Provisioner.ts"
+import { quotedLines } from "../logLines.ts"
 import { type Kube, kubeCallOrMissing } from "./client.ts"
 
 /** Waiting reasons a container does not leave by itself. */
@@ -123,15 +124,15 @@ export const podTrouble = (pod: V1Pod): string | undefined => podTroubleOf(pod)?
 const eventLine = (e: CoreV1Event) => `  ${e.type ?? "Normal"} ${e.reason ?? ""}: ${e.message ?? ""}`
 
 /**
- * The last 20 lines the pod's container printed (with `previous`, its run before this one: a
- * crash loop's container waiting to start again has printed nothing yet); "" when the cluster has
- * none to give.
+ * The last 20 lines the pod's container printed, each cut as Docker's are (logLines.ts; with
+ * `previous`, its run before this one: a crash loop's container waiting to start again has printed
+ * nothing yet); "" when the cluster has none to give.
  */
 export const podLogTail = (kube: Kube, name: string, previous = false) =>
   kubeCallOrMissing(
     `read the log of pod ${name}`,
     () => kube.core.readNamespacedPodLog({ name, namespace: kube.namespace, tailLines: 20, previous })
-  ).pipe(Effect.map((log) => log?.trimEnd() ?? ""), Effect.orElseSucceed(() => ""))
+  ).pipe(Effect.map((log) => quotedLines(log ?? "")), Effect.orElseSucceed(() => ""))
 
 /** The pod's events (`kubectl describe`'s list) and its last log lines, for a start error. */
 export const podReport = Effect.fn("podReport")(function*(kube: Kube, name: string) {
