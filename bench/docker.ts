@@ -13,8 +13,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { DockerRuntime, type DockerSandboxPool } from "../src/docker.ts"
 import { CmdRunAction, Runtime } from "../src/index.ts"
-import { timeStarts } from "./startup.ts"
-import { QUICK, type Sample, single, skipped, timeRuns } from "./stats.ts"
+import { timedStart, timeStarts } from "./startup.ts"
+import { QUICK, type Sample, single, skipped, timeAlternating, timeRuns } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -171,17 +171,20 @@ export const dockerRows = async (record: Record, echoInProcess: Sample) => {
   const image = inspected.Config.Image
   // The sandboxes' network (src/engines/docker/network.ts), by the id the sandbox joined.
   const network = inspected.HostConfig.NetworkMode!
+  // As the in-process figure was: at its steady state (bench/main.ts, `WARMUP`).
   const echo = await timeRuns(
     300,
-    200,
+    2_000,
     () => first.runPromise(rt.runCommand(new CmdRunAction({ command: "echo hi", blocking: true })))
   )
   await first.dispose()
   record("DockerRuntime: echo hi round trip", echo, "CliRuntime in-process", echoInProcess, "target p50 <= 2 ms")
 
-  const floor = await timeRuns(10, 1, () => bareContainer(image), (ms) => ms)
-  const cold = await timeStarts(10, layer)
-  const onNetwork = await timeRuns(10, 1, () => bareContainer(image, network), (ms) => ms)
+  const { floor, cold, onNetwork } = await timeAlternating(10, 1, {
+    floor: { reported: () => bareContainer(image) },
+    cold: timedStart(layer),
+    onNetwork: { reported: () => bareContainer(image, network) }
+  })
   record(
     "DockerRuntime: start to READY (cached image)",
     cold,

@@ -28,8 +28,8 @@ import { standinOptions as modalOptions, startModalStandin } from "../test/provi
 import { blueprints, runloopLayer } from "../test/providers/runloop/fixture.ts"
 import { startStandIn as startRunloop } from "../test/providers/runloop/server.ts"
 import { bareContainer, benchBaseImage } from "./docker.ts"
-import { timeStarts } from "./startup.ts"
-import { percentiles, QUICK, type Sample, skipped, timeRuns } from "./stats.ts"
+import { timedStart } from "./startup.ts"
+import { percentiles, QUICK, type Sample, skipped, timeAlternating } from "./stats.ts"
 
 type Record = (name: string, sample: Sample, baseline: string, base: Sample, note?: string) => void
 
@@ -72,9 +72,11 @@ const RUNS = 10
 /** Time `RUNS` starts of a provider's runtime beside `RUNS` bare containers of its image. */
 const providerRow = async (record: Record, name: string, provider: OnStandIn) => {
   try {
-    const floor = await timeRuns(RUNS, 1, () => bareContainer(provider.image), (ms) => ms)
     const created: Array<number> = []
-    const ready = await timeStarts(RUNS, timingCreates(provider, created))
+    const { floor, ready } = await timeAlternating(RUNS, 1, {
+      floor: { reported: () => bareContainer(provider.image) },
+      ready: timedStart(timingCreates(provider, created))
+    })
     // The warm-up start's is left out, as its READY is.
     const create = percentiles(created.slice(QUICK ? 0 : 1))
     record(`${name}: start to READY (stand-in)`, ready, "bare container to first HTTP 200", floor)

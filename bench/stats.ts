@@ -22,6 +22,44 @@ export const percentiles = (durations: ReadonlyArray<number>): Sample => {
 }
 
 /**
+ * One call a round of `timeAlternating` times: a call whose wall time is the figure, or one that
+ * reports its own duration (`reported`, e.g. start to READY, leaving out the release after it).
+ */
+export type Timed = (() => Promise<unknown>) | { readonly reported: () => Promise<number> }
+
+/**
+ * Time `runs` rounds (after `warmup` untimed ones), each calling every entry of `calls` once, in
+ * turn; in milliseconds, by entry. For starts, which take hundreds of milliseconds: timed in turn,
+ * a start and its baseline share whatever the machine is doing (the engine's state, the page
+ * cache, a neighbour's load) where two blocks of ten would each get their own. Not for round trips
+ * of a fraction of a millisecond: there the call before leaves its mark on the next one (an HTTP
+ * round trip's four processes evict the in-process call's caches and move it across cores: 0.21 ms
+ * where it takes 0.14 alone), so those are timed in blocks after a warm-up long enough for both.
+ */
+export const timeAlternating = async <K extends string>(
+  runs: number,
+  warmup: number,
+  calls: Readonly<Record<K, Timed>>
+): Promise<Record<K, Sample>> => {
+  // A quick run checks each row's path (CI's budget for it is 90 s): no warm-up, one call.
+  if (QUICK) {
+    runs = 1
+    warmup = 0
+  }
+  const entries = Object.entries(calls) as Array<[K, Timed]>
+  const timeOne = async (call: Timed): Promise<number> => {
+    if (typeof call !== "function") return call.reported()
+    const start = performance.now()
+    await call()
+    return performance.now() - start
+  }
+  for (let i = 0; i < warmup; i++) for (const [, call] of entries) await timeOne(call)
+  const durations = new Map<K, Array<number>>(entries.map(([key]) => [key, []]))
+  for (let i = 0; i < runs; i++) for (const [key, call] of entries) durations.get(key)!.push(await timeOne(call))
+  return Object.fromEntries(entries.map(([key]) => [key, percentiles(durations.get(key)!)])) as Record<K, Sample>
+}
+
+/**
  * Time `runs` sequential calls (after `warmup` untimed ones), in milliseconds. By default a call's
  * wall time; `measure` can instead take a duration the call reports itself (e.g. start to READY).
  */
@@ -31,19 +69,8 @@ export const timeRuns = async <A>(
   f: () => Promise<A>,
   measure?: (result: A) => number
 ): Promise<Sample> => {
-  // A quick run checks each row's path (CI's budget for it is 90 s): no warm-up, one call.
-  if (QUICK) {
-    runs = 1
-    warmup = 0
-  }
-  for (let i = 0; i < warmup; i++) await f()
-  const durations: Array<number> = []
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now()
-    const result = await f()
-    durations.push(measure === undefined ? performance.now() - start : measure(result))
-  }
-  return percentiles(durations)
+  const call: Timed = measure === undefined ? f : { reported: async () => measure(await f()) }
+  return (await timeAlternating(runs, warmup, { call })).call
 }
 
 /** Run `f` while sampling RSS every 5 ms; returns its wall time and the peak RSS growth, in MB. */
