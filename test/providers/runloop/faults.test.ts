@@ -3,7 +3,8 @@
  * SDK with its own retries off: a 429 with `Retry-After` is waited out at least that long, 5xx
  * answers are retried, a slow create is waited for (and a start interrupted meanwhile still shuts
  * the devbox down once it exists), and a connection cut after Runloop made the devbox is sent again
- * under the same idempotency key, so no second devbox is made. Nothing hangs, nothing is left.
+ * under the same idempotency key, so no second devbox is made; a server start sent again after a cut
+ * starts no second server. Nothing hangs, nothing is left.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
@@ -15,6 +16,9 @@ import type { RunloopStandIn } from "./server.ts"
 
 /** Runloop's create route (the path alone would match every devbox route under it). */
 const CREATE = { method: "POST", path: /^\/v1\/devboxes$/ } as const
+
+/** The server's start (the image's line, then the payload's): the only commands sent as `execute_async`. */
+const SERVER_START = { method: "POST", path: /\/execute_async$/ } as const
 
 /** Retries quick enough that a Retry-After is what sets the pace. */
 const QUICK = Schedule.spaced("10 millis").pipe(Schedule.upTo({ times: 4 }))
@@ -109,12 +113,34 @@ describeDocker("RunloopRuntime under injected faults (stand-in)", () => {
         s.faults.inject(CREATE, { kind: "cut" })
         // And a cut mid-start, on a plain call (the server's start: cut before Runloop served it, so
         // sent again; one it served would start a second server, which fails to listen).
-        s.faults.inject({ method: "POST", path: /\/execute_async$/ }, { kind: "cut", unserved: true })
+        s.faults.inject(SERVER_START, { kind: "cut", unserved: true })
         yield* startAndRelease(s, { requestTimeoutMs: 2_000 })
         const sent = creates(s).slice(before)
         assert.strictEqual(sent.length, 2)
         assert.strictEqual(s.devboxes.byId.size - devboxes, 1)
         assert.deepStrictEqual(s.faults.hits.slice(-2).map((hit) => hit.fault), ["cut", "cut"])
+      }),
+    120_000
+  )
+
+  it.live(
+    "a connection cut after Runloop started the server: the start sent again stands down (exit 75) instead of starting a second server, and the runtime uses the first",
+    () =>
+      Effect.gen(function*() {
+        const s = standIn()
+        const known = new Set(s.devboxes.byId.keys())
+        const sentBefore = s.requests.filter((r) => SERVER_START.path.test(r.path)).length
+        s.faults.inject(SERVER_START, { kind: "cut" })
+        const { rt, release } = yield* buildRuntime(runloopLayer(s, { providerRetry: QUICK, requestTimeoutMs: 2_000 }))
+        assert.strictEqual((yield* rt.runCommand("echo up")).content, "up")
+        const devbox = [...s.devboxes.byId.keys()].find((id) => !known.has(id))
+        const executions = [...s.devboxes.executions.values()].filter((e) => e.devboxId === devbox)
+        // Two starts reached the devbox: the first runs the server, the copy sent again stood down.
+        assert.strictEqual(s.requests.filter((r) => SERVER_START.path.test(r.path)).length - sentBefore, 2)
+        assert.deepStrictEqual(executions.map((e) => e.exitStatus), [null, 75])
+        assert.strictEqual(s.faults.hits.at(-1)?.fault, "cut")
+        yield* release
+        assertAllShutDown(s)
       }),
     120_000
   )
