@@ -13,7 +13,9 @@
  * - a tracer other than Effect's native one (spans are exported): Effect's client records its
  *   client span with the redacted headers;
  * - an `HttpClient` the user provided (not one `layerHttpClient` made, nor one derived from it by
- *   `withServerHeaders`): it is used for everything, as before.
+ *   `withServerHeaders`): it is used for everything, as before;
+ * - undici's request options set around the call (`NodeHttpClient.UndiciOptions`), which Effect's
+ *   client passes on to undici with each request.
  * Without an exporting tracer the client span is made as Effect's client makes it (a native span,
  * for the propagation headers), and nothing else of it is observable.
  */
@@ -89,7 +91,10 @@ export const leanClient = Effect.fn("ActionClient.leanClient")(function*(
   )
   const lean = (request: HttpClientRequest.HttpClientRequest) =>
     Effect.withFiber<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
-      if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) return client.execute(request)
+      if (
+        fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer ||
+        Object.keys(fiber.getRef(NodeHttpClient.UndiciOptions)).length > 0
+      ) return client.execute(request)
       return Effect.flatMap(base.preprocess(request), (preprocessed) => {
         const prepared = prepare(preprocessed)
         const url = new URL(prepared.url)

@@ -2,7 +2,7 @@
  * The client's lean `/execute_action` (src/client/leanClient.ts): with the default HTTP client it
  * sends over a connection of its own, the same header lines as Effect's client (but the trace
  * ids), and gets the same answers and typed errors; a client the user provided carries every
- * request, actions included. A plain Node server stands in for the action server and records what
+ * request, actions included, and Effect's client carries an action with undici's options set around it. A plain Node server stands in for the action server and records what
  * reaches it.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -136,6 +136,21 @@ describe("the lean /execute_action client", () => {
       assert.deepStrictEqual(server.seen.map((s) => [s.url, s.rawHeaders.includes("x-users-client")]), [
         ["/execute_action", true]
       ])
+    }).pipe(Effect.scoped))
+
+  it.live("undici's request options set around an action reach it (Effect's client carries it)", () =>
+    Effect.gen(function*() {
+      const server = yield* recordingServer()
+      yield* Effect.gen(function*() {
+        const backend = yield* client(server.url)
+        yield* backend.execute(action)
+        yield* backend.execute(action).pipe(Effect.provideService(NodeHttpClient.UndiciOptions, { reset: true }))
+      }).pipe(Effect.scoped, Effect.provide(DEFAULT))
+      // `reset`: undici asks the server to close the connection after the request.
+      assert.deepStrictEqual(
+        server.seen.map((s) => headerLines(s.rawHeaders).find((line) => line.startsWith("connection:"))),
+        ["connection: keep-alive", "connection: close"]
+      )
     }).pipe(Effect.scoped))
 
   it.live("the same answers and typed errors as Effect's client", () =>
