@@ -29,7 +29,8 @@ export const makeMarkers = (): PromptMarkers => {
 
 /**
  * The rc file bash runs at start. `stty -echo` (with `--noediting`, so readline does
- * not echo either) keeps typed commands and input out of the output; `__es_prompt`
+ * not echo either) keeps typed commands and input out of the output, and `-onlcr` leaves a
+ * newline as it is (the observation's text is the same either way); `__es_prompt`
  * saves `$?` first and JSON-escapes the cwd; the python path is looked up only when
  * PATH changes, so a prompt costs no fork. A command that started a background job gives it
  * `__es_grace` to finish before the prompt, as OpenHands' first pane capture does: `echo done &`
@@ -48,7 +49,10 @@ export const shellRcScript = (
   const ps1 = (markers.begin + json + markers.end).replaceAll("\n", "\\n")
   return [
     options.loadUserRc ? "[ -f ~/.bashrc ] && . ~/.bashrc" : "",
-    "stty -echo 2>/dev/null",
+    // `-onlcr`: the terminal does not write a carriage return before each newline, which the
+    // decoder would only drop again (terminalText.ts); turning every line end into two writes of
+    // the line discipline, it halved a big output's rate through the PTY.
+    "stty -echo -onlcr 2>/dev/null",
     // Agent commands are the OOM killer's first victims: a memory hog dies, not the server or host services.
     "echo 1000 > /proc/self/oom_score_adj 2>/dev/null",
     "unset HISTFILE",
