@@ -35,6 +35,7 @@ import { sandboxTags, TAGS } from "./ownerTags.ts"
 import { SERVER_PORT, serverLaunch } from "./serverLaunch.ts"
 import { snapshotVerbs } from "./snapshots.ts"
 import { serverExitedMessage } from "./startFailure.ts"
+import { STOOD_DOWN } from "./startOnce.ts"
 
 const DEFAULT_ALIVE_TIMEOUT: Duration.Input = "60 seconds"
 const DEFAULT_WATCH_EVERY: Duration.Input = "5 seconds"
@@ -159,7 +160,11 @@ const followSandbox = <O extends HostedOptions, S>(
   }
 }
 
-/** Fails with the server's exit code and last output once it exits before answering. */
+/**
+ * Fails with the server's exit code and last output once it exits before answering. A start that
+ * stood down (`STOOD_DOWN`, startOnce.ts: a copy sent again after a cut, the first copy's server
+ * running) is no exit: the `/alive` wait finds that server.
+ */
 const exitedAtStart = (
   ctx: { readonly provider: string; readonly noun: string },
   made: Made<unknown>,
@@ -167,7 +172,7 @@ const exitedAtStart = (
 ) =>
   launched.serverExit === undefined ? undefined : launched.serverExit.pipe(
     Effect.flatMap((exit) =>
-      Effect.fail(
+      exit.exitCode === STOOD_DOWN ? Effect.never : Effect.fail(
         new RuntimeStartError({
           message: serverExitedMessage({ provider: ctx.provider, sandboxNoun: ctx.noun, sandboxId: made.id, ...exit }),
           reason: "server-exited",

@@ -24,6 +24,7 @@ import {
   shellLines
 } from "../../hosted/serverFiles.ts"
 import { imageServerShellLine, serverShellLine } from "../../hosted/serverLaunch.ts"
+import { startedOnce } from "../../hosted/startOnce.ts"
 import { shellQuote } from "../../quoting/shellQuote.ts"
 import { InvalidOptionsError } from "../../schema/errors.ts"
 import { LISTENING_PREFIX } from "../../server/announce.ts"
@@ -33,7 +34,6 @@ import { withDeadline } from "./deadline.ts"
 import { launchParameters } from "./launchParameters.ts"
 import { DEFAULT_BLUEPRINT, type RunloopRuntimeOptions } from "./options.ts"
 import { runloopSnapshots } from "./snapshot.ts"
-import { startedOnce, STOOD_DOWN } from "./startOnce.ts"
 
 /** One devbox: its id, and its tunnel once known (made with it, listed with it, or enabled later). */
 export interface Devbox {
@@ -187,11 +187,11 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
    * the shell's, which reads the commands. Its standard output is heard from the execution's output
    * stream (SSE; the SDK reconnects from the last offset on Runloop's idle time-out) for the
    * `listening` line and `imageServerLine`'s, until the `listening` line or the stream's end. A copy
-   * sent again after a cut connection starts nothing (startOnce.ts).
+   * sent again after a cut connection starts nothing (hosted/startOnce.ts).
    */
   const startServer = Effect.fn("RunloopRuntime.startServer")(function*(box: Devbox, command: string) {
-    // One claim for every copy of this start the retries send (startOnce.ts).
-    const once = startedOnce(command, randomBytes(8).toString("hex"))
+    // One claim for every copy of this start the retries send (hosted/startOnce.ts).
+    const once = startedOnce(command)
     const started = yield* call(
       `start the action server in devbox ${box.id}`,
       () =>
@@ -214,9 +214,7 @@ const connect = Effect.fn("RunloopRuntime.connect")(function*(
     const serverExit = call("follow the action server", retrieve).pipe(
       Effect.tap((now) => Effect.sync(() => (now.stdout ?? "").includes(LISTENING_PREFIX) && heard.ended())),
       Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (done) => done.status === "completed" }),
-      Effect.map(ended),
-      // A copy that stood down started nothing: the first copy's server is the one `/alive` finds.
-      Effect.flatMap((exit) => exit.exitCode === STOOD_DOWN ? Effect.never : Effect.succeed(exit))
+      Effect.map(ended)
     )
     return { heard, hearing, retrieve, serverExit }
   })
