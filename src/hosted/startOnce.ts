@@ -10,10 +10,9 @@
  * copy that found no server in the image (`NO_IMAGE_SERVER`) gives the claim back, so a copy after
  * it looks again. In a `sh -c` of its own, so that its `exit` cannot end a persistent shell the
  * provider runs it in, and the command in a subshell, so that its own `exit` cannot skip the
- * claim's return. Used where a driver's retries send a cut start again (Runloop's); E2B does not
- * send a cut call again (its SDK's `fetch failed` may have done anything), and whether a Daytona
- * session runs a copy behind the server it started (its session's commands run in one shell) is
- * not known from its sources.
+ * claim's return. Used where a driver's retries send a cut start again: Runloop's, whose calls
+ * take no answer as worth waiting out (as its SDK's own retries did). E2B's and Daytona's take it
+ * as `unknown` and do not send the call again, so their starts fail on a cut instead.
  */
 import { randomBytes } from "node:crypto"
 import { shellQuote } from "../quoting/shellQuote.ts"
