@@ -63,6 +63,12 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
         const { rt, release } = yield* buildRuntime(runloopLayer(s, { sessionId: "rl-pause" }))
         const devbox = devboxOf(s, "rl-pause")
         yield* rt.runCommand("echo on-disk > /workspace/kept.txt; export KEPT=in-memory")
+        // The start's claim (hosted/startOnce.ts) is in a process's command line, which a command in
+        // the devbox can read; taking it again does nothing, and the next start makes its own.
+        const seen = yield* rt.runCommand(
+          "grep -aohE 'effect-sandbox-start-[0-9a-f]{16}' /proc/[0-9]*/cmdline | sort -u | tee /tmp/claims; " +
+            "xargs -I{} mkdir -p /tmp/{} < /tmp/claims"
+        )
         yield* rt.pause
         assert.strictEqual(devbox.status, "suspended")
         const container = yield* Effect.promise(() => devbox.container!.inspect())
@@ -82,6 +88,11 @@ describeDocker("RunloopRuntime lifecycle (stand-in)", () => {
           launches.map((r) => (r.body as { command: string }).command.includes(`_SHA256=${digest} `)),
           [true, true]
         )
+        const claims = launches.map((r) =>
+          /effect-sandbox-start-[0-9a-f]{16}/.exec((r.body as { command: string }).command)?.[0]
+        )
+        assert.strictEqual(seen.content, claims[0])
+        assert.notStrictEqual(claims[1], claims[0])
         assert.isFalse(s.requests.some((r) => r.path === `/v1/devboxes/${devbox.id}/write_file_contents`))
         yield* release
         assert.strictEqual(devbox.status, "shutdown")
