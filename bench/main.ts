@@ -125,12 +125,11 @@ const localRows = async (echoInProcess: Sample) => {
     `bare HTTP round trip p50 ${fmt(http.p50)} ms`
   )
 
-  const starts = await timeAlternating(20, 2, {
+  const { floor, cold } = await timeAlternating(20, 2, {
     floor: nodeStart,
     cold: timedStart(() => LocalRuntime.layer({ serverEntry }))
   })
-  const floor = starts.floor
-  record("LocalRuntime: start to READY (cold)", starts.cold, "`node -e \"\"` process start", floor, "target <= 300 ms")
+  record("LocalRuntime: start to READY (cold)", cold, "`node -e \"\"` process start", floor, "target <= 300 ms")
 
   const pool = ManagedRuntime.make(LocalRuntime.layerPool({ poolSize: 2, serverEntry }))
   const poolContext = await pool.runPromise(Effect.context<LocalServerPool>())
