@@ -27,6 +27,12 @@ const ids = (s: Standin) => Effect.map(E2BRuntime.listSnapshots(standinOptions(s
 const SLEEPERS =
   "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done 2>/dev/null | grep -c '^sleep 98[7] $'"
 
+/**
+ * {@link SLEEPERS} once it reads 1, or after 10 s: a background job is forked, and becomes `sleep
+ * 987` by its exec, a moment after the command that started it has returned.
+ */
+const SLEEPER_STARTED = `for i in $(seq 200); do n=$(${SLEEPERS}); [ "$n" = 1 ] && break; sleep 0.05; done; echo "$n"`
+
 /** The requests the stand-in's API received, as `METHOD path`. */
 const calls = (s: Standin, pattern: RegExp) => s.calls.filter((c) => pattern.test(`${c.method} ${c.path}`))
 
@@ -43,7 +49,7 @@ describeDocker("E2BRuntime snapshots (stand-in)", () => {
         yield* source.rt.write({ path: `${source.rt.info.workspace}/notes.txt`, content: "on the disk" })
         // A process of the source's memory: it must not run in a copy.
         yield* source.rt.runCommand("(setsid sleep 987 > /dev/null 2>&1 &)")
-        assert.strictEqual((yield* source.rt.runCommand(SLEEPERS)).content, "1")
+        assert.strictEqual((yield* source.rt.runCommand(SLEEPER_STARTED)).content, "1")
 
         const kept = yield* source.rt.snapshot({ keep: true })
         assert.deepInclude(kept, { provider: "E2B", keeps: "files", kept: true, sessionId: source.rt.info.id })
