@@ -11,10 +11,15 @@
  * until the command has ended. What this changes from a terminal: a job that handles C-c and
  * exits 0 within that second lets bash go on, and the next job is sent the key too, as if the
  * user had pressed it again because the line was still running.
+ *
+ * A key is also lost when it reaches a job before its exec: the job is still bash's copy of itself
+ * with bash's handler, which takes the signal, and the exec forgets it (processTree.ts `jobState`).
+ * So a job is sent the key only once it is past that, and a key that went to a job still in it is
+ * sent again when the job is past it and still has the terminal.
  */
 import { Duration, Effect } from "effect"
 import { INTERRUPT_KEY } from "./keys.ts"
-import { foregroundProcessGroup } from "./processTree.ts"
+import { foregroundProcessGroup, jobState } from "./processTree.ts"
 import type { RunningCommand } from "./runningCommand.ts"
 import type { SessionState } from "./sessionState.ts"
 import type { ShellProcess } from "./ShellProcess.ts"
@@ -23,18 +28,42 @@ import type { ShellProcess } from "./ShellProcess.ts"
 const LOOK_EVERY = Duration.millis(25)
 const LOOKS = 40
 
-/** Press C-c again whenever a job other than the one last keyed (first `meant`) has the terminal while `r` still runs, for a second. */
+/**
+ * Looks after which a job still showing as bash's copy with bash's handler is taken for a
+ * subshell running shell code (which the key does reach), not a job about to exec: a fork to
+ * exec takes well under a millisecond on an idle machine.
+ */
+const SUBSHELL_LOOKS = 4
+
+/**
+ * Press C-c again whenever a job other than the one last keyed (first `meant`) has the terminal
+ * while `r` still runs, for a second; and press it again for the keyed job if that key went while
+ * the job was `forking` (`doubtful`) and the job, past that, still has the terminal.
+ */
 const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
-  function*(state: SessionState, r: RunningCommand, shell: ShellProcess, meant: number) {
+  function*(state: SessionState, r: RunningCommand, shell: ShellProcess, meant: number, doubtful: boolean) {
     let keyed = meant
+    let uncertain = doubtful
+    let forking = { group: 0, looks: 0 }
     for (let look = 0; look < LOOKS; look++) {
       yield* Effect.sleep(LOOK_EVERY)
       if (r.ended || state.running !== r || state.shell !== shell) return
       const now = foregroundProcessGroup(shell.pid)
-      if (now !== null && now !== shell.pid && now !== keyed) {
-        keyed = now
-        shell.write(INTERRUPT_KEY)
+      if (now === null || now === shell.pid || (now === keyed && !uncertain)) continue
+      const job = jobState(now, shell.pid)
+      if (job === "gone") continue
+      if (job === "forking") {
+        forking = { group: now, looks: forking.group === now ? forking.looks + 1 : 1 }
+        if (forking.looks < SUBSHELL_LOOKS) continue
+        if (now === keyed) {
+          // A subshell all along: its handler took the key.
+          uncertain = false
+          continue
+        }
       }
+      keyed = now
+      uncertain = false
+      shell.write(INTERRUPT_KEY)
     }
   }
 )
@@ -48,6 +77,7 @@ export const pressInterrupt = (state: SessionState, r: RunningCommand): Effect.E
   const shell = state.shell
   if (shell === null) return Effect.void
   const meant = foregroundProcessGroup(shell.pid)
+  const doubtful = meant !== null && meant !== shell.pid && jobState(meant, shell.pid) === "forking"
   shell.write(INTERRUPT_KEY)
-  return meant === null ? Effect.void : pressAgainIfLost(state, r, shell, meant)
+  return meant === null ? Effect.void : pressAgainIfLost(state, r, shell, meant, doubtful)
 }

@@ -31,6 +31,56 @@ export const foregroundProcessGroup = (shellPid: number): number | null => {
   return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : null
 }
 
+/** SIGINT's bit in `/proc/<pid>/status`' signal masks. */
+const SIGINT_BIT = 1n << 1n
+
+/** Whether `pid` handles SIGINT itself (`SigCgt`); false when it is gone. */
+const catchesInterrupt = (pid: number): boolean => {
+  try {
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1]
+    return caught !== undefined && (BigInt(`0x${caught}`) & SIGINT_BIT) !== 0n
+  } catch {
+    return false
+  }
+}
+
+const commandLineOf = (pid: number): string | null => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1")
+  } catch {
+    return null
+  }
+}
+
+/** Whether a process of group `pgid` is alive (not a zombie). */
+const groupAlive = (pgid: number): boolean => {
+  const leader = statFields(pgid)
+  if (leader !== null && leader[0] !== "Z" && Number(leader[2]) === pgid) return true
+  return allPids().some((pid) => {
+    const fields = statFields(pid)
+    return fields !== null && fields[0] !== "Z" && Number(fields[2]) === pgid
+  })
+}
+
+/**
+ * What the terminal's foreground job `pgid` of the shell `shellPid` would do with a C-c now:
+ * - `gone`: it has no living process (it ended; bash has not taken the terminal back yet);
+ * - `forking`: its leader is still bash's copy of itself with bash's own SIGINT handler, between
+ *   the fork that gave it the terminal and the reset of its signals before the exec: the handler
+ *   takes the key and the exec forgets it (measured: a key sent the moment a `sleep 30` takes the
+ *   terminal is lost 6 times in 40). A subshell running shell code (`while :; do :; done | cat`)
+ *   stays in this state, and its handler does act on the key;
+ * - `running`: anything else, which the key reaches as it would from a terminal.
+ */
+export const jobState = (pgid: number, shellPid: number): "gone" | "forking" | "running" => {
+  if (!groupAlive(pgid)) return "gone"
+  // The reads are not atomic, but each can only show the window over: a leader that no longer
+  // catches the key has reset its signals, and one whose command line changed has exec'd.
+  if (!catchesInterrupt(pgid)) return "running"
+  const leader = commandLineOf(pgid)
+  return leader !== null && leader === commandLineOf(shellPid) ? "forking" : "running"
+}
+
 /** The process's marker value, if it has one. */
 const markerOf = (pid: number): string | null => {
   try {

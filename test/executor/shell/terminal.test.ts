@@ -4,10 +4,11 @@
  * more lines (typed in later as `is_input`), `$?` carried into the next command.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { BashSession } from "../../../src/executor/shell/BashSession.ts"
+import { foregroundProcessGroup } from "../../../src/executor/shell/processTree.ts"
 import { CmdRunAction } from "../../../src/schema/Action.ts"
 import type { CmdOutputObservation } from "../../../src/schema/Observation.ts"
 import { TIMEOUT_TEMPLATE } from "../../conformance/helpers.ts"
@@ -187,6 +188,29 @@ describe("C-c stops the line (lostKey.ts)", () => {
         })
       ),
     60_000
+  )
+
+  it.live(
+    "pressed as a job takes the terminal, before the job's exec, it is not lost",
+    () =>
+      withSession((session) =>
+        Effect.gen(function*() {
+          const shellPid = Number((yield* run(session, "echo $$")).content)
+          const idle = foregroundProcessGroup(shellPid)
+          for (let i = 0; i < 20; i++) {
+            // The key goes the moment the job's group has the terminal: bash's copy of itself may
+            // not have exec'd `sleep` yet, and catches the signal with bash's handler.
+            const first = yield* Effect.forkChild(
+              session.execute(new CmdRunAction({ command: "sleep 30", timeout: 20 }))
+            )
+            while (foregroundProcessGroup(shellPid) === idle) yield* Effect.yieldNow
+            const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
+            assert.strictEqual(stopped.exitCode, 130, `attempt ${i}: the key stops the job`)
+            yield* Fiber.join(first)
+          }
+        })
+      ),
+    120_000
   )
 
   it.live("a job that takes the terminal after the key is sent it again, so the rest of the line does not run", () =>
