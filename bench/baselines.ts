@@ -5,9 +5,11 @@
  */
 import type * as Pty from "node-pty"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { Agent, createServer, request } from "node:http"
+import { Agent, request } from "node:http"
 import { createRequire } from "node:module"
-import type { AddressInfo } from "node:net"
+import { join } from "node:path"
+import { TERMINAL_SETTINGS } from "../src/executor/shell/prompt.ts"
+import { echoServer } from "./echoServer.ts"
 
 /** Start and exit an empty Node process: the floor of any server start. */
 export const nodeStart = (): Promise<void> =>
@@ -33,13 +35,15 @@ export const bashCDiscard = (command: string): Promise<number> =>
   })
 
 /**
- * `bash -c` on a bare PTY (node-pty, as the runtime's shell), its output counted and thrown
- * away: the floor of any output that goes through a terminal, which a pipe does not pay.
+ * `bash -c` on a bare PTY (node-pty, as the runtime's shell) set as the shell's terminal is
+ * (`TERMINAL_SETTINGS`: without `-onlcr` the terminal writes each line end twice, and the
+ * baseline would be twice as slow as the shell's terminal), its output counted and thrown away:
+ * the floor of any output that goes through a terminal, which a pipe does not pay.
  */
 export const ptyDiscard = (command: string): Promise<number> =>
   new Promise((resolve) => {
     const pty = createRequire(import.meta.url)("node-pty") as typeof Pty
-    const child = pty.spawn("bash", ["-c", command], { cols: 1000, rows: 100 })
+    const child = pty.spawn("bash", ["-c", `stty ${TERMINAL_SETTINGS}; ${command}`], { cols: 1000, rows: 100 })
     let chars = 0
     child.onData((d) => (chars += d.length))
     child.onExit(() => resolve(chars))
@@ -81,19 +85,14 @@ export class PipeShell {
 }
 
 /**
- * A bare HTTP round trip over loopback: a Node server answering a small JSON POST with a small JSON
- * body, over a kept-alive connection. What any runtime behind HTTP pays on top of the executor.
+ * A bare HTTP round trip over loopback: a small JSON POST answered with a small JSON body over a
+ * kept-alive connection. What any runtime behind HTTP pays on top of the executor. With
+ * `inProcess` the server runs in this process, as earlier rounds measured it; otherwise in a
+ * process of its own, as a runtime's server does, so each exchange also wakes another process
+ * twice (on this 2-core machine ~0.06 ms more than in one process: design notes, "Eleventh round").
  */
-export const loopbackHttp = async () => {
-  const server = createServer((req, res) => {
-    let body = ""
-    req.setEncoding("utf8").on("data", (d: string) => (body += d)).on("end", () => {
-      res.setHeader("content-type", "application/json")
-      res.end(JSON.stringify({ observation: "run", content: JSON.parse(body).action.args.command }))
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const { port } = server.address() as AddressInfo
+export const loopbackHttp = async (inProcess: boolean) => {
+  const { port, close: stop } = inProcess ? await inProcessEcho() : await processEcho()
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const body = JSON.stringify({ action: { action: "run", args: { command: "echo hi", blocking: true } } })
   const run = () =>
@@ -106,7 +105,23 @@ export const loopbackHttp = async () => {
     })
   const close = () => {
     agent.destroy()
-    server.close()
+    stop()
   }
   return { run, close }
 }
+
+const inProcessEcho = async () => {
+  const { port, server } = await echoServer()
+  return { port, close: () => server.close() }
+}
+
+/** bench/echoServer.ts as a program: its port, and how to end it. */
+const processEcho = () =>
+  new Promise<{ readonly port: number; readonly close: () => void }>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(import.meta.dirname, "echoServer.ts")], {
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    child.on("error", reject)
+    child.stdout.setEncoding("utf8").once("data", (line: string) =>
+      resolve({ port: Number(line.trim()), close: () => child.stdin.end() }))
+  })

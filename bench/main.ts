@@ -108,8 +108,10 @@ const localRows = async (echoInProcess: Sample) => {
     () => local.runPromise(rt.runCommand(new CmdRunAction({ command: "echo hi", blocking: true })))
   )
   await local.dispose()
-  const loopback = await loopbackHttp()
+  const loopback = await loopbackHttp(true)
   const http = await timeRuns(RUNS, WARMUP, loopback.run).finally(loopback.close)
+  const twoProcesses = await loopbackHttp(false)
+  const hop = await timeRuns(RUNS, WARMUP, twoProcesses.run).finally(twoProcesses.close)
   record(
     "LocalRuntime: echo hi round trip (HTTP)",
     overHttp,
@@ -123,6 +125,13 @@ const localRows = async (echoInProcess: Sample) => {
     "CliRuntime + bare loopback HTTP",
     { p50: echoInProcess.p50 + http.p50, p95: echoInProcess.p95 + http.p95 },
     `bare HTTP round trip p50 ${fmt(http.p50)} ms`
+  )
+  record(
+    "LocalRuntime: echo hi round trip (HTTP)",
+    overHttp,
+    "CliRuntime + bare HTTP to a server process",
+    { p50: echoInProcess.p50 + hop.p50, p95: echoInProcess.p95 + hop.p95 },
+    `bare HTTP round trip to another process p50 ${fmt(hop.p50)} ms`
   )
 
   const { floor, cold } = await timeAlternating(20, 2, {

@@ -28,6 +28,12 @@ export const makeMarkers = (): PromptMarkers => {
 }
 
 /**
+ * The shell's terminal settings (`stty`): no echo, and `-onlcr` (a newline stays as it is). The
+ * bench's bare-terminal baseline takes the same, so it measures the terminal the shell has.
+ */
+export const TERMINAL_SETTINGS = "-echo -onlcr"
+
+/**
  * The rc file bash runs at start. `stty -echo` (with `--noediting`, so readline does
  * not echo either) keeps typed commands and input out of the output, and `-onlcr` leaves a
  * newline as it is (the observation's text is the same either way); `__es_prompt`
@@ -52,7 +58,7 @@ export const shellRcScript = (
     // `-onlcr`: the terminal does not write a carriage return before each newline, which the
     // decoder would only drop again (terminalText.ts); turning every line end into two writes of
     // the line discipline, it halved a big output's rate through the PTY.
-    "stty -echo -onlcr 2>/dev/null",
+    `stty ${TERMINAL_SETTINGS} 2>/dev/null`,
     // Agent commands are the OOM killer's first victims: a memory hog dies, not the server or host services.
     "echo 1000 > /proc/self/oom_score_adj 2>/dev/null",
     "unset HISTFILE",
