@@ -29,16 +29,18 @@ const LOOK_EVERY = Duration.millis(25)
 const LOOKS = 40
 
 /**
- * Looks after which a job still showing as bash's copy with bash's handler is taken for a
- * subshell running shell code (which the key does reach), not a job about to exec: a fork to
- * exec takes well under a millisecond on an idle machine.
+ * Looks after which a job that has the terminal and still shows as bash's copy with bash's handler
+ * is sent the key all the same: it is most likely a subshell running shell code (which the key
+ * does reach), a fork to exec taking well under a millisecond on an idle machine. Should it be a
+ * slow fork after all, it is sent the key again once it is past that.
  */
 const SUBSHELL_LOOKS = 4
 
 /**
  * Press C-c again whenever a job other than the one last keyed (first `meant`) has the terminal
  * while `r` still runs, for a second; and press it again for the keyed job if that key went while
- * the job was `forking` (`doubtful`) and the job, past that, still has the terminal.
+ * the job was `forking` (`doubtful`) and the job, past that, still has the terminal (a job that
+ * stays `forking` is a subshell, whose handler took the key).
  */
 const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
   function*(state: SessionState, r: RunningCommand, shell: ShellProcess, meant: number, doubtful: boolean) {
@@ -53,16 +55,12 @@ const pressAgainIfLost = Effect.fn("BashSession.pressAgainIfLost")(
       const job = jobState(now, shell.pid)
       if (job === "gone") continue
       if (job === "forking") {
+        if (now === keyed) continue
         forking = { group: now, looks: forking.group === now ? forking.looks + 1 : 1 }
         if (forking.looks < SUBSHELL_LOOKS) continue
-        if (now === keyed) {
-          // A subshell all along: its handler took the key.
-          uncertain = false
-          continue
-        }
       }
       keyed = now
-      uncertain = false
+      uncertain = job === "forking"
       shell.write(INTERRUPT_KEY)
     }
   }

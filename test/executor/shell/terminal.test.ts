@@ -226,6 +226,21 @@ describe("C-c stops the line (lostKey.ts)", () => {
         assert.strictEqual((yield* run(session, "ls after 2>&1; echo $?")).content.split("\n").at(-1), "2")
       })
     ))
+
+  it.live("a subshell that takes the terminal after the key (bash's copy, with bash's handler) is sent it too", () =>
+    withSession((session) =>
+      Effect.gen(function*() {
+        // The pipeline's leader is a subshell running shell code: it looks like a job about to exec
+        // for as long as it runs, and is sent the key after SUBSHELL_LOOKS.
+        const line =
+          "bash -c 'trap \"exit 0\" INT; echo ready; while :; do sleep 0.05; done'; while :; do :; done | cat; echo ran > after"
+        const first = yield* session.execute(new CmdRunAction({ command: line, timeout: 1 }))
+        assert.strictEqual(first.content, "ready")
+        const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
+        assert.strictEqual(stopped.exitCode, 130)
+        assert.strictEqual((yield* run(session, "ls after 2>&1; echo $?")).content.split("\n").at(-1), "2")
+      })
+    ))
 })
 
 describe("the command file", () => {
