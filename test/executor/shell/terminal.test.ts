@@ -171,6 +171,22 @@ describe("commands that wait for more lines", () => {
     ))
 })
 
+/**
+ * `next` runs after a job that ends with 0 on C-c, so bash goes on with the line after the key:
+ * `next` must be sent the key too, and the rest of the line must not run.
+ */
+const stopsAfterKeyedJob = (next: string) =>
+  withSession((session) =>
+    Effect.gen(function*() {
+      const line = `bash -c 'trap "exit 0" INT; echo ready; while :; do sleep 0.05; done'; ${next}; echo ran > after`
+      const first = yield* session.execute(new CmdRunAction({ command: line, timeout: 1 }))
+      assert.strictEqual(first.content, "ready")
+      const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
+      assert.strictEqual(stopped.exitCode, 130)
+      assert.strictEqual((yield* run(session, "ls after 2>&1; echo $?")).content.split("\n").at(-1), "2")
+    })
+  )
+
 describe("C-c stops the line (lostKey.ts)", () => {
   it.live(
     "pressed between two jobs of a line, at any moment, it is not lost",
@@ -213,34 +229,15 @@ describe("C-c stops the line (lostKey.ts)", () => {
     120_000
   )
 
-  it.live("a job that takes the terminal after the key is sent it again, so the rest of the line does not run", () =>
-    withSession((session) =>
-      Effect.gen(function*() {
-        // The first job ends with 0 on C-c, so bash goes on with the line: its next job hears the key too.
-        const line =
-          "bash -c 'trap \"exit 0\" INT; echo ready; while :; do sleep 0.05; done'; sleep 30; echo ran > after"
-        const first = yield* session.execute(new CmdRunAction({ command: line, timeout: 1 }))
-        assert.strictEqual(first.content, "ready")
-        const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
-        assert.strictEqual(stopped.exitCode, 130)
-        assert.strictEqual((yield* run(session, "ls after 2>&1; echo $?")).content.split("\n").at(-1), "2")
-      })
-    ))
+  it.live(
+    "a job that takes the terminal after the key is sent it again, so the rest of the line does not run",
+    () => stopsAfterKeyedJob("sleep 30")
+  )
 
-  it.live("a subshell that takes the terminal after the key (bash's copy, with bash's handler) is sent it too", () =>
-    withSession((session) =>
-      Effect.gen(function*() {
-        // The pipeline's leader is a subshell running shell code: it looks like a job about to exec
-        // for as long as it runs, and is sent the key after SUBSHELL_LOOKS.
-        const line =
-          "bash -c 'trap \"exit 0\" INT; echo ready; while :; do sleep 0.05; done'; while :; do :; done | cat; echo ran > after"
-        const first = yield* session.execute(new CmdRunAction({ command: line, timeout: 1 }))
-        assert.strictEqual(first.content, "ready")
-        const stopped = yield* session.execute(new CmdRunAction({ command: "C-c", isInput: true, timeout: 10 }))
-        assert.strictEqual(stopped.exitCode, 130)
-        assert.strictEqual((yield* run(session, "ls after 2>&1; echo $?")).content.split("\n").at(-1), "2")
-      })
-    ))
+  // The pipeline's leader is a subshell running shell code: it looks like a job about to exec (bash's
+  // copy, with bash's handler) for as long as it runs, and is sent the key after SUBSHELL_LOOKS.
+  it.live("a subshell that takes the terminal after the key is sent it too", () =>
+    stopsAfterKeyedJob("while :; do :; done | cat"))
 })
 
 describe("the command file", () => {
