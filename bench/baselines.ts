@@ -86,13 +86,13 @@ export class PipeShell {
 
 /**
  * A bare HTTP round trip over loopback: a small JSON POST answered with a small JSON body over a
- * kept-alive connection. What any runtime behind HTTP pays on top of the executor. With
- * `inProcess` the server runs in this process, as earlier rounds measured it; otherwise in a
- * process of its own, as a runtime's server does, so each exchange also wakes another process
+ * kept-alive connection. What any runtime behind HTTP pays on top of the executor. The server
+ * runs `in-process` (in this process, as earlier rounds measured it) or in a process of its own
+ * (`own-process`), as a runtime's server does, so that each exchange also wakes another process
  * twice (on this 2-core machine ~0.06 ms more than in one process: design notes, "Eleventh round").
  */
-export const loopbackHttp = async (inProcess: boolean) => {
-  const { port, close: stop } = inProcess ? await inProcessEcho() : await processEcho()
+export const loopbackHttp = async (server: "in-process" | "own-process") => {
+  const { port, close: stop } = server === "in-process" ? await inProcessEcho() : await processEcho()
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const body = JSON.stringify({ action: { action: "run", args: { command: "echo hi", blocking: true } } })
   const run = () =>
@@ -121,7 +121,8 @@ const processEcho = () =>
     const child = spawn(process.execPath, [join(import.meta.dirname, "echoServer.ts")], {
       stdio: ["pipe", "pipe", "inherit"]
     })
-    child.on("error", reject)
+    // A server that fails before its port fails the baseline; after it (its end at `close`), the promise has settled.
+    child.on("error", reject).on("exit", (code) => reject(new Error(`bench/echoServer.ts exited ${code}`)))
     child.stdout.setEncoding("utf8").once("data", (line: string) =>
       resolve({ port: Number(line.trim()), close: () => child.stdin.end() }))
   })

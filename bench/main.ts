@@ -108,9 +108,9 @@ const localRows = async (echoInProcess: Sample) => {
     () => local.runPromise(rt.runCommand(new CmdRunAction({ command: "echo hi", blocking: true })))
   )
   await local.dispose()
-  const loopback = await loopbackHttp(true)
+  const loopback = await loopbackHttp("in-process")
   const http = await timeRuns(RUNS, WARMUP, loopback.run).finally(loopback.close)
-  const twoProcesses = await loopbackHttp(false)
+  const twoProcesses = await loopbackHttp("own-process")
   const hop = await timeRuns(RUNS, WARMUP, twoProcesses.run).finally(twoProcesses.close)
   record(
     "LocalRuntime: echo hi round trip (HTTP)",
